@@ -1,0 +1,94 @@
+"""``ScriptedModel``: a model that plays back completions, for tests, examples and notebooks."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ._budget import CountTokens, estimate_text, estimate_tokens
+from ._types import Completion, Message, Price, Usage
+
+Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one call to the model was sent."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[dict[str, Any], ...]
+
+
+class ScriptedModel:
+    """Plays back ``script`` one completion per call and records every request.
+
+    Each entry is a ``Completion``, a str (a text answer) or a callable
+    ``(messages, tools) -> Completion``. An entry without ``usage`` is given counted usage: its
+    input is the request counted with ``count_tokens`` (the loop's default estimate unless
+    given), so usage grows with the context as a real model's does; its output is the completion
+    counted the same way, at most ``max_output_tokens``. With ``repeat_last`` the last entry
+    plays forever (a runaway model); otherwise a call past the end raises ``IndexError``.
+
+    ``price`` and ``max_output_tokens`` are read by ``run()`` when it is not given them.
+    """
+
+    def __init__(
+        self,
+        script: Sequence[Scripted],
+        *,
+        price: Price | None = None,
+        max_output_tokens: int | None = None,
+        count_tokens: CountTokens | None = None,
+        repeat_last: bool = False,
+    ) -> None:
+        self.script = list(script)
+        if repeat_last and not self.script:
+            raise ValueError("ScriptedModel: repeat_last needs at least one entry to repeat.")
+        self.price = price
+        self.max_output_tokens = max_output_tokens
+        self.count_tokens: CountTokens = count_tokens or estimate_tokens
+        self.repeat_last = repeat_last
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+
+    @property
+    def calls(self) -> int:
+        """How many times the model has been called."""
+        return len(self.requests)
+
+    def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(Request(tuple(messages), tuple(tools)))
+        if index >= len(self.script) and not self.repeat_last:
+            raise IndexError(
+                f"ScriptedModel: call {index + 1} but the script has {len(self.script)} entries; "
+                "add entries or pass repeat_last=True."
+            )
+        entry = self.script[min(index, len(self.script) - 1)]
+        if isinstance(entry, str):
+            completion = Completion(text=entry)
+        elif isinstance(entry, Completion):
+            completion = entry
+        else:
+            completion = entry(messages, tools)
+            if not isinstance(completion, Completion):
+                return completion  # let the loop report what a broken model returns
+        if completion.usage is None:
+            completion = replace(completion, usage=self._usage(messages, tools, completion))
+        return completion
+
+    def _usage(
+        self, messages: list[Message], tools: list[dict[str, Any]], completion: Completion
+    ) -> Usage:
+        out = estimate_text(completion.text or "")
+        for call in completion.tool_calls:
+            args = call.arguments
+            out += estimate_text(call.name)
+            out += estimate_text(args if isinstance(args, str) else json.dumps(args))
+        if self.max_output_tokens is not None:
+            out = min(out, self.max_output_tokens)
+        return Usage(self.count_tokens(messages, tools), out)
