@@ -1,0 +1,91 @@
+"""The model callable both adapters return: a request builder and a response parser around an
+SDK's ``create`` method, carrying ``price`` and ``max_output_tokens`` for the loop to read."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._types import Completion, Message, Price
+
+BuildRequest = Callable[[Sequence[Message], Sequence[dict[str, Any]]], dict[str, Any]]
+ParseResponse = Callable[[Any], Completion]
+
+
+class _Adapter:
+    def __init__(
+        self,
+        provider: str,
+        create: Callable[..., Any],
+        build: BuildRequest,
+        parse: ParseResponse,
+        *,
+        model: str,
+        max_tokens: int,
+        price: Price | None,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self.max_output_tokens = max_tokens
+        self.price = price
+        self._create = create
+        self._build = build
+        self._parse = parse
+
+    def request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+    ) -> dict[str, Any]:
+        """The keyword arguments the SDK's ``create`` is called with, for these messages."""
+        return self._build(messages, tools)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.provider}, model={self.model!r}, "
+            f"max_tokens={self.max_output_tokens}, price={self.price!r})"
+        )
+
+
+class ChatModel(_Adapter):
+    """``(messages, tools) -> Completion`` over a provider's synchronous client."""
+
+    def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        return self._parse(self._create(**self._build(messages, tools)))
+
+
+class AsyncChatModel(_Adapter):
+    """``await model(messages, tools) -> Completion`` over a provider's asynchronous client."""
+
+    async def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        return self._parse(await self._create(**self._build(messages, tools)))
+
+
+def make_model(
+    caller: str,
+    create: Callable[..., Any],
+    build: BuildRequest,
+    parse: ParseResponse,
+    *,
+    model: str,
+    max_tokens: int,
+    price: Price | None,
+) -> ChatModel | AsyncChatModel:
+    """A sync or async model callable, as ``create`` is (an async client's is a coroutine)."""
+    if not isinstance(model, str) or not model:
+        raise TypeError(f"{caller}: model must be a non-empty str, got {model!r}.")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"{caller}: max_tokens must be an int >= 1, got {max_tokens!r}.")
+    if price is not None and not isinstance(price, Price):
+        raise TypeError(f"{caller}: price must be a Price or None, got {type(price).__name__}.")
+    cls = AsyncChatModel if inspect.iscoroutinefunction(inspect.unwrap(create)) else ChatModel
+    return cls(caller, create, build, parse, model=model, max_tokens=max_tokens, price=price)
+
+
+def check_params(caller: str, params: dict[str, Any], reserved: Sequence[str]) -> None:
+    """Refuse extra parameters the adapter sets itself."""
+    clash = sorted(set(params) & set(reserved))
+    if clash:
+        raise TypeError(
+            f"{caller}: {', '.join(clash)} cannot be passed as extra parameters; "
+            "the adapter sets them from its arguments and the loop's messages and tools."
+        )

@@ -1,0 +1,109 @@
+"""OpenAI Chat Completions: our messages and tool schemas to the request, the response back."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from .._types import Completion, Message, Price, ToolCall, Usage
+from ._model import AsyncChatModel, ChatModel, check_params, make_model
+
+_RESERVED = ("messages", "model", "tools", "max_tokens", "max_completion_tokens")
+
+
+def openai_chat(
+    client: Any, model: str, *, max_tokens: int, price: Price | None = None, **params: Any
+) -> ChatModel | AsyncChatModel:
+    """A model callable over ``client.chat.completions.create`` (``openai.OpenAI`` or
+    ``openai.AsyncOpenAI``; the async client gives an awaitable callable).
+
+    ``max_tokens`` is sent as ``max_completion_tokens`` and read by the loop as the output
+    ceiling of every turn; ``price`` is read by the loop to price usage and project cost.
+    ``params`` (``temperature=...``, ``tool_choice=...``) are passed through on every call.
+    """
+    check_params("openai_chat", params, _RESERVED)
+
+    def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": model,
+            "messages": [_message(m) for m in messages],
+            "max_completion_tokens": max_tokens,
+        }
+        if tools:
+            request["tools"] = [_tool(t) for t in tools]
+        return {**request, **params}
+
+    return make_model(
+        "openai_chat",
+        client.chat.completions.create,
+        build,
+        completion_from_openai,
+        model=model,
+        max_tokens=max_tokens,
+        price=price,
+    )
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "content": message.content or "",
+        }
+    if message.role == "assistant":
+        out: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            out["tool_calls"] = [_call(c) for c in message.tool_calls]
+        return out
+    out = {"role": message.role, "content": message.content or ""}
+    if message.name:
+        out["name"] = message.name
+    return out
+
+
+def _call(call: ToolCall) -> dict[str, Any]:
+    if not call.id:
+        raise ValueError(
+            f"openai_chat: the tool call to {call.name!r} has no id; OpenAI pairs each tool "
+            "result with its call by id."
+        )
+    args = call.arguments
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {
+            "name": call.name,
+            "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
+        },
+    }
+
+
+def _tool(schema: dict[str, Any]) -> dict[str, Any]:
+    function = {k: schema[k] for k in ("name", "description", "parameters") if k in schema}
+    return {"type": "function", "function": function}
+
+
+def completion_from_openai(response: Any) -> Completion:
+    """A ``Completion`` from a ``ChatCompletion``: the first choice's text (or refusal), its
+    function tool calls with their ids and JSON-string arguments as sent, and its usage."""
+    if not response.choices:
+        raise ValueError("openai_chat: the response has no choices.")
+    message = response.choices[0].message
+    text = message.refusal if getattr(message, "refusal", None) else message.content
+    calls = []
+    for call in message.tool_calls or ():
+        function = getattr(call, "function", None)
+        if function is None:
+            raise ValueError(
+                f"openai_chat: tool call {call.id!r} is of type {call.type!r}; "
+                "only function tool calls are supported."
+            )
+        calls.append(ToolCall(function.name, function.arguments, call.id))
+    usage = response.usage
+    return Completion(
+        text=text,
+        tool_calls=tuple(calls),
+        usage=None if usage is None else Usage(usage.prompt_tokens, usage.completion_tokens),
+    )
