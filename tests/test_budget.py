@@ -1,0 +1,106 @@
+"""Projection arithmetic, the article's worked example, and the default token estimate."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from budgetloop import (
+    Budget,
+    Message,
+    Price,
+    ToolCall,
+    estimate_tokens,
+    max_turns_for,
+    worst_case_cost,
+)
+from budgetloop._budget import estimate_message, estimate_text, project
+
+ARTICLE = {
+    "start_tokens": 8_000,
+    "tokens_per_turn": 2_000,
+    "max_output_tokens": 500,
+    "price": Price(3.0, 15.0),
+}
+
+
+def test_the_articles_worked_example() -> None:
+    # N = 10: input 170,000, output 5,000: $0.51 + $0.075
+    assert worst_case_cost(10, **ARTICLE) == 0.585
+    # N = 20: input 540,000, output 10,000: $1.62 + $0.15
+    assert worst_case_cost(20, **ARTICLE) == 1.77
+    assert worst_case_cost(0, **ARTICLE) == 0
+
+
+def test_doubling_the_steps_triples_the_cost() -> None:
+    assert worst_case_cost(20, **ARTICLE) / worst_case_cost(10, **ARTICLE) == pytest.approx(
+        3.03, abs=0.01
+    )
+
+
+def test_max_turns_for_is_the_largest_number_that_fits() -> None:
+    assert max_turns_for(0.585, **ARTICLE) == 10  # equality fits
+    assert max_turns_for(0.584999, **ARTICLE) == 9
+    assert max_turns_for(1.77, **ARTICLE) == 20
+    assert max_turns_for(0.0, **ARTICLE) == 0
+
+
+@given(
+    limit=st.floats(min_value=0, max_value=50),
+    start=st.integers(0, 50_000),
+    per=st.integers(0, 5_000),
+)
+def test_max_turns_for_agrees_with_worst_case_cost(limit: float, start: int, per: int) -> None:
+    shape = {
+        "start_tokens": start,
+        "tokens_per_turn": per,
+        "max_output_tokens": 500,
+        "price": Price(3.0, 15.0),
+    }
+    n = max_turns_for(limit, **shape)
+    assert worst_case_cost(n, **shape) <= limit
+    assert worst_case_cost(n + 1, **shape) > limit
+
+
+def test_price_cost_is_exact_in_decimal() -> None:
+    price = Price(3.0, 15.0)
+    assert price.cost(170_000, 5_000) == 0.585
+    assert Price(0.1, 0.2).cost(3, 0) == 3e-7
+    with pytest.raises(
+        ValueError, match=r"Price\.input_per_mtok: expected a finite number >= 0, got -1"
+    ):
+        Price(-1, 1)
+
+
+def test_projection_fits_on_equality_and_reports_its_numbers() -> None:
+    budget = Budget(max_cost_usd=0.585)
+    price = Price(3.0, 15.0)
+    fits, pico = project(170_000, 5_000, price, 0, budget)
+    assert (fits.fits, fits.cost_usd, pico) == (True, 0.585, 585 * 10**9)
+    over, _ = project(170_001, 5_000, price, 0, budget)
+    assert not over.fits
+    assert over.total_usd == pytest.approx(0.585003)
+    unlimited, _ = project(10, 10, None, 0, Budget())
+    assert (unlimited.fits, unlimited.cost_usd, unlimited.total_usd) == (True, None, None)
+
+
+def test_estimate_counts_letters_digits_and_symbols() -> None:
+    assert estimate_text("") == 0
+    assert estimate_text("the cat") == 2
+    assert estimate_text("budgetloop") == 4  # bud get loo p
+    assert estimate_text("1234567") == 3  # 123 456 7
+    assert estimate_text('{"a": 1}') == 7  # { " a " : 1 }
+    assert estimate_text("line\nline") == 5
+    assert estimate_text("é") == 2  # one token per UTF-8 byte outside ASCII
+    assert estimate_text("日本") == 6
+
+
+def test_estimate_of_a_request_adds_overheads_per_message_and_tools() -> None:
+    user = Message("user", "the cat")
+    call = Message("assistant", None, (ToolCall("f", '{"a": 1}', "c1"),))
+    assert estimate_message(user) == 4 + 2
+    assert estimate_message(call) == 4 + 4 + 1 + 7 + 2
+    assert estimate_tokens([user, call]) == 3 + 6 + 18
+    schema = [{"name": "f", "description": "", "parameters": {}}]
+    assert estimate_tokens([user], schema) > estimate_tokens([user])
