@@ -1,16 +1,20 @@
 """budgetloop: the tool-calling loop, written out. Schemas from type hints, parallel calls,
 budgets that stop a run before it overspends, and a trace that is plain data."""
 
+from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, worst_case_cost
 from ._check import ArgumentError
+from ._journal import load_trace
+from ._run import arun, astart, run, start
 from ._schema import Tool, tool
 from ._scripted import Request, ScriptedModel
-from ._session import Session, run, start
-from ._trace import CallRecord, Result, Step, load_trace
+from ._session import Session
+from ._trace import CallRecord, Result, Step
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage
 
 __all__ = [
     "ArgumentError",
+    "AsyncSession",
     "Budget",
     "CallRecord",
     "Completion",
@@ -26,6 +30,8 @@ __all__ = [
     "Tool",
     "ToolCall",
     "Usage",
+    "arun",
+    "astart",
     "estimate_tokens",
     "load_trace",
     "max_turns_for",

@@ -1,7 +1,12 @@
-"""Running a turn's tool calls: check the arguments, call the tools at once, keep request order."""
+"""Running a turn's tool calls: check the arguments, call the tools at once, keep request order.
+
+Every outcome becomes a ``CallRecord``, never an exception: a tool that raises, arguments that
+do not fit, a tool that is not there, a call still running when the deadline passes.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -15,6 +20,159 @@ from ._trace import CallRecord
 from ._types import ToolCall
 
 Clock = Callable[[], float]
+Calls = Sequence[tuple[ToolCall, str]]
+
+ABANDONED = "abandoned: still running when the max_seconds deadline passed"
+
+
+class Dispatch:
+    """What a session runs its tools with: the tools, a clock, workers and the result limit."""
+
+    def __init__(
+        self, tools: dict[str, Tool], clock: Clock, workers: Workers, max_result_chars: int | None
+    ) -> None:
+        self.tools = tools
+        self.clock = clock
+        self.workers = workers
+        self.max_result_chars = max_result_chars
+
+    # -- one call -------------------------------------------------------------------------------
+
+    def prepare(
+        self, call: ToolCall, call_id: str
+    ) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | CallRecord:
+        """The tool and its checked arguments, or the error record the model reads instead."""
+        name = call.name
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            available = ", ".join(self.tools) or "none"
+            what = f"unknown tool {name!r}" if name else "a tool call needs a name"
+            return not_run(call, call_id, "error", f"{what}; available tools: {available}.")
+        try:
+            args, coerced = check_arguments(tool, call.arguments)
+        except ArgumentError as exc:
+            return not_run(call, call_id, "error", str(exc))
+        return tool, args, tuple(coerced)
+
+    def outcome(
+        self,
+        call: ToolCall,
+        call_id: str,
+        args: dict[str, Any],
+        coerced: tuple[str, ...],
+        value: Any,
+        failure: BaseException | None,
+        started: float,
+    ) -> CallRecord:
+        fields: dict[str, Any] = {}
+        if failure is not None:
+            fields = {"status": "error", "error": f"{type(failure).__name__}: {failure}"}
+        else:
+            content = to_content(value)
+            limit = self.max_result_chars
+            if limit is not None and len(content) > limit:
+                fields["truncated"] = len(content)
+                content = (
+                    f"{content[:limit]}\n[truncated: the result had {len(content)} characters; "
+                    f"the first {limit} are shown]"
+                )
+            fields.update(status="ok", result=content)
+        return CallRecord(
+            name=call.name,
+            id=call_id,
+            raw_arguments=call.arguments,
+            arguments=args,
+            coerced=coerced,
+            seconds=self.clock() - started,
+            **fields,
+        )
+
+    def run_call(self, call: ToolCall, call_id: str) -> CallRecord:
+        """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
+        started = self.clock()
+        prepared = self.prepare(call, call_id)
+        if isinstance(prepared, CallRecord):
+            return prepared
+        tool, args, coerced = prepared
+        value, failure = None, None
+        try:
+            value = tool.fn(**args)
+            if tool.is_async:
+                value = asyncio.run(value)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # a tool's failure is a result the model reads
+            failure = exc
+        return self.outcome(call, call_id, args, coerced, value, failure, started)
+
+    async def arun_call(self, call: ToolCall, call_id: str) -> CallRecord:
+        """Check and run one call: awaited if the tool is async, else on a worker thread."""
+        started = self.clock()
+        prepared = self.prepare(call, call_id)
+        if isinstance(prepared, CallRecord):
+            return prepared
+        tool, args, coerced = prepared
+        if not tool.is_async:
+            future = self.workers.submit(self.run_call, call, call_id)
+            return await asyncio.wrap_future(future)
+        value, failure = None, None
+        try:
+            value = await tool.fn(**args)
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            failure = exc
+        return self.outcome(call, call_id, args, coerced, value, failure, started)
+
+    # -- a batch --------------------------------------------------------------------------------
+
+    def run_batch(self, calls: Calls, timeout: float | None) -> list[CallRecord]:
+        """Run the calls at once and return their records in request order.
+
+        With a ``timeout`` every call runs on a worker and a call still running when it passes
+        is abandoned; without one, the first call (if its tool is not async) runs on this thread.
+        """
+        if not calls:
+            return []
+        first = self.tools.get(calls[0][0].name)
+        inline = timeout is None and not (first is not None and first.is_async)
+        if inline and len(calls) == 1:
+            return [self.run_call(*calls[0])]
+        started = self.clock()
+        futures: list[Future[CallRecord] | None] = [None] if inline else []
+        futures += [self.workers.submit(self.run_call, c, i) for c, i in calls[int(inline) :]]
+        records = [self.run_call(*calls[0])] if inline else []
+        for future, (call, call_id) in zip(futures, calls, strict=True):
+            if future is None:
+                continue
+            left = None if timeout is None else max(0.0, timeout - (self.clock() - started))
+            try:
+                records.append(future.result(timeout=left))
+            except FutureTimeout:
+                future.cancel()
+                records.append(not_run(call, call_id, "error", ABANDONED, self.clock() - started))
+        return records
+
+    async def arun_batch(self, calls: Calls, timeout: float | None) -> list[CallRecord]:
+        """The async batch: every call a task; at the deadline, what is in flight is cancelled."""
+        if not calls:
+            return []
+        started = self.clock()
+        tasks = [asyncio.ensure_future(self.arun_call(c, i)) for c, i in calls]
+        try:
+            _, pending = await asyncio.wait(tasks, timeout=timeout)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            raise
+        for task in pending:
+            task.cancel()
+        return [
+            not_run(c, i, "error", ABANDONED, self.clock() - started)
+            if task in pending
+            else task.result()
+            for task, (c, i) in zip(tasks, calls, strict=True)
+        ]
 
 
 def to_content(value: Any) -> str:
@@ -23,54 +181,14 @@ def to_content(value: Any) -> str:
         return value
     try:
         return json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):  # circular structures, NaN keys and the like
+    except (TypeError, ValueError):  # circular structures and the like
         return repr(value)
-
-
-def run_call(tools: dict[str, Tool], call: ToolCall, call_id: str, clock: Clock) -> CallRecord:
-    """Check and run one call; whatever happens becomes a record, never an exception."""
-    started = clock()
-
-    def record(status: str, **fields: Any) -> CallRecord:
-        return CallRecord(
-            name=call.name,
-            id=call_id,
-            raw_arguments=call.arguments,
-            status=status,
-            seconds=clock() - started,
-            **fields,
-        )
-
-    tool = tools.get(call.name) if isinstance(call.name, str) else None
-    if tool is None:
-        available = ", ".join(tools) or "none"
-        return record(
-            "error",
-            arguments=None,
-            error=f"unknown tool {call.name!r}; available tools: {available}.",
-        )
-    try:
-        args, coerced = check_arguments(tool, call.arguments)
-    except ArgumentError as exc:
-        return record("error", arguments=None, error=str(exc))
-    try:
-        value = tool.fn(**args)
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException as exc:  # a tool's failure is a result the model reads
-        return record(
-            "error", arguments=args, coerced=tuple(coerced), error=f"{type(exc).__name__}: {exc}"
-        )
-    return record("ok", arguments=args, coerced=tuple(coerced), result=to_content(value))
-
-
-ABANDONED = "abandoned: still running when the max_seconds deadline passed"
 
 
 def not_run(
     call: ToolCall, call_id: str, status: str, error: str, seconds: float = 0.0
 ) -> CallRecord:
-    """A call that produced no result: skipped because the run stopped, or abandoned."""
+    """A call that produced no result: refused, skipped because the run stopped, or abandoned."""
     return CallRecord(
         name=call.name,
         id=call_id,
@@ -80,40 +198,3 @@ def not_run(
         error=error,
         seconds=seconds,
     )
-
-
-def run_batch(
-    tools: dict[str, Tool],
-    calls: Sequence[tuple[ToolCall, str]],
-    clock: Clock,
-    workers: Workers,
-    timeout: float | None,
-) -> list[CallRecord]:
-    """Run the calls at once and return their records in request order.
-
-    With a ``timeout`` every call runs on a worker and a call still running when it passes is
-    abandoned (recorded as an error); without one, the first call runs on this thread.
-    """
-    if not calls:
-        return []
-    if timeout is None and len(calls) == 1:
-        call, call_id = calls[0]
-        return [run_call(tools, call, call_id, clock)]
-    started = clock()
-    inline = calls[0] if timeout is None else None
-    futures: list[Future[CallRecord] | None] = [None] if inline else []
-    for call, call_id in calls[1:] if inline else calls:
-        futures.append(workers.submit(run_call, tools, call, call_id, clock))
-    records: list[CallRecord] = []
-    if inline:
-        records.append(run_call(tools, inline[0], inline[1], clock))
-    for future, (call, call_id) in zip(futures, calls, strict=True):
-        if future is None:
-            continue
-        left = None if timeout is None else max(0.0, timeout - (clock() - started))
-        try:
-            records.append(future.result(timeout=left))
-        except FutureTimeout:
-            future.cancel()
-            records.append(not_run(call, call_id, "error", ABANDONED, clock() - started))
-    return records

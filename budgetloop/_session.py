@@ -1,40 +1,66 @@
 """The loop: project the next turn, dispatch it, record it, run its tools, append the results.
 
 ``Session`` is the loop with the ``while`` taken out, so a notebook can drive it one turn at a
-time; ``run()`` is ``start(...).run()``.
+time; ``run()`` is ``start(...).run()``. A turn is written once, as a generator that yields what
+it needs done (a model call, a tool batch); ``Session.step`` does those on threads and
+``AsyncSession.step`` awaits them, so both obey the same guards by construction.
+
+A turn is committed whole at its end (step, messages, spend, stop), so an interrupted or
+cancelled turn leaves the trace as it was after the previous one.
 """
 
 from __future__ import annotations
 
-import functools
+import asyncio
+import inspect
 import json
+import os
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, ParamSpec
+from dataclasses import dataclass
+from typing import Any
 
-from ._budget import (
-    REQUEST_OVERHEAD,
-    CountTokens,
-    Projection,
-    estimate_message,
-    estimate_tools,
-    project,
-)
-from ._dispatch import ABANDONED, not_run, run_batch
+from ._budget import REQUEST_OVERHEAD, CountTokens, Projection, estimate_message, estimate_tools
+from ._budget import project as project_cost
+from ._dispatch import ABANDONED, Calls, Dispatch, not_run
+from ._journal import Journal
 from ._pool import Workers
-from ._schema import Tool, tool
-from ._trace import Result, Step
+from ._redact import Redact, redact_message, redact_step
+from ._schema import tool
+from ._trace import CallRecord, Result, Step
 from ._types import PICO, Budget, Completion, Message, Price, Stop, ToolCall, to_pico
 
-Model = Callable[[list[Message], list[dict[str, Any]]], Completion]
+Model = Callable[[list[Message], list[dict[str, Any]]], Any]
 Clock = Callable[[], float]
-P = ParamSpec("P")
+
+ABANDONED_MODEL = "TimeoutError: the model call was still running when max_seconds passed"
+MAX_RESULT_CHARS = 100_000
 
 
-class Session:
-    """One run, advanced a turn at a time with ``step()``. Build it with ``start(...)``."""
+@dataclass(frozen=True)
+class ModelCall:
+    """What a turn asks its driver for first: one model call, within ``timeout`` seconds."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]]
+    timeout: float | None
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What a turn asks its driver for next: these tool calls, at once, within ``timeout``."""
+
+    calls: Calls
+    timeout: float | None
+
+
+Turn = Generator[ModelCall | Batch, Any, Step | None]
+
+
+class Loop:
+    """The loop's state and its turn; ``Session`` and ``AsyncSession`` drive it."""
 
     def __init__(
         self,
@@ -50,6 +76,9 @@ class Session:
         repeat_limit: int | None = 3,
         clock: Clock = time.monotonic,
         max_workers: int | None = None,
+        max_result_chars: int | None = MAX_RESULT_CHARS,
+        redact: Redact | None = None,
+        trace_path: str | os.PathLike[str] | None = None,
     ) -> None:
         self.complete = complete
         self.budget = budget if budget is not None else Budget()
@@ -60,59 +89,32 @@ class Session:
         self.count_tokens = count_tokens
         self.repeat_limit = repeat_limit
         self.clock = clock
+        self.redact = redact
         self.tools = _tool_table(tools)
         self.schemas = [t.schema for t in self.tools.values()]
-        self._check_setup(complete, max_workers)
+        _check_setup(self, complete, max_workers, max_result_chars)
+        self._async_model = _is_async(complete)
         self._messages = _initial_messages(prompt, system)
+        self._trace_messages = self._messages if redact is None else []
         self._steps: list[Step] = []
         self._spent = 0  # picodollars
         self._elapsed = 0.0
         self._executed = 0
-        self._batches: list[str] = []  # signature of each turn's tool calls, for the repeat guard
+        self._batches: list[str] = []  # each turn's tool calls, for the repeat guard
         self._stop: Stop | None = None
         self._answer: str | None = None
         self._error: str | None = None
         self._detail: str | None = None
         self._tokens = REQUEST_OVERHEAD + estimate_tools(self.schemas)
-        self._tokens += sum(estimate_message(m) for m in self._messages)
+        for message in list(self._messages):
+            self._messages.remove(message)
+            self._append(message)
         self._workers = Workers(max_workers)
+        self._dispatch = Dispatch(self.tools, clock, self._workers, max_result_chars)
+        self._journal = None if trace_path is None else Journal(trace_path)
         weakref.finalize(self, self._workers.close)
 
-    def _check_setup(self, complete: Any, max_workers: int | None) -> None:
-        if not callable(complete):
-            raise TypeError(
-                f"run: complete must be a callable (messages, tools) -> Completion, "
-                f"got {type(complete).__name__}."
-            )
-        if self.budget.max_cost_usd is not None and (
-            self.price is None or self.max_output_tokens is None
-        ):
-            missing = " and ".join(
-                n for n, v in (("price=Price(...)", self.price),
-                               ("max_output_tokens=...", self.max_output_tokens)) if v is None
-            )  # fmt: skip
-            raise ValueError(
-                f"run: Budget(max_cost_usd=...) needs {missing} to project the next turn's cost "
-                "before it is sent; pass them to run()/start(), or give the model callable "
-                "those attributes."
-            )
-        if self.price is not None and not isinstance(self.price, Price):
-            raise TypeError(f"run: price must be a Price, got {type(self.price).__name__}.")
-        mot = self.max_output_tokens
-        if mot is not None and (isinstance(mot, bool) or not isinstance(mot, int) or mot < 0):
-            raise ValueError(f"run: max_output_tokens must be an int >= 0, got {mot!r}.")
-        if self.repeat_limit is not None and (
-            isinstance(self.repeat_limit, bool)
-            or not isinstance(self.repeat_limit, int)
-            or self.repeat_limit < 2
-        ):
-            raise ValueError(
-                f"run: repeat_limit must be an int >= 2 or None, got {self.repeat_limit!r}."
-            )
-        if max_workers is not None and max_workers < 1:
-            raise ValueError(f"run: max_workers must be >= 1 or None, got {max_workers!r}.")
-
-    # -- what a caller reads ------------------------------------------------------------------
+    # -- what a caller reads ----------------------------------------------------------------------
 
     @property
     def done(self) -> bool:
@@ -139,7 +141,7 @@ class Session:
             stop=self._stop,
             answer=self._answer,
             steps=tuple(self._steps),
-            messages=tuple(self._messages),
+            messages=tuple(self._trace_messages),
             cost_usd=self._spent / PICO,
             seconds=self._elapsed,
             budget=self.budget,
@@ -150,89 +152,71 @@ class Session:
             tools=tuple(self.schemas),
         )
 
-    def run(self) -> Result:
-        """Step until the run stops, and return the result."""
-        while not self.done:
-            self.step()
-        return self.result
+    # -- the turn ---------------------------------------------------------------------------------
 
-    # -- the loop -----------------------------------------------------------------------------
-
-    def step(self) -> Step | None:
-        """Take one turn: a model call and its tool batch. None if the run stopped before it."""
-        if self.done:
-            return None
-        started = self.clock()
-        try:
-            return self._turn(started)
-        finally:
-            self._elapsed += self.clock() - started
-            if self.done:
-                self._workers.close()
-
-    def _turn(self, started: float) -> Step | None:
-        # 1. guards before the model call: steps, time, and the projected cost of this turn
-        projection, projected_pico = self._project(self._messages)
+    def _turn(self, started: float) -> Turn:
+        # 1. project this turn's worst case; stop before it if any ceiling says so
+        projection, projected = self._project(self._messages)
         stop = self._stop_before_call(started, projection)
         if stop is not None:
             self._finish(*stop)
             return None
         # 2. dispatch
-        completion, error = self._call_model(started, projected_pico)
-        # 3. record the model's part
-        index = len(self._steps)
-        cost = self._charge(completion, projected_pico, error)
-        if completion is None:
-            step = Step(index, None, (), None, cost, projection, self._since(started), error)
-            self._steps.append(step)
-            self._finish(Stop.MAX_SECONDS if error == _ABANDONED else Stop.MODEL_ERROR,
-                         error=error)  # fmt: skip
-            return step
-        calls = [(c, c.id or f"call_{index}_{i}") for i, c in enumerate(completion.tool_calls)]
-        assistant = Message(
-            "assistant", completion.text, tuple(ToolCall(c.name, c.arguments, i) for c, i in calls)
+        completion, error = yield ModelCall(
+            list(self._messages), list(self.schemas), self._left(started)
         )
-        self._append(assistant)
-        if not calls:
-            self._answer = completion.text if completion.text is not None else ""
-            self._finish(Stop.ANSWERED)
-            step = Step(index, completion.text, (), completion.usage, cost, projection,
-                        self._since(started))  # fmt: skip
-            self._steps.append(step)
+        # 3. record what the model said and what it cost
+        index = len(self._steps)
+        cost = self._cost(completion, projected, error)
+        if completion is None:
+            step = Step(
+                index, None, (), None, cost / PICO, projection, self._since(started), error
+            )
+            stop_reason = Stop.MAX_SECONDS if error == ABANDONED_MODEL else Stop.MODEL_ERROR
+            self._commit(step, [], cost, (stop_reason, None, error))
             return step
-        # 4. run the batch, unless no model call could read its results
-        block = self._stop_before_batch(started, index, calls)
-        if block is not None:
-            reason = f"the run stopped ({block[1]})"
-            records = [not_run(c, i, "skipped", reason) for c, i in calls]
-            self._finish(*block)
+        calls = _with_ids(completion.tool_calls, index)
+        assistant = Message("assistant", completion.text, tuple(c for c, _ in calls))
+        # 4. run the batch, unless no model call could ever read its results
+        records: list[CallRecord] = []
+        end: tuple[Stop, str | None, str | None] | None = None
+        if not calls:
+            end = (Stop.ANSWERED, None, None)
+        elif block := self._stop_before_batch(started, index, calls, assistant, cost):
+            records = [not_run(c, i, "skipped", f"the run stopped ({block[1]})") for c, i in calls]
+            end = (block[0], block[1], None)
         else:
-            records = run_batch(self.tools, calls, self.clock, self._workers, self._left(started))
-            self._executed += len(records)
+            records = yield Batch(calls, self._left(started))
             if any(r.error == ABANDONED for r in records):
-                self._finish(Stop.MAX_SECONDS, "a tool was still running at the deadline")
-        # 5. append the results, in request order
-        for record in records:
-            self._append(Message("tool", record.content, tool_call_id=record.id, name=record.name))
-        step = Step(index, completion.text, tuple(records), completion.usage, cost, projection,
-                    self._since(started))  # fmt: skip
-        self._steps.append(step)
+                end = (Stop.MAX_SECONDS, "a tool was still running at the deadline", None)
+        # 5. append the assistant turn and its results, in request order
+        results = [Message("tool", r.content, tool_call_id=r.id, name=r.name) for r in records]
+        step = Step(index, completion.text, tuple(records), completion.usage, cost / PICO,
+                    projection, self._since(started))  # fmt: skip
+        if end is not None and end[0] is Stop.ANSWERED:
+            self._answer = completion.text if completion.text is not None else ""
+        self._commit(step, [assistant, *results], cost, end)
         return step
 
-    # -- guards: each is one function, called at one place ---------------------------------------
+    # -- guards: each is one function, called at one place ----------------------------------------
 
     def _stop_before_call(self, started: float, projection: Projection) -> tuple[Stop, str] | None:
         budget = self.budget
         if budget.max_steps is not None and len(self._steps) >= budget.max_steps:
-            return Stop.MAX_STEPS, f"{budget.max_steps} of {budget.max_steps} steps taken"
+            return Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached"
         if self._out_of_time(started):
-            return Stop.MAX_SECONDS, f"{budget.max_seconds} s passed"
+            return Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed"
         if not projection.fits:
             return Stop.MAX_COST_USD, _cost_detail(projection)
         return None
 
     def _stop_before_batch(
-        self, started: float, index: int, calls: list[tuple[ToolCall, str]]
+        self,
+        started: float,
+        index: int,
+        calls: Calls,
+        assistant: Message,
+        cost: int,
     ) -> tuple[Stop, str] | None:
         budget = self.budget
         if budget.max_steps is not None and index + 1 >= budget.max_steps:
@@ -245,27 +229,42 @@ class Session:
                 f"max_tool_calls={limit}: {self._executed} run, this turn asks for {len(calls)}"
             )
         if self._repeated(calls):
-            return Stop.REPEATED, (
-                f"the same tool calls were requested {self.repeat_limit} turns running"
-            )
-        # The cheapest next turn carries the results empty; if even that cannot fit, none can.
-        empties = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
-        cheapest = self._project([*self._messages, *empties])[0]
+            return Stop.REPEATED, f"the same tool calls {self.repeat_limit} turns running"
+        # The cheapest next turn carries empty results; if even that cannot fit, none can.
+        empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
+        cheapest = self._project([*self._messages, assistant, *empty], self._spent + cost)[0]
         if not cheapest.fits:
             return Stop.MAX_COST_USD, "no turn to read the results fits: " + _cost_detail(cheapest)
         return None
 
-    def _repeated(self, calls: list[tuple[ToolCall, str]]) -> bool:
-        signature = json.dumps([[c.name, _canonical(c.arguments)] for c, _ in calls])
-        self._batches.append(signature)
+    def _repeated(self, calls: Calls) -> bool:
         n = self.repeat_limit
-        return n is not None and len(self._batches) >= n and len(set(self._batches[-n:])) == 1
+        if n is None:
+            return False
+        recent = [
+            *self._batches[-(n - 1) :],
+            _signature([(c.name, c.arguments) for c, _ in calls]),
+        ]
+        return len(recent) == n and len(set(recent)) == 1
 
     def _out_of_time(self, started: float) -> bool:
         left = self._left(started)
         return left is not None and left <= 0
 
     # -- bookkeeping ------------------------------------------------------------------------------
+
+    def _begin(self) -> float:
+        if self._journal is not None and not self._steps and self._elapsed == 0:
+            self._journal.header(self.result)
+        return self.clock()
+
+    def _end(self, started: float) -> None:
+        self._elapsed += self.clock() - started
+        if self.done:
+            self._workers.close()
+            if self._journal is not None:
+                self._journal.end(self.result)
+                self._journal = None
 
     def _left(self, started: float) -> float | None:
         """Seconds left before ``max_seconds``, counting only time spent inside ``step()``."""
@@ -276,72 +275,145 @@ class Session:
     def _since(self, started: float) -> float:
         return self.clock() - started
 
-    def _project(self, messages: Sequence[Message]) -> tuple[Projection, int | None]:
+    def _project(
+        self, messages: Sequence[Message], spent: int | None = None
+    ) -> tuple[Projection, int | None]:
         if self.count_tokens is not None:
             tokens = self.count_tokens(list(messages), self.schemas)
         else:
-            tokens = self._tokens + sum(
-                estimate_message(m) for m in messages[len(self._messages) :]
-            )
-        return project(tokens, self.max_output_tokens, self.price, self._spent, self.budget)
+            added = messages[len(self._messages) :]
+            tokens = self._tokens + sum(estimate_message(m) for m in added)
+        spent = self._spent if spent is None else spent
+        return project_cost(tokens, self.max_output_tokens, self.price, spent, self.budget)
 
     def _append(self, message: Message) -> None:
         self._messages.append(message)
         self._tokens += estimate_message(message)
+        if self.redact is not None:
+            self._trace_messages.append(redact_message(message, self.redact))
 
-    def _call_model(
-        self, started: float, projected_pico: int | None
-    ) -> tuple[Completion | None, str | None]:
-        messages, schemas = list(self._messages), list(self.schemas)
-        left = self._left(started)
-        try:
-            if left is None:
-                completion = self.complete(messages, schemas)
-            else:
-                future = self._workers.submit(self.complete, messages, schemas)
-                try:
-                    completion = future.result(timeout=max(left, 0.0))
-                except FutureTimeout:
-                    return None, _ABANDONED
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return None, f"{type(exc).__name__}: {exc}"
-        if not isinstance(completion, Completion):
-            return None, (
-                f"TypeError: the model returned {type(completion).__name__}, expected a "
-                "Completion(text=..., tool_calls=[...])"
-            )
-        return completion, None
-
-    def _charge(
+    def _cost(
         self, completion: Completion | None, projected: int | None, error: str | None
-    ) -> float:
-        """Add a call's cost to the spend: as reported, else priced from usage, else projected."""
+    ) -> int:
+        """A model call's cost in picodollars: as reported, else priced usage, else projected."""
         if completion is not None and completion.cost_usd is not None:
-            pico = to_pico(completion.cost_usd)
-        elif completion is not None and completion.usage is not None and self.price is not None:
-            usage = completion.usage
-            pico = self.price.pico(usage.input_tokens, usage.output_tokens)
-        elif error is not None and error != _ABANDONED:
-            pico = 0  # the call failed; nothing came back to bill
-        else:
-            pico = projected or 0  # no usage reported: assume the worst case it was allowed
-        self._spent += pico
-        return pico / PICO
+            return to_pico(completion.cost_usd)
+        if completion is not None and completion.usage is not None and self.price is not None:
+            return self.price.pico(completion.usage.input_tokens, completion.usage.output_tokens)
+        if completion is None and error != ABANDONED_MODEL:
+            return 0  # the call failed; nothing came back to bill
+        return projected or 0  # no usage reported: assume the worst case it was allowed
+
+    def _commit(
+        self,
+        step: Step,
+        messages: list[Message],
+        cost: int,
+        end: tuple[Stop, str | None, str | None] | None,
+    ) -> None:
+        """Make a finished turn part of the run, all of it at once."""
+        if self.redact is not None:
+            step = redact_step(step, self.redact)
+        for message in messages:
+            self._append(message)
+        self._steps.append(step)
+        self._spent += cost
+        self._executed += sum(1 for r in step.tool_calls if r.status != "skipped")
+        if step.tool_calls:
+            self._batches.append(_signature([(c.name, c.raw_arguments) for c in step.tool_calls]))
+        if self._journal is not None:
+            self._journal.step(step, self._trace_messages[-len(messages) :] if messages else [])
+        if end is not None:
+            self._finish(*end)
 
     def _finish(self, stop: Stop, detail: str | None = None, error: str | None = None) -> None:
         self._stop, self._detail, self._error = stop, detail, error
 
 
-_ABANDONED = "TimeoutError: the model call was still running when max_seconds passed; abandoned"
+class Session(Loop):
+    """One run, advanced a turn at a time with ``step()``. Build it with ``start(...)``."""
+
+    def run(self) -> Result:
+        """Step until the run stops, and return the result."""
+        while not self.done:
+            self.step()
+        return self.result
+
+    def step(self) -> Step | None:
+        """Take one turn: a model call and its tool batch. None if the run stopped before it."""
+        if self.done:
+            return None
+        started = self._begin()
+        try:
+            turn = self._turn(started)
+            request = next(turn)
+            while True:
+                if isinstance(request, ModelCall):
+                    request = turn.send(self._call_model(request))
+                else:
+                    request = turn.send(self._dispatch.run_batch(request.calls, request.timeout))
+        except StopIteration as stop:
+            step: Step | None = stop.value
+            return step
+        finally:
+            self._end(started)
+
+    # -- the model, on this thread or a worker ----------------------------------------------------
+
+    def _call_model(self, request: ModelCall) -> tuple[Completion | None, str | None]:
+        call: Callable[[], Any] = lambda: self.complete(request.messages, request.tools)  # noqa: E731
+        if self._async_model:
+            call = lambda: asyncio.run(_awaited(self.complete(request.messages, request.tools)))  # noqa: E731
+        try:
+            if request.timeout is None and not self._async_model:
+                value = call()
+            else:
+                future = self._workers.submit(call)
+                try:
+                    value = future.result(timeout=request.timeout)
+                except FutureTimeout:
+                    return None, ABANDONED_MODEL
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # the model's failure ends the run, with the steps kept
+            return None, f"{type(exc).__name__}: {exc}"
+        return as_completion(value)
 
 
-def _cost_detail(p: Projection) -> str:
-    return (
-        f"next turn projected ${p.cost_usd:.6f} ({p.input_tokens} in + {p.output_tokens} out) "
-        f"on ${p.spent_usd:.6f} spent exceeds max_cost_usd=${p.limit_usd}"
+def as_completion(value: Any) -> tuple[Completion | None, str | None]:
+    if not isinstance(value, Completion):
+        return None, (
+            f"TypeError: the model returned {type(value).__name__}, expected a "
+            "Completion(text=..., tool_calls=[...])"
+        )
+    return value, None
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+def _is_async(complete: Any) -> bool:
+    return inspect.iscoroutinefunction(complete) or inspect.iscoroutinefunction(
+        getattr(complete, "__call__", None)  # noqa: B004 - an object with ``async def __call__``
     )
+
+
+def _with_ids(calls: Sequence[ToolCall], index: int) -> list[tuple[ToolCall, str]]:
+    """Each call with its id; a missing id is made up, a repeated one made unique."""
+    out: list[tuple[ToolCall, str]] = []
+    seen: set[str] = set()
+    for i, call in enumerate(calls):
+        call_id = call.id if isinstance(call.id, str) and call.id else f"call_{index}_{i}"
+        if call_id in seen:
+            call_id = f"{call_id}_{i}"
+        seen.add(call_id)
+        out.append((ToolCall(call.name, call.arguments, call_id), call_id))
+    return out
+
+
+def _signature(calls: Sequence[tuple[str, Any]]) -> str:
+    return json.dumps([[name, _canonical(args)] for name, args in calls])
 
 
 def _canonical(arguments: Any) -> str:
@@ -356,10 +428,17 @@ def _canonical(arguments: Any) -> str:
         return repr(arguments)
 
 
-def _tool_table(tools: Sequence[Callable[..., Any]]) -> dict[str, Tool]:
+def _cost_detail(p: Projection) -> str:
+    return (
+        f"next turn projected ${p.cost_usd or 0:.6f} ({p.input_tokens} in + {p.output_tokens} out)"
+        f" on ${p.spent_usd:.6f} spent exceeds max_cost_usd=${p.limit_usd}"
+    )
+
+
+def _tool_table(tools: Sequence[Callable[..., Any]]) -> dict[str, Any]:
     if isinstance(tools, (str, bytes)) or not isinstance(tools, (list, tuple)):
         raise TypeError(f"run: tools must be a list of functions, got {type(tools).__name__}.")
-    table: dict[str, Tool] = {}
+    table: dict[str, Any] = {}
     for fn in tools:
         t = tool(fn)
         if t.name in table:
@@ -383,21 +462,35 @@ def _initial_messages(prompt: str | Sequence[Message], system: str | None) -> li
     return [*messages, *prompt]
 
 
-def _then_run(make: Callable[P, Session]) -> Callable[P, Result]:
-    @functools.wraps(make)
-    def run(*args: P.args, **kwargs: P.kwargs) -> Result:
-        return make(*args, **kwargs).run()
-
-    return run
-
-
-start = Session
-"""``start(complete, prompt, **options)``: a session that has called nothing yet."""
-
-run = _then_run(Session)
-run.__name__ = run.__qualname__ = "run"
-run.__doc__ = """Run the loop until the model answers or a ceiling stops it: ``start(...).run()``.
-
-A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration mistakes
-(a cost ceiling without a price, a tool without type hints) raise here, before any call.
-"""
+def _check_setup(
+    session: Loop, complete: Any, max_workers: int | None, max_result_chars: int | None
+) -> None:
+    """Configuration mistakes fail here, loudly, before anything is sent."""
+    if not callable(complete):
+        raise TypeError(
+            "run: complete must be a callable (messages, tools) -> Completion, "
+            f"got {type(complete).__name__}."
+        )
+    budget, price, mot = session.budget, session.price, session.max_output_tokens
+    if not isinstance(budget, Budget):
+        raise TypeError(f"run: budget must be a Budget, got {type(budget).__name__}.")
+    if budget.max_cost_usd is not None and (price is None or mot is None):
+        missing = [n for n, v in (("price=Price(...)", price), ("max_output_tokens=...", mot))
+                   if v is None]  # fmt: skip
+        raise ValueError(
+            f"run: Budget(max_cost_usd=...) needs {' and '.join(missing)} to project the next "
+            "turn's cost before it is sent; pass them to run()/start(), or give the model "
+            "callable those attributes."
+        )
+    if price is not None and not isinstance(price, Price):
+        raise TypeError(f"run: price must be a Price, got {type(price).__name__}.")
+    for name, value, least in (
+        ("max_output_tokens", mot, 0),
+        ("repeat_limit", session.repeat_limit, 2),
+        ("max_workers", max_workers, 1),
+        ("max_result_chars", max_result_chars, 1),
+    ):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < least
+        ):
+            raise ValueError(f"run: {name} must be an int >= {least} or None, got {value!r}.")

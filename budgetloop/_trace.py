@@ -29,6 +29,7 @@ class CallRecord:
     error: str | None = None
     seconds: float = 0.0
     coerced: tuple[str, ...] = ()
+    truncated: int | None = None  # the result's full length, when it was cut for the model
 
     @property
     def content(self) -> str:
@@ -50,6 +51,7 @@ class CallRecord:
             "result": self.result,
             "error": self.error,
             "seconds": self.seconds,
+            "truncated": self.truncated,
         }
 
     @classmethod
@@ -64,6 +66,7 @@ class CallRecord:
             error=data.get("error"),
             seconds=data.get("seconds", 0.0),
             coerced=tuple(data.get("coerced", ())),
+            truncated=data.get("truncated"),
         )
 
 
@@ -277,19 +280,6 @@ def check_header(data: Any, where: str) -> None:
             f"{where}: trace format version {version!r} is not supported; this budgetloop "
             f"reads version {VERSION}. Upgrade budgetloop to read newer traces."
         )
-
-
-def load_trace(path: str | os.PathLike[str]) -> Result:
-    """Read a trace written by ``Result.save``."""
-    with open(path, encoding="utf-8") as fh:
-        try:
-            data = json.load(fh)
-        except ValueError as exc:
-            raise ValueError(f"{os.fspath(path)}: not valid JSON: {exc}.") from None
-    try:
-        return Result.from_dict(data)
-    except ValueError as exc:
-        raise ValueError(f"{os.fspath(path)}: {exc}") from None
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")

@@ -75,6 +75,7 @@ def test_to_dict_is_json_and_records_every_step_and_call() -> None:
         "result": '{"key": "a", "n": 2}',
         "error": None,
         "seconds": 0.5,
+        "truncated": None,
     }
     assert step["tool_calls"][1]["status"] == "error"
     assert step["tool_calls"][1]["error"] == "KeyError: 'missing'"
