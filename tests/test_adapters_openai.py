@@ -59,7 +59,9 @@ def run_files(model: ChatModel, budget: Budget | None = None) -> budgetloop.Resu
 
 def test_a_run_sends_messages_tools_and_results_paired_by_id() -> None:
     provider = Provider(
-        (200, payload("openai_chat_two_tool_calls")), (200, payload("openai_chat_final_text"))
+        "openai",
+        (200, payload("openai_chat_two_tool_calls")),
+        (200, payload("openai_chat_final_text")),
     )
     result = run_files(model_over(provider, temperature=0))
 
@@ -115,7 +117,7 @@ def test_a_run_sends_messages_tools_and_results_paired_by_id() -> None:
 
 
 def test_two_parallel_tool_calls_parse_with_ids_and_arguments_as_sent() -> None:
-    provider = Provider((200, payload("openai_chat_two_tool_calls")))
+    provider = Provider("openai", (200, payload("openai_chat_two_tool_calls")))
     completion = model_over(provider)([Message("user", "go")], [])
 
     assert completion == Completion(
@@ -130,7 +132,7 @@ def test_two_parallel_tool_calls_parse_with_ids_and_arguments_as_sent() -> None:
 
 
 def test_dict_arguments_and_a_name_are_sent_as_openai_expects() -> None:
-    provider = Provider((200, payload("openai_chat_final_text")))
+    provider = Provider("openai", (200, payload("openai_chat_final_text")))
     history = [
         Message("user", "hi", name="ada"),
         Message("assistant", "On it.", (ToolCall("create_file", {"path": "é.txt"}, "c1"),)),
@@ -158,7 +160,7 @@ def test_dict_arguments_and_a_name_are_sent_as_openai_expects() -> None:
 def test_a_refusal_becomes_the_text() -> None:
     body = payload("openai_chat_final_text")
     body["choices"][0]["message"].update(content=None, refusal="I can't help with that.")
-    result = run_files(model_over(Provider((200, body))))
+    result = run_files(model_over(Provider("openai", (200, body))))
 
     assert result.stop == "answered"
     assert result.answer == "I can't help with that."
@@ -170,10 +172,10 @@ def test_an_empty_turn_is_an_empty_answer(
 ) -> None:
     body = payload("openai_chat_final_text")
     body["choices"][0]["message"]["content"] = content
-    completion = model_over(Provider((200, body)))([Message("user", "go")], [])
+    completion = model_over(Provider("openai", (200, body)))([Message("user", "go")], [])
     assert completion == Completion(text=text, usage=Usage(133, 19))
 
-    result = run_files(model_over(Provider((200, body))))
+    result = run_files(model_over(Provider("openai", (200, body))))
     assert (result.stop, result.answer) == ("answered", answer)
 
 
@@ -181,17 +183,17 @@ def test_no_choices_is_an_error_naming_the_cause() -> None:
     body = payload("openai_chat_final_text")
     body["choices"] = []
     with pytest.raises(ValueError, match=r"^openai_chat: the response has no choices\.$"):
-        model_over(Provider((200, body)))([Message("user", "go")], [])
+        model_over(Provider("openai", (200, body)))([Message("user", "go")], [])
 
 
 def test_a_404_raises_the_sdk_error_and_ends_a_run_as_model_error() -> None:
-    provider = Provider((404, payload("openai_chat_error_404")))
+    provider = Provider("openai", (404, payload("openai_chat_error_404")))
     with pytest.raises(openai.NotFoundError) as raised:
         model_over(provider)([Message("user", "go")], [])
     assert (str(raised.value), raised.value.status_code) == (ERROR_404, 404)
     assert raised.value.code == "model_not_found"
 
-    provider = Provider((404, payload("openai_chat_error_404")))
+    provider = Provider("openai", (404, payload("openai_chat_error_404")))
     result = run_files(model_over(provider))
     assert result.stop == "model_error"
     assert result.error == "NotFoundError: " + ERROR_404
@@ -200,7 +202,7 @@ def test_a_404_raises_the_sdk_error_and_ends_a_run_as_model_error() -> None:
 
 
 def test_the_model_carries_price_and_max_tokens_for_the_cost_guard() -> None:
-    model = model_over(Provider())
+    model = model_over(Provider("openai"))
     assert (model.price, model.max_output_tokens) == (PRICE, 256)
     # limit at exactly the first turn's worst case: it fits (equality fits), the second cannot
     first_turn = budgetloop.start(
@@ -213,21 +215,23 @@ def test_the_model_carries_price_and_max_tokens_for_the_cost_guard() -> None:
     assert first_turn is not None
 
     provider = Provider(
-        (200, payload("openai_chat_two_tool_calls")), (200, payload("openai_chat_final_text"))
+        "openai",
+        (200, payload("openai_chat_two_tool_calls")),
+        (200, payload("openai_chat_final_text")),
     )
     result = run_files(model_over(provider), Budget(max_cost_usd=first_turn))
     assert result.stop == "max_cost_usd"
     assert len(provider.bodies) == 1
     assert result.cost_usd == PRICE.cost(71, 46)
 
-    provider = Provider((200, payload("openai_chat_two_tool_calls")))
+    provider = Provider("openai", (200, payload("openai_chat_two_tool_calls")))
     result = run_files(model_over(provider), Budget(max_cost_usd=first_turn - 0.000001))
     assert result.stop == "max_cost_usd"
     assert provider.bodies == []
 
 
 def test_an_async_client_gives_an_awaitable_model() -> None:
-    provider = Provider((200, payload("openai_chat_two_tool_calls")))
+    provider = Provider("openai", (200, payload("openai_chat_two_tool_calls")))
     client = openai.AsyncOpenAI(
         api_key="sk-test", max_retries=0, http_client=provider.async_client()
     )
@@ -242,7 +246,7 @@ def test_an_async_client_gives_an_awaitable_model() -> None:
 
 
 def test_an_async_404_raises_the_sdk_error() -> None:
-    provider = Provider((404, payload("openai_chat_error_404")))
+    provider = Provider("openai", (404, payload("openai_chat_error_404")))
     client = openai.AsyncOpenAI(
         api_key="sk-test", max_retries=0, http_client=provider.async_client()
     )
@@ -271,7 +275,7 @@ def test_an_async_404_raises_the_sdk_error() -> None:
 def test_setup_mistakes_raise_before_any_request(
     options: dict[str, object], error: type[Exception], message: str
 ) -> None:
-    provider = Provider()
+    provider = Provider("openai")
     client = openai.OpenAI(api_key="sk-test", http_client=provider.client())
     with pytest.raises(error, match=message):
         openai_chat(client, "gpt-4o", **options)  # type: ignore[arg-type]
@@ -279,7 +283,7 @@ def test_setup_mistakes_raise_before_any_request(
 
 
 def test_a_call_without_an_id_cannot_be_sent() -> None:
-    provider = Provider()
+    provider = Provider("openai")
     history = [Message("assistant", None, (ToolCall("delete_file", "{}"),))]
     with pytest.raises(ValueError, match=r"the tool call to 'delete_file' has no id"):
         model_over(provider)(history, [])
