@@ -106,6 +106,8 @@ class Loop:
         self._error: str | None = None
         self._detail: str | None = None
         self._tokens = REQUEST_OVERHEAD + estimate_tools(self.schemas)
+        self._offset = 0  # true input tokens of the last request minus our estimate of it
+        self._sent = 0  # our estimate of the request in flight
         for message in list(self._messages):
             self._messages.remove(message)
             self._append(message)
@@ -162,6 +164,7 @@ class Loop:
             self._finish(*stop)
             return None
         # 2. dispatch
+        self._sent = self._tokens
         completion, error = yield ModelCall(
             list(self._messages), list(self.schemas), self._left(started)
         )
@@ -280,9 +283,9 @@ class Loop:
     ) -> tuple[Projection, int | None]:
         if self.count_tokens is not None:
             tokens = self.count_tokens(list(messages), self.schemas)
-        else:
+        else:  # exact for what was already sent (calibrated by usage), estimated since
             added = messages[len(self._messages) :]
-            tokens = self._tokens + sum(estimate_message(m) for m in added)
+            tokens = self._tokens + self._offset + sum(estimate_message(m) for m in added)
         spent = self._spent if spent is None else spent
         return project_cost(tokens, self.max_output_tokens, self.price, spent, self.budget)
 
@@ -318,6 +321,8 @@ class Loop:
             self._append(message)
         self._steps.append(step)
         self._spent += cost
+        if step.usage is not None:
+            self._offset = step.usage.input_tokens - self._sent
         self._executed += sum(1 for r in step.tool_calls if r.status != "skipped")
         if step.tool_calls:
             self._batches.append(_signature([(c.name, c.raw_arguments) for c in step.tool_calls]))

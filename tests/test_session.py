@@ -21,6 +21,7 @@ from budgetloop import (
     start,
     tool,
 )
+from budgetloop._budget import estimate_message
 from tests.conftest import PRICE, FakeClock, always_calls, growing_count
 
 RESULT = "r" * 2000  # each tool result adds 2,000 tokens to the context under growing_count
@@ -608,3 +609,18 @@ def test_prompt_may_be_a_list_of_messages() -> None:
     assert result.messages[-1] == Message("assistant", "hi")
     with pytest.raises(TypeError, match=r"prompt\[1\] is dict"):
         run(model, [Message("user", "a"), {"role": "user"}])  # type: ignore[list-item]
+
+
+def test_projection_is_calibrated_by_the_usage_a_model_reports() -> None:
+    # The provider says the first request was 100 tokens; our estimate said more. The next
+    # projection takes the 100 as exact and estimates only what was appended since.
+    first = Completion(tool_calls=[ToolCall("search", {"query": "a"}, "c1")], usage=Usage(100, 5))
+    model = ScriptedModel([first, "done"], price=PRICE, max_output_tokens=50)
+    session = start(model, "go " * 200, tools=[make_search()])
+    estimated = session.projection.input_tokens
+    assert estimated > 100
+    session.step()
+    appended = session.messages[-2:]
+    added = sum(estimate_message(m) for m in appended)
+    assert session.projection.input_tokens == 100 + added
+    assert session.projection.cost_usd == PRICE.cost(100 + added, 50)
