@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ._session import ABANDONED_MODEL, Loop, ModelCall, as_completion
+from ._loop import ABANDONED_MODEL, Loop, ModelCall, as_completion
 from ._trace import Result, Step
 
 
