@@ -20,6 +20,7 @@ class Journal:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = path
+        self.started = False
         self._fh: IO[str] | None = None
 
     def _line(self, data: dict[str, Any]) -> None:
@@ -29,6 +30,7 @@ class Journal:
         self._fh.flush()
 
     def header(self, result: Result) -> None:
+        self.started = True
         data = result.to_dict()
         head = {k: data[k] for k in ("format", "version", "budget", "price", "max_output_tokens")}
         self._line(

@@ -90,7 +90,7 @@ class Loop:
         self.schemas = [t.schema for t in self.tools.values()]
         check_setup(self, complete, max_workers, max_result_chars)
         self._async_model = is_async(complete)
-        self._messages = initial_messages(prompt, system)
+        self._messages: list[Message] = []
         self._trace_messages = self._messages if redact is None else []
         self._steps: list[Step] = []
         self._spent = 0  # picodollars
@@ -104,8 +104,7 @@ class Loop:
         self._tokens = REQUEST_OVERHEAD + estimate_tools(self.schemas)
         self._offset = 0  # true input tokens of the last request minus our estimate of it
         self._sent = 0  # our estimate of the request in flight
-        for message in list(self._messages):
-            self._messages.remove(message)
+        for message in initial_messages(prompt, system):
             self._append(message)
         self._workers = Workers(max_workers)
         self._dispatch = Dispatch(self.tools, clock, self._workers, max_result_chars)
@@ -253,7 +252,7 @@ class Loop:
     # -- bookkeeping ------------------------------------------------------------------------------
 
     def _begin(self) -> float:
-        if self._journal is not None and not self._steps and self._elapsed == 0:
+        if self._journal is not None and not self._journal.started:
             self._journal.header(self.result)
         return self.clock()
 
@@ -311,6 +310,8 @@ class Loop:
         end: tuple[Stop, str | None, str | None] | None,
     ) -> None:
         """Make a finished turn part of the run, all of it at once."""
+        if step.tool_calls:
+            self._batches.append(_signature([(c.name, c.raw_arguments) for c in step.tool_calls]))
         if self.redact is not None:
             step = redact_step(step, self.redact)
         for message in messages:
@@ -320,8 +321,6 @@ class Loop:
         if step.usage is not None:
             self._offset = step.usage.input_tokens - self._sent
         self._executed += sum(1 for r in step.tool_calls if r.status != "skipped")
-        if step.tool_calls:
-            self._batches.append(_signature([(c.name, c.raw_arguments) for c in step.tool_calls]))
         if self._journal is not None:
             self._journal.step(step, self._trace_messages[-len(messages) :] if messages else [])
         if end is not None:
