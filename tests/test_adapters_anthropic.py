@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import anthropic
 import pytest
@@ -306,3 +310,16 @@ def test_system_cannot_be_passed_as_an_extra_parameter() -> None:
     client = anthropic.Anthropic(api_key="sk-test", http_client=Provider("anthropic").client())
     with pytest.raises(TypeError, match=r"^anthropic_messages: system cannot be passed"):
         anthropic_messages(client, "claude-sonnet-4-6", max_tokens=10, system="s")
+
+
+def test_the_example_exits_with_a_clear_message_without_a_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    example = Path(__file__).parent.parent / "examples" / "anthropic_example.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert (
+        done.stderr
+        == "examples/anthropic_example.py: set ANTHROPIC_API_KEY to run it against Anthropic.\n"
+    )

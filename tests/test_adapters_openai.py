@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import openai
 import pytest
@@ -288,3 +292,15 @@ def test_a_call_without_an_id_cannot_be_sent() -> None:
     with pytest.raises(ValueError, match=r"the tool call to 'delete_file' has no id"):
         model_over(provider)(history, [])
     assert provider.bodies == []
+
+
+def test_the_example_exits_with_a_clear_message_without_a_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    example = Path(__file__).parent.parent / "examples" / "openai_example.py"
+    done = subprocess.run(
+        [sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert (
+        done.stderr == "examples/openai_example.py: set OPENAI_API_KEY to run it against OpenAI.\n"
+    )
