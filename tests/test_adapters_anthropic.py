@@ -12,11 +12,11 @@ from pathlib import Path
 
 import anthropic
 import pytest
-from provider_server import Provider, payload
 
 import budgetloop
 from budgetloop import Budget, Completion, Message, Price, ToolCall, Usage, tool
 from budgetloop.adapters import AsyncChatModel, ChatModel, anthropic_messages
+from tests.provider_server import Provider, payload
 
 PRICE = Price(input_per_mtok=3.0, output_per_mtok=15.0)  # assumed rates for the tests
 WEATHER_ID = "toolu_01BBTvQnxdxk7vPHD1ytXyGs"
@@ -323,3 +323,21 @@ def test_the_example_exits_with_a_clear_message_without_a_key() -> None:
         done.stderr
         == "examples/anthropic_example.py: set ANTHROPIC_API_KEY to run it against Anthropic.\n"
     )
+
+
+def test_an_async_run_through_the_adapter_answers() -> None:
+    provider = Provider(
+        "anthropic",
+        (200, payload("anthropic_messages_two_tool_use")),
+        (200, payload("anthropic_messages_final_text")),
+    )
+    client = anthropic.AsyncAnthropic(
+        api_key="sk-test", max_retries=0, http_client=provider.async_client()
+    )
+    model = anthropic_messages(client, "claude-sonnet-4-6", max_tokens=512, price=PRICE)
+    tools = [get_weather, get_elevation]
+    result = asyncio.run(
+        budgetloop.arun(model, PROMPT, tools=tools, budget=Budget(max_cost_usd=1))
+    )
+    assert (result.stop, result.answer, len(provider.bodies)) == ("answered", ANSWER, 2)
+    assert result.cost_usd == PRICE.cost(612 + 798, 101 + 50)

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import openai
 import pytest
-from provider_server import Provider, payload
 
 import budgetloop
 from budgetloop import Budget, Completion, Message, Price, ToolCall, Usage, tool
 from budgetloop.adapters import AsyncChatModel, ChatModel, openai_chat
+from tests.provider_server import Provider, payload
 
 PRICE = Price(input_per_mtok=2.5, output_per_mtok=10.0)  # assumed rates for the tests
 FIRST_ID = "call_jYdIdRZHxZTn5bWCq5jlMrJi"
@@ -304,3 +304,22 @@ def test_the_example_exits_with_a_clear_message_without_a_key() -> None:
     assert (
         done.stderr == "examples/openai_example.py: set OPENAI_API_KEY to run it against OpenAI.\n"
     )
+
+
+def test_an_async_run_through_the_adapter_answers() -> None:
+    provider = Provider(
+        "openai",
+        (200, payload("openai_chat_two_tool_calls")),
+        (200, payload("openai_chat_final_text")),
+    )
+    client = openai.AsyncOpenAI(
+        api_key="sk-test", max_retries=0, http_client=provider.async_client()
+    )
+    model = openai_chat(client, "gpt-4o", max_tokens=256, price=PRICE)
+    result = asyncio.run(
+        budgetloop.arun(
+            model, "go", tools=[delete_file, create_file], budget=Budget(max_cost_usd=1)
+        )
+    )
+    assert (result.stop, len(provider.bodies)) == ("answered", 2)
+    assert result.cost_usd == PRICE.cost(71 + 133, 46 + 19)
