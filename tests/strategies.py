@@ -1,0 +1,302 @@
+"""Hypothesis strategies for the property, fault and fuzz tests, kept in one place.
+
+Profiles (registered and loaded on import of this module):
+
+* ``ci`` (the default): derandomized, 100 examples a test, no deadline, failure blobs printed.
+  The whole property suite stays well under two minutes on two cores.
+* ``long``: 2,000 examples a test, randomized; select it with ``HYPOTHESIS_PROFILE=long``::
+
+      HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_properties.py
+
+A generated run is plain data first (a ``Scenario``: tools, a model's script, a budget), built
+into fresh objects by ``build(scenario)``; so the same scenario can be run twice (stepping and
+running, sync and async) and compared. Tools and the model log what they do into
+``Built.log`` as ``(event, ...)`` tuples: ``("tool", name, q, step)`` when a tool starts, with
+``step`` the index of the model call whose batch it belongs to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from budgetloop import Budget, Completion, Message, Price, ScriptedModel, ToolCall, Usage, tool
+from budgetloop._schema import Tool
+from tests.conftest import FakeClock
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=100,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "long",
+    max_examples=2000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+PROMPT = "do the task"
+PRICE = Price(input_per_mtok=3.0, output_per_mtok=15.0)
+TOOL_NAMES = ("alpha", "beta", "gamma")
+
+
+class Unwound(BaseException):
+    """A BaseException that is neither KeyboardInterrupt nor SystemExit, raised by a tool."""
+
+
+# -- the data a run is built from ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool ``name(q: str, n: int = 0) -> str``: ``ok``, ``raise`` (ValueError), ``base``
+    (raises ``Unwound``) or ``slow`` (advances the fake clock by ``seconds``, then returns)."""
+
+    name: str
+    kind: str
+    seconds: int = 0
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    name: Any
+    arguments: Any
+    id: Any
+
+
+@dataclass(frozen=True)
+class TurnSpec:
+    """One scripted model turn.
+
+    ``kind``: ``answer`` (text only), ``calls`` (tool calls, maybe with text), ``raise`` (the
+    model raises RuntimeError), ``none``/``str`` (the model returns None / a str), ``bad_calls``
+    (building the Completion raises TypeError inside the model). ``usage`` None means the
+    ScriptedModel counts it (never above the loop's projection); else it is reported as is.
+    ``seconds`` is how far the model call moves the fake clock.
+    """
+
+    kind: str
+    text: str | None = None
+    calls: tuple[CallSpec, ...] = ()
+    usage: tuple[int, int] | None = None
+    seconds: int = 0
+
+
+@dataclass(frozen=True)
+class Scenario:
+    tools: tuple[ToolSpec, ...]
+    turns: tuple[TurnSpec, ...]
+    budget: Budget
+    price: Price | None
+    max_output_tokens: int | None
+    repeat_last: bool
+    repeat_limit: int | None
+    max_workers: int | None
+    counted: bool  # every turn's usage is counted by the ScriptedModel
+
+    def tool_kinds(self) -> dict[str, str]:
+        return {t.name: t.kind for t in self.tools}
+
+
+@dataclass
+class Built:
+    model: ScriptedModel
+    tools: list[Tool]
+    clock: FakeClock
+    log: list[tuple[Any, ...]] = field(default_factory=list)
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+# -- building a scenario into objects -------------------------------------------------------------
+
+
+def make_tool(spec: ToolSpec, clock: FakeClock, log: list[tuple[Any, ...]], model: Any) -> Tool:
+    def body(q: str, n: int = 0) -> str:
+        log.append(("tool", spec.name, q, model.calls - 1))
+        if spec.kind == "raise":
+            raise ValueError(f"{spec.name} failed on {q}")
+        if spec.kind == "base":
+            raise Unwound(f"{spec.name} unwound on {q}")
+        if spec.kind == "slow":
+            clock.advance(spec.seconds)
+        return f"{spec.name}:{q}:{n}"
+
+    body.__doc__ = f"The {spec.kind} tool {spec.name}."
+    return tool(body, name=spec.name)
+
+
+def make_entry(
+    turn: TurnSpec, clock: FakeClock, log: list[tuple[Any, ...]]
+) -> Callable[[list[Message], list[dict[str, Any]]], Any]:
+    def entry(messages: list[Message], tools: list[dict[str, Any]]) -> Any:
+        log.append(("model", turn.kind))
+        clock.advance(turn.seconds)
+        if turn.kind == "raise":
+            raise RuntimeError("the provider is down")
+        if turn.kind == "none":
+            return None
+        if turn.kind == "str":
+            return "a bare string"
+        usage = None if turn.usage is None else Usage(*turn.usage)
+        if turn.kind == "bad_calls":
+            return Completion(tool_calls="alpha", usage=usage)  # type: ignore[arg-type]
+        calls = [ToolCall(c.name, c.arguments, c.id) for c in turn.calls]
+        return Completion(text=turn.text, tool_calls=calls, usage=usage)
+
+    return entry
+
+
+def build(s: Scenario) -> Built:
+    clock = FakeClock()
+    log: list[tuple[Any, ...]] = []
+    model = ScriptedModel(
+        [make_entry(t, clock, log) for t in s.turns],
+        price=s.price,
+        max_output_tokens=s.max_output_tokens,
+        repeat_last=s.repeat_last,
+    )
+    tools = [make_tool(t, clock, log, model) for t in s.tools]
+    kwargs: dict[str, Any] = {
+        "tools": tools,
+        "budget": s.budget,
+        "price": s.price,
+        "max_output_tokens": s.max_output_tokens,
+        "repeat_limit": s.repeat_limit,
+        "max_workers": s.max_workers,
+        "clock": clock,
+    }
+    return Built(model, tools, clock, log, kwargs)
+
+
+# -- strategies ---------------------------------------------------------------------------------
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def arguments(tag: str) -> st.SearchStrategy[Any]:
+    """Arguments for ``(q: str, n: int = 0)``: mostly good, as a dict or a JSON string, and
+    every kind of bad: wrong types, unknown or missing keys, invalid JSON, arrays, numbers."""
+    good = st.sampled_from(
+        [{"q": tag}, {"q": tag, "n": 3}, {"n": "7", "q": tag}, {"q": tag, "n": 2.0}]
+    )
+    bad = st.sampled_from(
+        [
+            {"q": 5},
+            {"q": tag, "n": "seven"},
+            {"q": tag, "n": 1.5},
+            {"q": tag, "zzz": 1},
+            {},
+            "",
+            "{not json",
+            "[1, 2]",
+            "3",
+            "null",
+            [1, 2],
+            42,
+            None,
+        ]
+    )
+    # good arguments four times in seven
+    return st.integers(0, 6).flatmap(
+        lambda k: (
+            good if k < 2 else good.map(json.dumps) if k < 4 else bad if k < 6 else json_values
+        )
+    )
+
+
+@st.composite
+def call_specs(draw: st.DrawFn, tag: str, names: tuple[str, ...]) -> CallSpec:
+    unknown = st.sampled_from(["missing_tool", "", None])
+    name = draw(unknown if draw(st.integers(0, 7)) == 0 else st.sampled_from(names))
+    ident = draw(st.none() | st.sampled_from(["", "a", "b", "call_0_1", "call_1_0"]))
+    return CallSpec(name, draw(arguments(tag)), ident)
+
+
+@st.composite
+def turn_specs(
+    draw: st.DrawFn, index: int, names: tuple[str, ...], counted: bool, malformed: bool
+) -> TurnSpec:
+    kind = draw(st.sampled_from(["calls"] * 6 + ["answer"]))
+    if malformed and draw(st.integers(0, 9)) == 0:
+        kind = draw(st.sampled_from(["raise", "none", "str", "bad_calls"]))
+    usage = None
+    if not counted:
+        # usage that grows per turn, as a real provider's context does
+        usage = (draw(st.integers(0, 400)) + 300 * index, draw(st.integers(0, 80)))
+    seconds = draw(st.integers(0, 2))
+    text = draw(st.none() | st.text(max_size=20))
+    if kind != "calls":
+        return TurnSpec(kind, text, (), usage, seconds)
+    n = draw(st.integers(1, 4))
+    calls = tuple(draw(call_specs(f"t{index}c{i}", names)) for i in range(n))
+    return TurnSpec(kind, text, calls, usage, seconds)
+
+
+@st.composite
+def budgets(draw: st.DrawFn, *, costed: bool, need_steps: bool) -> Budget:
+    steps = st.integers(0, 8) if draw(st.integers(0, 9)) == 0 else st.integers(1, 8)
+    max_steps = draw(steps if need_steps else st.none() | steps)
+    return Budget(
+        max_steps=max_steps,
+        max_tool_calls=draw(st.none() | st.integers(0, 8)),
+        max_seconds=draw(st.none() | st.integers(1, 8)),
+        max_cost_usd=draw(st.integers(0, 1500).map(lambda n: n * 1e-5)) if costed else None,
+    )
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, *, deterministic: bool = False, malformed: bool = True) -> Scenario:
+    """A random run. ``deterministic`` leaves out slow tools: then a scenario built twice runs
+    the same way on any driver (only the model, one call at a time, moves the fake clock, by
+    whole seconds against a whole-second ``max_seconds``, so no real-time wait is ever short)."""
+    kinds = ["ok", "ok", "raise", "base"] + ([] if deterministic else ["slow", "slow"])
+    n_tools = draw(st.integers(1, len(TOOL_NAMES)))
+    tools = tuple(
+        ToolSpec(name, draw(st.sampled_from(kinds)), draw(st.integers(1, 3)))
+        for name in TOOL_NAMES[:n_tools]
+    )
+    names = tuple(t.name for t in tools)
+    counted = draw(st.booleans())
+    repeat_last = draw(st.booleans())
+    n_turns = draw(st.integers(0 if not repeat_last else 1, 8))
+    turns = tuple(draw(turn_specs(i, names, counted, malformed)) for i in range(n_turns))
+    costed = draw(st.booleans())
+    budget = draw(budgets(costed=costed, need_steps=repeat_last))
+    price = PRICE if costed or draw(st.booleans()) else None
+    max_output_tokens = draw(st.integers(1, 64)) if costed or draw(st.booleans()) else None
+    return Scenario(
+        tools=tools,
+        turns=turns,
+        budget=budget,
+        price=price,
+        max_output_tokens=max_output_tokens,
+        repeat_last=repeat_last,
+        repeat_limit=draw(st.sampled_from([None, 2, 3])),
+        max_workers=draw(st.sampled_from([None, None, 1, 2])),
+        counted=counted,
+    )

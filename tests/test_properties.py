@@ -1,0 +1,201 @@
+"""Every promise of the loop, over random runs: random scripted models (answers, tool calls, good
+and malformed arguments, models that raise or return junk), random tools (ok, raising, slow on a
+fake clock) and random budgets. See tests/strategies.py for the generators and the profiles."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from budgetloop import Result, Stop, arun, run, start
+from budgetloop._check import ArgumentError, check_arguments
+from budgetloop._dispatch import ABANDONED
+from tests.strategies import PROMPT, Built, Scenario, build, scenarios
+
+CEILING_STOPS = {
+    Stop.MAX_STEPS,
+    Stop.MAX_SECONDS,
+    Stop.MAX_COST_USD,
+    Stop.MAX_TOOL_CALLS,
+    Stop.REPEATED,
+}
+
+
+def go(s: Scenario) -> tuple[Built, Result]:
+    built = build(s)
+    return built, run(built.model, PROMPT, **built.kwargs)
+
+
+def tool_starts(built: Built) -> Counter[tuple[str, str, int]]:
+    return Counter(
+        (name, q, step) for event, name, q, step in (e for e in built.log if e[0] == "tool")
+    )
+
+
+def checked_q(built: Built, name: Any, raw: Any) -> str | None:
+    """The ``q`` a call would run with, or None if its arguments never reach the tool."""
+    table = {t.name: t for t in built.tools}
+    if name not in table:
+        return None
+    try:
+        args, _ = check_arguments(table[name], raw)
+    except ArgumentError:
+        return None
+    return str(args["q"])
+
+
+# -- run() never raises, and every ceiling holds ------------------------------------------------
+
+
+@given(scenarios())
+def test_run_never_raises_and_keeps_every_ceiling(s: Scenario) -> None:
+    built, result = go(s)
+    budget = s.budget
+    assert result.stop is not None
+    assert built.model.calls == len(result.steps)
+    if budget.max_steps is not None:
+        assert built.model.calls <= budget.max_steps
+    executed = len(result.tool_calls)
+    started = sum(tool_starts(built).values())
+    assert started <= executed
+    if budget.max_tool_calls is not None:
+        assert executed <= budget.max_tool_calls
+    if budget.max_cost_usd is not None and s.counted:
+        for step in result.steps:
+            if step.usage is not None:  # counted usage never exceeds what was projected
+                assert step.usage.input_tokens <= step.projection.input_tokens
+                assert step.usage.output_tokens <= (step.projection.output_tokens or 0)
+        assert result.cost_usd <= budget.max_cost_usd
+    assert result.cost_usd == pytest.approx(sum(st.cost_usd for st in result.steps), abs=1e-12)
+
+
+# -- nothing runs after the stop decision -------------------------------------------------------
+
+
+@given(scenarios())
+def test_no_tool_runs_after_the_stop_decision(s: Scenario) -> None:
+    built, result = go(s)
+    steps = result.steps
+    # Each tool start is logged with the step whose batch it belongs to; what ran is exactly
+    # what the records say ran (an abandoned call may have started before the deadline or not).
+    expected: Counter[tuple[str, str, int]] = Counter()
+    maybe: Counter[tuple[str, str, int]] = Counter()
+    for step in steps:
+        for r in step.tool_calls:
+            if r.status == "skipped":
+                continue
+            if r.error == ABANDONED:
+                q = checked_q(built, r.name, r.raw_arguments)
+                if q is not None:
+                    maybe[(r.name, q, step.index)] += 1
+            elif r.arguments is not None:
+                expected[(r.name, str(r.arguments["q"]), step.index)] += 1
+    started = tool_starts(built)
+    assert not (expected - started)  # every call recorded as run did run
+    assert not (started - expected - maybe)  # nothing else ran
+    # Every step but the last ran its whole batch: no skipped, no abandoned call.
+    for step in steps[:-1]:
+        assert all(r.status != "skipped" and r.error != ABANDONED for r in step.tool_calls)
+        assert step.error is None
+    if not steps:
+        assert result.stop in (Stop.MAX_STEPS, Stop.MAX_COST_USD)
+        assert started == Counter()
+        return
+    last = steps[-1]
+    statuses = {r.status for r in last.tool_calls}
+    if last.error is not None:  # the model failed: no calls, nothing ran in that step
+        assert last.tool_calls == ()
+        assert result.stop in (Stop.MODEL_ERROR, Stop.MAX_SECONDS)
+        assert result.error == last.error
+    elif not last.tool_calls:
+        assert result.stop == Stop.ANSWERED
+        assert result.answer == (last.text if last.text is not None else "")
+    elif statuses == {"skipped"}:
+        # the stop was decided between the model call and the batch: none of it ran
+        assert result.stop in CEILING_STOPS
+        assert all(r.error == f"the run stopped ({result.detail})" for r in last.tool_calls)
+        assert not [k for k in started if k[2] == last.index]
+    else:
+        # the batch ran; the run stopped at the deadline or before the next call could fit
+        assert "skipped" not in statuses
+        assert result.stop in (Stop.MAX_SECONDS, Stop.MAX_COST_USD)
+        if any(r.error == ABANDONED for r in last.tool_calls):
+            assert result.detail == "a tool was still running at the deadline"
+    if result.stop is not Stop.ANSWERED:
+        assert result.answer is None
+
+
+# -- results come back in request order, ids paired -----------------------------------------------
+
+
+@given(scenarios())
+def test_results_are_in_request_order_and_ids_pair_up(s: Scenario) -> None:
+    _, result = go(s)
+    messages = list(result.messages)
+    batches = [st for st in result.steps if st.tool_calls]
+    turns = [(i, m) for i, m in enumerate(messages) if m.role == "assistant"]
+    assert len(turns) == len([st for st in result.steps if st.error is None])
+    paired = 0
+    for i, assistant in turns:
+        ids = [c.id for c in assistant.tool_calls]
+        assert len(set(ids)) == len(ids)
+        assert all(isinstance(x, str) and x for x in ids)
+        following = messages[i + 1 : i + 1 + len(ids)]
+        assert [m.role for m in following] == ["tool"] * len(ids)
+        assert [m.tool_call_id for m in following] == ids
+        if ids:
+            step = batches[paired]
+            paired += 1
+            assert [r.id for r in step.tool_calls] == ids
+            assert [r.name for r in step.tool_calls] == [c.name for c in assistant.tool_calls]
+            assert [m.content for m in following] == [r.content for r in step.tool_calls]
+            spec = s.turns[min(step.index, len(s.turns) - 1)]
+            assert [c.arguments for c in assistant.tool_calls] == [c.arguments for c in spec.calls]
+            for given_id, final in zip((c.id for c in spec.calls), ids, strict=True):
+                if isinstance(given_id, str) and given_id:
+                    assert final.startswith(given_id)
+                else:
+                    assert final.startswith(f"call_{step.index}_")
+    assert paired == len(batches)
+
+
+# -- the trace is plain data, and the same whichever way the run is driven ----------------------
+
+
+@given(scenarios())
+def test_a_result_round_trips_through_its_dict_and_json(s: Scenario) -> None:
+    _, result = go(s)
+    data = result.to_dict()
+    assert Result.from_dict(data) == result
+    again = Result.from_dict(json.loads(json.dumps(data)))
+    assert again.to_dict() == data
+
+
+@given(scenarios(deterministic=True))
+def test_stepping_and_running_give_the_same_trace(s: Scenario) -> None:
+    ran, result = go(s)
+    stepped = build(s)
+    session = start(stepped.model, PROMPT, **stepped.kwargs)
+    taken = 0
+    while session.step() is not None:
+        taken += 1
+    assert session.done
+    assert taken == len(result.steps)
+    assert session.step() is None
+    assert session.result.to_dict() == result.to_dict()
+    assert stepped.log == ran.log
+    assert stepped.clock.now == ran.clock.now
+
+
+@given(scenarios(deterministic=True))
+def test_the_async_driver_gives_the_same_trace(s: Scenario) -> None:
+    ran, result = go(s)
+    awaited = build(s)
+    async_result = asyncio.run(arun(awaited.model, PROMPT, **awaited.kwargs))
+    assert async_result.to_dict() == result.to_dict()
+    assert Counter(awaited.log) == Counter(ran.log)
