@@ -23,7 +23,7 @@ MESSAGE_OVERHEAD = 4  # role and separators, per message
 CALL_OVERHEAD = 4  # per tool call inside an assistant message
 REQUEST_OVERHEAD = 3  # priming of the reply
 
-_PIECE = re.compile(r"[A-Za-z]{1,3}|[0-9]{1,3}|[^A-Za-z0-9 ]")
+_PIECE = re.compile(r"[a-z]{1,3}|[A-Z]|[0-9]{1,3}| (?=[0-9])| {2,16}|[^A-Za-z0-9 ]")
 
 
 def estimate_text(text: str) -> int:
@@ -121,11 +121,10 @@ def project(
 
 def cost_fits(budget: Budget, spent_pico: int, projected_pico: int | None) -> bool:
     """The cost guard: spent plus projected at or below the ceiling, compared exactly."""
-    if budget.max_cost_usd is None:
+    limit = budget.limit_pico
+    if limit is None:
         return True
-    return projected_pico is not None and spent_pico + projected_pico <= to_pico(
-        budget.max_cost_usd
-    )
+    return projected_pico is not None and spent_pico + projected_pico <= limit
 
 
 def _turn_pico(

@@ -8,6 +8,7 @@ model can read and act on, naming the argument, what was expected and what arriv
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -95,13 +96,25 @@ def check_value(schema: dict[str, Any], value: Any, path: str, coerced: list[str
 
 
 def _check_number(expected: str, value: Any, path: str, coerced: list[str]) -> Any:
-    if isinstance(value, str) and (_INT if expected == "integer" else _NUMBER).fullmatch(value):
+    written = isinstance(value, str)
+    if written and (_INT if expected == "integer" else _NUMBER).fullmatch(value):
+        try:
+            value = int(value) if expected == "integer" else float(value)
+        except ValueError:  # more digits than Python will parse
+            raise ArgumentError(
+                f"{path}: expected {expected}, got a {len(value)}-digit string."
+            ) from None
         coerced.append(path)
-        return int(value) if expected == "integer" else float(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ArgumentError(f"{path}: expected {expected}, got {json_kind(value, python=True)}.")
     if expected == "number":
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise ArgumentError(f"{path}: expected a finite number, got {_show(value)}.")
+        return number
     if isinstance(value, float):
         if not value.is_integer():
             raise ArgumentError(f"{path}: expected integer, got {value!r}.")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -52,6 +51,9 @@ class Dispatch:
             args, coerced = check_arguments(tool, call.arguments)
         except ArgumentError as exc:
             return not_run(call, call_id, "error", str(exc))
+        except Exception as exc:  # a check that broke must still not take the run down
+            return not_run(call, call_id, "error", f"{call.name}: arguments could not be "
+                           f"checked ({type(exc).__name__}: {exc}).")  # fmt: skip
         return tool, args, tuple(coerced)
 
     def outcome(
@@ -129,21 +131,23 @@ class Dispatch:
     def run_batch(self, calls: Calls, timeout: float | None) -> list[CallRecord]:
         """Run the calls at once and return their records in request order.
 
-        With a ``timeout`` every call runs on a worker and a call still running when it passes
-        is abandoned; without one, the first call (if its tool is not async) runs on this thread.
+        Every call is offered to the workers. Without a deadline this thread works too: it runs
+        the first call, then takes back any call no worker has started yet, so trivial tools
+        cost no thread hand-off while slow ones still overlap. With a ``timeout`` every call
+        runs on a worker, and a call still running when it passes is abandoned.
         """
         if not calls:
             return []
-        first = self.tools.get(calls[0][0].name)
-        inline = timeout is None and not (first is not None and first.is_async)
+        inline = timeout is None and not any(self._is_async(c) for c, _ in calls)
         if inline and len(calls) == 1:
             return [self.run_call(*calls[0])]
         started = self.clock()
-        futures: list[Future[CallRecord] | None] = [None] if inline else []
-        futures += [self.workers.submit(self.run_call, c, i) for c, i in calls[int(inline) :]]
+        offered = calls[1:] if inline else calls
+        futures = [self.workers.submit(self.run_call, c, i) for c, i in offered]
         records = [self.run_call(*calls[0])] if inline else []
-        for future, (call, call_id) in zip(futures, calls, strict=True):
-            if future is None:
+        for future, (call, call_id) in zip(futures, offered, strict=True):
+            if inline and future.cancel():  # no worker has started it: run it here
+                records.append(self.run_call(call, call_id))
                 continue
             left = None if timeout is None else max(0.0, timeout - (self.clock() - started))
             try:
@@ -152,6 +156,10 @@ class Dispatch:
                 future.cancel()
                 records.append(not_run(call, call_id, "error", ABANDONED, self.clock() - started))
         return records
+
+    def _is_async(self, call: ToolCall) -> bool:
+        tool = self.tools.get(call.name) if isinstance(call.name, str) else None
+        return tool is not None and tool.is_async
 
     async def arun_batch(self, calls: Calls, timeout: float | None) -> list[CallRecord]:
         """The async batch: every call a task; at the deadline, what is in flight is cancelled."""

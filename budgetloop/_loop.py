@@ -129,7 +129,7 @@ class Loop:
     @property
     def projection(self) -> Projection:
         """What the next turn would cost at worst, computed without calling the model."""
-        return self._project(self._messages)[0]
+        return self._project()[0]
 
     @property
     def result(self) -> Result:
@@ -153,7 +153,7 @@ class Loop:
 
     def _turn(self, started: float) -> Turn:
         # 1. project this turn's worst case; stop before it if any ceiling says so
-        projection, projected = self._project(self._messages)
+        projection, projected = self._project()
         stop = self._stop_before_call(started, projection)
         if stop is not None:
             self._finish(*stop)
@@ -174,13 +174,14 @@ class Loop:
             self._commit(step, [], cost, (stop_reason, None, error))
             return step
         calls = _with_ids(completion.tool_calls, index)
+        signature = _signature(calls) if calls else None
         assistant = Message("assistant", completion.text, tuple(c for c, _ in calls))
         # 4. run the batch, unless no model call could ever read its results
         records: list[CallRecord] = []
         end: tuple[Stop, str | None, str | None] | None = None
         if not calls:
             end = (Stop.ANSWERED, None, None)
-        elif block := self._stop_before_batch(started, index, calls, assistant, cost):
+        elif block := self._stop_before_batch(started, index, calls, signature, cost):
             records = [not_run(c, i, "skipped", f"the run stopped ({block[1]})") for c, i in calls]
             end = (block[0], block[1], None)
         else:
@@ -193,7 +194,7 @@ class Loop:
                     projection, self._since(started))  # fmt: skip
         if end is not None and end[0] is Stop.ANSWERED:
             self._answer = completion.text if completion.text is not None else ""
-        self._commit(step, [assistant, *results], cost, end)
+        self._commit(step, [assistant, *results], cost, end, signature)
         return step
 
     # -- guards: each is one function, called at one place ----------------------------------------
@@ -213,7 +214,7 @@ class Loop:
         started: float,
         index: int,
         calls: Calls,
-        assistant: Message,
+        signature: str | None,
         cost: int,
     ) -> tuple[Stop, str] | None:
         budget = self.budget
@@ -226,23 +227,19 @@ class Loop:
             return Stop.MAX_TOOL_CALLS, (
                 f"max_tool_calls={limit}: {self._executed} run, this turn asks for {len(calls)}"
             )
-        if self._repeated(calls):
+        if self._repeated(signature):
             return Stop.REPEATED, f"the same tool calls {self.repeat_limit} turns running"
         # The cheapest next turn carries empty results; if even that cannot fit, none can.
-        empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
-        cheapest = self._project([*self._messages, assistant, *empty], self._spent + cost)[0]
+        cheapest = self._project(self._spent + cost, _assistant_and_empty_results(calls))[0]
         if not cheapest.fits:
             return Stop.MAX_COST_USD, "no turn to read the results fits: " + _cost_detail(cheapest)
         return None
 
-    def _repeated(self, calls: Calls) -> bool:
+    def _repeated(self, signature: str | None) -> bool:
         n = self.repeat_limit
         if n is None:
             return False
-        recent = [
-            *self._batches[-(n - 1) :],
-            _signature([(c.name, c.arguments) for c, _ in calls]),
-        ]
+        recent = [*self._batches[-(n - 1) :], signature]
         return len(recent) == n and len(set(recent)) == 1
 
     def _out_of_time(self, started: float) -> bool:
@@ -274,13 +271,13 @@ class Loop:
         return self.clock() - started
 
     def _project(
-        self, messages: Sequence[Message], spent: int | None = None
+        self, spent: int | None = None, extra: Sequence[Message] = ()
     ) -> tuple[Projection, int | None]:
+        """The next turn's projection, with ``extra`` messages appended to the context."""
         if self.count_tokens is not None:
-            tokens = self.count_tokens(list(messages), self.schemas)
+            tokens = self.count_tokens([*self._messages, *extra], self.schemas)
         else:  # exact for what was already sent (calibrated by usage), estimated since
-            added = messages[len(self._messages) :]
-            tokens = self._tokens + self._offset + sum(estimate_message(m) for m in added)
+            tokens = self._tokens + self._offset + sum(estimate_message(m) for m in extra)
         spent = self._spent if spent is None else spent
         return project_cost(tokens, self.max_output_tokens, self.price, spent, self.budget)
 
@@ -308,10 +305,11 @@ class Loop:
         messages: list[Message],
         cost: int,
         end: tuple[Stop, str | None, str | None] | None,
+        signature: str | None = None,
     ) -> None:
         """Make a finished turn part of the run, all of it at once."""
-        if step.tool_calls:
-            self._batches.append(_signature([(c.name, c.raw_arguments) for c in step.tool_calls]))
+        if signature is not None:
+            self._batches.append(signature)
         if self.redact is not None:
             step = redact_step(step, self.redact)
         for message in messages:
@@ -352,8 +350,15 @@ def _with_ids(calls: Sequence[ToolCall], index: int) -> list[tuple[ToolCall, str
     return out
 
 
-def _signature(calls: Sequence[tuple[str, Any]]) -> str:
-    return json.dumps([[name, _canonical(args)] for name, args in calls])
+def _signature(calls: Calls) -> str:
+    """The turn's calls, names and arguments, in a form that ignores key order and spacing."""
+    return json.dumps([[c.name, _canonical(c.arguments)] for c, _ in calls])
+
+
+def _assistant_and_empty_results(calls: Calls) -> list[Message]:
+    """The least a turn that reads these calls' results would add to the context."""
+    empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
+    return [Message("assistant", None, tuple(c for c, _ in calls)), *empty]
 
 
 def _canonical(arguments: Any) -> str:

@@ -50,7 +50,7 @@ class Tool:
     def _build(self, arg_docs: dict[str, str]) -> None:
         where = f"tool {self.name}"
         try:
-            hints = typing.get_type_hints(self.fn)
+            hints = _hints(self.fn)
         except Exception as exc:  # a NameError in a string annotation, say
             raise TypeError(f"{where}: cannot resolve type hints: {exc}.") from exc
         required = []
@@ -100,6 +100,22 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
+
+
+def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The function's annotations, with strings (``from __future__ import annotations``)
+    evaluated in its module as ``typing.get_type_hints`` would, at a fraction of the cost."""
+    raw = getattr(fn, "__annotations__", None) or {}
+    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
+    return {
+        name: eval(_compiled(hint), namespace) if isinstance(hint, str) else hint
+        for name, hint in raw.items()
+    }
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(annotation: str) -> types.CodeType:
+    return compile(annotation, "<annotation>", "eval")
 
 
 def schema_for(hint: Any, where: str) -> dict[str, Any]:

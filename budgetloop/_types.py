@@ -143,6 +143,7 @@ class Budget:
     max_seconds: float | None = None
     max_cost_usd: float | None = None
     max_tool_calls: int | None = None
+    limit_pico: int | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("max_steps", "max_tool_calls"):
@@ -159,3 +160,5 @@ class Budget:
                 raise ValueError(f"Budget.{name}: expected a number >= 0 or None, got {value!r}.")
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"Budget.{name}: expected a number >= 0 or None, got {value!r}.")
+        limit = None if self.max_cost_usd is None else to_pico(self.max_cost_usd)
+        object.__setattr__(self, "limit_pico", limit)

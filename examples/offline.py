@@ -48,7 +48,7 @@ complete = ScriptedModel(
         ),
         "SE0000108656 is 118.40 SEK, about 10.77 USD.",
     ],
-    price=Price(input_per_mtok=1.25, output_per_mtok=10.00),
+    price=Price(input_per_mtok=1.25, output_per_mtok=9.00),
     max_output_tokens=500,
 )
 

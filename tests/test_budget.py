@@ -90,7 +90,9 @@ def test_estimate_counts_letters_digits_and_symbols() -> None:
     assert estimate_text("the cat") == 2
     assert estimate_text("budgetloop") == 4  # bud get loo p
     assert estimate_text("1234567") == 3  # 123 456 7
-    assert estimate_text('{"a": 1}') == 7  # { " a " : 1 }
+    assert estimate_text('{"a": 1}') == 8  # { " a " : (space before a digit) 1 }
+    assert estimate_text("The JSON") == 6  # T he J S O N: capitals count alone
+    assert estimate_text("x" + " " * 20 + "y") == 4  # x, 16 spaces, 4 spaces, y
     assert estimate_text("line\nline") == 5
     assert estimate_text("é") == 2  # one token per UTF-8 byte outside ASCII
     assert estimate_text("日本") == 6
@@ -100,7 +102,7 @@ def test_estimate_of_a_request_adds_overheads_per_message_and_tools() -> None:
     user = Message("user", "the cat")
     call = Message("assistant", None, (ToolCall("f", '{"a": 1}', "c1"),))
     assert estimate_message(user) == 4 + 2
-    assert estimate_message(call) == 4 + 4 + 1 + 7 + 2
-    assert estimate_tokens([user, call]) == 3 + 6 + 18
+    assert estimate_message(call) == 4 + 4 + 1 + 8 + 2
+    assert estimate_tokens([user, call]) == 3 + 6 + 19
     schema = [{"name": "f", "description": "", "parameters": {}}]
     assert estimate_tokens([user], schema) > estimate_tokens([user])
