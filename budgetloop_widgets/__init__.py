@@ -1,0 +1,19 @@
+"""budgetloop_widgets: a Jupyter panel that steps a budgetloop run and opens saved traces.
+
+Plain ipywidgets (no front-end build); charts are inline SVG drawn in Python; the styles ship
+with the package. Anything a model, a tool or a trace produced is shown as escaped text.
+"""
+
+from ._panel import RunPanel
+from ._svg import bar_chart, line_chart
+from ._traceview import TraceView
+from ._views import projection_text, usd
+
+__all__ = [
+    "RunPanel",
+    "TraceView",
+    "bar_chart",
+    "line_chart",
+    "projection_text",
+    "usd",
+]

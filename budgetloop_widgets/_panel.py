@@ -1,0 +1,214 @@
+"""``RunPanel``: Step, Run and Reset buttons over a ``budgetloop.Session``, and what it shows."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from html import escape
+
+import ipywidgets as widgets
+
+from budgetloop import Message, Projection, ScriptedModel, Session, start
+
+from ._views import (
+    charts_html,
+    context_html,
+    error_html,
+    meter_html,
+    steps_html,
+    stop_html,
+    stylesheet,
+    used_by,
+)
+
+Factory = Callable[[], Session]
+
+
+def initial_messages(session: Session) -> list[Message]:
+    """The messages the session started from: its context less what its steps appended.
+
+    A step appends its assistant message and one tool message per call, unless the model call
+    itself failed, in which case it appends nothing.
+    """
+    appended = sum(1 + len(s.tool_calls) for s in session.steps if s.error is None)
+    messages = session.messages
+    return messages[: len(messages) - appended]
+
+
+def rewind(model: object) -> None:
+    """Send a ``ScriptedModel`` back to its first entry (its position is its request count)."""
+    if isinstance(model, ScriptedModel):
+        model.requests.clear()
+
+
+def replay(session: Session) -> Factory:
+    """A factory for fresh sessions with ``session``'s model, tools, budget and options."""
+    messages = initial_messages(session)
+    tools = list(session.tools.values())
+
+    def fresh() -> Session:
+        return start(
+            session.complete,
+            messages,
+            tools=tools,
+            budget=session.budget,
+            price=session.price,
+            max_output_tokens=session.max_output_tokens,
+            count_tokens=session.count_tokens,
+            repeat_limit=session.repeat_limit,
+            clock=session.clock,
+        )
+
+    return fresh
+
+
+def _section(title: str) -> widgets.HTML:
+    return widgets.HTML(f'<div class="bl-section">{escape(title)}</div>')
+
+
+class RunPanel(widgets.VBox):  # type: ignore[misc]
+    """Step a run a turn at a time and see, before each turn, what it is about to cost.
+
+    ``source`` is a ``Session`` (from ``budgetloop.start``) or a zero-argument function that
+    returns a new one. Reset builds a fresh session: by calling the function, or, for a bare
+    session, with ``start()`` on the same model, starting messages, tools, budget and options
+    (``max_workers`` is not kept by a session, so the rebuilt one uses the default). A
+    ``ScriptedModel`` is rewound on Reset so that it plays its script from the first entry.
+    """
+
+    def __init__(
+        self,
+        source: Session | Factory,
+        *,
+        steps_shown: int = 20,
+        context_shown: int = 40,
+        title: str = "budgetloop run",
+    ) -> None:
+        if isinstance(source, Session):
+            self._factory, session = replay(source), source
+        elif callable(source):
+            self._factory, session = source, _built(source)
+        else:
+            raise TypeError(
+                "RunPanel: source must be a Session or a function returning one, "
+                f"got {type(source).__name__}."
+            )
+        self.session: Session = session
+        self.steps_shown = steps_shown
+        self.context_shown = context_shown
+        self.step_button = widgets.Button(description="Step", tooltip="take one turn")
+        self.run_button = widgets.Button(description="Run", tooltip="step until the run stops")
+        self.reset_button = widgets.Button(description="Reset", tooltip="a fresh session")
+        self.step_button.add_class("bl-step-button")
+        self.run_button.add_class("bl-run-button")
+        self.reset_button.add_class("bl-reset-button")
+        self.status = widgets.HTML()
+        self.error = widgets.HTML()
+        self.meter = widgets.HTML()
+        self.charts = widgets.HTML()
+        self.steps_view = widgets.HTML()
+        self.context = widgets.HTML()
+        self.step_button.on_click(self._on_step)
+        self.run_button.on_click(self._on_run)
+        self.reset_button.on_click(self._on_reset)
+        header = widgets.HTML(stylesheet() + f'<div class="bl-title">{escape(title)}</div>')
+        buttons = widgets.HBox([self.step_button, self.run_button, self.reset_button])
+        super().__init__(
+            [
+                header,
+                buttons,
+                self.status,
+                self.error,
+                self.meter,
+                self.charts,
+                _section("Steps (newest first)"),
+                self.steps_view,
+                _section("Context"),
+                self.context,
+            ]
+        )
+        self.add_class("bl-root")
+        self.add_class("bl-panel")
+        self.refresh()
+
+    @property
+    def buttons(self) -> tuple[widgets.Button, widgets.Button, widgets.Button]:
+        return self.step_button, self.run_button, self.reset_button
+
+    # -- the buttons -------------------------------------------------------------------------
+
+    def _on_step(self, _button: object = None) -> None:
+        self._drive("Step", self.session.step)
+
+    def _on_run(self, _button: object = None) -> None:
+        def run() -> None:
+            while not self.session.done:
+                self.session.step()
+                self.status.value = stop_html(self.session.result)
+
+        self._drive("Run", run)
+
+    def _on_reset(self, _button: object = None) -> None:
+        def reset() -> None:
+            session = _built(self._factory)
+            rewind(session.complete)
+            self.session = session
+
+        self._drive("Reset", reset)
+
+    def _drive(self, name: str, action: Callable[[], object]) -> None:
+        self._set_busy(True)
+        self.error.value = ""
+        try:
+            action()
+        except Exception as exc:  # shown in the panel, never lost in a callback's log
+            self.show_error(f"{name} raised {type(exc).__name__}: {exc}", traceback.format_exc())
+        finally:
+            self.refresh()
+            self._set_busy(False)
+
+    def _set_busy(self, busy: bool) -> None:
+        done = self.session.done
+        self.step_button.disabled = busy or done
+        self.run_button.disabled = busy or done
+        self.reset_button.disabled = busy
+
+    # -- what it shows -----------------------------------------------------------------------
+
+    def show_error(self, title: str, detail: str) -> None:
+        self.error.value += error_html(title, detail)
+
+    def refresh(self) -> None:
+        """Redraw everything from the session."""
+        session = self.session
+        result = session.result
+        projection: Projection | None = None
+        missing = "no projection"
+        try:
+            projection = session.projection
+        except Exception as exc:  # a broken count_tokens: say so where the numbers would be
+            missing = f"the projection failed: {type(exc).__name__}: {exc}"
+            self.show_error(f"Projecting the next turn raised {type(exc).__name__}: {exc}",
+                            traceback.format_exc())  # fmt: skip
+        label = "Before the next turn" if not session.done else "After the run: the next turn"
+        self.status.value = stop_html(result)
+        self.meter.value = meter_html(
+            projection, used_by(result), session.budget, done=session.done, label=label,
+            missing=missing,
+        )  # fmt: skip
+        self.steps_view.value = steps_html(result.steps, shown=self.steps_shown)
+        self.charts.value = charts_html(
+            result.steps, session.budget, None if session.done else projection
+        )
+        self.context.value = context_html(result.messages, shown=self.context_shown)
+        self._set_busy(False)
+
+
+def _built(factory: Factory) -> Session:
+    session = factory()
+    if not isinstance(session, Session):
+        raise TypeError(
+            "RunPanel: the factory must return a budgetloop Session, "
+            f"got {type(session).__name__}."
+        )
+    return session

@@ -1,0 +1,297 @@
+"""The pure view layer of budgetloop_widgets: data in, text and markup out, no kernel."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from budgetloop import Budget, Message, Price, Projection, Result, Step, Stop, ToolCall, Usage
+from budgetloop._budget import estimate_message
+from budgetloop._trace import CallRecord
+from budgetloop_widgets import bar_chart, line_chart, projection_text, usd
+from budgetloop_widgets._svg import nice_top
+from budgetloop_widgets._views import (
+    Used,
+    as_result,
+    calls_table,
+    charts_html,
+    context_html,
+    meter_html,
+    page_bounds,
+    step_html,
+    stop_html,
+    text,
+)
+
+XSS = "<img src=x onerror=alert(1)>"
+XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
+
+
+def projection(fits: bool = True, **changes: object) -> Projection:
+    fields: dict[str, object] = {
+        "input_tokens": 1234,
+        "output_tokens": 500,
+        "cost_usd": 0.011202,
+        "spent_usd": 0.03,
+        "limit_usd": 0.05,
+        "fits": fits,
+    }
+    fields.update(changes)
+    return Projection(**fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.585, "$0.585"),
+        (1.77, "$1.77"),
+        (3.0, "$3.00"),
+        (0.0, "$0.00"),
+        (0.000123, "$0.000123"),
+        (1234.5, "$1,234.50"),
+        (None, "—"),
+    ],
+)
+def test_usd(value: float | None, shown: str) -> None:
+    assert usd(value) == shown
+
+
+def test_projection_text_says_whether_the_turn_fits() -> None:
+    assert projection_text(projection()) == (
+        "next turn: 1,234 in + 500 out tokens = $0.011202 projected; "
+        "spent $0.03 + $0.011202 = $0.041202 of max_cost_usd $0.05: fits"
+    )
+    assert projection_text(projection(fits=False)).endswith(": does NOT fit")
+    assert projection_text(projection(limit_usd=None)).endswith("= $0.041202, no max_cost_usd")
+    assert projection_text(projection(cost_usd=None, output_tokens=None)) == (
+        "next turn: 1,234 in + ? out tokens; no price, so no cost projected"
+    )
+
+
+def test_meter_warns_only_when_the_next_turn_would_not_fit_and_the_run_goes_on() -> None:
+    used = Used(steps=3, seconds=1.5, tool_calls=4)
+    budget = Budget(max_steps=10, max_cost_usd=0.05, max_tool_calls=20)
+    fits = meter_html(projection(), used, budget, done=False)
+    over = meter_html(projection(fits=False), used, budget, done=False)
+    ended = meter_html(projection(fits=False), used, budget, done=True)
+    assert "bl-warn" not in fits
+    assert "The next turn would not fit" in over
+    assert "The run will stop there (max_cost_usd)" in over
+    assert "bl-warn" not in ended
+    for html in (fits, over):
+        assert "<b>steps</b> 3 of 10" in html
+        assert "<b>seconds</b> 1.50 (no limit)" in html
+        assert "<b>tool calls</b> 4 of 20" in html
+    assert projection_text(projection()) in fits
+    assert 'class="bl-next bl-over"' in over
+    assert 'class="bl-next bl-over"' not in fits
+
+
+def test_meter_without_a_projection_says_why() -> None:
+    html = meter_html(None, Used(0, 0.0, 0), Budget(), done=False, missing="boom <b>")
+    assert "boom &lt;b&gt;" in html
+
+
+def test_text_escapes_markup_and_neutralises_control_characters() -> None:
+    assert text(XSS) == XSS_SHOWN
+    assert text("\"quoted\" & 'single'") == "&quot;quoted&quot; &amp; &#x27;single&#x27;"
+    assert text("\x1b[31mred\x00") == "\\x1b[31mred\\x00"
+    assert text("two\nlines") == "two\nlines"
+
+
+def record(**changes: object) -> CallRecord:
+    fields: dict[str, object] = {
+        "name": "convert",
+        "id": "call_0_0",
+        "raw_arguments": '{"amount": "118.4", "rate": 0.091}',
+        "arguments": {"amount": 118.4, "rate": 0.091},
+        "status": "ok",
+        "result": "10.77",
+        "coerced": ("convert.amount",),
+        "seconds": 0.25,
+    }
+    fields.update(changes)
+    return CallRecord(**fields)  # type: ignore[arg-type]
+
+
+def test_calls_table_shows_raw_and_checked_arguments_with_coercions_marked() -> None:
+    html = calls_table([record()])
+    raw = re.search(r'<td class="bl-raw"><code>(.*?)</code></td>', html)
+    checked = re.search(r'<td class="bl-checked"><code>(.*?)</code></td>', html)
+    assert raw is not None
+    assert checked is not None
+    assert raw.group(1) == "{&quot;amount&quot;: &quot;118.4&quot;, &quot;rate&quot;: 0.091}"
+    assert checked.group(1) == (
+        '<mark class="bl-coerced">amount: 118.4</mark> <i>(coerced)</i><br>rate: 0.091'
+    )
+    assert '<td class="bl-status">ok</td>' in html
+    assert "<pre>10.77</pre>" in html
+    assert "<td>0.250</td>" in html
+
+
+def test_calls_table_escapes_everything_a_model_or_tool_wrote() -> None:
+    html = calls_table(
+        [
+            record(
+                name=XSS,
+                raw_arguments={XSS: XSS},
+                arguments={XSS: XSS},
+                coerced=(),
+                status="error",
+                error=XSS,
+            )
+        ]
+    )
+    assert "<img" not in html
+    # the name, the raw key and value, the checked key and value, and the error
+    assert html.count(XSS_SHOWN) == 6
+    assert html.count("img src") == 6
+
+
+def test_calls_table_skipped_and_unchecked_calls() -> None:
+    html = calls_table([record(status="skipped", arguments=None, coerced=(), error="stop")])
+    assert '<span class="bl-muted">not checked</span>' in html
+    assert "bl-status-skipped" in html
+    assert calls_table([]) == '<div class="bl-muted">no tool calls</div>'
+
+
+def make_step(index: int = 0, **changes: object) -> Step:
+    fields: dict[str, object] = {
+        "index": index,
+        "text": "Looking it up.",
+        "tool_calls": (record(),),
+        "usage": Usage(800, 40),
+        "cost_usd": 0.003,
+        "projection": projection(),
+        "seconds": 0.5,
+    }
+    fields.update(changes)
+    return Step(**fields)  # type: ignore[arg-type]
+
+
+def test_step_html_shows_the_projection_made_before_the_step() -> None:
+    html = step_html(make_step(3))
+    assert "Step 3 · $0.003 · 800 in / 40 out tokens · 0.500 s" in html
+    assert f"before it: {projection_text(projection())}" in html
+    assert '<pre class="bl-text">Looking it up.</pre>' in html
+
+
+def test_step_html_model_error_and_long_text() -> None:
+    html = step_html(make_step(error=f"RuntimeError: {XSS}", text=None, tool_calls=()))
+    assert f'<div class="bl-error">model error: RuntimeError: {XSS_SHOWN}</div>' in html
+    long = step_html(make_step(text="a" * 700))
+    assert "a" * 600 + "… (100 more characters)" in long
+
+
+def test_context_shows_each_message_with_its_estimated_tokens() -> None:
+    messages = [
+        Message("user", "What is SE0000108656 worth?"),
+        Message("assistant", XSS, (ToolCall("price", {"isin": XSS}, "c1"),)),
+        Message("tool", "118.4", tool_call_id="c1", name="price"),
+    ]
+    html = context_html(messages)
+    counts = [estimate_message(m) for m in messages]
+    assert f"3 messages, ≈{sum(counts):,} tokens" in html
+    for i, (message, count) in enumerate(zip(messages, counts, strict=True)):
+        assert f"<td>{i}</td><td>{message.role}</td><td>{count:,}</td>" in html
+    assert "<img" not in html
+    assert "<pre>[price] 118.4</pre>" in html
+    latest = context_html(messages, shown=2)
+    assert "showing the latest 2" in latest
+    assert "<td>0</td>" not in latest
+    assert "<td>1</td><td>assistant</td>" in latest
+
+
+def test_stop_html_cannot_be_missed() -> None:
+    base = {"steps": (make_step(),), "messages": (), "cost_usd": 0.003, "seconds": 0.5}
+    answered = stop_html(Result(stop=Stop.ANSWERED, answer="42 <b>", **base))  # type: ignore[arg-type]
+    assert "bl-answered" in answered
+    assert "Run ended: answered — answered · 1 steps · $0.003" in answered
+    assert "42 &lt;b&gt;" in answered
+    stopped = stop_html(
+        Result(stop=Stop.MAX_COST_USD, answer=None, detail="over <i>", **base)  # type: ignore[arg-type]
+    )
+    assert "bl-unanswered" in stopped
+    assert "Run ended: max_cost_usd — did NOT answer" in stopped
+    assert "over &lt;i&gt;" in stopped
+    running = stop_html(Result(stop=None, answer=None, **base))  # type: ignore[arg-type]
+    assert running == '<div class="bl-running">running: 1 steps taken</div>'
+
+
+def test_as_result_rejects_what_is_not_a_trace() -> None:
+    with pytest.raises(TypeError, match="TraceView: source must be a Result"):
+        as_result(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not a budgetloop trace"):
+        as_result({"steps": []})
+
+
+@pytest.mark.parametrize(
+    ("value", "top"), [(0, 1.0), (0.585, 1.0), (1.77, 2.0), (3.0, 5.0), (8000, 10000.0)]
+)
+def test_nice_top(value: float, top: float) -> None:
+    assert nice_top(value) == pytest.approx(top)
+
+
+def test_bar_chart_draws_one_bar_per_value_in_one_path() -> None:
+    svg = bar_chart([100, 200, 400], title=f"tokens {XSS}")
+    path = re.search(r'<path d="([^"]*)"', svg)
+    assert path is not None
+    assert path.group(1).count("M") == 3
+    assert path.group(1).count("z") == 3
+    assert "<img" not in svg
+    assert f"<title>tokens {XSS_SHOWN}</title>" in svg
+    assert ">500<" in svg  # the axis top: the next 1-2-5 step above 400
+    assert svg == bar_chart([100, 200, 400], title=f"tokens {XSS}")
+    assert "http://www.w3.org/2000/svg" in svg
+    assert "href" not in svg  # nothing is fetched
+
+
+def test_line_chart_draws_the_ceiling_and_the_projected_point() -> None:
+    svg = line_chart(
+        [(0, 0.0), (1, 0.2), (2, 0.5)],
+        title="cost",
+        ceiling=1.0,
+        ceiling_label="max_cost_usd $1.00",
+        projected=(3, 0.9),
+    )
+    assert svg.count('class="bl-ceiling"') == 1
+    assert ">max_cost_usd $1.00</text>" in svg
+    assert svg.count('class="bl-projected"') == 1
+    assert svg.count('class="bl-dot"') == 3
+    # plot area x 64..384, y 166 (zero) up to 30 (the top, 1.0); x runs 0..3 with the projection
+    assert '<polyline points="64,166 170.7,138.8 277.3,98"' in svg
+    assert '<circle cx="384" cy="43.6" r="4"' in svg
+    no_ceiling = line_chart([(0, 0.0), (1, 0.2)], title="cost")
+    assert "bl-ceiling" not in no_ceiling
+
+
+def test_charts_for_a_run() -> None:
+    steps = [
+        make_step(i, cost_usd=0.01 * (i + 1), usage=Usage(1000 * (i + 1), 10)) for i in range(3)
+    ]
+    html = charts_html(steps, Budget(max_cost_usd=0.1), projection(cost_usd=0.04, spent_usd=0.06))
+    assert html.count("<svg") == 2
+    assert "input tokens per turn" in html
+    assert ">max_cost_usd $0.10</text>" in html
+    assert 'class="bl-projected"' in html
+    assert charts_html([], Budget()).count("<svg") == 2
+
+
+@pytest.mark.parametrize(
+    ("index", "total", "size", "bounds"),
+    [(0, 1000, 20, (0, 20)), (537, 1000, 20, (520, 540)), (999, 1000, 20, (980, 1000)),
+     (5, 7, 5, (5, 7)), (0, 0, 20, (0, 0))],
+)  # fmt: skip
+def test_page_bounds(index: int, total: int, size: int, bounds: tuple[int, int]) -> None:
+    assert page_bounds(index, total, size) == bounds
+
+
+def test_price_is_only_read_not_recomputed() -> None:
+    # The meter prints the core's numbers as they are: a projection the core got "wrong" on
+    # purpose shows as given, which proves the view computes no cost of its own.
+    odd = projection(cost_usd=0.5, spent_usd=0.25, fits=True)
+    html = meter_html(odd, Used(0, 0.0, 0), Budget(max_cost_usd=0.05), done=False)
+    assert "= $0.50 projected; spent $0.25 + $0.50 = $0.75 of max_cost_usd $0.05: fits" in html
+    assert "bl-warn" not in html
+    assert Price(3.0, 15.0).cost(1234, 500) == pytest.approx(0.011202)

@@ -1,0 +1,413 @@
+"""RunPanel and TraceView driven from Python, as a notebook user would click them, no kernel."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+import pytest
+
+from budgetloop import (
+    Budget,
+    Completion,
+    Message,
+    Price,
+    Projection,
+    Result,
+    ScriptedModel,
+    Session,
+    Step,
+    Stop,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+    start,
+    tool,
+)
+from budgetloop._trace import CallRecord
+from budgetloop_widgets import RunPanel, TraceView, projection_text
+
+XSS = "<img src=x onerror=alert(1)>"
+XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
+PRICE = Price(3.00, 15.00)  # assumed rates for the tests
+
+
+@tool
+def read(topic: str, pages: int) -> str:
+    """Read pages of notes.
+
+    Args:
+        topic: what to read about
+        pages: how many pages
+    """
+    if topic == "missing":
+        raise LookupError(f"no notes on {topic}")
+    if topic == "xss":
+        return XSS
+    return f"notes on {topic}. " * 20 * pages
+
+
+def script() -> list[Any]:
+    return [
+        Completion(text="first", tool_calls=[ToolCall("read", {"topic": "a", "pages": 1})]),
+        Completion(text="second", tool_calls=[ToolCall("read", '{"topic": "b", "pages": "2"}')]),
+        Completion(text="third", tool_calls=[ToolCall("read", {"topic": "missing", "pages": 1})]),
+        "the answer",
+    ]
+
+
+def make(max_cost_usd: float = 1.0, **options: Any) -> Session:
+    model = ScriptedModel(script(), price=PRICE, max_output_tokens=500)
+    return start(
+        model,
+        "Go.",
+        tools=[read],
+        budget=Budget(max_steps=8, max_cost_usd=max_cost_usd),
+        **options,
+    )
+
+
+def html_of(panel: RunPanel | TraceView) -> str:
+    """Every HTML widget's markup in the panel, as the browser would get it."""
+    out = []
+    stack: list[Any] = [panel]
+    while stack:
+        widget = stack.pop()
+        if isinstance(widget, widgets.HTML):
+            out.append(widget.value)
+        stack.extend(getattr(widget, "children", ()))
+    return "".join(out)
+
+
+def shown_projection(panel: RunPanel) -> str:
+    match = re.search(r'<div class="bl-projection">(.*?)</div>', panel.meter.value)
+    assert match is not None, panel.meter.value
+    return match.group(1)
+
+
+def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None:
+    panel = RunPanel(make)
+    session = panel.session
+    first = session.messages
+    expected_in = estimate_tokens(first, session.schemas)
+    assert shown_projection(panel) == (
+        f"next turn: {expected_in:,} in + 500 out tokens = {_usd(PRICE.cost(expected_in, 500))}"
+        f" projected; spent $0.00 + {_usd(PRICE.cost(expected_in, 500))} = "
+        f"{_usd(PRICE.cost(expected_in, 500))} of max_cost_usd $1.00: fits"
+    )
+    for turn in range(3):
+        before = shown_projection(panel)
+        panel.step_button.click()
+        step = panel.session.steps[-1]
+        assert len(panel.session.steps) == turn + 1
+        assert before == projection_text(step.projection)  # what was shown is what was checked
+        assert shown_projection(panel) == projection_text(panel.session.projection)
+        assert shown_projection(panel) != before
+        assert f'data-step="{turn}"' in panel.steps_view.value
+        assert f"<b>steps</b> {turn + 1} of 8" in panel.meter.value
+    assert "<b>tool calls</b> 3 (no limit)" in panel.meter.value
+    assert panel.status.value == '<div class="bl-running">running: 3 steps taken</div>'
+    assert panel.error.value == ""
+    assert not panel.step_button.disabled
+    assert not panel.run_button.disabled
+
+
+def test_rendered_table_shows_raw_and_checked_arguments() -> None:
+    panel = RunPanel(make)
+    panel.step_button.click()
+    panel.step_button.click()
+    step1 = panel.steps_view.value.split('data-step="1"')[1].split('data-step="0"')[0]
+    assert (
+        '<td class="bl-raw"><code>{&quot;topic&quot;: &quot;b&quot;, &quot;pages&quot;: '
+        "&quot;2&quot;}</code></td>"
+    ) in step1
+    assert (
+        '<td class="bl-checked"><code>topic: &quot;b&quot;<br><mark class="bl-coerced">'
+        "pages: 2</mark> <i>(coerced)</i></code></td>"
+    ) in step1
+    panel.step_button.click()
+    assert '<td class="bl-status">error</td>' in panel.steps_view.value
+    assert "LookupError: no notes on missing" in panel.steps_view.value
+
+
+def test_run_goes_to_the_end_and_the_buttons_stop() -> None:
+    panel = RunPanel(make)
+    panel.run_button.click()
+    assert len(panel.session.steps) == 4
+    assert panel.session.result.stop is Stop.ANSWERED
+    assert "Run ended: answered — answered · 4 steps" in panel.status.value
+    assert "the answer" in panel.status.value
+    assert panel.step_button.disabled
+    assert panel.run_button.disabled
+    assert not panel.reset_button.disabled
+    panel.step_button.click()  # a disabled button's handler still runs from Python: no effect
+    assert len(panel.session.steps) == 4
+
+
+def test_the_panel_says_when_the_next_turn_will_not_fit_and_stops_there() -> None:
+    probe = make()
+    totals = []
+    while not probe.done:
+        totals.append(probe.projection.total_usd)
+        probe.step()
+    # a ceiling a millionth of a dollar under the third turn's projected total stops before it
+    limit = totals[2] - 0.000001
+    panel = RunPanel(lambda: make(max_cost_usd=limit))
+    for _ in range(2):
+        assert "bl-warn" not in panel.meter.value
+        panel.step_button.click()
+    assert "The next turn would not fit" in panel.meter.value
+    assert f"is over max_cost_usd {_usd(limit)}" in panel.meter.value
+    assert not panel.session.done
+    panel.step_button.click()
+    assert panel.session.result.stop is Stop.MAX_COST_USD
+    assert len(panel.session.steps) == 2
+    assert "Run ended: max_cost_usd — did NOT answer · 2 steps" in panel.status.value
+    assert "bl-unanswered" in panel.status.value
+    assert "bl-warn" not in panel.meter.value
+    assert panel.step_button.disabled
+    assert panel.run_button.disabled
+
+
+def test_reset_with_a_factory_starts_over() -> None:
+    panel = RunPanel(make)
+    panel.run_button.click()
+    old = panel.session
+    panel.reset_button.click()
+    assert panel.session is not old
+    assert panel.session.steps == ()
+    assert not panel.step_button.disabled
+    assert panel.status.value == '<div class="bl-running">running: 0 steps taken</div>'
+    assert panel.steps_view.value == '<div class="bl-muted">no steps yet: press Step</div>'
+    panel.run_button.click()
+    assert panel.session.result.stop is Stop.ANSWERED
+    assert len(panel.session.steps) == 4
+
+
+def test_reset_of_a_bare_session_rebuilds_it_and_rewinds_the_scripted_model() -> None:
+    clock_ticks = iter(range(10_000))
+
+    def clock() -> float:
+        return float(next(clock_ticks))
+
+    session = make(system="Be brief.", clock=clock)
+    session.step()
+    session.step()  # stepped before the panel saw it: the start is worked out from the steps
+    panel = RunPanel(session)
+    assert len(panel.session.steps) == 2
+    model = session.complete
+    assert isinstance(model, ScriptedModel)
+    assert model.calls == 2
+    panel.reset_button.click()
+    fresh = panel.session
+    assert fresh is not session
+    assert fresh.messages == [Message("system", "Be brief."), Message("user", "Go.")]
+    assert fresh.complete is model
+    assert model.calls == 0
+    assert fresh.budget == session.budget
+    assert fresh.price == session.price
+    assert fresh.max_output_tokens == 500
+    assert fresh.clock is clock
+    assert list(fresh.tools) == ["read"]
+    panel.run_button.click()
+    assert fresh.result.stop is Stop.ANSWERED
+    assert [s.text for s in fresh.steps] == ["first", "second", "third", "the answer"]
+
+
+def test_buttons_are_disabled_while_a_step_runs() -> None:
+    seen: list[tuple[bool, bool, bool]] = []
+    panel: RunPanel | None = None
+
+    def watching(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        assert panel is not None
+        seen.append(tuple(b.disabled for b in panel.buttons))  # type: ignore[arg-type]
+        return Completion(text="x", tool_calls=[ToolCall("read", {"topic": "a", "pages": 1})])
+
+    model = ScriptedModel([watching], price=PRICE, max_output_tokens=500, repeat_last=True)
+    panel = RunPanel(start(model, "Go.", tools=[read], budget=Budget(max_steps=3)))
+    assert [b.disabled for b in panel.buttons] == [False, False, False]
+    panel.step_button.click()
+    assert seen == [(True, True, True)]
+    assert [b.disabled for b in panel.buttons] == [False, False, False]
+
+
+def test_an_exception_inside_a_step_is_shown_in_the_panel() -> None:
+    broken = False
+
+    def count(messages: Any, tools: Any) -> int:
+        if broken:
+            raise RuntimeError(f"tokenizer broke on {XSS}")
+        return 100
+
+    panel = RunPanel(lambda: make(count_tokens=count))
+    panel.step_button.click()
+    assert len(panel.session.steps) == 1
+    assert panel.error.value == ""
+    broken = True
+    panel.step_button.click()  # the projection at the top of step() raises
+    assert len(panel.session.steps) == 1
+    assert "Step raised RuntimeError: tokenizer broke on " + XSS_SHOWN in panel.error.value
+    assert "Traceback (most recent call last)" in panel.error.value
+    assert "Projecting the next turn raised RuntimeError" in panel.error.value
+    assert "the projection failed: RuntimeError: tokenizer broke on" in panel.meter.value
+    assert "<img" not in html_of(panel)
+    assert not panel.step_button.disabled
+    assert not panel.reset_button.disabled
+    broken = False
+    panel.reset_button.click()
+    assert panel.error.value == ""
+    assert panel.session.steps == ()
+
+
+def test_a_factory_that_returns_something_else_is_refused() -> None:
+    with pytest.raises(TypeError, match="the factory must return a budgetloop Session, got int"):
+        RunPanel(lambda: 42)  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match="source must be a Session or a function"):
+        RunPanel("not a session")  # type: ignore[arg-type]
+
+
+def test_what_the_model_and_tools_wrote_is_escaped_everywhere() -> None:
+    model = ScriptedModel(
+        [
+            Completion(
+                text=f"{XSS} \x1b[31mred\x00",
+                tool_calls=[
+                    ToolCall("read", {"topic": "xss", "pages": 1}),
+                    ToolCall("read", f'{{"topic": "{XSS}", "pages": 1}}'),
+                    ToolCall(XSS, {XSS: 1}),
+                ],
+            ),
+            XSS,
+        ],
+        price=PRICE,
+        max_output_tokens=500,
+    )
+    panel = RunPanel(start(model, XSS, tools=[read], budget=Budget(max_cost_usd=1.0)))
+    panel.run_button.click()
+    page = html_of(panel)
+    assert "<img" not in page
+    assert "\x1b" not in page
+    assert "\x00" not in page
+    assert f"{XSS_SHOWN} \\x1b[31mred\\x00" in panel.steps_view.value  # the model's text
+    assert f"<pre>{XSS_SHOWN}</pre>" in panel.steps_view.value  # a tool's result
+    assert f"&quot;topic&quot;: &quot;{XSS_SHOWN}&quot;" in panel.steps_view.value  # arguments
+    assert f"<td><code>{XSS_SHOWN}</code></td>" in panel.steps_view.value  # a tool's name
+    assert f"unknown tool &#x27;{XSS_SHOWN}&#x27;" in panel.steps_view.value  # an error
+    assert XSS_SHOWN in panel.context.value
+    assert XSS_SHOWN in panel.status.value  # the answer
+
+
+def test_the_context_and_charts_grow_with_each_step() -> None:
+    panel = RunPanel(make)
+    counts = []
+    for _ in range(3):
+        panel.step_button.click()
+        head = re.search(r"(\d+) messages, ≈([\d,]+) tokens", panel.context.value)
+        assert head is not None
+        counts.append((int(head.group(1)), int(head.group(2).replace(",", ""))))
+    assert [n for n, _ in counts] == [3, 5, 7]
+    assert counts[0][1] < counts[1][1] < counts[2][1]
+    bars = re.search(r'<path d="([^"]*)" class="bl-bars"', panel.charts.value)
+    assert bars is not None
+    assert bars.group(1).count("M") == 3
+    assert ">max_cost_usd $1.00</text>" in panel.charts.value
+    assert 'class="bl-projected"' in panel.charts.value
+
+
+def _usd(value: float) -> str:
+    from budgetloop_widgets import usd
+
+    return usd(value)
+
+
+# -- TraceView ---------------------------------------------------------------------------------
+
+
+def finished() -> Result:
+    session = make()
+    return session.run()
+
+
+def test_traceview_opens_a_result_a_dict_and_a_path(tmp_path: Path) -> None:
+    result = finished()
+    path = tmp_path / "trace.json"
+    result.save(path)
+    views = [TraceView(result), TraceView(result.to_dict()), TraceView(path), TraceView(str(path))]
+    for view in views:
+        assert view.result.to_dict() == result.to_dict()
+        assert "Run ended: answered — answered · 4 steps" in view.summary.value
+        assert view.slider.max == 3
+        assert view.page_label.value == "page 1 of 1 · steps 0–3 of 4"
+        assert view.steps_list.value.count("<tr data-step=") == 4
+        assert f'<div class="bl-projection">{projection_text(result.steps[0].projection)}' in (
+            view.meter.value
+        )
+    assert len({v.detail.value for v in views}) == 1
+
+
+def test_traceview_slider_shows_the_step_its_meter_and_the_context_it_was_sent() -> None:
+    result = finished()
+    view = TraceView(result)
+    view.slider.value = 2
+    assert 'data-step="2"' in view.detail.value
+    assert "<td>missing</td>" not in view.detail.value
+    assert "LookupError: no notes on missing" in view.detail.value
+    assert view.meter.value.count(projection_text(result.steps[2].projection)) == 1
+    assert "Before step 2" in view.meter.value
+    assert "<b>steps</b> 2 of 8" in view.meter.value
+    assert "<b>tool calls</b> 2 (no limit)" in view.meter.value
+    # step 2 was sent the prompt and two turns of (assistant, tool): five messages
+    assert "5 messages" in view.context.value
+    assert '<tr data-step="2" class="bl-selected">' in view.steps_list.value
+
+
+def big_trace(n: int = 1000) -> Result:
+    messages = [Message("user", "go")]
+    steps = []
+    for i in range(n):
+        call = CallRecord("read", f"c{i}", {"topic": "a", "pages": i}, {"topic": "a", "pages": i},
+                          "ok", result=f"result {i}")  # fmt: skip
+        proj = Projection(100 + 10 * i, 500, 0.001, 0.001 * i, None, True)
+        steps.append(Step(i, f"turn {i}", (call,), Usage(100 + 10 * i, 20), 0.001, proj, 0.01))
+        messages.append(Message("assistant", f"turn {i}", (ToolCall("read", "{}", f"c{i}"),)))
+        messages.append(Message("tool", f"result {i}", tool_call_id=f"c{i}", name="read"))
+    return Result(Stop.MAX_STEPS, None, tuple(steps), tuple(messages), 0.001 * n, 10.0,
+                  Budget(max_steps=n))  # fmt: skip
+
+
+def test_traceview_pages_a_thousand_step_trace() -> None:
+    result = big_trace()
+    started = time.perf_counter()
+    view = TraceView(result.to_dict())
+    view.slider.value = 537
+    elapsed = time.perf_counter() - started
+    assert elapsed < 5.0  # generous: it takes well under a second; a full render takes far more
+    assert view.page_label.value == "page 27 of 50 · steps 520–539 of 1000"
+    rows = re.findall(r'<tr data-step="(\d+)"', view.steps_list.value)
+    assert rows == [str(i) for i in range(520, 540)]
+    assert re.findall(r'data-step="(\d+)"', view.detail.value) == ["537"]
+    assert "1075 messages" in view.context.value  # 1 + 2 x 537, sent to step 537
+    assert view.context.value.count("<tr class=") == 40
+    assert len(html_of(view)) < 100_000
+    view.next_page.click()
+    assert view.slider.value == 540
+    assert re.findall(r'<tr data-step="(\d+)"', view.steps_list.value)[0] == "540"
+    view.previous_page.click()
+    view.previous_page.click()
+    assert view.slider.value == 500
+    view.slider.value = 999
+    assert view.next_page.disabled
+    assert view.page_label.value == "page 50 of 50 · steps 980–999 of 1000"
+
+
+def test_traceview_of_a_run_without_steps() -> None:
+    session = make(max_cost_usd=0.000001)
+    result = session.run()
+    view = TraceView(result)
+    assert result.steps == ()
+    assert view.slider.disabled
+    assert "this trace has no steps" in view.steps_list.value
+    assert "Run ended: max_cost_usd — did NOT answer · 0 steps" in view.summary.value
