@@ -1,0 +1,48 @@
+"""The notebooks' stored outputs are a real check: nbval fails when one is changed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def nbval(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+         "--nbval-current-env", str(path)],
+        cwd=path.parent, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+
+
+def test_nbval_fails_when_a_stored_output_is_tampered_with(tmp_path: Path) -> None:
+    source = NOTEBOOKS / "choosing_a_budget.ipynb"
+    intact = tmp_path / "intact.ipynb"
+    shutil.copy(source, intact)
+    passed = nbval(intact)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+    nb = nbformat.read(source, as_version=4)
+    cell = next(c for c in nb.cells if "N=10" in json.dumps(c.get("outputs", [])))
+    assert cell.source.startswith("# NBVAL_CHECK_OUTPUT")
+    assert cell.outputs[0].text == "N=10: worst case $0.585\nN=20: worst case $1.77\n"
+    cell.outputs[0].text = "N=10: worst case $0.586\nN=20: worst case $1.77\n"
+    tampered = tmp_path / "tampered.ipynb"
+    nbformat.write(nb, tampered)
+    failed = nbval(tampered)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "1 failed" in failed.stdout
+    assert "$0.586" in failed.stdout
+
+
+def test_committed_notebooks_hold_no_machine_dependent_text() -> None:
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        text = path.read_text(encoding="utf-8")
+        for marker in ("/work/", "/tmp/", "/home/", " at 0x", "Traceback"):
+            assert marker not in text, f"{path.name} holds {marker!r}"
