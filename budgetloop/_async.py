@@ -34,7 +34,9 @@ class AsyncSession(Loop):
                 if isinstance(request, ModelCall):
                     request = turn.send(await self._call_model(request))
                 else:
-                    records = await self._dispatch.arun_batch(request.calls, request.timeout)
+                    records = await self._dispatch.arun_batch(
+                        request.calls, request.parsed, request.timeout
+                    )
                     request = turn.send(records)
         except StopIteration as stop:
             step: Step | None = stop.value

@@ -20,6 +20,7 @@ from ._types import ToolCall
 
 Clock = Callable[[], float]
 Calls = Sequence[tuple[ToolCall, str]]
+Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
 
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
 
@@ -38,7 +39,7 @@ class Dispatch:
     # -- one call -------------------------------------------------------------------------------
 
     def prepare(
-        self, call: ToolCall, call_id: str
+        self, call: ToolCall, call_id: str, parsed: Parsed
     ) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | CallRecord:
         """The tool and its checked arguments, or the error record the model reads instead."""
         name = call.name
@@ -47,8 +48,10 @@ class Dispatch:
             available = ", ".join(self.tools) or "none"
             what = f"unknown tool {name!r}" if name else "a tool call needs a name"
             return not_run(call, call_id, "error", f"{what}; available tools: {available}.")
+        if isinstance(parsed, ArgumentError):
+            return not_run(call, call_id, "error", str(parsed))
         try:
-            args, coerced = check_arguments(tool, call.arguments)
+            args, coerced = check_arguments(tool, parsed)
         except ArgumentError as exc:
             return not_run(call, call_id, "error", str(exc))
         except Exception as exc:  # a check that broke must still not take the run down
@@ -89,10 +92,10 @@ class Dispatch:
             **fields,
         )
 
-    def run_call(self, call: ToolCall, call_id: str) -> CallRecord:
+    def run_call(self, call: ToolCall, call_id: str, parsed: Parsed) -> CallRecord:
         """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
         started = self.clock()
-        prepared = self.prepare(call, call_id)
+        prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, CallRecord):
             return prepared
         tool, args, coerced = prepared
@@ -107,15 +110,15 @@ class Dispatch:
             failure = exc
         return self.outcome(call, call_id, args, coerced, value, failure, started)
 
-    async def arun_call(self, call: ToolCall, call_id: str) -> CallRecord:
+    async def arun_call(self, call: ToolCall, call_id: str, parsed: Parsed) -> CallRecord:
         """Check and run one call: awaited if the tool is async, else on a worker thread."""
         started = self.clock()
-        prepared = self.prepare(call, call_id)
+        prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, CallRecord):
             return prepared
         tool, args, coerced = prepared
         if not tool.is_async:
-            future = self.workers.submit(self.run_call, call, call_id)
+            future = self.workers.submit(self.run_call, call, call_id, parsed)
             return await asyncio.wrap_future(future)
         value, failure = None, None
         try:
@@ -128,7 +131,9 @@ class Dispatch:
 
     # -- a batch --------------------------------------------------------------------------------
 
-    def run_batch(self, calls: Calls, timeout: float | None) -> list[CallRecord]:
+    def run_batch(
+        self, calls: Calls, parsed: Sequence[Parsed], timeout: float | None
+    ) -> list[CallRecord]:
         """Run the calls at once and return their records in request order.
 
         Every call is offered to the workers. Without a deadline this thread works too: it runs
@@ -138,35 +143,41 @@ class Dispatch:
         """
         if not calls:
             return []
+        jobs = [(c, i, p) for (c, i), p in zip(calls, parsed, strict=True)]
         inline = timeout is None and not any(self._is_async(c) for c, _ in calls)
-        if inline and len(calls) == 1:
-            return [self.run_call(*calls[0])]
+        if inline and len(jobs) == 1:
+            return [self.run_call(*jobs[0])]
         started = self.clock()
-        offered = calls[1:] if inline else calls
-        futures = [self.workers.submit(self.run_call, c, i) for c, i in offered]
-        records = [self.run_call(*calls[0])] if inline else []
-        for future, (call, call_id) in zip(futures, offered, strict=True):
-            if inline and future.cancel():  # no worker has started it: run it here
-                records.append(self.run_call(call, call_id))
+        offered = jobs[1:] if inline else jobs
+        futures = [self.workers.submit(self.run_call, *job) for job in offered]
+        records = [self.run_call(*jobs[0])] if inline else []
+        for future, job in zip(futures, offered, strict=True):
+            if inline and self.workers.cancel(future):  # no worker started it: run it here
+                records.append(self.run_call(*job))
                 continue
             left = None if timeout is None else max(0.0, timeout - (self.clock() - started))
             try:
                 records.append(future.result(timeout=left))
             except FutureTimeout:
-                future.cancel()
-                records.append(not_run(call, call_id, "error", ABANDONED, self.clock() - started))
+                self.workers.cancel(future)
+                records.append(not_run(job[0], job[1], "error", ABANDONED, self.clock() - started))
         return records
 
     def _is_async(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name) if isinstance(call.name, str) else None
         return tool is not None and tool.is_async
 
-    async def arun_batch(self, calls: Calls, timeout: float | None) -> list[CallRecord]:
+    async def arun_batch(
+        self, calls: Calls, parsed: Sequence[Parsed], timeout: float | None
+    ) -> list[CallRecord]:
         """The async batch: every call a task; at the deadline, what is in flight is cancelled."""
         if not calls:
             return []
         started = self.clock()
-        tasks = [asyncio.ensure_future(self.arun_call(c, i)) for c, i in calls]
+        tasks = [
+            asyncio.ensure_future(self.arun_call(c, i, p))
+            for (c, i), p in zip(calls, parsed, strict=True)
+        ]
         try:
             _, pending = await asyncio.wait(tasks, timeout=timeout)
         except asyncio.CancelledError:

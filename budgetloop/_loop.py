@@ -20,7 +20,8 @@ from typing import Any
 
 from ._budget import REQUEST_OVERHEAD, CountTokens, Projection, estimate_message, estimate_tools
 from ._budget import project as project_cost
-from ._dispatch import ABANDONED, Calls, Dispatch, not_run
+from ._check import ArgumentError, parse_arguments
+from ._dispatch import ABANDONED, Calls, Dispatch, Parsed, not_run
 from ._journal import Journal
 from ._pool import Workers
 from ._redact import Redact, redact_message, redact_step
@@ -49,6 +50,7 @@ class Batch:
     """What a turn asks its driver for next: these tool calls, at once, within ``timeout``."""
 
     calls: Calls
+    parsed: list[Parsed]
     timeout: float | None
 
 
@@ -104,6 +106,7 @@ class Loop:
         self._tokens = REQUEST_OVERHEAD + estimate_tools(self.schemas)
         self._offset = 0  # true input tokens of the last request minus our estimate of it
         self._sent = 0  # our estimate of the request in flight
+        self._estimates: dict[int, tuple[Message, int]] = {}  # this turn's, by identity
         for message in initial_messages(prompt, system):
             self._append(message)
         self._workers = Workers(max_workers)
@@ -174,18 +177,19 @@ class Loop:
             self._commit(step, [], cost, (stop_reason, None, error))
             return step
         calls = _with_ids(completion.tool_calls, index)
-        signature = _signature(calls) if calls else None
+        parsed = [_parse(c) for c, _ in calls]
+        signature = _signature(calls, parsed) if calls else None
         assistant = Message("assistant", completion.text, tuple(c for c, _ in calls))
         # 4. run the batch, unless no model call could ever read its results
         records: list[CallRecord] = []
         end: tuple[Stop, str | None, str | None] | None = None
         if not calls:
             end = (Stop.ANSWERED, None, None)
-        elif block := self._stop_before_batch(started, index, calls, signature, cost):
+        elif block := self._stop_before_batch(started, index, calls, assistant, signature, cost):
             records = [not_run(c, i, "skipped", f"the run stopped ({block[1]})") for c, i in calls]
             end = (block[0], block[1], None)
         else:
-            records = yield Batch(calls, self._left(started))
+            records = yield Batch(calls, parsed, self._left(started))
             if any(r.error == ABANDONED for r in records):
                 end = (Stop.MAX_SECONDS, "a tool was still running at the deadline", None)
         # 5. append the assistant turn and its results, in request order
@@ -214,6 +218,7 @@ class Loop:
         started: float,
         index: int,
         calls: Calls,
+        assistant: Message,
         signature: str | None,
         cost: int,
     ) -> tuple[Stop, str] | None:
@@ -230,7 +235,10 @@ class Loop:
         if self._repeated(signature):
             return Stop.REPEATED, f"the same tool calls {self.repeat_limit} turns running"
         # The cheapest next turn carries empty results; if even that cannot fit, none can.
-        cheapest = self._project(self._spent + cost, _assistant_and_empty_results(calls))[0]
+        if budget.max_cost_usd is None:
+            return None
+        empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
+        cheapest = self._project(self._spent + cost, [assistant, *empty])[0]
         if not cheapest.fits:
             return Stop.MAX_COST_USD, "no turn to read the results fits: " + _cost_detail(cheapest)
         return None
@@ -277,13 +285,21 @@ class Loop:
         if self.count_tokens is not None:
             tokens = self.count_tokens([*self._messages, *extra], self.schemas)
         else:  # exact for what was already sent (calibrated by usage), estimated since
-            tokens = self._tokens + self._offset + sum(estimate_message(m) for m in extra)
+            tokens = self._tokens + self._offset + sum(self._estimate(m) for m in extra)
         spent = self._spent if spent is None else spent
         return project_cost(tokens, self.max_output_tokens, self.price, spent, self.budget)
 
+    def _estimate(self, message: Message) -> int:
+        """A message's estimate, remembered for the turn: the assistant message is projected
+        before its batch and appended after it, and is counted once."""
+        key = id(message)
+        if key not in self._estimates:
+            self._estimates[key] = (message, estimate_message(message))
+        return self._estimates[key][1]
+
     def _append(self, message: Message) -> None:
         self._messages.append(message)
-        self._tokens += estimate_message(message)
+        self._tokens += self._estimate(message)
         if self.redact is not None:
             self._trace_messages.append(redact_message(message, self.redact))
 
@@ -314,6 +330,7 @@ class Loop:
             step = redact_step(step, self.redact)
         for message in messages:
             self._append(message)
+        self._estimates.clear()
         self._steps.append(step)
         self._spent += cost
         if step.usage is not None:
@@ -350,27 +367,20 @@ def _with_ids(calls: Sequence[ToolCall], index: int) -> list[tuple[ToolCall, str
     return out
 
 
-def _signature(calls: Calls) -> str:
-    """The turn's calls, names and arguments, in a form that ignores key order and spacing."""
-    return json.dumps([[c.name, _canonical(c.arguments)] for c, _ in calls])
-
-
-def _assistant_and_empty_results(calls: Calls) -> list[Message]:
-    """The least a turn that reads these calls' results would add to the context."""
-    empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
-    return [Message("assistant", None, tuple(c for c, _ in calls)), *empty]
-
-
-def _canonical(arguments: Any) -> str:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return str(arguments)
+def _parse(call: ToolCall) -> Parsed:
     try:
-        return json.dumps(arguments, sort_keys=True)
-    except (TypeError, ValueError):
-        return repr(arguments)
+        return parse_arguments(call.name, call.arguments)
+    except ArgumentError as exc:
+        return exc
+
+
+def _signature(calls: Calls, parsed: list[Parsed]) -> str:
+    """The turn's calls, names and arguments, in a form that ignores key order and spacing."""
+    shown = [
+        [c.name, str(c.arguments) if isinstance(p, ArgumentError) else p]
+        for (c, _), p in zip(calls, parsed, strict=True)
+    ]
+    return json.dumps(shown, sort_keys=True, default=repr)
 
 
 def _cost_detail(p: Projection) -> str:

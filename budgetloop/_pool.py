@@ -42,13 +42,22 @@ class Workers:
             if task is _STOP:
                 return
             future, fn, args = task
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args))
-                except BaseException as exc:  # handed to the waiting side, which decides
-                    future.set_exception(exc)
+            if not future.set_running_or_notify_cancel():
+                continue  # taken back by ``cancel``, which counted this worker idle again
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # handed to the waiting side, which decides
+                future.set_exception(exc)
             with self._lock:
                 self._idle += 1
+
+    def cancel(self, future: Future[Any]) -> bool:
+        """Take back a task no worker has started; its worker is free again at once."""
+        if not future.cancel():
+            return False
+        with self._lock:
+            self._idle += 1
+        return True
 
     def close(self) -> None:
         """Let every worker finish what it is running and end."""

@@ -37,7 +37,9 @@ class Session(Loop):
                 if isinstance(request, ModelCall):
                     request = turn.send(self._call_model(request))
                 else:
-                    request = turn.send(self._dispatch.run_batch(request.calls, request.timeout))
+                    request = turn.send(
+                        self._dispatch.run_batch(request.calls, request.parsed, request.timeout)
+                    )
         except StopIteration as stop:
             step: Step | None = stop.value
             return step
