@@ -629,9 +629,7 @@ def test_projection_is_calibrated_by_the_usage_a_model_reports() -> None:
 def test_repetition_guard_sees_real_arguments_when_the_trace_is_redacted() -> None:
     search = make_search()
     model = ScriptedModel([always_calls(vary=False)], repeat_last=True)
-    result = run(
-        model, "go", tools=[search], budget=Budget(max_steps=100), redact=lambda s: s[:1]
-    )
+    result = run(model, "go", tools=[search], budget=Budget(max_steps=100), redact=lambda s: s[:1])
     assert result.stop == "repeated"
     assert model.calls == 3
     assert result.steps[0].tool_calls[0].raw_arguments == {"q": "s"}
