@@ -197,7 +197,7 @@ class Loop:
         step = Step(index, completion.text, tuple(records), completion.usage, cost / PICO,
                     projection, self._since(started))  # fmt: skip
         if end is not None and end[0] is Stop.ANSWERED:
-            self._answer = completion.text if completion.text is not None else ""
+            self._answer = self._traced(completion.text or "")
         self._commit(step, [assistant, *results], cost, end, signature)
         return step
 
@@ -342,7 +342,13 @@ class Loop:
             self._finish(*end)
 
     def _finish(self, stop: Stop, detail: str | None = None, error: str | None = None) -> None:
-        self._stop, self._detail, self._error = stop, detail, error
+        self._stop = stop
+        self._detail = None if detail is None else self._traced(detail)
+        self._error = None if error is None else self._traced(error)
+
+    def _traced(self, text: str) -> str:
+        """Text as it may enter the trace: through ``redact`` when there is one."""
+        return text if self.redact is None else self.redact(text)
 
 
 def as_completion(value: Any) -> tuple[Completion | None, str | None]:

@@ -101,12 +101,6 @@ def test_without_redact_the_trace_keeps_everything(tmp_path: Path) -> None:
     assert path.read_bytes().count(SECRET.encode()) >= 6
 
 
-@pytest.mark.xfail(
-    reason="core bug: Loop._turn sets Result.answer from the unredacted completion.text, and "
-    "Loop._commit/_finish set Result.error from the unredacted model error (only the Step copies "
-    "go through redact_step), so the secret reaches to_dict(), save() and the journal's end line",
-    strict=True,
-)
 @pytest.mark.parametrize("where", ["answer", "model error"])
 def test_a_secret_in_the_final_answer_or_a_model_error_is_redacted(
     tmp_path: Path, where: str
