@@ -223,25 +223,34 @@ def test_100_runs_in_threads_at_once_each_get_their_own_result() -> None:
 
 
 def settled_thread_count(target: int, wait: float = 10.0) -> int:
+    """The thread count once it is at most ``target``, or has stopped falling for 0.2 s."""
     deadline = time.monotonic() + wait
-    while threading.active_count() > target and time.monotonic() < deadline:
+    last, steady = threading.active_count(), time.monotonic()
+    while time.monotonic() < deadline:
+        count = threading.active_count()
+        if count <= target:
+            return count
+        if count < last:
+            last, steady = count, time.monotonic()
+        elif time.monotonic() - steady > 0.2 and target < 0:
+            return count
         time.sleep(0.01)
     return threading.active_count()
 
 
 @pytest.mark.timeout(120)
 def test_no_thread_is_left_behind_after_1000_runs() -> None:
-    before = settled_thread_count(threading.active_count())
+    before = settled_thread_count(-1)  # threads of earlier tests may still be ending
     for i in range(1000):
         # parallel batches use workers; with a deadline the model call uses one too
         result = one_run(i, budget=Budget(max_seconds=30) if i % 2 else Budget())
         assert result.answered
-    assert settled_thread_count(before) == before
+    assert settled_thread_count(before) <= before
 
 
 @pytest.mark.timeout(60)
 def test_no_thread_is_left_behind_by_stopped_and_failed_runs() -> None:
-    before = settled_thread_count(threading.active_count())
+    before = settled_thread_count(-1)  # threads of earlier tests may still be ending
     for i in range(200):
         model = ScriptedModel(
             [calls(("search", {"q": str(i)}), ("search", {"q": "b"}))], repeat_last=True
@@ -249,7 +258,7 @@ def test_no_thread_is_left_behind_by_stopped_and_failed_runs() -> None:
         budget = Budget(max_steps=3, max_seconds=30 if i % 2 else None)
         assert run(model, "go", tools=[search], budget=budget).stop == "max_steps"
         assert run(ScriptedModel([]), "go", budget=budget).stop == "model_error"
-    assert settled_thread_count(before) == before
+    assert settled_thread_count(before) <= before
 
 
 # -- malformed model output ----------------------------------------------------------------------
