@@ -193,10 +193,19 @@ def calls_table(calls: Sequence[CallRecord]) -> str:
             f'<td class="bl-raw"><code>{text(arguments_text(call.raw_arguments))}</code></td>'
             f'<td class="bl-checked"><code>{checked_html(call)}</code></td>'
             f'<td class="bl-status">{escape(call.status)}</td>'
-            f'<td class="bl-outcome"><pre>{text(_preview(outcome or "", CELL_CHARS))}</pre></td>'
+            f'<td class="bl-outcome"><pre>{text(_preview(outcome or "", CELL_CHARS))}</pre>'
+            f"{_cut_note(call.truncated)}</td>"
             f"<td>{call.seconds:.3f}</td></tr>"
         )
     return f'<table class="bl-table bl-calls"><tr>{head}</tr>{"".join(rows)}</table>'
+
+
+def _cut_note(truncated: int | None) -> str:
+    """Said under a result that was cut to ``max_result_chars`` before the model saw it."""
+    if truncated is None:
+        return ""
+    note = f"(cut for the model: {truncated:,} characters in all)"
+    return f'<div class="bl-truncated">{note}</div>'
 
 
 def step_html(step: Step, *, selected: bool = False) -> str:

@@ -6,7 +6,21 @@ import re
 
 import pytest
 
-from budgetloop import Budget, Message, Price, Projection, Result, Step, Stop, ToolCall, Usage
+from budgetloop import (
+    Budget,
+    Completion,
+    Message,
+    Price,
+    Projection,
+    Result,
+    ScriptedModel,
+    Step,
+    Stop,
+    ToolCall,
+    Usage,
+    run,
+    tool,
+)
 from budgetloop._budget import estimate_message
 from budgetloop._trace import CallRecord
 from budgetloop_widgets import bar_chart, line_chart, projection_text, usd
@@ -154,6 +168,33 @@ def test_calls_table_skipped_and_unchecked_calls() -> None:
     assert '<span class="bl-muted">not checked</span>' in html
     assert "bl-status-skipped" in html
     assert calls_table([]) == '<div class="bl-muted">no tool calls</div>'
+
+
+def test_calls_table_says_when_a_result_was_cut_for_the_model() -> None:
+    html = calls_table([record(result="x" * 300, truncated=50_000_000)])
+    cell = re.search(r'<td class="bl-outcome">(.*?)</td>', html)
+    assert cell is not None
+    assert cell.group(1) == (
+        f"<pre>{'x' * 240}… (60 more characters)</pre>"
+        '<div class="bl-truncated">(cut for the model: 50,000,000 characters in all)</div>'
+    )
+    assert "bl-truncated" not in calls_table([record()])
+    assert "cut for the model" not in calls_table([record(truncated=None)])
+
+
+def test_a_run_that_cuts_a_result_shows_its_full_length() -> None:
+    @tool
+    def dump() -> str:
+        """Dump everything."""
+        return "y" * 12_345
+
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("dump", {})]), Completion(text="ok")])
+    result = run(model, "go", tools=[dump], max_result_chars=100)
+    (call,) = result.steps[0].tool_calls
+    assert call.truncated == 12_345
+    html = step_html(result.steps[0])
+    assert html.count("cut for the model") == 1
+    assert "(cut for the model: 12,345 characters in all)" in html
 
 
 def make_step(index: int = 0, **changes: object) -> Step:
