@@ -145,8 +145,8 @@ class Dispatch:
             return []
         jobs = [(c, i, p) for (c, i), p in zip(calls, parsed, strict=True)]
         inline = timeout is None and not any(self._is_async(c) for c, _ in calls)
-        if inline and len(jobs) == 1:
-            return [self.run_call(*jobs[0])]
+        if inline and (len(jobs) == 1 or self.workers.limit == 1):  # nothing to overlap
+            return [self.run_call(*job) for job in jobs]
         started = self.clock()
         offered = jobs[1:] if inline else jobs
         futures = [self.workers.submit(self.run_call, *job) for job in offered]

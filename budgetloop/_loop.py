@@ -18,7 +18,14 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._budget import REQUEST_OVERHEAD, CountTokens, Projection, estimate_message, estimate_tools
+from ._budget import (
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    CountTokens,
+    Projection,
+    estimate_message,
+    estimate_tools,
+)
 from ._budget import project as project_cost
 from ._check import ArgumentError, parse_arguments
 from ._dispatch import ABANDONED, Calls, Dispatch, Parsed, not_run
@@ -132,7 +139,7 @@ class Loop:
     @property
     def projection(self) -> Projection:
         """What the next turn would cost at worst, computed without calling the model."""
-        return self._project()[0]
+        return self._project(self._context_tokens())[0]
 
     @property
     def result(self) -> Result:
@@ -156,7 +163,7 @@ class Loop:
 
     def _turn(self, started: float) -> Turn:
         # 1. project this turn's worst case; stop before it if any ceiling says so
-        projection, projected = self._project()
+        projection, projected = self._project(self._context_tokens())
         stop = self._stop_before_call(started, projection)
         if stop is not None:
             self._finish(*stop)
@@ -237,8 +244,12 @@ class Loop:
         # The cheapest next turn carries empty results; if even that cannot fit, none can.
         if budget.max_cost_usd is None:
             return None
-        empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
-        cheapest = self._project(self._spent + cost, [assistant, *empty])[0]
+        if self.count_tokens is None:  # a lower bound: an overhead per result, nothing in it
+            tokens = self._context_tokens([assistant]) + MESSAGE_OVERHEAD * len(calls)
+        else:
+            empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
+            tokens = self._context_tokens([assistant, *empty])
+        cheapest = self._project(tokens, self._spent + cost)[0]
         if not cheapest.fits:
             return Stop.MAX_COST_USD, "no turn to read the results fits: " + _cost_detail(cheapest)
         return None
@@ -278,14 +289,14 @@ class Loop:
     def _since(self, started: float) -> float:
         return self.clock() - started
 
-    def _project(
-        self, spent: int | None = None, extra: Sequence[Message] = ()
-    ) -> tuple[Projection, int | None]:
-        """The next turn's projection, with ``extra`` messages appended to the context."""
+    def _context_tokens(self, extra: Sequence[Message] = ()) -> int:
+        """The input tokens of the next request, with ``extra`` messages appended."""
         if self.count_tokens is not None:
-            tokens = self.count_tokens([*self._messages, *extra], self.schemas)
-        else:  # exact for what was already sent (calibrated by usage), estimated since
-            tokens = self._tokens + self._offset + sum(self._estimate(m) for m in extra)
+            return self.count_tokens([*self._messages, *extra], self.schemas)
+        # exact for what was already sent (calibrated by usage), estimated since
+        return self._tokens + self._offset + sum(self._estimate(m) for m in extra)
+
+    def _project(self, tokens: int, spent: int | None = None) -> tuple[Projection, int | None]:
         spent = self._spent if spent is None else spent
         return project_cost(tokens, self.max_output_tokens, self.price, spent, self.budget)
 

@@ -1,0 +1,99 @@
+"""The loop's overhead per turn at an earlier revision and now, measured side by side.
+
+    python benchmarks/before_after.py REV      # e.g. a commit before an optimisation
+
+The core of REV (``budgetloop/`` at that commit, read with ``git archive``) is imported under
+another name beside the working tree's, and both run bench.py's overhead workload (50 turns of
+two calls, cost guard on) alternately with the bare loop, so the three figures share one
+machine state. Medians of the per-run times; ratios are medians of back-to-back pairs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import bench
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def core_at(rev: str, into: Path) -> ModuleType:
+    """``budgetloop`` as it was at ``rev``, importable as ``budgetloop_at_rev``."""
+    archive = subprocess.run(
+        ["git", "archive", rev, "budgetloop"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    (into / "budgetloop").rename(into / "budgetloop_at_rev")
+    sys.path.insert(0, str(into))
+    return importlib.import_module("budgetloop_at_rev")
+
+
+def prepare(core: ModuleType) -> bench.Prepare:
+    """bench.py's overhead workload, built from ``core``'s own types."""
+    script = [
+        *(
+            core.Completion(
+                tool_calls=[
+                    core.ToolCall(n, json.dumps(a), f"call_{t}_{i}")
+                    for i, (n, a) in enumerate(bench.call_args(t))
+                ],
+                usage=core.Usage(120, 20),
+            )
+            for t in range(bench.TURNS)
+        ),
+        core.Completion(text="done", usage=core.Usage(120, 20)),
+    ]
+    tools = [core.tool(bench.add), core.tool(bench.echo)]
+    options: dict[str, Any] = {
+        "budget": core.Budget(max_steps=bench.TURNS + 5, max_cost_usd=1000.0),
+        "price": core.Price(1.25, 10.0),
+        "max_output_tokens": 500,
+    }
+
+    def make() -> Any:
+        model = core.ScriptedModel(script)
+
+        def go() -> None:
+            result = core.run(model, "go", tools=tools, **options)
+            bench.expect(len(result.tool_calls) == bench.TURNS * bench.CALLS, result.stop)
+
+        return go
+
+    return make
+
+
+def main() -> int:
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    rev = sys.argv[1]
+    import budgetloop
+
+    with tempfile.TemporaryDirectory() as tmp:
+        before = core_at(rev, Path(tmp))
+        cases = {"bare loop": bench.prepare_bare, rev: prepare(before), "now": prepare(budgetloop)}
+        times = bench.interleaved(cases, rounds=41, warmup=5)
+    print(f"overhead per turn, cost guard on, {bench.TURNS} turns of {bench.CALLS} calls:")
+    for name in cases:
+        us = bench.median(times[name]) / bench.TURNS * 1e6
+        ratio = (
+            ""
+            if name == "bare loop"
+            else f" = {bench.paired_ratio(times, name, 'bare loop'):.1f}x bare"
+        )
+        print(f"  {name:>12}: {us:7.1f} us/turn{ratio}")
+    print(f"  now / {rev}: {bench.paired_ratio(times, 'now', rev):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
