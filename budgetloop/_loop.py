@@ -16,7 +16,7 @@ import time
 import weakref
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ._budget import (
     MESSAGE_OVERHEAD,
@@ -61,6 +61,7 @@ class Batch:
     timeout: float | None
 
 
+L = TypeVar("L", bound="Loop")
 Turn = Generator[ModelCall | Batch, Any, Step | None]
 
 
@@ -85,6 +86,17 @@ class Loop:
         redact: Redact | None = None,
         trace_path: str | os.PathLike[str] | None = None,
     ) -> None:
+        self._setup: tuple[Model, str | Sequence[Message], dict[str, Any]] = (
+            complete,
+            prompt,
+            {
+                "tools": tools, "budget": budget, "price": price,
+                "max_output_tokens": max_output_tokens, "count_tokens": count_tokens,
+                "system": system, "repeat_limit": repeat_limit, "clock": clock,
+                "max_workers": max_workers, "max_result_chars": max_result_chars,
+                "redact": redact, "trace_path": trace_path,
+            },
+        )  # fmt: skip
         self.complete = complete
         self.budget = budget if budget is not None else Budget()
         self.price = price if price is not None else getattr(complete, "price", None)
@@ -120,6 +132,13 @@ class Loop:
         self._dispatch = Dispatch(self.tools, clock, self._workers, max_result_chars)
         self._journal = None if trace_path is None else Journal(trace_path)
         weakref.finalize(self, self._workers.close)
+
+    def fresh(self: L) -> L:
+        """A new session with this one's model, prompt, tools, budget and every option, at
+        its first step: what a notebook's Reset needs. (A scripted model keeps its place:
+        ``ScriptedModel.reset()`` rewinds it.)"""
+        complete, prompt, options = self._setup
+        return type(self)(complete, prompt, **options)
 
     # -- what a caller reads ----------------------------------------------------------------------
 

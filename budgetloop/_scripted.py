@@ -54,6 +54,11 @@ class ScriptedModel:
         self.requests: list[Request] = []
         self._lock = threading.Lock()
 
+    def reset(self) -> None:
+        """Forget every request, so the script plays again from its first entry."""
+        with self._lock:
+            self.requests.clear()
+
     @property
     def calls(self) -> int:
         """How many times the model has been called."""

@@ -8,7 +8,7 @@ from html import escape
 
 import ipywidgets as widgets
 
-from budgetloop import Message, Projection, ScriptedModel, Session, start
+from budgetloop import Projection, ScriptedModel, Session
 
 from ._views import (
     charts_html,
@@ -24,42 +24,10 @@ from ._views import (
 Factory = Callable[[], Session]
 
 
-def initial_messages(session: Session) -> list[Message]:
-    """The messages the session started from: its context less what its steps appended.
-
-    A step appends its assistant message and one tool message per call, unless the model call
-    itself failed, in which case it appends nothing.
-    """
-    appended = sum(1 + len(s.tool_calls) for s in session.steps if s.error is None)
-    messages = session.messages
-    return messages[: len(messages) - appended]
-
-
 def rewind(model: object) -> None:
-    """Send a ``ScriptedModel`` back to its first entry (its position is its request count)."""
+    """Send a ``ScriptedModel`` back to its first entry."""
     if isinstance(model, ScriptedModel):
-        model.requests.clear()
-
-
-def replay(session: Session) -> Factory:
-    """A factory for fresh sessions with ``session``'s model, tools, budget and options."""
-    messages = initial_messages(session)
-    tools = list(session.tools.values())
-
-    def fresh() -> Session:
-        return start(
-            session.complete,
-            messages,
-            tools=tools,
-            budget=session.budget,
-            price=session.price,
-            max_output_tokens=session.max_output_tokens,
-            count_tokens=session.count_tokens,
-            repeat_limit=session.repeat_limit,
-            clock=session.clock,
-        )
-
-    return fresh
+        model.reset()
 
 
 def _section(title: str) -> widgets.HTML:
@@ -71,8 +39,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     ``source`` is a ``Session`` (from ``budgetloop.start``) or a zero-argument function that
     returns a new one. Reset builds a fresh session: by calling the function, or, for a bare
-    session, with ``start()`` on the same model, starting messages, tools, budget and options
-    (``max_workers`` is not kept by a session, so the rebuilt one uses the default). A
+    session, with ``session.fresh()`` (the same model, prompt, tools, budget and options). A
     ``ScriptedModel`` is rewound on Reset so that it plays its script from the first entry.
     """
 
@@ -85,7 +52,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         title: str = "budgetloop run",
     ) -> None:
         if isinstance(source, Session):
-            self._factory, session = replay(source), source
+            self._factory, session = source.fresh, source
         elif callable(source):
             self._factory, session = source, _built(source)
         else:

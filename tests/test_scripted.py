@@ -43,3 +43,11 @@ def test_callable_entries_and_attributes() -> None:
     assert (model.price, model.max_output_tokens) == (Price(1, 2), 50)
     with pytest.raises(ValueError, match="repeat_last needs at least one entry"):
         ScriptedModel([], repeat_last=True)
+
+
+def test_reset_plays_the_script_again() -> None:
+    model = ScriptedModel(["one", "two"])
+    assert model([], []).text == "one"
+    model.reset()
+    assert model.calls == 0
+    assert [model([], []).text, model([], []).text] == ["one", "two"]

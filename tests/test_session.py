@@ -13,6 +13,7 @@ from budgetloop import (
     Completion,
     Message,
     ScriptedModel,
+    Session,
     Stop,
     ToolCall,
     Usage,
@@ -633,3 +634,30 @@ def test_repetition_guard_sees_real_arguments_when_the_trace_is_redacted() -> No
     assert result.stop == "repeated"
     assert model.calls == 3
     assert result.steps[0].tool_calls[0].raw_arguments == {"q": "s"}
+
+
+def test_fresh_is_the_same_setup_at_its_first_step() -> None:
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("search", {"query": "a"})]), "done"],
+        price=PRICE,
+        max_output_tokens=100,
+    )
+    session = start(
+        model,
+        "go",
+        tools=[make_search()],
+        system="be brief",
+        budget=Budget(max_steps=4, max_cost_usd=1.0),
+        redact=str.upper,
+        max_result_chars=10,
+        clock=FakeClock(),
+    )
+    first = session.run()
+    model.reset()
+    again = session.fresh()
+    assert type(again) is Session
+    assert not again.done
+    assert again.messages == [Message("system", "be brief"), Message("user", "go")]
+    assert (again.budget, again.price, again.redact) == (session.budget, PRICE, str.upper)
+    assert again.run().to_dict() == first.to_dict()
+    assert first.steps[0].tool_calls[0].truncated == 2000
