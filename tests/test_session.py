@@ -82,46 +82,34 @@ def test_cost_guard_stops_before_the_turn_that_would_breach() -> None:
     assert len(result.tool_calls) == 11
 
 
+def runaway(limit: float, output_tokens: int = 400) -> Any:
+    """The article's runaway against a cost ceiling alone, on a context growing 2,000 a turn."""
+    model = ScriptedModel([always_calls(output_tokens=output_tokens)], repeat_last=True)
+    result = run(
+        model,
+        "go",
+        tools=[make_search()],
+        budget=Budget(max_steps=1000, max_cost_usd=limit),
+        price=PRICE,
+        max_output_tokens=output_tokens,
+        count_tokens=growing_count(),
+        repeat_limit=None,
+    )
+    return model, result
+
+
 def test_cost_guard_equality_fits_despite_float_rounding() -> None:
     # $0.90 is not exact in binary floating point; the twelve turns sum to it exactly.
-    result = run(
-        ScriptedModel([always_calls()], repeat_last=True),
-        "go",
-        tools=[make_search()],
-        budget=Budget(max_steps=1000, max_cost_usd=0.9),
-        price=PRICE,
-        max_output_tokens=400,
-        count_tokens=growing_count(),
-        repeat_limit=None,
-    )
+    _, result = runaway(0.9)
     assert len(result.steps) == 12
     assert result.cost_usd == 0.9
-    below = run(
-        ScriptedModel([always_calls()], repeat_last=True),
-        "go",
-        tools=[make_search()],
-        budget=Budget(max_steps=1000, max_cost_usd=0.899999),
-        price=PRICE,
-        max_output_tokens=400,
-        count_tokens=growing_count(),
-        repeat_limit=None,
-    )
+    _, below = runaway(0.899999)
     assert len(below.steps) == 11
 
 
 def test_cost_guard_counts_output_tokens() -> None:
     # Output dominates: 20,000 tokens at $15/M is $0.30 a turn against ~$0.04 of input.
-    model = ScriptedModel([always_calls(output_tokens=20_000)], repeat_last=True)
-    result = run(
-        model,
-        "write at length",
-        tools=[make_search()],
-        budget=Budget(max_steps=1000, max_cost_usd=1.0),
-        price=PRICE,
-        max_output_tokens=20_000,
-        count_tokens=growing_count(),
-        repeat_limit=None,
-    )
+    model, result = runaway(1.0, output_tokens=20_000)
     # turns cost $0.336, $0.342, then a third at $0.348 would make $1.026
     assert result.stop == "max_cost_usd"
     assert model.calls == 2
