@@ -48,9 +48,8 @@ def check() -> None:
     sh(BIN / "ruff", "check", ".")
     sh(BIN / "ruff", "format", "--check", ".")
     sh(BIN / "mypy")
+    sh(PY, "benchmarks/bench.py", "--quick")  # a smoke run: fails only if a workload breaks
     sh(PY, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env", "tests", "notebooks")
-    if (ROOT / "benchmarks" / "bench.py").exists():
-        sh(PY, "benchmarks/bench.py", "--quick")
 
 
 if __name__ == "__main__":
