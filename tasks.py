@@ -40,7 +40,8 @@ def setup(extras: str) -> None:
 def demo() -> None:
     setup("notebooks")
     sh(PY, "examples/offline.py")
-    sh(PY, "-m", "jupyterlab", "notebooks/")
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+    sh(PY, "-m", "jupyterlab", *as_root, "notebooks/")
 
 
 def check() -> None:
