@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -198,6 +199,9 @@ def to_content(value: Any) -> str:
     """A tool's return value as the text the model reads: a str as is, else JSON."""
     if isinstance(value, str):
         return value
+    kind = type(value)
+    if kind is int or (kind is float and math.isfinite(value)):
+        return repr(value)  # what json.dumps writes, without the encoder
     try:
         return json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):  # circular structures and the like
