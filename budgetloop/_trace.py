@@ -285,9 +285,10 @@ def check_header(data: Any, where: str) -> None:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def printable(text: str, keep_newlines: bool = False) -> str:
+def printable(text: object, keep_newlines: bool = False) -> str:
     """Text with control characters (ANSI escapes, NUL...) shown as escapes, never acted on."""
-    text = _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+    shown = "" if text is None else str(text)
+    shown = _CONTROL.sub(lambda m: repr(m.group())[1:-1], shown)
     if not keep_newlines:
-        text = text.replace("\n", "\\n").replace("\t", "\\t")
-    return text
+        shown = shown.replace("\n", "\\n").replace("\t", "\\t")
+    return shown

@@ -74,6 +74,12 @@ class Usage:
     input_tokens: int
     output_tokens: int
 
+    def __post_init__(self) -> None:
+        for name in ("input_tokens", "output_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"Usage.{name}: expected an int >= 0, got {value!r}.")
+
 
 @dataclass(frozen=True)
 class Completion:
@@ -91,6 +97,14 @@ class Completion:
             raise TypeError(f"Completion.text: expected str or None, got {_kind(self.text)}.")
         if self.usage is not None and not isinstance(self.usage, Usage):
             raise TypeError(f"Completion.usage: expected Usage or None, got {_kind(self.usage)}.")
+        cost = self.cost_usd
+        if cost is not None and (
+            isinstance(cost, bool)
+            or not isinstance(cost, (int, float))
+            or not math.isfinite(cost)
+            or cost < 0
+        ):
+            raise ValueError(f"Completion.cost_usd: expected a number >= 0 or None, got {cost!r}.")
 
 
 def _calls_tuple(calls: Any, owner: str) -> tuple[ToolCall, ...]:

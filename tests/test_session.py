@@ -649,3 +649,19 @@ def test_fresh_is_the_same_setup_at_its_first_step() -> None:
     assert (again.budget, again.price, again.redact) == (session.budget, PRICE, str.upper)
     assert again.run().to_dict() == first.to_dict()
     assert first.steps[0].tool_calls[0].truncated == 2000
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Completion(text="x", cost_usd=float("nan")), "ValueError: Completion.cost_usd"),
+        (lambda: Completion(text="x", usage=Usage(-5, 2)), "ValueError: Usage.input_tokens"),
+    ],
+)
+def test_a_model_reporting_impossible_cost_or_usage_is_a_model_error(
+    make: Any, message: str
+) -> None:
+    result = run(lambda messages, tools: make(), "go", price=PRICE)
+    assert result.stop == "model_error"
+    assert (result.error or "").startswith(message)
+    assert result.cost_usd == 0

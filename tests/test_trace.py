@@ -145,3 +145,10 @@ def test_format_shows_skips_stops_and_neutralises_control_characters() -> None:
         "stop=max_steps tools=0 failed=0 cost=$0.0000",
         "max_steps=1: no step is left to read results",
     ]
+
+
+def test_format_survives_a_call_without_a_name() -> None:
+    model = ScriptedModel([Completion(tool_calls=[ToolCall(None, {})]), "done"])  # type: ignore[arg-type]
+    assert run(model, "go").format().splitlines()[1] == (
+        "  x ({}) -> error: a tool call needs a name; available tools: none."
+    )

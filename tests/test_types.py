@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from budgetloop import Budget, Completion, Message, Stop, ToolCall
+from budgetloop import Budget, Completion, Message, Stop, ToolCall, Usage
 
 
 def test_stop_is_a_string_enum() -> None:
@@ -49,3 +49,15 @@ def test_message_and_completion_validation() -> None:
         Completion(tool_calls=[{"name": "f"}])  # type: ignore[list-item]
     with pytest.raises(TypeError, match=r"Completion.text: expected str or None, got int"):
         Completion(text=3)  # type: ignore[arg-type]
+
+
+def test_usage_and_reported_cost_are_validated() -> None:
+    with pytest.raises(ValueError, match=r"Usage.input_tokens: expected an int >= 0, got 'a'"):
+        Usage("a", 2)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"Usage.output_tokens: expected an int >= 0, got -1"):
+        Usage(1, -1)
+    for bad in (float("nan"), -0.01, float("inf"), "0.1", True):
+        with pytest.raises(
+            ValueError, match=r"Completion.cost_usd: expected a number >= 0 or None"
+        ):
+            Completion(text="x", cost_usd=bad)  # type: ignore[arg-type]
