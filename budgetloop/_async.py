@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ._dispatch import describe
 from ._loop import ABANDONED_MODEL, Loop, ModelCall, as_completion
 from ._trace import Result, Step
 
@@ -64,5 +65,5 @@ class AsyncSession(Loop):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return None, f"{type(exc).__name__}: {exc}"
+            return None, describe(exc)
         return as_completion(value)

@@ -71,10 +71,14 @@ class Dispatch:
         started: float,
     ) -> CallRecord:
         fields: dict[str, Any] = {}
+        if failure is None:
+            try:
+                content = to_content(value)
+            except Exception as exc:  # a value whose repr raises, say: the model hears why
+                failure = ValueError(f"the result could not be encoded as text ({describe(exc)})")
         if failure is not None:
-            fields = {"status": "error", "error": f"{type(failure).__name__}: {failure}"}
+            fields = {"status": "error", "error": describe(failure)}
         else:
-            content = to_content(value)
             limit = self.max_result_chars
             if limit is not None and len(content) > limit:
                 fields["truncated"] = len(content)
@@ -193,6 +197,14 @@ class Dispatch:
             else task.result()
             for task, (c, i) in zip(tasks, calls, strict=True)
         ]
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message``; a message that itself cannot be shown is said to be so."""
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:
+        return f"{type(exc).__name__}: (its message could not be shown)"
 
 
 def to_content(value: Any) -> str:

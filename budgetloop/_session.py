@@ -11,6 +11,7 @@ import inspect
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from ._dispatch import describe
 from ._loop import ABANDONED_MODEL, Loop, ModelCall, as_completion
 from ._trace import Result, Step
 from ._types import Completion
@@ -61,7 +62,7 @@ class Session(Loop):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return None, f"{type(exc).__name__}: {exc}"
+            return None, describe(exc)
         return as_completion(value)
 
     def _call_on_worker(self, request: ModelCall) -> Any:

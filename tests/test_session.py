@@ -665,3 +665,33 @@ def test_a_model_reporting_impossible_cost_or_usage_is_a_model_error(
     assert result.stop == "model_error"
     assert (result.error or "").startswith(message)
     assert result.cost_usd == 0
+
+
+def test_a_result_or_an_error_that_cannot_be_shown_is_still_a_result() -> None:
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    class Mute(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no str")
+
+    @tool
+    def odd(fail: bool) -> object:
+        """Odd."""
+        if fail:
+            raise Mute
+        return Unprintable()
+
+    calls = [ToolCall("odd", {"fail": False}), ToolCall("odd", {"fail": True})]
+    result = run(ScriptedModel([Completion(tool_calls=calls), "done"]), "go", tools=[odd])
+    assert result.stop == "answered"
+    assert [c.error for c in result.steps[0].tool_calls] == [
+        "ValueError: the result could not be encoded as text (RuntimeError: no repr)",
+        "Mute: (its message could not be shown)",
+    ]
+
+    def mute_model(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise Mute
+
+    assert run(mute_model, "go").error == "Mute: (its message could not be shown)"
