@@ -109,7 +109,7 @@ class Loop:
         self.redact = redact
         self.tools = tool_table(tools)
         self.schemas = [t.schema for t in self.tools.values()]
-        check_setup(self, complete, max_workers, max_result_chars)
+        check_setup(self, complete, max_workers, max_result_chars, trace_path)
         self._async_model = is_async(complete)
         self._messages: list[Message] = []
         self._trace_messages = self._messages if redact is None else []

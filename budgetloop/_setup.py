@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -47,9 +48,17 @@ def initial_messages(prompt: str | Sequence[Message], system: str | None) -> lis
 
 
 def check_setup(
-    session: Loop, complete: Any, max_workers: int | None, max_result_chars: int | None
+    session: Loop,
+    complete: Any,
+    max_workers: int | None,
+    max_result_chars: int | None,
+    trace_path: str | os.PathLike[str] | None,
 ) -> None:
     """Configuration mistakes fail here, loudly, before anything is sent."""
+    if trace_path is not None:
+        folder = os.path.dirname(os.path.abspath(trace_path))
+        if not os.path.isdir(folder):
+            raise ValueError(f"run: trace_path {os.fspath(trace_path)!r}: no folder {folder!r}.")
     if not callable(complete):
         raise TypeError(
             "run: complete must be a callable (messages, tools) -> Completion, "

@@ -695,3 +695,9 @@ def test_a_result_or_an_error_that_cannot_be_shown_is_still_a_result() -> None:
         raise Mute
 
     assert run(mute_model, "go").error == "Mute: (its message could not be shown)"
+
+
+def test_a_trace_path_in_a_missing_folder_fails_at_start(tmp_path: Any) -> None:
+    missing = tmp_path / "nope" / "run.jsonl"
+    with pytest.raises(ValueError, match=r"run: trace_path '.*run\.jsonl': no folder '.*nope'\."):
+        start(ScriptedModel(["x"]), "go", trace_path=missing)
