@@ -1,10 +1,10 @@
 """Budgets: counting the next request, projecting its worst-case cost, the arithmetic of ceilings.
 
 The default token count is an estimate meant to sit at or above what a provider's tokenizer
-counts: letters are counted in runs of three, digits in runs of three (as BPE tokenizers split
-numbers), every other visible character is a token of its own, non-ASCII text is counted a token
-per UTF-8 byte, and each message carries a fixed overhead. On English prose that is roughly twice
-the true count; on dense JSON it is close to it. Pass ``count_tokens=`` for an exact counter.
+counts (see ``estimate_text``), plus a fixed overhead per message and per tool call. On English
+prose it is about twice the true count, on code a little less, on dense JSON close to it; it is
+measured against OpenAI's tokenizers in tests/test_tokens.py. Pass ``count_tokens=`` for an exact
+counter (``budgetloop.adapters.tiktoken_counter``).
 """
 
 from __future__ import annotations
