@@ -9,6 +9,7 @@ Both create ``.venv`` on first use and install the project into it, editable, wi
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,12 +45,70 @@ def demo() -> None:
     sh(PY, "-m", "jupyterlab", *as_root, "notebooks/")
 
 
+# The core (standard library only) is tested on every other Python it claims, where one is here.
+OTHER_PYTHONS = ("python3.10", "python3.12", "python3.13")
+CORE_TESTS = [
+    f"tests/test_{name}.py"
+    for name in [
+        "async",
+        "budget",
+        "check",
+        "check_fuzz",
+        "example",
+        "exports",
+        "faults",
+        "hostile",
+        "journal",
+        "properties",
+        "redact",
+        "schema",
+        "scripted",
+        "session",
+        "trace",
+        "types",
+    ]
+]
+
+
+def find_python(name: str) -> str | None:
+    """An interpreter called ``name`` that runs: on PATH, or installed by pyenv."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    version = name.removeprefix("python")
+    candidates = [
+        shutil.which(name),
+        *sorted(map(str, pyenv.glob(f"versions/{version}.*/bin/{name}"))),
+    ]
+    for candidate in candidates:
+        if (
+            candidate
+            and subprocess.call([candidate, "-c", "pass"], stderr=subprocess.DEVNULL) == 0
+        ):
+            return candidate
+    return None
+
+
+def check_other_pythons() -> None:
+    for name in OTHER_PYTHONS:
+        python = find_python(name)
+        if python is None:
+            print(f"note: {name} not found; the core is not tested on it here", flush=True)
+            continue
+        venv = ROOT / f".venv-{name}"
+        bin_ = venv / ("Scripts" if os.name == "nt" else "bin")
+        if not (bin_ / "python").exists():
+            sh(python, "-m", "venv", venv)
+        sh(bin_ / "python", "-m", "pip", "install", "--quiet", "-e", ".",
+           "pytest", "pytest-timeout", "hypothesis", "jsonschema")  # fmt: skip
+        sh(bin_ / "python", "-m", "pytest", "-q", *CORE_TESTS)
+
+
 def check() -> None:
     setup("dev")
     sh(BIN / "ruff", "check", ".")
     sh(BIN / "ruff", "format", "--check", ".")
     sh(BIN / "mypy")
     sh(PY, "benchmarks/bench.py", "--quick")  # a smoke run: fails only if a workload breaks
+    check_other_pythons()
     sh(PY, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env", "tests", "notebooks")
 
 
