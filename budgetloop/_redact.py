@@ -1,4 +1,7 @@
-"""``redact=``: rewriting what enters the trace, after the tools and the model have seen it."""
+"""``redact=``: rewriting what enters the trace, after the tools and the model have seen it.
+
+Every string is rewritten: texts, arguments (keys too), results, errors, tool names and call ids.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +33,8 @@ def _opt(text: str | None, redact: Redact) -> str | None:
 def redact_call(record: CallRecord, redact: Redact) -> CallRecord:
     return replace(
         record,
+        name=redact_value(record.name, redact),
+        id=redact_value(record.id, redact),
         raw_arguments=redact_value(record.raw_arguments, redact),
         arguments=redact_value(record.arguments, redact),
         result=_opt(record.result, redact),
@@ -50,7 +55,14 @@ def redact_message(message: Message, redact: Redact) -> Message:
     return replace(
         message,
         content=_opt(message.content, redact),
+        name=_opt(message.name, redact),
+        tool_call_id=_opt(message.tool_call_id, redact),
         tool_calls=tuple(
-            ToolCall(c.name, redact_value(c.arguments, redact), c.id) for c in message.tool_calls
+            ToolCall(
+                redact_value(c.name, redact),
+                redact_value(c.arguments, redact),
+                redact_value(c.id, redact),
+            )
+            for c in message.tool_calls
         ),
     )

@@ -4,6 +4,7 @@ still gets the real value and the model still reads the real result."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,17 @@ def test_a_secret_in_the_final_answer_or_a_model_error_is_redacted(
     assert SECRET not in repr(result.to_dict())
     assert SECRET.encode() not in journal.read_bytes()
     assert SECRET.encode() not in saved.read_bytes()
+
+
+def test_a_secret_in_a_tool_name_or_a_call_id_is_redacted_too() -> None:
+    secret = "sk-in-the-name"
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall(f"lookup_{secret}", {}, f"id-{secret}")]), "done"]
+    )
+    result = run(model, "go", redact=lambda text: text.replace(secret, "[redacted]"))
+    assert secret not in json.dumps(result.to_dict())
+    call = result.steps[0].tool_calls[0]
+    assert (call.name, call.id) == ("lookup_[redacted]", "id-[redacted]")
+    tool_message = result.messages[-2]
+    assert (tool_message.name, tool_message.tool_call_id) == ("lookup_[redacted]", "id-[redacted]")
+    assert secret in model.requests[1].messages[-1].tool_call_id  # the model saw the real id
