@@ -16,9 +16,9 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from budgetloop import Budget, Message, Projection, Result, Step, load_trace
+from budgetloop import Budget, CallRecord, Message, Projection, Result, Step, load_trace
 from budgetloop._budget import estimate_message
-from budgetloop._trace import CallRecord, printable
+from budgetloop._trace import printable
 
 from ._svg import bar_chart, line_chart
 
