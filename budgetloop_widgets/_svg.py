@@ -94,7 +94,8 @@ def bar_chart(
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     top = nice_top(max(values, default=0))
     last = first_x + max(len(values) - 1, 0)
-    parts = _frame(title, top, y_format, str(first_x), str(last), x_label)
+    right = str(last) if len(values) > 1 else ""  # one bar: one label, not "0 ... 0"
+    parts = _frame(title, top, y_format, str(first_x), right, x_label)
     if values:
         slot = plot_w / len(values)
         width = max(slot * 0.8, 0.5)

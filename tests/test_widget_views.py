@@ -336,3 +336,9 @@ def test_price_is_only_read_not_recomputed() -> None:
     assert "= $0.50 projected; spent $0.25 + $0.50 = $0.75 of max_cost_usd $0.05: fits" in html
     assert "bl-warn" not in html
     assert Price(3.0, 15.0).cost(1234, 500) == pytest.approx(0.011202)
+
+
+def test_a_single_bar_has_one_x_label_not_two() -> None:
+    x_labels = re.compile(r'<text x="\d+" y="182"[^>]*>([^<]*)</text>')
+    assert x_labels.findall(bar_chart([5.0], title="t")) == ["0", ""]
+    assert x_labels.findall(bar_chart([5.0, 6.0, 7.0], title="t", first_x=3)) == ["3", "5"]
