@@ -132,7 +132,7 @@ def project(
     """The projection, and its cost in picodollars (None without a price)."""
     pico = None
     if price is not None:
-        pico = price.pico(input_tokens, max_output_tokens or 0)
+        pico = price.worst_pico(input_tokens, max_output_tokens or 0)
     limit = budget.max_cost_usd
     return (
         Projection(

@@ -340,7 +340,7 @@ class Loop:
         if completion is not None and completion.cost_usd is not None:
             return to_pico(completion.cost_usd)
         if completion is not None and completion.usage is not None and self.price is not None:
-            return self.price.pico(completion.usage.input_tokens, completion.usage.output_tokens)
+            return self.price.usage_pico(completion.usage)
         if completion is None and error != ABANDONED_MODEL:
             return 0  # the call failed; nothing came back to bill
         return projected or 0  # no usage reported: assume the worst case it was allowed

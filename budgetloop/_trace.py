@@ -88,9 +88,7 @@ class Step:
         return {
             "index": self.index,
             "text": self.text,
-            "usage": None
-            if usage is None
-            else {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+            "usage": None if usage is None else usage_to_dict(usage),
             "cost_usd": self.cost_usd,
             "projection": self.projection.to_dict(),
             "seconds": self.seconds,
@@ -111,6 +109,16 @@ class Step:
             seconds=data.get("seconds", 0.0),
             error=data.get("error"),
         )
+
+
+def usage_to_dict(usage: Usage) -> dict[str, int]:
+    """A usage as plain data; the cache counts only when there are some (older readers)."""
+    out = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cache_read_tokens:
+        out["cache_read_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        out["cache_write_tokens"] = usage.cache_write_tokens
+    return out
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
@@ -192,12 +200,7 @@ class Result:
                 "max_cost_usd": self.budget.max_cost_usd,
                 "max_tool_calls": self.budget.max_tool_calls,
             },
-            "price": None
-            if price is None
-            else {
-                "input_per_mtok": price.input_per_mtok,
-                "output_per_mtok": price.output_per_mtok,
-            },
+            "price": None if price is None else price_to_dict(price),
             "max_output_tokens": self.max_output_tokens,
             "totals": {
                 "steps": len(self.steps),
@@ -269,6 +272,16 @@ class Result:
         if self.detail:
             lines.append(printable(self.detail))
         return "\n".join(lines)
+
+
+def price_to_dict(price: Price) -> dict[str, float]:
+    """A price as plain data; the cache prices only when they are set (older readers)."""
+    out = {"input_per_mtok": price.input_per_mtok, "output_per_mtok": price.output_per_mtok}
+    if price.cache_read_per_mtok is not None:
+        out["cache_read_per_mtok"] = price.cache_read_per_mtok
+    if price.cache_write_per_mtok is not None:
+        out["cache_write_per_mtok"] = price.cache_write_per_mtok
+    return out
 
 
 def check_header(data: Any, where: str) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
+
+from ._valid import check_int, check_number, kind
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -34,6 +35,7 @@ class Stop(str, enum.Enum):
     MAX_TOOL_CALLS = "max_tool_calls"
     REPEATED = "repeated"
     MODEL_ERROR = "model_error"
+    SHARED_BUDGET = "shared_budget"
 
     def __str__(self) -> str:
         return self.value
@@ -63,22 +65,43 @@ class Message:
             raise ValueError(
                 f"Message.role: expected one of {', '.join(ROLES)}, got {self.role!r}."
             )
+        for name in ("content", "tool_call_id", "name"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"Message.{name}: expected str or None, got {kind(value)}.")
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", _calls_tuple(self.tool_calls, "Message"))
 
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a model call consumed, as the provider reported them."""
+    """Tokens a model call consumed, as the provider reported them.
+
+    ``input_tokens`` is the whole input, cache reads and cache writes included (as the
+    OpenTelemetry GenAI conventions count it); ``cache_read_tokens`` and ``cache_write_tokens``
+    say how much of it was read from or written to the provider's prompt cache.
+    """
 
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("input_tokens", "output_tokens"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"Usage.{name}: expected an int >= 0, got {value!r}.")
+        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+            check_int(f"Usage.{name}", getattr(self, name))
+        cached = self.cache_read_tokens + self.cache_write_tokens
+        if cached > self.input_tokens:
+            raise ValueError(
+                f"Usage: cache_read_tokens + cache_write_tokens ({cached}) is more than "
+                f"input_tokens ({self.input_tokens}); input_tokens counts the whole input, "
+                "cached tokens included."
+            )
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """The input neither read from nor written to the cache."""
+        return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
 
 
 @dataclass(frozen=True)
@@ -94,59 +117,80 @@ class Completion:
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", _calls_tuple(self.tool_calls, "Completion"))
         if self.text is not None and not isinstance(self.text, str):
-            raise TypeError(f"Completion.text: expected str or None, got {_kind(self.text)}.")
+            raise TypeError(f"Completion.text: expected str or None, got {kind(self.text)}.")
         if self.usage is not None and not isinstance(self.usage, Usage):
-            raise TypeError(f"Completion.usage: expected Usage or None, got {_kind(self.usage)}.")
-        cost = self.cost_usd
-        if cost is not None and (
-            isinstance(cost, bool)
-            or not isinstance(cost, (int, float))
-            or not math.isfinite(cost)
-            or cost < 0
-        ):
-            raise ValueError(f"Completion.cost_usd: expected a number >= 0 or None, got {cost!r}.")
+            raise TypeError(f"Completion.usage: expected Usage or None, got {kind(self.usage)}.")
+        check_number("Completion.cost_usd", self.cost_usd, optional=True)
 
 
 def _calls_tuple(calls: Any, owner: str) -> tuple[ToolCall, ...]:
     if not isinstance(calls, (list, tuple)):
-        raise TypeError(f"{owner}.tool_calls: expected a list of ToolCall, got {_kind(calls)}.")
+        raise TypeError(f"{owner}.tool_calls: expected a list of ToolCall, got {kind(calls)}.")
     for i, call in enumerate(calls):
         if not isinstance(call, ToolCall):
-            raise TypeError(f"{owner}.tool_calls[{i}]: expected ToolCall, got {_kind(call)}.")
+            raise TypeError(f"{owner}.tool_calls[{i}]: expected ToolCall, got {kind(call)}.")
     return tuple(calls)
 
 
-def _kind(value: object) -> str:
-    return "null" if value is None else type(value).__name__
+def _per_token(usd_per_mtok: float) -> int:
+    """Picodollars per token: dollars per million tokens x 10**6, rounded up."""
+    return -(-to_pico(usd_per_mtok) // 10**6)
 
 
 @dataclass(frozen=True)
 class Price:
-    """Dollars per million input and output tokens."""
+    """Dollars per million tokens: input, output, and input read from or written to a cache.
+
+    A cache price left as None is the input price.
+    """
 
     input_per_mtok: float
     output_per_mtok: float
+    cache_read_per_mtok: float | None = None
+    cache_write_per_mtok: float | None = None
     _in: int = field(init=False, repr=False, compare=False)
     _out: int = field(init=False, repr=False, compare=False)
+    _read: int = field(init=False, repr=False, compare=False)
+    _write: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("input_per_mtok", "output_per_mtok"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"Price.{name}: expected a number, got {_kind(value)}.")
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"Price.{name}: expected a finite number >= 0, got {value!r}.")
-        # picodollars per token = dollars per million tokens x 10**6, rounded up
-        object.__setattr__(self, "_in", -(-to_pico(self.input_per_mtok) // 10**6))
-        object.__setattr__(self, "_out", -(-to_pico(self.output_per_mtok) // 10**6))
+            check_number(f"Price.{name}", getattr(self, name))
+        for name in ("cache_read_per_mtok", "cache_write_per_mtok"):
+            check_number(f"Price.{name}", getattr(self, name), optional=True)
+        rate = _per_token(self.input_per_mtok)
+        read, write = self.cache_read_per_mtok, self.cache_write_per_mtok
+        object.__setattr__(self, "_in", rate)
+        object.__setattr__(self, "_out", _per_token(self.output_per_mtok))
+        object.__setattr__(self, "_read", rate if read is None else _per_token(read))
+        object.__setattr__(self, "_write", rate if write is None else _per_token(write))
 
     def pico(self, input_tokens: int, output_tokens: int) -> int:
-        """Exact cost in picodollars."""
+        """Exact cost in picodollars of uncached input and output."""
         return input_tokens * self._in + output_tokens * self._out
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """Cost in dollars of a call with these token counts."""
+        """Cost in dollars of a call with these token counts, none of the input cached."""
         return from_pico(self.pico(input_tokens, output_tokens))
+
+    def worst_pico(self, input_tokens: int, output_tokens: int) -> int:
+        """The most a call with these counts can cost: each input token at the dearest of the
+        input, cache-read and cache-write prices (which tokens a provider caches is not known
+        before the call)."""
+        return input_tokens * max(self._in, self._read, self._write) + output_tokens * self._out
+
+    def usage_pico(self, usage: Usage) -> int:
+        """Exact cost in picodollars of a reported usage, each kind of token at its price."""
+        return (
+            usage.uncached_input_tokens * self._in
+            + usage.cache_read_tokens * self._read
+            + usage.cache_write_tokens * self._write
+            + usage.output_tokens * self._out
+        )
+
+    def usage_cost(self, usage: Usage) -> float:
+        """Cost in dollars of a reported usage."""
+        return from_pico(self.usage_pico(usage))
 
 
 @dataclass(frozen=True)
@@ -161,18 +205,8 @@ class Budget:
 
     def __post_init__(self) -> None:
         for name in ("max_steps", "max_tool_calls"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"Budget.{name}: expected an int >= 0 or None, got {value!r}.")
+            check_int(f"Budget.{name}", getattr(self, name), optional=True)
         for name in ("max_seconds", "max_cost_usd"):
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"Budget.{name}: expected a number >= 0 or None, got {value!r}.")
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"Budget.{name}: expected a number >= 0 or None, got {value!r}.")
+            check_number(f"Budget.{name}", getattr(self, name), optional=True)
         limit = None if self.max_cost_usd is None else to_pico(self.max_cost_usd)
         object.__setattr__(self, "limit_pico", limit)

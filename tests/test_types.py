@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from budgetloop import Budget, Completion, Message, Stop, ToolCall, Usage
+from budgetloop import Budget, Completion, Message, Price, Stop, ToolCall, Usage
 
 
 def test_stop_is_a_string_enum() -> None:
     assert Stop.MAX_COST_USD == "max_cost_usd"
     assert str(Stop.REPEATED) == "repeated"
     assert {s.value for s in Stop} == {
-        "answered", "max_steps", "max_seconds", "max_cost_usd", "max_tool_calls", "repeated", "model_error",
+        "answered", "max_steps", "max_seconds", "max_cost_usd", "max_tool_calls", "repeated", "model_error", "shared_budget",
     }  # fmt: skip
 
 
@@ -24,11 +24,15 @@ def test_budget_defaults_and_validation() -> None:
     ):
         Budget(max_steps=-1)
     with pytest.raises(
-        ValueError, match=r"Budget.max_cost_usd: expected a number >= 0 or None, got 'a'"
+        TypeError, match=r"Budget.max_cost_usd: expected a finite number >= 0 or None, got str"
     ):
         Budget(max_cost_usd="a")  # type: ignore[arg-type]
     with pytest.raises(
-        ValueError, match=r"Budget.max_seconds: expected a number >= 0 or None, got nan"
+        TypeError, match=r"Budget.max_steps: expected an int >= 0 or None, got bool"
+    ):
+        Budget(max_steps=True)
+    with pytest.raises(
+        ValueError, match=r"Budget.max_seconds: expected a finite number >= 0 or None, got nan"
     ):
         Budget(max_seconds=float("nan"))
 
@@ -52,12 +56,63 @@ def test_message_and_completion_validation() -> None:
 
 
 def test_usage_and_reported_cost_are_validated() -> None:
-    with pytest.raises(ValueError, match=r"Usage.input_tokens: expected an int >= 0, got 'a'"):
+    with pytest.raises(TypeError, match=r"Usage.input_tokens: expected an int >= 0, got str"):
         Usage("a", 2)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"Usage.output_tokens: expected an int >= 0, got -1"):
         Usage(1, -1)
-    for bad in (float("nan"), -0.01, float("inf"), "0.1", True):
+    with pytest.raises(
+        ValueError,
+        match=r"Usage: cache_read_tokens \+ cache_write_tokens \(11\) is more than input_tokens \(10\)",
+    ):
+        Usage(10, 1, cache_read_tokens=6, cache_write_tokens=5)
+    for bad in (float("nan"), -0.01, float("inf")):
         with pytest.raises(
-            ValueError, match=r"Completion.cost_usd: expected a number >= 0 or None"
+            ValueError, match=r"Completion.cost_usd: expected a finite number >= 0 or None"
         ):
-            Completion(text="x", cost_usd=bad)  # type: ignore[arg-type]
+            Completion(text="x", cost_usd=bad)
+    for wrong in ("0.1", True):
+        with pytest.raises(
+            TypeError, match=r"Completion.cost_usd: expected a finite number >= 0 or None"
+        ):
+            Completion(text="x", cost_usd=wrong)  # type: ignore[arg-type]
+
+
+def test_message_fields_are_strings() -> None:
+    for field, value, got in (
+        ("content", 3, "int"),
+        ("content", b"x", "bytes"),
+        ("name", ["f"], "list"),
+        ("tool_call_id", 1.5, "float"),
+    ):
+        with pytest.raises(TypeError, match=rf"Message.{field}: expected str or None, got {got}"):
+            Message("tool", **{field: value})  # type: ignore[arg-type]
+
+
+def test_price_validation_follows_one_convention() -> None:
+    with pytest.raises(
+        TypeError, match=r"Price.input_per_mtok: expected a finite number >= 0, got str"
+    ):
+        Price("a", 1)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"Price.output_per_mtok: expected a finite number >= 0, got -1"
+    ):
+        Price(1, -1)
+    with pytest.raises(
+        ValueError,
+        match=r"Price.cache_read_per_mtok: expected a finite number >= 0 or None, got nan",
+    ):
+        Price(1, 1, cache_read_per_mtok=float("nan"))
+
+
+def test_cached_tokens_are_billed_each_at_its_price() -> None:
+    price = Price(3.0, 15.0, cache_read_per_mtok=0.30, cache_write_per_mtok=3.75)
+    usage = Usage(1_000_000, 100_000, cache_read_tokens=600_000, cache_write_tokens=200_000)
+    # 200k uncached x $3 + 600k read x $0.30 + 200k written x $3.75 + 100k out x $15, exactly
+    assert (
+        price.usage_pico(usage)
+        == 600_000_000_000 + 180_000_000_000 + 750_000_000_000 + 1_500_000_000_000
+    )
+    assert price.usage_cost(Usage(10, 0)) == price.cost(10, 0)  # nothing cached: the input price
+    # the projection's worst case prices every input token at the dearest rate
+    assert price.worst_pico(1_000_000, 0) == 3_750_000_000_000
+    assert Price(3.0, 15.0).worst_pico(7, 3) == Price(3.0, 15.0).pico(7, 3)
