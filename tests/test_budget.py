@@ -115,5 +115,5 @@ def test_a_malformed_tool_call_is_estimated_not_raised() -> None:
     )
     message = Message("assistant", None, calls)
     # "123", the JSON of repr(b"\x00\x01"), "f", the dict's repr, "c": as text, one pass
-    text = " ".join(["123", '"b\'\\\\x00\\\\x01\'"', "f", "{(1, 2): {3}}", "c"])
+    text = " ".join(["123", "\"b'\\\\x00\\\\x01'\"", "f", "{(1, 2): {3}}", "c"])
     assert estimate_message(message) == 4 + 2 * 4 + estimate_text(text)
