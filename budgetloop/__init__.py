@@ -2,7 +2,7 @@
 budgets that stop a run before it overspends, and a trace that is plain data."""
 
 from ._async import AsyncSession
-from ._budget import Projection, estimate_tokens, max_turns_for, worst_case_cost
+from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
 from ._check import ArgumentError
 from ._journal import load_trace
 from ._run import arun, astart, resume, run, start
@@ -38,6 +38,7 @@ __all__ = [
     "resume",
     "run",
     "start",
+    "strict_tokens",
     "tool",
     "worst_case_cost",
 ]

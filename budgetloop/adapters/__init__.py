@@ -5,15 +5,22 @@ No SDK is imported here; each adapter calls the client it is given. The callable
 needs neither repeated.
 """
 
-from ._anthropic import anthropic_messages, completion_from_anthropic
+from ._anthropic import (
+    AnthropicTokenCounter,
+    anthropic_count_tokens,
+    anthropic_messages,
+    completion_from_anthropic,
+)
 from ._model import AsyncChatModel, ChatModel
 from ._openai import completion_from_openai, openai_chat
 from ._tokens import TokenCounter, encoding_for_model, tiktoken_counter
 
 __all__ = [
+    "AnthropicTokenCounter",
     "AsyncChatModel",
     "ChatModel",
     "TokenCounter",
+    "anthropic_count_tokens",
     "anthropic_messages",
     "completion_from_anthropic",
     "completion_from_openai",

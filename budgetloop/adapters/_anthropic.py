@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall, Usage
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "system")
+_COUNT_RESERVED = ("messages", "model", "tools", "system")
 
 
 def anthropic_messages(
@@ -25,17 +27,7 @@ def anthropic_messages(
     check_params("anthropic_messages", params, _RESERVED)
 
     def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        system = [m.content for m in messages if m.role == "system" and m.content]
-        request: dict[str, Any] = {
-            "model": model,
-            "max_tokens": max_tokens,
-            "messages": _turns(m for m in messages if m.role != "system"),
-        }
-        if system:
-            request["system"] = "\n\n".join(system)
-        if tools:
-            request["tools"] = [_tool(t) for t in tools]
-        return {**request, **params}
+        return {"model": model, "max_tokens": max_tokens, **_content(messages, tools), **params}
 
     return make_model(
         "anthropic_messages",
@@ -46,6 +38,70 @@ def anthropic_messages(
         max_tokens=max_tokens,
         price=price,
     )
+
+
+def _content(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The request's messages, system and tools, as the Messages API takes them."""
+    system = [m.content for m in messages if m.role == "system" and m.content]
+    request: dict[str, Any] = {"messages": _turns(m for m in messages if m.role != "system")}
+    if system:
+        request["system"] = "\n\n".join(system)
+    if tools:
+        request["tools"] = [_tool(t) for t in tools]
+    return request
+
+
+class AnthropicTokenCounter:
+    """``count_tokens(messages, tools) -> int`` over ``client.messages.count_tokens``: the
+    provider's own count of a request, its tool definitions included (Anthropic documents it
+    as an estimate that can differ slightly from the input tokens billed). Each call is one
+    request to the API."""
+
+    def __init__(self, count: Callable[..., Any], model: str, params: dict[str, Any]) -> None:
+        self.model = model
+        self._count = count
+        self._params = params
+
+    def request(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+    ) -> dict[str, Any]:
+        """The keyword arguments ``client.messages.count_tokens`` is called with."""
+        return {"model": self.model, **_content(messages, tools), **self._params}
+
+    def __call__(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()) -> int:
+        tokens = getattr(self._count(**self.request(messages, tools)), "input_tokens", None)
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise ValueError(
+                "anthropic_count_tokens: expected the response's input_tokens to be an int >= 0, "
+                f"got {tokens!r}."
+            )
+        return tokens
+
+    def __repr__(self) -> str:
+        return f"anthropic_count_tokens(model={self.model!r})"
+
+
+def anthropic_count_tokens(client: Any, model: str, **params: Any) -> AnthropicTokenCounter:
+    """An exact ``count_tokens`` for Claude: each request counted by the provider's
+    token-counting endpoint (``client.messages.count_tokens``), sent the messages, system and
+    tools exactly as ``anthropic_messages`` sends them. ``client`` is a synchronous
+    ``anthropic.Anthropic``; extra ``params`` (``thinking=...``) are sent with every count.
+    """
+    check_params("anthropic_count_tokens", params, _COUNT_RESERVED)
+    if not isinstance(model, str) or not model:
+        raise TypeError(f"anthropic_count_tokens: model must be a non-empty str, got {model!r}.")
+    count = getattr(getattr(client, "messages", None), "count_tokens", None)
+    if not callable(count):
+        raise TypeError(
+            "anthropic_count_tokens: expected an anthropic.Anthropic client (with "
+            f"messages.count_tokens), got {type(client).__name__}."
+        )
+    if inspect.iscoroutinefunction(inspect.unwrap(count)):
+        raise TypeError(
+            "anthropic_count_tokens: the loop counts tokens synchronously; pass an "
+            "anthropic.Anthropic client, not an AsyncAnthropic one."
+        )
+    return AnthropicTokenCounter(count, model, params)
 
 
 def _turns(messages: Any) -> list[dict[str, Any]]:
