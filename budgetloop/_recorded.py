@@ -5,6 +5,7 @@ Shared by ``ScriptedModel.from_trace``, ``replay`` and ``first_divergence``.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import math
 import os
@@ -44,12 +45,21 @@ class RecordedError(Exception):
 
 @functools.lru_cache(maxsize=256)
 def _error_class(name: str) -> type[RecordedError]:
+    builtin = getattr(builtins, name, None)
+    if isinstance(builtin, type) and issubclass(builtin, Exception):
+        try:  # a recorded ConnectionError is still caught by ``except ConnectionError``
+            kind = type(name, (RecordedError, builtin), {"__module__": __name__})
+            kind("")
+            return kind
+        except TypeError:  # a builtin that cannot be built from one message
+            pass
     return type(name, (RecordedError,), {"__module__": __name__})
 
 
 def recorded_error(text: str) -> RecordedError:
     """An exception whose ``f"{type(exc).__name__}: {exc}"`` is ``text``, when ``text`` has
-    that shape (every error the loop records from an exception does)."""
+    that shape (every error the loop records from an exception does). Named after a builtin
+    exception, it is one (a subclass), so the same ``except`` catches it."""
     name, sep, message = text.partition(": ")
     if not sep:
         return RecordedError(text)
