@@ -185,5 +185,5 @@ def test_an_error_that_reads_like_any_exception_is_replayed_exactly() -> None:
         assert replayed_error(text) == text
     with pytest.raises(KeyError):  # a builtin's name: an exception of that builtin kind
         ScriptedModel.from_trace(error_trace("KeyError: 'q'"))([], [])
-    with pytest.raises(OSError, match="^reset$"):
+    with pytest.raises(OSError, match=r"^reset$"):
         ScriptedModel.from_trace(error_trace("ConnectionError: reset"))([], [])
