@@ -1,10 +1,12 @@
 """budgetloop: the tool-calling loop, written out. Schemas from type hints, parallel calls,
 budgets that stop a run before it overspends, and a trace that is plain data."""
 
+from . import breakpoints as breakpoints  # the public module budgetloop.breakpoints
 from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
 from ._check import ArgumentError
 from ._journal import load_trace
+from ._replay import first_divergence, replay
 from ._run import arun, astart, resume, run, start
 from ._schema import Tool, tool
 from ._scripted import Request, ScriptedModel
@@ -33,8 +35,10 @@ __all__ = [
     "arun",
     "astart",
     "estimate_tokens",
+    "first_divergence",
     "load_trace",
     "max_turns_for",
+    "replay",
     "resume",
     "run",
     "start",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._budget import CountTokens, estimate_text, estimate_tokens
+from ._recorded import Trace, as_result, completion_of, recorded_error
 from ._types import Completion, Message, Price, Usage
 
 Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]
@@ -29,10 +30,12 @@ class ScriptedModel:
     ``(messages, tools) -> Completion``. An entry without ``usage`` is given counted usage: its
     input is the request counted with ``count_tokens`` (the loop's default estimate unless
     given), so usage grows with the context as a real model's does; its output is the completion
-    counted the same way, at most ``max_output_tokens``. With ``repeat_last`` the last entry
-    plays forever (a runaway model); otherwise a call past the end raises ``IndexError``.
+    counted the same way, at most ``max_output_tokens``; with ``count_usage=False`` it is
+    played back without usage, as from a model that reports none. With ``repeat_last`` the last
+    entry plays forever (a runaway model); otherwise a call past the end raises ``IndexError``.
 
     ``price`` and ``max_output_tokens`` are read by ``run()`` when it is not given them.
+    ``ScriptedModel.from_trace(trace)`` plays back a saved run.
     """
 
     def __init__(
@@ -43,6 +46,7 @@ class ScriptedModel:
         max_output_tokens: int | None = None,
         count_tokens: CountTokens | None = None,
         repeat_last: bool = False,
+        count_usage: bool = True,
     ) -> None:
         self.script = list(script)
         if repeat_last and not self.script:
@@ -51,8 +55,43 @@ class ScriptedModel:
         self.max_output_tokens = max_output_tokens
         self.count_tokens: CountTokens = count_tokens or estimate_tokens
         self.repeat_last = repeat_last
+        self.count_usage = count_usage
         self.requests: list[Request] = []
         self._lock = threading.Lock()
+        self._past_end = "add entries or pass repeat_last=True"
+
+    @classmethod
+    def from_trace(cls, trace: Trace) -> ScriptedModel:
+        """A model that plays back a saved run's completions, one per recorded step.
+
+        ``trace`` is a ``Result``, ``Result.to_dict()`` data or a path ``load_trace`` reads.
+        Each step plays back its text, its tool calls with their raw arguments and recorded
+        ids, and its usage as reported (none where none was); its cost is reported where the
+        model reported it, and otherwise left to the loop to derive as it did (usage at the
+        run's price, or the projection), so a run at another price is re-priced. A step that
+        was a model error raises an exception whose ``Type: message`` is the recorded error.
+        The model carries the trace's ``price`` and ``max_output_tokens``. A call past the
+        last recorded step raises ``IndexError``: what the model said next was never recorded.
+        """
+        result = as_result(trace, "ScriptedModel.from_trace")
+        script: list[Scripted] = []
+        for step in result.steps:
+            if step.error is not None:
+                script.append(_raiser(step.error))
+            else:
+                script.append(completion_of(step, result.price, "ScriptedModel.from_trace"))
+        model = cls(
+            script,
+            price=result.price,
+            max_output_tokens=result.max_output_tokens,
+            count_usage=False,
+        )
+        stop = "was still going" if result.stop is None else f"stopped: {result.stop.value}"
+        model._past_end = (
+            f"the trace ends after {len(result.steps)} steps (the recorded run {stop}), so what "
+            "the model said next was never recorded"
+        )
+        return model
 
     def reset(self) -> None:
         """Forget every request, so the script plays again from its first entry."""
@@ -71,7 +110,7 @@ class ScriptedModel:
         if index >= len(self.script) and not self.repeat_last:
             raise IndexError(
                 f"ScriptedModel: call {index + 1} but the script has {len(self.script)} entries; "
-                "add entries or pass repeat_last=True."
+                f"{self._past_end}."
             )
         entry = self.script[min(index, len(self.script) - 1)]
         if isinstance(entry, str):
@@ -82,7 +121,7 @@ class ScriptedModel:
             completion = entry(messages, tools)
             if not isinstance(completion, Completion):
                 return completion  # let the loop report what a broken model returns
-        if completion.usage is None:
+        if completion.usage is None and self.count_usage:
             completion = replace(completion, usage=self._usage(messages, tools, completion))
         return completion
 
@@ -97,3 +136,10 @@ class ScriptedModel:
         if self.max_output_tokens is not None:
             out = min(out, self.max_output_tokens)
         return Usage(self.count_tokens(messages, tools), out)
+
+
+def _raiser(error: str) -> Callable[[list[Message], list[dict[str, Any]]], Completion]:
+    def fail(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise recorded_error(error)
+
+    return fail

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from budgetloop import Completion, Message, Price, ScriptedModel, ToolCall, Usage, estimate_tokens
+from budgetloop import (
+    Completion,
+    Message,
+    Price,
+    Result,
+    ScriptedModel,
+    ToolCall,
+    Usage,
+    estimate_tokens,
+    run,
+    tool,
+)
 
 
 def test_plays_back_and_records_requests() -> None:
@@ -51,3 +65,125 @@ def test_reset_plays_the_script_again() -> None:
     model.reset()
     assert model.calls == 0
     assert [model([], []).text, model([], []).text] == ["one", "two"]
+
+
+# -- from_trace: a saved run's completions, played back -----------------------------------------
+
+
+def recorded_run() -> Result:
+    def fails(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise ConnectionError("reset by peer")
+
+    @tool
+    def f(a: int) -> str:
+        """F."""
+        return str(a)
+
+    model = ScriptedModel(
+        [
+            Completion(
+                text="two at once",
+                tool_calls=[ToolCall("f", '{"a": 1}', id="x"), ToolCall("f", {"a": "2"})],
+                usage=Usage(100, 20),
+            ),
+            Completion(tool_calls=[ToolCall("f", '{"a": 3}')], cost_usd=0.25),
+            fails,
+        ]
+    )
+    return run(model, "go", tools=[f], price=Price(1.0, 2.0), max_output_tokens=64)
+
+
+def without_time(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_time(v) for k, v in value.items() if k not in ("seconds", "traceback")}
+    if isinstance(value, list):
+        return [without_time(v) for v in value]
+    return value
+
+
+def test_from_trace_plays_back_text_calls_ids_usage_and_cost(tmp_path: Path) -> None:
+    result = recorded_run()
+    result.save(tmp_path / "run.json")
+    for trace in (result, result.to_dict(), tmp_path / "run.json"):
+        model = ScriptedModel.from_trace(trace)
+        assert (model.price, model.max_output_tokens) == (Price(1.0, 2.0), 64)
+        first = model([], [])
+        assert first == Completion(
+            text="two at once",
+            tool_calls=(ToolCall("f", '{"a": 1}', "x"), ToolCall("f", {"a": "2"}, "call_0_1")),
+            usage=Usage(100, 20),
+            cost_usd=None,  # the loop derives it from the usage, as it did
+        )
+        second = model([], [])
+        assert second.tool_calls == (ToolCall("f", '{"a": 3}', "call_1_0"),)
+        # the usage the script counted, and the cost the model reported (not usage at the price)
+        assert (second.usage, second.cost_usd) == (Usage(164, 9), 0.25)
+        with pytest.raises(ConnectionError) as raised:
+            model([], [])
+        assert f"{type(raised.value).__name__}: {raised.value}" == "ConnectionError: reset by peer"
+        with pytest.raises(
+            IndexError,
+            match=r"call 4 but the script has 3 entries; the trace "
+            r"ends after 3 steps \(the recorded run stopped: model_error\)",
+        ):
+            model([], [])
+
+
+def test_a_run_driven_by_from_trace_and_the_tools_is_the_run_again() -> None:
+    result = recorded_run()
+
+    @tool
+    def f(a: int) -> str:
+        """F."""
+        return str(a)
+
+    again = run(ScriptedModel.from_trace(result), "go", tools=[f])
+    assert without_time(again.to_dict()) == without_time(result.to_dict())
+    assert again.error == result.error == "ConnectionError: reset by peer"
+    assert again.cost_usd == result.cost_usd == 0.25 + Price(1.0, 2.0).cost(100, 20)
+
+
+def test_from_trace_keeps_a_model_that_reported_no_usage_without_usage() -> None:
+    data = run(ScriptedModel([Completion(text="hi")], count_usage=False), "go").to_dict()
+    assert data["steps"][0]["usage"] is None
+    model = ScriptedModel.from_trace(data)
+    assert model([Message("user", "a long question " * 50)], []).usage is None
+    with pytest.raises(TypeError, match=r"ScriptedModel\.from_trace: expected a Result"):
+        ScriptedModel.from_trace(3)  # type: ignore[arg-type]
+
+
+def error_trace(text: str) -> dict[str, Any]:
+    """A one-step trace whose step is the model error ``text``."""
+    data = run(ScriptedModel(["x"]), "go").to_dict()
+    data["messages"] = data["messages"][:1]
+    data["steps"] = [
+        {
+            "index": 0, "text": None, "usage": None, "cost_usd": 0.0, "seconds": 0.0,
+            "error": text, "tool_calls": [],
+            "projection": {"input_tokens": 1, "output_tokens": None, "cost_usd": None,
+                           "spent_usd": 0.0, "limit_usd": None, "fits": True},
+        }
+    ]  # fmt: skip
+    return data
+
+
+def replayed_error(text: str) -> str:
+    model = ScriptedModel.from_trace(error_trace(text))
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - any kind; its name is checked
+        model([], [])
+    return f"{type(raised.value).__name__}: {raised.value}"
+
+
+def test_an_error_that_reads_like_any_exception_is_replayed_exactly() -> None:
+    for text in (
+        "KeyError: 'q'",
+        "E: ",
+        "Weird Name: a: b",
+        "ValueError: (its message could not be shown)",
+        "ExceptionGroup: two",
+    ):
+        assert replayed_error(text) == text
+    with pytest.raises(KeyError):  # a builtin's name: an exception of that builtin kind
+        ScriptedModel.from_trace(error_trace("KeyError: 'q'"))([], [])
+    with pytest.raises(OSError, match=r"^reset$"):
+        ScriptedModel.from_trace(error_trace("ConnectionError: reset"))([], [])

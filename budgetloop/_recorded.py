@@ -1,0 +1,107 @@
+"""Reading a saved run back as what its model said: completions, and errors that describe alike.
+
+Shared by ``ScriptedModel.from_trace``, ``replay`` and ``first_divergence``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+import os
+from typing import Any
+
+from ._journal import load_trace
+from ._trace import Result, Step
+from ._types import Completion, Price, ToolCall, to_pico
+
+Trace = Result | dict[str, Any] | str | os.PathLike[str]
+
+
+def as_result(trace: Trace, where: str) -> Result:
+    """A ``Result`` from a Result, ``to_dict()`` data or a path to a saved trace."""
+    if isinstance(trace, Result):
+        return trace
+    if isinstance(trace, dict):
+        return Result.from_dict(trace)
+    if isinstance(trace, (str, os.PathLike)):
+        return load_trace(trace)
+    raise TypeError(
+        f"{where}: expected a Result, a dict from Result.to_dict() or a path to a saved trace, "
+        f"got {type(trace).__name__}."
+    )
+
+
+class RecordedError(Exception):
+    """An error played back from a trace; ``Type: message`` of it is the recorded text."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@functools.lru_cache(maxsize=256)
+def _error_class(name: str) -> type[RecordedError]:
+    builtin = getattr(builtins, name, None)
+    if isinstance(builtin, type) and issubclass(builtin, Exception):
+        try:  # a recorded ConnectionError is still caught by ``except ConnectionError``
+            kind = type(name, (RecordedError, builtin), {"__module__": __name__})
+            kind("")
+            return kind
+        except TypeError:  # a builtin that cannot be built from one message
+            pass
+    return type(name, (RecordedError,), {"__module__": __name__})
+
+
+def recorded_error(text: str) -> RecordedError:
+    """An exception whose ``f"{type(exc).__name__}: {exc}"`` is ``text``, when ``text`` has
+    that shape (every error the loop records from an exception does). Named after a builtin
+    exception, it is one (a subclass), so the same ``except`` catches it."""
+    name, sep, message = text.partition(": ")
+    if not sep:
+        return RecordedError(text)
+    return _error_class(name)(message)
+
+
+def played_cost(step: Step, price: Price | None, where: str) -> float | None:
+    """The ``cost_usd`` a played-back completion reports: None where the loop derives the
+    recorded cost itself (usage at ``price``, or the projection when no usage was reported),
+    so a replay under a new price re-prices it; the recorded cost where it was reported."""
+    cost = step.cost_usd
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost):
+        raise ValueError(f"{where}: step {step.index}: cost_usd must be a number, got {cost!r}.")
+    if step.usage is not None:
+        derived = 0 if price is None else price.pico(step.usage.input_tokens,
+                                                     step.usage.output_tokens)  # fmt: skip
+    else:
+        projected = step.projection.cost_usd
+        derived = 0 if projected is None else to_pico(projected)
+    return None if derived == to_pico(cost) else float(cost)
+
+
+def completion_of(step: Step, price: Price | None, where: str) -> Completion:
+    """What the model returned at a step that was not a model error, as it returned it: the
+    text, each call with its raw arguments and the id it was recorded with, the usage and
+    (where it was reported) the cost."""
+    return Completion(
+        text=step.text,
+        tool_calls=tuple(ToolCall(c.name, c.raw_arguments, c.id) for c in step.tool_calls),
+        usage=step.usage,
+        cost_usd=played_cost(step, price, where),
+    )
+
+
+def messages_before(result: Result) -> int:
+    """How many of ``result.messages`` were there before its first step: each step that was
+    not a model error appended its assistant message and one tool message per call."""
+    appended = sum(1 + len(s.tool_calls) for s in result.steps if s.error is None)
+    kept = len(result.messages) - appended
+    if kept < 0:
+        raise ValueError(
+            f"replay: the trace's steps append {appended} messages but it holds only "
+            f"{len(result.messages)}; the trace is not one run's."
+        )
+    return kept

@@ -1,0 +1,276 @@
+"""``replay``: a saved run again, offline, under new options; ``first_divergence`` of two runs.
+
+The replay is the real loop: a ``ScriptedModel`` plays back the recorded completions, stand-in
+tools built from the recorded schemas give back the recorded results, and a virtual clock takes
+the recorded time. So every budget rule decides as it would have: with no options the run is
+reproduced, and under a new ``budget`` it stops where that budget would have stopped it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import threading
+from dataclasses import replace as with_fields
+from typing import Any
+
+from ._dispatch import ABANDONED
+from ._recorded import Trace, as_result, completion_of, messages_before, recorded_error
+from ._run import start
+from ._schema import Tool
+from ._scripted import ScriptedModel
+from ._trace import CallRecord, Result, Step
+from ._types import Completion, Message, Stop
+
+_TRUNCATED = re.compile(
+    r"\n\[truncated: the result had (\d+) characters; the first (\d+) are shown\]\Z"
+)
+_REPEATED = re.compile(r"the same tool calls (\d+) turns running")
+_OWN = ("complete", "prompt", "tools", "clock", "trace_path")
+_OPTIONS = tuple(sorted(p for p in inspect.signature(start).parameters if p not in _OWN))
+
+
+class ReplayClock:
+    """A clock that moves only as the recording says: a model call by its recorded time, a
+    tool batch to the end of its longest recorded call (the calls of a batch run at once)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> float:
+        with self._lock:
+            self.now += seconds
+            return self.now
+
+    def at_least(self, when: float) -> None:
+        with self._lock:
+            self.now = max(self.now, when)
+
+
+def _ran(record: CallRecord) -> bool:
+    """Whether the tool itself was called (the replay's stand-in is then called too)."""
+    return record.status != "skipped" and (
+        record.arguments is not None or record.error == ABANDONED
+    )
+
+
+class Tape:
+    """The recorded steps, played to the model and the stand-in tools of one replay."""
+
+    def __init__(self, steps: tuple[Step, ...], clock: ReplayClock) -> None:
+        self.steps = steps
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._step: Step | None = None
+        self._used: set[int] = set()
+        self._batch_start = 0.0
+
+    def model_turn(self, step: Step) -> None:
+        """Step ``step`` begins: its model call takes its recorded time, less its batch's."""
+        batch = max((r.seconds for r in step.tool_calls if _ran(r)), default=0.0)
+        end = self.clock.advance(max(0.0, step.seconds - batch))
+        with self._lock:
+            self._step, self._used, self._batch_start = step, set(), end
+
+    def outcome(self, name: str, args: dict[str, Any]) -> CallRecord | None:
+        """The recorded record of this call in the current step: the first unused one with this
+        name and these checked arguments, else the first unused one with this name."""
+        with self._lock:
+            if self._step is None:
+                return None
+            found = [(i, r) for i, r in enumerate(self._step.tool_calls)
+                     if i not in self._used and r.name == name and _ran(r)]  # fmt: skip
+            if not found:
+                return None
+            i, record = next(((i, r) for i, r in found if r.arguments == args), found[0])
+            self._used.add(i)
+            start = self._batch_start
+        self.clock.at_least(start + record.seconds)
+        return record
+
+
+class RecordedTool(Tool):
+    """A stand-in for a tool whose function is not in the trace: the recorded schema, and the
+    recorded result of each call."""
+
+    def __init__(self, schema: Any, tape: Tape, where: str) -> None:
+        # The schema is given, not built from a signature, so Tool.__init__ is not called.
+        params = schema.get("parameters") if isinstance(schema, dict) else None
+        props = params.get("properties") if isinstance(params, dict) else None
+        required = params.get("required", []) if isinstance(params, dict) else None
+        name = schema.get("name") if isinstance(schema, dict) else None
+        if (
+            not isinstance(name, str)
+            or not isinstance(props, dict)
+            or not isinstance(required, list)
+        ):
+            raise ValueError(
+                f"{where}: expected a tool schema with a name and parameters.properties, "
+                f"got {json.dumps(schema, default=repr)[:80]}."
+            )
+        self.name = name
+        self.description = str(schema.get("description", ""))
+        self.parameters = dict(props)
+        self.required = tuple(required)
+        self.is_async = False
+        self._recorded = schema
+        self._tape = tape
+        self.fn = self._respond
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The schema as recorded, so the replay's requests count as the recorded ones did."""
+        return dict(self._recorded)
+
+    def _respond(self, **args: Any) -> str:
+        record = self._tape.outcome(self.name, args)
+        if record is None:
+            raise LookupError(
+                f"{self.name}: the recorded run has no result for this call (it was not run "
+                "there), so a replay cannot say what the tool would have returned"
+            )
+        if record.status == "ok":
+            return _full_length(record)
+        raise recorded_error(record.error or "")
+
+
+def _full_length(record: CallRecord) -> str:
+    """An ok record's result as the tool returned it, as far as the trace knows: a result that
+    was cut is its kept part padded with spaces to its recorded length, so the same
+    ``max_result_chars`` cuts it at the same place with the same note."""
+    text = record.result or ""
+    match = _TRUNCATED.search(text) if record.truncated is not None else None
+    if match is None:
+        return text
+    full, kept = int(match.group(1)), int(match.group(2))
+    return text[:kept] + " " * max(0, full - kept)
+
+
+def _defaults(result: Result) -> dict[str, Any]:
+    """The options the trace implies: the ones it records, and those its records reveal."""
+    limit = None
+    for record in (c for s in result.steps for c in s.tool_calls):
+        match = _TRUNCATED.search(record.result or "") if record.truncated is not None else None
+        if match is not None:
+            limit = int(match.group(2))
+            break
+    repeat = None  # no repeat stop happened, so none happens on the same completions
+    if result.stop is Stop.REPEATED:
+        found = _REPEATED.search(result.detail or "")
+        repeat = int(found.group(1)) if found else 3
+    return {
+        "budget": result.budget,
+        "price": result.price,
+        "max_output_tokens": result.max_output_tokens,
+        "repeat_limit": repeat,
+        "max_result_chars": limit,
+    }
+
+
+def replay(trace: Trace, **options: Any) -> Result:
+    """Run a saved run again, offline, with its recorded completions and tool results.
+
+    ``trace`` is a ``Result``, ``Result.to_dict()`` data or a path. ``options`` are ``start()``
+    options: ``budget`` above all; ``price`` and ``max_output_tokens`` default to the trace's,
+    and so does every rule the loop applied (a new budget changes only where the run stops).
+    With no options the result has the recorded steps, calls, results, costs and stop.
+
+    The functions are not in the trace: each tool is a stand-in with its recorded schema that
+    returns, per call, the recorded result or raises the recorded error. Time is virtual: a
+    model call takes its recorded time, a tool batch its longest call's. A run that would go
+    on past the last recorded step (a larger budget) ends with ``stop`` None and a ``detail``
+    saying so: what the model said next was never recorded. A call the recorded run did not
+    run (it was skipped) comes back as an error saying it has no recorded result.
+    """
+    result = as_result(trace, "replay")
+    for key in options:
+        if key == "trace_path":
+            raise TypeError("replay: trace_path= is not an option; save the result instead.")
+        if key in _OWN:
+            raise TypeError(
+                f"replay: {key}= is the replay's own (the recorded model, tools and clock); "
+                f"pass one of {', '.join(_OPTIONS)}."
+            )
+        if key not in _OPTIONS:
+            raise TypeError(
+                f"replay: unknown option {key}=; expected one of {', '.join(_OPTIONS)}."
+            )
+    clock = ReplayClock()
+    tape = Tape(result.steps, clock)
+    tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(result.tools)]
+    model = ScriptedModel(
+        [_entry(step, tape, result) for step in result.steps],
+        price=result.price,
+        max_output_tokens=result.max_output_tokens,
+        count_usage=False,
+    )
+    prompt = list(result.messages[: messages_before(result)])
+    session = start(model, prompt, tools=tools, clock=clock, **{**_defaults(result), **options})
+    replayed = session.run()
+    recorded = len(result.steps)
+    if model.calls <= recorded:
+        return replayed
+    # The run asked the model for a step the recording does not have: it would have gone on.
+    return with_fields(
+        replayed,
+        steps=replayed.steps[:recorded],
+        stop=None,
+        answer=None,
+        error=None,
+        detail=(
+            f"replay: the run goes on past the {recorded} recorded steps, and what the model "
+            "said next was never recorded"
+        ),
+    )
+
+
+def _entry(step: Step, tape: Tape, result: Result) -> Any:
+    completion = None if step.error is not None else completion_of(step, result.price, "replay")
+
+    def play(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        tape.model_turn(step)
+        if completion is None:
+            raise recorded_error(step.error or "")
+        return completion
+
+    return play
+
+
+# -- comparing two runs -------------------------------------------------------------------------
+
+
+def first_divergence(a: Trace, b: Trace) -> int | None:
+    """The index of the first step where two runs differ in what the model said: its text, its
+    tool calls (names and arguments, compared parsed, so key order and spacing do not count;
+    ids are not compared) or its error. None if they agree; a run that is a prefix of the other
+    diverges at the shorter one's length."""
+    first = as_result(a, "first_divergence")
+    second = as_result(b, "first_divergence")
+    for index, (x, y) in enumerate(zip(first.steps, second.steps, strict=False)):
+        if _said(x) != _said(y):
+            return index
+    if len(first.steps) != len(second.steps):
+        return min(len(first.steps), len(second.steps))
+    return None
+
+
+def _said(step: Step) -> tuple[Any, ...]:
+    return (step.text, step.error, [(c.name, _arguments(c)) for c in step.tool_calls])
+
+
+def _arguments(record: CallRecord) -> str:
+    """The arguments in one canonical form: a JSON string parsed (blank is ``{}``, as the loop
+    reads it), then written with sorted keys; text that is not JSON is compared as written."""
+    raw = record.raw_arguments
+    value: Any = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return "text:" + raw
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)

@@ -1,0 +1,120 @@
+"""Breakpoints: predicates ``(session) -> bool`` that say when to pause a run.
+
+Each reads only what a session shows anyone (``session.steps``, ``session.projection``,
+``session.done``), so it works on a ``Session`` and an ``AsyncSession`` alike, and is meant to
+be asked after each step (``Session.run(until=...)`` does that)::
+
+    from budgetloop import breakpoints
+
+    session.run(until=breakpoints.on_tool("transfer"))
+
+``on_tool``, ``on_error`` and ``on_step`` look at the step just taken; ``on_cost`` looks at the
+turn to come, so a run pauses before its money goes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from ._budget import Projection
+from ._trace import Step
+from ._types import to_pico
+
+__all__ = ["Breakpoint", "Inspectable", "on_cost", "on_error", "on_step", "on_tool"]
+
+
+class Inspectable(Protocol):
+    """What a breakpoint reads of a session."""
+
+    @property
+    def steps(self) -> Sequence[Step]: ...
+
+    @property
+    def projection(self) -> Projection: ...
+
+    @property
+    def done(self) -> bool: ...
+
+
+Breakpoint = Callable[[Inspectable], bool]
+
+
+def on_tool(name: str) -> Breakpoint:
+    """True after a step in which the model called the tool ``name`` (whatever came of the
+    call: run, refused for its arguments, or skipped because the run stopped)."""
+    if not isinstance(name, str):
+        raise TypeError(f"on_tool: name: expected a tool name (str), got {type(name).__name__}.")
+    if not name:
+        raise ValueError("on_tool: name: expected a tool name, got an empty string.")
+
+    def called(session: Inspectable) -> bool:
+        steps = session.steps
+        return bool(steps) and any(c.name == name for c in steps[-1].tool_calls)
+
+    called.__qualname__ = f"on_tool({name!r})"
+    return called
+
+
+def on_error() -> Breakpoint:
+    """True after a step that went wrong: the model failed (``Step.error``), a tool call ended
+    in an error, a call was skipped, or the model reported more input tokens than the projection
+    made before the step (``usage.input_tokens > projection.input_tokens``: the cost guard
+    counted low)."""
+
+    def went_wrong(session: Inspectable) -> bool:
+        steps = session.steps
+        if not steps:
+            return False
+        step = steps[-1]
+        if step.error is not None:
+            return True
+        if any(c.status in ("error", "skipped") for c in step.tool_calls):
+            return True
+        return step.usage is not None and step.usage.input_tokens > step.projection.input_tokens
+
+    went_wrong.__qualname__ = "on_error()"
+    return went_wrong
+
+
+def on_cost(usd: float) -> Breakpoint:
+    """True when the next turn, at its worst case, would take spend past ``usd``: spent plus
+    projected (``session.projection.total_usd``) above ``usd``, compared exactly as the cost
+    guard compares (equality does not pass). So a run pauses before the money goes. False once
+    the run is done (there is no next turn). Asked of a session with no price, it raises
+    ``ValueError``: without a price the next turn's cost cannot be projected."""
+    if isinstance(usd, bool) or not isinstance(usd, (int, float)):
+        raise TypeError(f"on_cost: usd: expected a number of dollars, got {type(usd).__name__}.")
+    if not math.isfinite(usd) or usd < 0:
+        raise ValueError(f"on_cost: usd: expected a finite number >= 0, got {usd!r}.")
+    limit = to_pico(usd)
+
+    def would_pass(session: Inspectable) -> bool:
+        if session.done:
+            return False
+        projection = session.projection
+        if projection.cost_usd is None:
+            raise ValueError(
+                f"on_cost({usd!r}): the session has no price, so the next turn's cost cannot "
+                "be projected; pass price=Price(...) to start()."
+            )
+        return to_pico(projection.spent_usd) + to_pico(projection.cost_usd) > limit
+
+    would_pass.__qualname__ = f"on_cost({usd!r})"
+    return would_pass
+
+
+def on_step(n: int) -> Breakpoint:
+    """True when the session has taken exactly ``n`` steps in all, so a run paused there goes
+    on when it is run again."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"on_step: n: expected an int, got {type(n).__name__}.")
+    if n < 0:
+        raise ValueError(f"on_step: n: expected a number of steps >= 0, got {n}.")
+
+    def reached(session: Inspectable) -> bool:
+        return len(session.steps) == n
+
+    reached.__qualname__ = f"on_step({n})"
+    return reached

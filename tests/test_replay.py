@@ -1,0 +1,295 @@
+"""replay: a saved run again under new options; first_divergence: where two runs part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from budgetloop import (
+    Budget,
+    Completion,
+    Message,
+    Price,
+    Result,
+    ScriptedModel,
+    Stop,
+    ToolCall,
+    Usage,
+    first_divergence,
+    replay,
+    run,
+    tool,
+)
+from tests.conftest import PRICE, always_calls
+from tests.strategies import PROMPT, Scenario, build, scenarios
+
+
+def trace_of(result: Result) -> dict[str, Any]:
+    """A run as data, without what a replay cannot reproduce: time, and tracebacks."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ("seconds", "traceback")}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return dict(strip(result.to_dict()))
+
+
+def yesterdays_run(budget: Budget | None = None) -> Result:
+    """A runaway: every turn searches again, reporting 12,000 input tokens and more each turn."""
+
+    @tool
+    def search(query: str) -> str:
+        """Search."""
+        return f"results for {query}: " + "x" * 200
+
+    return run(
+        always_calls("search", output_tokens=400),
+        "find it",
+        tools=[search],
+        budget=budget or Budget(max_steps=8),
+        price=PRICE,
+        max_output_tokens=500,
+    )
+
+
+# -- with no options, a replay is the run ---------------------------------------------------------
+
+
+@given(scenarios(deterministic=True))
+def test_replay_reproduces_a_random_run(s: Scenario) -> None:
+    built = build(s)
+    result = run(built.model, PROMPT, **built.kwargs)
+    assert trace_of(replay(result)) == trace_of(result)
+
+
+@st.composite
+def tighter(draw: st.DrawFn, budget: Budget) -> Budget:
+    """A budget no looser than ``budget`` in any ceiling."""
+
+    def at_most(value: float | None, top: int) -> Any:
+        if value is None:
+            return draw(st.none() | st.integers(0, top))
+        return draw(st.integers(0, int(value)))
+
+    cost = budget.max_cost_usd
+    return Budget(
+        max_steps=at_most(budget.max_steps, 8),
+        max_seconds=at_most(budget.max_seconds, 8),
+        max_tool_calls=at_most(budget.max_tool_calls, 8),
+        max_cost_usd=None if cost is None else draw(st.integers(0, round(cost * 1e5))) * 1e-5,
+    )
+
+
+@given(st.data())
+def test_replay_under_a_tighter_budget_is_the_run_that_budget_gives(data: st.DataObject) -> None:
+    s = data.draw(scenarios(deterministic=True))
+    built = build(s)
+    recorded = run(built.model, PROMPT, **built.kwargs)
+    budget = data.draw(tighter(s.budget))
+    live = build(s)
+    expected = run(live.model, PROMPT, **{**live.kwargs, "budget": budget})
+    assert trace_of(replay(recorded, budget=budget)) == trace_of(expected)
+
+
+def test_replay_reads_a_result_its_dict_and_a_saved_file(tmp_path: Path) -> None:
+    result = yesterdays_run()
+    path = tmp_path / "run.json"
+    result.save(path)
+    expected = trace_of(result)
+    assert trace_of(replay(result)) == expected
+    assert trace_of(replay(result.to_dict())) == expected
+    assert trace_of(replay(json.loads(path.read_text()))) == expected
+    assert trace_of(replay(path)) == expected
+    assert trace_of(replay(str(path))) == expected
+
+
+def test_a_journal_replays_as_it_was_written(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("search", {"query": "a"})]), "done"], price=PRICE
+    )
+
+    @tool
+    def search(query: str) -> str:
+        """Search."""
+        raise KeyError(query)
+
+    result = run(model, "go", tools=[search], trace_path=tmp_path / "run.jsonl")
+    replayed = replay(tmp_path / "run.jsonl")
+    assert replayed.failed[0].error == "KeyError: 'a'"
+    assert trace_of(replayed) == trace_of(result)
+
+
+# -- under a new budget ---------------------------------------------------------------------------
+
+
+def test_would_ten_cents_have_stopped_yesterdays_run_and_where() -> None:
+    yesterday = yesterdays_run()
+    assert (yesterday.stop, len(yesterday.steps), yesterday.cost_usd) == ("max_steps", 8, 0.354144)
+    answer = replay(yesterday, budget=Budget(max_steps=8, max_cost_usd=0.10))
+    assert answer.stop == Stop.MAX_COST_USD
+    assert len(answer.steps) == 2  # step 1's batch was skipped: no turn to read it fits
+    assert [c.status for c in answer.steps[1].tool_calls] == ["skipped"]
+    assert answer.cost_usd == 0.084648
+    assert answer.detail == (
+        "no turn to read the results fits: next turn projected $0.043896 (12132 in + 500 out) "
+        "on $0.084648 spent exceeds max_cost_usd=$0.1"
+    )
+    # exactly what a live run under that budget does
+    live = yesterdays_run(Budget(max_steps=8, max_cost_usd=0.10))
+    assert trace_of(answer) == trace_of(live)
+
+
+def test_a_looser_budget_runs_out_of_recording_and_says_so() -> None:
+    yesterday = yesterdays_run()
+    replayed = replay(yesterday, budget=Budget(max_steps=20))
+    assert replayed.stop is None
+    assert replayed.detail == (
+        "replay: the run goes on past the 8 recorded steps, and what the model said next was "
+        "never recorded"
+    )
+    assert [trace_of(replayed)["steps"][i] for i in range(7)] == trace_of(yesterday)["steps"][:7]
+    # the call skipped in the recorded last step ran here, and has no recorded result
+    (last,) = replayed.steps[7].tool_calls
+    assert last.status == "error"
+    assert last.error == (
+        "LookupError: search: the recorded run has no result for this call (it was not run "
+        "there), so a replay cannot say what the tool would have returned"
+    )
+
+
+def test_a_new_price_re_prices_usage_but_not_reported_costs() -> None:
+    model = ScriptedModel(
+        [
+            Completion(tool_calls=[ToolCall("f", {})], usage=Usage(1000, 100)),
+            Completion(text="done", usage=Usage(2000, 10), cost_usd=0.5),
+        ]
+    )
+
+    result = run(model, "go", tools=[f], price=Price(1.0, 10.0))
+    assert result.tool_calls[0].result == "0"
+    assert [s.cost_usd for s in result.steps] == [0.002, 0.5]
+    again = replay(result, price=Price(2.0, 20.0))
+    assert [s.cost_usd for s in again.steps] == [0.004, 0.5]
+    assert again.price == Price(2.0, 20.0)
+
+
+def test_a_cut_result_is_cut_again_at_the_same_place() -> None:
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("dump", {})]), "done"])
+
+    @tool
+    def dump() -> str:
+        """Dump."""
+        return "abcdefghij" * 5
+
+    result = run(model, "go", tools=[dump], max_result_chars=12)
+    assert result.tool_calls[0].truncated == 50
+    assert trace_of(replay(result)) == trace_of(result)
+
+
+def test_a_model_error_and_a_repeat_stop_replay_as_recorded() -> None:
+    def broken(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise ConnectionError("the provider hung up: 'x'")
+
+    errored = run(ScriptedModel([broken]), "go")
+    assert errored.error == "ConnectionError: the provider hung up: 'x'"
+    assert trace_of(replay(errored)) == trace_of(errored)
+
+    same = Completion(tool_calls=[ToolCall("f", '{"a": 1}')])
+    repeated = run(ScriptedModel([same], repeat_last=True), "go", tools=[f], repeat_limit=2)
+    assert (repeated.stop, len(repeated.steps)) == (Stop.REPEATED, 2)
+    assert trace_of(replay(repeated)) == trace_of(repeated)
+
+
+def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
+    result = yesterdays_run()
+    with pytest.raises(TypeError, match=r"replay: expected a Result, a dict from Result\.to_dict"):
+        replay(42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not a budgetloop trace"):
+        replay({"steps": []})
+    with pytest.raises(TypeError, match=r"replay: tools= is the replay's own"):
+        replay(result, tools=[])
+    with pytest.raises(TypeError, match=r"replay: trace_path= is not an option"):
+        replay(result, trace_path="x.jsonl")
+    with pytest.raises(TypeError, match=r"replay: unknown option bugdet=; expected one of budget"):
+        replay(result, bugdet=Budget())
+    data = result.to_dict()
+    data["price"] = None
+    with pytest.raises(ValueError, match=r"max_cost_usd=\.\.\.\) needs price"):
+        replay(data, budget=Budget(max_cost_usd=1.0))
+    data["tools"] = [{"name": "search"}]
+    with pytest.raises(ValueError, match=r"replay: tools\[0\]: expected a tool schema"):
+        replay(data)
+
+
+# -- first_divergence -----------------------------------------------------------------------------
+
+
+@tool
+def f(a: int = 0, b: str = "") -> str:
+    """F."""
+    return f"{a}{b}"
+
+
+def scripted(*turns: Completion | str) -> Result:
+    return run(ScriptedModel(list(turns)), "go", tools=[f])
+
+
+def test_first_divergence_of_a_run_with_itself_is_none(tmp_path: Path) -> None:
+    result = yesterdays_run()
+    result.save(tmp_path / "a.json")
+    assert first_divergence(result, result) is None
+    assert first_divergence(result.to_dict(), tmp_path / "a.json") is None
+    assert first_divergence(result, replay(result)) is None
+
+
+def test_key_order_spacing_and_ids_do_not_count() -> None:
+    a = scripted(Completion(tool_calls=[ToolCall("f", '{"a": 1, "b": "x"}', id="one")]), "ok")
+    b = scripted(Completion(tool_calls=[ToolCall("f", {"b": "x", "a": 1}, id="two")]), "ok")
+    c = scripted(Completion(tool_calls=[ToolCall("f", '{"b":"x","a":1}')]), "ok")
+    assert first_divergence(a, b) is None
+    assert first_divergence(a, c) is None
+
+
+def test_the_first_step_that_differs_is_named() -> None:
+    call = Completion(text="looking", tool_calls=[ToolCall("f", {"a": 1})])
+    base = scripted(call, call, "the answer")
+    assert first_divergence(base, scripted(call, call, "another answer")) == 2
+    other_args = Completion(text="looking", tool_calls=[ToolCall("f", {"a": 2})])
+    assert first_divergence(base, scripted(call, other_args, "the answer")) == 1
+    assert first_divergence(base, scripted(call, Completion(text="looking"))) == 1
+    other_text = Completion(text="searching", tool_calls=[ToolCall("f", {"a": 1})])
+    assert first_divergence(base, scripted(other_text, call, "the answer")) == 0
+    both = Completion(text="looking", tool_calls=[ToolCall("f", {"a": 1}), ToolCall("f", {})])
+    assert first_divergence(base, scripted(call, both, "the answer")) == 1
+    assert first_divergence(base, scripted(call, call, "the answer")) is None
+
+
+def test_a_prefix_diverges_at_its_length_and_an_error_is_a_difference() -> None:
+    call = Completion(tool_calls=[ToolCall("f", {"a": 1})])
+    full = scripted(call, call, "done")
+    cut = run(ScriptedModel([call, call]), "go", tools=[f], budget=Budget(max_steps=2))
+    assert len(cut.steps) == 2
+    assert first_divergence(full, cut) == 2
+    assert first_divergence(cut, full) == 2
+    failed = scripted(call)  # the model's second call raises IndexError
+    assert failed.steps[1].error is not None
+    assert first_divergence(full, failed) == 1
+
+
+def test_arguments_that_are_not_an_object_are_compared_as_written() -> None:
+    a = scripted(Completion(tool_calls=[ToolCall("f", "{not json")]), "ok")
+    b = scripted(Completion(tool_calls=[ToolCall("f", "{not  json")]), "ok")
+    c = scripted(Completion(tool_calls=[ToolCall("f", "")]), "ok")
+    d = scripted(Completion(tool_calls=[ToolCall("f", "{}")]), "ok")
+    assert first_divergence(a, b) == 0
+    assert first_divergence(c, d) is None
+    with pytest.raises(TypeError, match="first_divergence: expected a Result"):
+        first_divergence(a, [1])  # type: ignore[arg-type]
