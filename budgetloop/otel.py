@@ -107,6 +107,19 @@ def _same(text: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class _Span:
+    """A span to emit: everything computed (and redacted) before any span is started, so a
+    ``redact`` that raises leaves nothing half exported."""
+
+    name: str
+    kind: SpanKind
+    attributes: dict[str, Any]
+    start: int
+    end: int
+    error: str | None = None  # the ERROR status's description ("" for none)
+
+
 def _start_agent(options: _Options, start_ns: int) -> Any:
     return options.tracer.start_span(
         attrs.agent_name(options.names),
@@ -116,59 +129,75 @@ def _start_agent(options: _Options, start_ns: int) -> Any:
     )
 
 
-def _end_agent(options: _Options, span: Any, result: Result, end_ns: int) -> None:
+def _agent_end(options: _Options, result: Result) -> tuple[dict[str, Any], str | None]:
+    """The run span's closing attributes, and its error status when the model failed."""
     values = attrs.agent_end(result, options.redact, options.content)
     if options.content:
         first = attrs.sent_before(result)[0] if result.steps else result.messages
         values.update(attrs.inputs(first, options.redact))
+    return values, None if result.error is None else _description(result.error, options)
+
+
+def _end_agent(span: Any, values: dict[str, Any], error: str | None, end_ns: int) -> None:
     span.set_attributes(values)
-    if result.error is not None:
-        span.set_status(_error(result.error, options))
+    if error is not None:
+        span.set_status(Status(StatusCode.ERROR, error or None))
     span.end(end_time=end_ns)
 
 
-def _error(message: str, options: _Options) -> Status:
-    """An ERROR status; its description (the error's text) only when content is on."""
-    return Status(StatusCode.ERROR, options.redact(message) if options.content else None)
+def _description(message: str, options: _Options) -> str:
+    """An error's text, for the ERROR status: only when content is on ("" otherwise)."""
+    return options.redact(message) if options.content else ""
 
 
-def _export_step(
+def _plan_step(
     options: _Options,
-    parent: Any,
     step: Step,
     start_ns: int,
     max_tokens: int | None,
     sent: Sequence[Message] | None,
-) -> int:
-    """The step's ``chat`` span and its ``execute_tool`` spans, from ``start_ns``; the end."""
-    context = _trace_api.set_span_in_context(parent)
+) -> list[_Span]:
+    """The step's ``chat`` span from ``start_ns`` and its ``execute_tool`` spans after it."""
     chat_end = start_ns + _ns(attrs.model_seconds(step))
-    chat = options.tracer.start_span(
-        attrs.chat_name(options.names),
-        context=context,
-        kind=SpanKind.CLIENT,
-        attributes=attrs.chat(step, options.names, max_tokens, sent, options.redact),
-        start_time=start_ns,
-    )
-    if step.error is not None:
-        chat.set_status(_error(step.error, options))
-    chat.end(end_time=chat_end)
-    end = chat_end
+    plan = [
+        _Span(
+            attrs.chat_name(options.names),
+            SpanKind.CLIENT,
+            attrs.chat(step, options.names, max_tokens, sent, options.redact),
+            start_ns,
+            chat_end,
+            None if step.error is None else _description(step.error, options),
+        )
+    ]
     for call in attrs.executed(step):
         values = attrs.tool(call, options.content, options.redact)
-        span = options.tracer.start_span(
-            f"execute_tool {values['gen_ai.tool.name']}",
-            context=context,
-            kind=SpanKind.INTERNAL,
-            attributes=values,
-            start_time=chat_end,
+        failed = call.status == "error" and call.error is not None
+        plan.append(
+            _Span(
+                f"execute_tool {values['gen_ai.tool.name']}",
+                SpanKind.INTERNAL,
+                values,
+                chat_end,
+                chat_end + _ns(attrs.seconds(call.seconds)),
+                _description(call.error or "", options) if failed else None,
+            )
         )
-        if call.status == "error" and call.error is not None:
-            span.set_status(_error(call.error, options))
-        call_end = chat_end + _ns(attrs.seconds(call.seconds))
-        span.end(end_time=call_end)
-        end = max(end, call_end)
-    return max(end, start_ns + _ns(attrs.seconds(step.seconds)))
+    return plan
+
+
+def _emit(options: _Options, parent: Any, plan: Sequence[_Span]) -> None:
+    context = _trace_api.set_span_in_context(parent)
+    for item in plan:
+        span = options.tracer.start_span(
+            item.name,
+            context=context,
+            kind=item.kind,
+            attributes=item.attributes,
+            start_time=item.start,
+        )
+        if item.error is not None:
+            span.set_status(Status(StatusCode.ERROR, item.error or None))
+        span.end(end_time=item.end)
 
 
 def _as_result(trace: Any) -> Result:
@@ -223,13 +252,19 @@ def export_trace(
                 f"epoch, got {start_time!r}."
             )
         start_ns = _ns(start_time)
-    agent = _start_agent(options, start_ns)
     sent = attrs.sent_before(result) if content else None
+    plan: list[_Span] = []
     at = start_ns
     for i, step in enumerate(result.steps):
-        context = None if sent is None else sent[i]
-        at = _export_step(options, agent, step, at, result.max_output_tokens, context)
-    _end_agent(options, agent, result, max(at, start_ns + _ns(total)))
+        steps = _plan_step(
+            options, step, at, result.max_output_tokens, None if sent is None else sent[i]
+        )
+        plan += steps
+        at = max(at + _ns(attrs.seconds(step.seconds)), *(item.end for item in steps))
+    values, error = _agent_end(options, result)
+    agent = _start_agent(options, start_ns)
+    _emit(options, agent, plan)
+    _end_agent(agent, values, error, max(at, start_ns + _ns(total)))
 
 
 @dataclass
@@ -276,21 +311,25 @@ class OtelHook:
                 return
             result: Result = session.result
             options = self._for(session)
-            if live is None:
-                began = now - (0 if step is None else _ns(attrs.seconds(step.seconds)))
-                live = _Live(_start_agent(options, began))
-                self._runs[session] = live
-            if step is not None and step.index >= live.next_index:
+            plan: list[_Span] = []
+            if step is not None and (live is None or step.index >= live.next_index):
                 traced = _traced(result, step)
                 sent = None
                 if options.content and traced.index < len(result.steps):
                     sent = attrs.sent_before(result)[traced.index]
                 began = now - _ns(attrs.seconds(step.seconds))
-                _export_step(options, live.span, traced, began, result.max_output_tokens, sent)
-                live.next_index = step.index + 1
-            if session.done:
+                plan = _plan_step(options, traced, began, result.max_output_tokens, sent)
+            closing = _agent_end(options, result) if session.done else None
+            if live is None:
+                began = now - (0 if step is None else _ns(attrs.seconds(step.seconds)))
+                live = _Live(_start_agent(options, began))
+                self._runs[session] = live
+            _emit(options, live.span, plan)
+            if step is not None:
+                live.next_index = max(live.next_index, step.index + 1)
+            if closing is not None:
                 live.ended = True
-                _end_agent(options, live.span, result, now)
+                _end_agent(live.span, *closing, now)
 
     def _for(self, session: Any) -> _Options:
         """The options, with the model and provider read from an adapter when not given."""
