@@ -854,3 +854,21 @@ def test_the_same_step_twice_is_exported_once(clock: FakeClock, spans: Any) -> N
     hook(session, step)
 
     assert [s.name for s in exporter.get_finished_spans()] == ["chat", "execute_tool lookup"]
+
+
+@needs_otel
+def test_the_hook_follows_an_async_session(clock: FakeClock, spans: Any) -> None:
+    import asyncio
+
+    provider, exporter = spans
+    hook = OtelHook(provider, model="m")
+
+    async def drive() -> budgetloop.Result:
+        session = budgetloop.astart(ScriptedModel(["one"]), "go", clock=clock)
+        while not session.done:
+            hook(session, await session.step())
+        return session.result
+
+    result = asyncio.run(drive())
+    assert result.stop == "answered"
+    assert [s.name for s in exporter.get_finished_spans()] == ["chat m", "invoke_agent"]
