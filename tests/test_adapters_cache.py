@@ -252,3 +252,14 @@ def test_the_projection_stays_a_worst_case_with_cache_prices() -> None:
     assert projection.cost_usd == ANTHROPIC_PRICE.worst_pico(projection.input_tokens, 512) / 10**12
     dearest = Price(3.75, 15.0)  # every input token at the cache-write rate
     assert projection.cost_usd == dearest.cost(projection.input_tokens, 512)
+
+
+def test_openai_cached_tokens_above_the_prompt_are_all_of_it_cached() -> None:
+    """A server (a proxy, a compatible API) that reports more cached tokens than prompt tokens
+    still gets its call billed: the whole prompt counts as read from the cache."""
+    provider = Provider("openai", (200, openai_cached("openai_chat_final_text", 133, 500, 19)))
+    result = budgetloop.run(openai_model(provider), "go")
+
+    assert result.stop == "answered"
+    assert result.steps[0].usage == Usage(133, 19, cache_read_tokens=133)
+    assert result.cost_usd == OPENAI_PRICE.usage_cost(Usage(133, 19, 133))

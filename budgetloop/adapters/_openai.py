@@ -107,9 +107,14 @@ def completion_from_openai(response: Any) -> Completion:
 
 def _usage(usage: Any) -> Usage | None:
     """OpenAI's usage: ``prompt_tokens`` is the whole input, and the cached part of it
-    (``prompt_tokens_details.cached_tokens``) is a cache read. OpenAI reports no cache writes."""
+    (``prompt_tokens_details.cached_tokens``) is a cache read. OpenAI reports no cache writes.
+    A cached count above the whole input (a server that reports it wrongly) is read as all of
+    the input cached, so the call is still billed rather than failing the run."""
     if usage is None:
         return None
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or 0
-    return Usage(usage.prompt_tokens, usage.completion_tokens, cache_read_tokens=cached)
+    prompt = usage.prompt_tokens
+    if isinstance(cached, int) and isinstance(prompt, int):
+        cached = min(cached, prompt)
+    return Usage(prompt, usage.completion_tokens, cache_read_tokens=cached)
