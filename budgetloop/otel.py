@@ -340,8 +340,9 @@ class OtelHook:
         if model is None and isinstance(getattr(complete, "model", None), str):
             model = complete.model  # type: ignore[union-attr]
         provider = names.provider
-        if provider is None:
-            provider = _PROVIDERS.get(getattr(complete, "provider", None) or "")
+        adapter = getattr(complete, "provider", None)
+        if provider is None and isinstance(adapter, str):
+            provider = _PROVIDERS.get(adapter)
         if (model, provider) == (names.model, names.provider):
             return options
         return _Options(
