@@ -1,26 +1,34 @@
 """``AsyncSession``: the same turn as ``Session``, with the model and async tools awaited.
 
-The deadline cancels what is in flight. Cancelling the task that runs a step leaves the trace
-as it was after the previous step: a turn is committed whole or not at all.
+The deadline cancels what is in flight. Cancelling the task that runs a step before its model
+call returns leaves the trace as it was; after it, the step is recorded with its money and its
+unfinished calls marked, as for ``Session``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from ._dispatch import describe
-from ._loop import ABANDONED_MODEL, Loop, ModelCall, as_completion
+from ._loop import Loop, Turn, as_reply
+from ._session import abandoned
 from ._trace import Result, Step
+from ._turn import ModelCall, Reply
+
+AsyncUntil = Callable[["AsyncSession"], bool]
 
 
 class AsyncSession(Loop):
     """One run for an async model or async tools. Build it with ``astart(...)``."""
 
-    async def run(self) -> Result:
-        """Step until the run stops, and return the result."""
+    async def run(self, until: AsyncUntil | None = None) -> Result:
+        """Step until the run stops (or ``until(session)`` is True after a step: a pause)."""
         while not self.done:
             await self.step()
+            if until is not None and not self.done and until(self):
+                break
         return self.result
 
     async def step(self) -> Step | None:
@@ -29,23 +37,34 @@ class AsyncSession(Loop):
             return None
         started = self._begin()
         try:
-            turn = self._turn(started)
+            step = await self._drive(self._turn(started))
+        finally:
+            self._end(started)
+        if self.options.on_step is not None:
+            self.options.on_step(self, step)  # type: ignore[arg-type]
+        return step
+
+    async def _drive(self, turn: Turn) -> Step | None:
+        """Do what the turn asks, send back the outcome, until it returns its step."""
+        try:
             request = next(turn)
             while True:
-                if isinstance(request, ModelCall):
-                    request = turn.send(await self._call_model(request))
+                try:
+                    if isinstance(request, ModelCall):
+                        outcome: Any = await self._call_model(request)
+                    else:
+                        outcome = await self._dispatch.arun_batch(request.calls, request.timeout)
+                except BaseException as exc:  # the turn records what it knows, and re-raises
+                    request = turn.throw(exc)
                 else:
-                    records = await self._dispatch.arun_batch(
-                        request.calls, request.parsed, request.timeout
-                    )
-                    request = turn.send(records)
+                    request = turn.send(outcome)
         except StopIteration as stop:
             step: Step | None = stop.value
             return step
         finally:
-            self._end(started)
+            turn.close()
 
-    async def _call_model(self, request: ModelCall) -> tuple[Any, str | None]:
+    async def _call_model(self, request: ModelCall) -> Reply:
         if self._async_model:
             pending: Any = self.complete(request.messages, request.tools)
         else:
@@ -59,11 +78,11 @@ class AsyncSession(Loop):
             raise
         if not done:
             task.cancel()
-            return None, ABANDONED_MODEL
+            return abandoned()
         try:
             value = task.result()
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return None, describe(exc)
-        return as_completion(value)
+            return Reply(None, describe(exc))
+        return as_reply(value)

@@ -17,11 +17,10 @@ from ._check import ArgumentError, check_arguments
 from ._pool import Workers
 from ._schema import Tool
 from ._trace import CallRecord
+from ._turn import BatchDone, Call, Parsed
 from ._types import ToolCall
 
 Clock = Callable[[], float]
-Calls = Sequence[tuple[ToolCall, str]]
-Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
 
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
 
@@ -97,8 +96,9 @@ class Dispatch:
             **fields,
         )
 
-    def run_call(self, call: ToolCall, call_id: str, parsed: Parsed) -> CallRecord:
+    def run_call(self, job: Call) -> CallRecord:
         """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
+        call, call_id, parsed = job.request, job.id, job.parsed
         started = self.clock()
         prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, CallRecord):
@@ -115,15 +115,16 @@ class Dispatch:
             failure = exc
         return self.outcome(call, call_id, args, coerced, value, failure, started)
 
-    async def arun_call(self, call: ToolCall, call_id: str, parsed: Parsed) -> CallRecord:
+    async def arun_call(self, job: Call) -> CallRecord:
         """Check and run one call: awaited if the tool is async, else on a worker thread."""
+        call, call_id, parsed = job.request, job.id, job.parsed
         started = self.clock()
         prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, CallRecord):
             return prepared
         tool, args, coerced = prepared
         if not tool.is_async:
-            future = self.workers.submit(self.run_call, call, call_id, parsed)
+            future = self.workers.submit(self.run_call, job)
             return await asyncio.wrap_future(future)
         value, failure = None, None
         try:
@@ -136,9 +137,7 @@ class Dispatch:
 
     # -- a batch --------------------------------------------------------------------------------
 
-    def run_batch(
-        self, calls: Calls, parsed: Sequence[Parsed], timeout: float | None
-    ) -> list[CallRecord]:
+    def run_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """Run the calls at once and return their records in request order.
 
         Every call is offered to the workers. Without a deadline this thread works too: it runs
@@ -147,42 +146,41 @@ class Dispatch:
         runs on a worker, and a call still running when it passes is abandoned.
         """
         if not calls:
-            return []
-        jobs = [(c, i, p) for (c, i), p in zip(calls, parsed, strict=True)]
-        inline = timeout is None and not any(self._is_async(c) for c, _ in calls)
-        if inline and (len(jobs) == 1 or self.workers.limit == 1):  # nothing to overlap
-            return [self.run_call(*job) for job in jobs]
+            return BatchDone([])
+        inline = timeout is None and not any(self._is_async(c) for c in calls)
+        if inline and (len(calls) == 1 or self.workers.limit == 1):  # nothing to overlap
+            return BatchDone([self.run_call(c) for c in calls])
         started = self.clock()
-        offered = jobs[1:] if inline else jobs
-        futures = [self.workers.submit(self.run_call, *job) for job in offered]
-        records = [self.run_call(*jobs[0])] if inline else []
+        offered = calls[1:] if inline else calls
+        futures = [self.workers.submit(self.run_call, c) for c in offered]
+        records = [self.run_call(calls[0])] if inline else []
+        abandoned = False
         for future, job in zip(futures, offered, strict=True):
             if inline and self.workers.cancel(future):  # no worker started it: run it here
-                records.append(self.run_call(*job))
+                records.append(self.run_call(job))
                 continue
             left = None if timeout is None else max(0.0, timeout - (self.clock() - started))
             try:
                 records.append(future.result(timeout=left))
             except FutureTimeout:
                 self.workers.cancel(future)
-                records.append(not_run(job[0], job[1], "error", ABANDONED, self.clock() - started))
-        return records
+                abandoned = True
+                records.append(
+                    not_run(job.request, job.id, "error", ABANDONED, self.clock() - started)
+                )
+        return BatchDone(records, abandoned)
 
-    def _is_async(self, call: ToolCall) -> bool:
-        tool = self.tools.get(call.name) if isinstance(call.name, str) else None
+    def _is_async(self, call: Call) -> bool:
+        name = call.request.name
+        tool = self.tools.get(name) if isinstance(name, str) else None
         return tool is not None and tool.is_async
 
-    async def arun_batch(
-        self, calls: Calls, parsed: Sequence[Parsed], timeout: float | None
-    ) -> list[CallRecord]:
+    async def arun_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """The async batch: every call a task; at the deadline, what is in flight is cancelled."""
         if not calls:
-            return []
+            return BatchDone([])
         started = self.clock()
-        tasks = [
-            asyncio.ensure_future(self.arun_call(c, i, p))
-            for (c, i), p in zip(calls, parsed, strict=True)
-        ]
+        tasks = [asyncio.ensure_future(self.arun_call(c)) for c in calls]
         try:
             _, pending = await asyncio.wait(tasks, timeout=timeout)
         except asyncio.CancelledError:
@@ -191,12 +189,13 @@ class Dispatch:
             raise
         for task in pending:
             task.cancel()
-        return [
-            not_run(c, i, "error", ABANDONED, self.clock() - started)
+        records = [
+            not_run(c.request, c.id, "error", ABANDONED, self.clock() - started)
             if task in pending
             else task.result()
-            for task, (c, i) in zip(tasks, calls, strict=True)
+            for task, c in zip(tasks, calls, strict=True)
         ]
+        return BatchDone(records, bool(pending))
 
 
 def describe(exc: BaseException) -> str:

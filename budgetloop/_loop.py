@@ -1,155 +1,164 @@
 """The loop: project the next turn, dispatch it, record it, run its tools, append the results.
 
-A turn is written once, as a generator that yields what it needs done (a model call, then a
-tool batch) and is sent back the outcome; ``Session.step`` does those on threads and
-``AsyncSession.step`` awaits them, so both drivers obey the same guards by construction.
+A turn is written once, as a generator (``Loop._turn``; its protocol is in ``_turn.py``) that
+yields what it needs done, a model call and then a tool batch, and is sent back the outcome.
+``Session.step`` does those on the calling thread (on a worker when there is a deadline to keep
+or an ``async def`` model to run) and ``AsyncSession.step`` awaits them, so both drivers obey the
+same guards by construction.
 
-A turn is committed whole at its end (step, messages, spend, stop), so an interrupted or
-cancelled turn leaves the trace as it was after the previous one.
+A turn is committed whole at its end (step, messages, stop). The one exception is money: a model
+call that returned is billed at once, so a turn that breaks after it (an interrupt in a tool, a
+cancelled task, a raising ``redact``) still records its step, with the calls that never finished
+marked, and the context stays a valid conversation.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import time
+import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ._budget import (
-    MESSAGE_OVERHEAD,
-    REQUEST_OVERHEAD,
-    CountTokens,
-    Projection,
-    estimate_message,
-    estimate_tools,
-)
+from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
 from ._check import ArgumentError, parse_arguments
-from ._dispatch import ABANDONED, Calls, Dispatch, Parsed, not_run
+from ._context import ContextTokens
+from ._dispatch import Dispatch, not_run
 from ._journal import Journal
+from ._options import Model, Options, initial_messages, is_async
 from ._pool import Workers
-from ._redact import Redact, redact_message, redact_step
-from ._setup import check_setup, initial_messages, is_async, tool_table
+from ._redact import redact_message, redact_step
+from ._schema import Tool
 from ._trace import CallRecord, Result, Step
+from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Parsed, Reply
 from ._types import PICO, Budget, Completion, Message, Price, Stop, ToolCall, to_pico
 
-Model = Callable[[list[Message], list[dict[str, Any]]], Any]
-Clock = Callable[[], float]
-
-ABANDONED_MODEL = "TimeoutError: the model call was still running when max_seconds passed"
-MAX_RESULT_CHARS = 100_000
-
-
-@dataclass(frozen=True)
-class ModelCall:
-    """What a turn asks its driver for first: one model call, within ``timeout`` seconds."""
-
-    messages: list[Message]
-    tools: list[dict[str, Any]]
-    timeout: float | None
-
-
-@dataclass(frozen=True)
-class Batch:
-    """What a turn asks its driver for next: these tool calls, at once, within ``timeout``."""
-
-    calls: Calls
-    parsed: list[Parsed]
-    timeout: float | None
-
-
 L = TypeVar("L", bound="Loop")
-Turn = Generator[ModelCall | Batch, Any, Step | None]
+Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a BatchDone
+
+WITHHELD = "[withheld: redact raised]"
 
 
 class Loop:
     """The loop's state and its turn; ``Session`` and ``AsyncSession`` drive it."""
 
-    def __init__(
+    def __init__(self, complete: Model, prompt: str | Sequence[Message], **options: Any) -> None:
+        opts = Options.read(complete, **options)
+        self._build(complete, opts, initial_messages(prompt, opts.system), (), 0)
+        self._prompt = prompt
+
+    def _build(
         self,
         complete: Model,
-        prompt: str | Sequence[Message],
-        *,
-        tools: Sequence[Callable[..., Any]] = (),
-        budget: Budget | None = None,
-        price: Price | None = None,
-        max_output_tokens: int | None = None,
-        count_tokens: CountTokens | None = None,
-        system: str | None = None,
-        repeat_limit: int | None = 3,
-        clock: Clock = time.monotonic,
-        max_workers: int | None = None,
-        max_result_chars: int | None = MAX_RESULT_CHARS,
-        redact: Redact | None = None,
-        trace_path: str | os.PathLike[str] | None = None,
+        options: Options,
+        context: Sequence[Message],
+        history: Sequence[Step],
+        spent: int,
     ) -> None:
-        self._setup: tuple[Model, str | Sequence[Message], dict[str, Any]] = (
-            complete,
-            prompt,
-            {
-                "tools": tools, "budget": budget, "price": price,
-                "max_output_tokens": max_output_tokens, "count_tokens": count_tokens,
-                "system": system, "repeat_limit": repeat_limit, "clock": clock,
-                "max_workers": max_workers, "max_result_chars": max_result_chars,
-                "redact": redact, "trace_path": trace_path,
-            },
-        )  # fmt: skip
         self.complete = complete
-        self.budget = budget if budget is not None else Budget()
-        self.price = price if price is not None else getattr(complete, "price", None)
-        if max_output_tokens is None:
-            max_output_tokens = getattr(complete, "max_output_tokens", None)
-        self.max_output_tokens = max_output_tokens
-        self.count_tokens = count_tokens
-        self.repeat_limit = repeat_limit
-        self.clock = clock
-        self.redact = redact
-        self.tools = tool_table(tools)
-        self.schemas = [t.schema for t in self.tools.values()]
-        check_setup(self, complete, max_workers, max_result_chars, trace_path)
+        self.options = options
+        self._redact = None if options.redact is None else _strict(options.redact)
         self._async_model = is_async(complete)
-        self._messages: list[Message] = []
-        self._trace_messages = self._messages if redact is None else []
-        self._steps: list[Step] = []
-        self._spent = 0  # picodollars
+        self._stepping = threading.Lock()  # one step at a time, from any thread or task
+        self._messages: list[Message] = []  # the real context
+        self._trace_messages: list[Message] = []  # the context as the trace keeps it
+        self._count = ContextTokens(self.schemas, options.count_tokens)
+        self._steps: list[Step] = list(history)
+        self._kept = len(self._steps)  # steps inherited by a fork, already in its journal header
+        self._spent = spent  # picodollars
         self._elapsed = 0.0
-        self._executed = 0
-        self._batches: list[str] = []  # each turn's tool calls, for the repeat guard
-        self._stop: Stop | None = None
+        self._executed = sum(1 for s in history for r in s.tool_calls if r.status != "skipped")
+        self._batches = [_signature(_calls_of(s)) for s in history if s.tool_calls]
+        self._ending: Ending | None = None
         self._answer: str | None = None
-        self._error: str | None = None
-        self._detail: str | None = None
-        self._tokens = REQUEST_OVERHEAD + estimate_tools(self.schemas)
-        self._offset = 0  # true input tokens of the last request minus our estimate of it
-        self._sent = 0  # our estimate of the request in flight
-        self._estimates: dict[int, tuple[Message, int]] = {}  # this turn's, by identity
-        for message in initial_messages(prompt, system):
+        self._last_clock = options.clock()
+        for message in context:
             self._append(message)
-        self._workers = Workers(max_workers)
-        self._dispatch = Dispatch(self.tools, clock, self._workers, max_result_chars)
-        self._journal = None if trace_path is None else Journal(trace_path)
+        self._count.count()  # a broken count_tokens fails here, at start()
+        self._workers = Workers(options.max_workers)
+        self._dispatch = Dispatch(
+            options.tools, options.clock, self._workers, options.max_result_chars
+        )
+        self._journal = None if options.trace_path is None else Journal(options.trace_path)
         weakref.finalize(self, self._workers.close)
+
+    @classmethod
+    def restore(cls: type[L], result: Result, complete: Model, **options: Any) -> L:
+        """A session holding a saved run's context, steps and spend, to ``fork`` from."""
+        session = cls.__new__(cls)
+        opts = Options.read(complete, **options)
+        session._build(complete, opts, result.messages, result.steps, to_pico(result.cost_usd))
+        session._prompt = list(result.messages)
+        return session
 
     def fresh(self: L) -> L:
         """A new session with this one's model, prompt, tools, budget and every option, at
         its first step: what a notebook's Reset needs. (A scripted model keeps its place:
         ``ScriptedModel.reset()`` rewinds it.)"""
-        complete, prompt, options = self._setup
-        return type(self)(complete, prompt, **options)
+        return type(self)(self.complete, self._prompt, **self.options.given)
+
+    def fork(
+        self: L,
+        at: int | None = None,
+        *,
+        messages: Sequence[Message] | None = None,
+        **options: Any,
+    ) -> L:
+        """A new session that goes on from before step ``at`` (default: now).
+
+        Its context is the messages as they stood before step ``at``, or ``messages`` (an
+        edited context) when given; every ``start()`` option is kept unless given here
+        (``complete=`` for another model). Money spent stays spent: the fork starts at all
+        this session has spent; its steps and tool calls count those before ``at``.
+        """
+        at = self._fork_point(at)
+        complete = options.pop("complete", self.complete)
+        opts = self.options.with_(complete, options)
+        if messages is None:
+            context: Sequence[Message] = self._messages[: self._context_before(at)]
+        else:
+            context = _message_list(messages)
+        forked = type(self).__new__(type(self))
+        forked._build(complete, opts, context, self._steps[:at], self._spent)
+        forked._prompt = list(context)
+        return forked
 
     # -- what a caller reads ----------------------------------------------------------------------
 
     @property
     def done(self) -> bool:
-        return self._stop is not None
+        return self._ending is not None
+
+    @property
+    def budget(self) -> Budget:
+        return self.options.budget
+
+    @property
+    def price(self) -> Price | None:
+        return self.options.price
+
+    @property
+    def max_output_tokens(self) -> int | None:
+        return self.options.max_output_tokens
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        return self.options.tools
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        return self.options.schemas
 
     @property
     def messages(self) -> list[Message]:
         """The context as it stands: what the next model call would be sent."""
         return list(self._messages)
+
+    @property
+    def message_tokens(self) -> tuple[int, ...]:
+        """Each message of ``messages``' estimated tokens, as the session counted it."""
+        return self._count.per_message
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -158,21 +167,22 @@ class Loop:
     @property
     def projection(self) -> Projection:
         """What the next turn would cost at worst, computed without calling the model."""
-        return self._project(self._context_tokens())[0]
+        return self._project(self._count.count())[0]
 
     @property
     def result(self) -> Result:
         """The run so far; final once ``done``."""
+        ending = self._ending
         return Result(
-            stop=self._stop,
+            stop=None if ending is None else ending.stop,
             answer=self._answer,
             steps=tuple(self._steps),
             messages=tuple(self._trace_messages),
             cost_usd=self._spent / PICO,
             seconds=self._elapsed,
             budget=self.budget,
-            error=self._error,
-            detail=self._detail,
+            error=None if ending is None else ending.error,
+            detail=None if ending is None else ending.detail,
             price=self.price,
             max_output_tokens=self.max_output_tokens,
             tools=tuple(self.schemas),
@@ -182,99 +192,122 @@ class Loop:
 
     def _turn(self, started: float) -> Turn:
         # 1. project this turn's worst case; stop before it if any ceiling says so
-        projection, projected = self._project(self._context_tokens())
-        stop = self._stop_before_call(started, projection)
-        if stop is not None:
-            self._finish(*stop)
+        projection, projected = self._project(self._count.count())
+        ending = self._stop_before_call(started, projection)
+        reservation = None
+        if ending is None:
+            reservation, ending = self._reserve(projected)
+        if ending is not None:
+            self._end_run(ending)
             return None
         # 2. dispatch
-        self._sent = self._tokens
-        completion, error = yield ModelCall(
-            list(self._messages), list(self.schemas), self._left(started)
-        )
-        # 3. record what the model said and what it cost
+        self._count.sending()
         index = len(self._steps)
-        cost = self._cost(completion, projected, error)
+        try:
+            reply = yield ModelCall(list(self._messages), list(self.schemas), self._left(started))
+        except GeneratorExit:
+            raise
+        except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
+            self._bill(projected or 0, reservation)
+            self._record(self._model_step(index, None, exc, projection, started), [])
+            raise
+        # 3. record what the model said and what it cost: billed at once, whatever comes next
+        cost = self._cost(reply, projected)
+        self._bill(cost, reservation)
+        completion = reply.completion
         if completion is None:
-            step = Step(
-                index, None, (), None, cost / PICO, projection, self._since(started), error
-            )
-            stop_reason = Stop.MAX_SECONDS if error == ABANDONED_MODEL else Stop.MODEL_ERROR
-            self._commit(step, [], cost, (stop_reason, None, error))
-            return step
-        calls = _with_ids(completion.tool_calls, index)
-        parsed = [_parse(c) for c, _ in calls]
-        signature = _signature(calls, parsed) if calls else None
-        assistant = Message("assistant", completion.text, tuple(c for c, _ in calls))
-        # 4. run the batch, unless no model call could ever read its results
+            stop = Stop.MAX_SECONDS if reply.abandoned else Stop.MODEL_ERROR
+            step = self._model_step(index, reply, None, projection, started, cost)
+            return self._record(step, [], Ending(stop, None, reply.error))
+        calls = _received(completion.tool_calls, index)
+        assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
+        signature = _signature(calls) if calls else None
         records: list[CallRecord] = []
-        end: tuple[Stop, str | None, str | None] | None = None
-        if not calls:
-            end = (Stop.ANSWERED, None, None)
-        elif block := self._stop_before_batch(started, index, calls, assistant, signature, cost):
-            records = [not_run(c, i, "skipped", f"the run stopped ({block[1]})") for c, i in calls]
-            end = (block[0], block[1], None)
-        else:
-            records = yield Batch(calls, parsed, self._left(started))
-            if any(r.error == ABANDONED for r in records):
-                end = (Stop.MAX_SECONDS, "a tool was still running at the deadline", None)
+        dispatched = False
+        try:
+            # 4. run the batch, unless no model call could ever read its results
+            end: Ending | None = None
+            if not calls:
+                end = Ending(Stop.ANSWERED)
+            elif block := self._stop_before_batch(started, index, calls, assistant, signature):
+                records = [_skipped(c, f"the run stopped ({block.detail})") for c in calls]
+                end = block
+            else:
+                dispatched = True
+                done: BatchDone = yield Batch(calls, self._left(started))
+                records = done.records
+                if done.abandoned:
+                    end = Ending(Stop.MAX_SECONDS, "a tool was still running at the deadline")
+        except GeneratorExit:
+            raise
+        except BaseException as exc:  # the turn broke after the model call: record it, then raise
+            why = f"{type(exc).__name__}"
+            records = [_interrupted(c, why) if dispatched else _skipped(c, f"the turn broke "
+                       f"({why}) before its batch started") for c in calls]  # fmt: skip
+            step = self._call_step(index, completion, records, cost, projection, started)
+            self._record(step, [assistant, *_results(records)], None, signature)
+            raise
         # 5. append the assistant turn and its results, in request order
-        results = [Message("tool", r.content, tool_call_id=r.id, name=r.name) for r in records]
-        step = Step(index, completion.text, tuple(records), completion.usage, cost / PICO,
-                    projection, self._since(started))  # fmt: skip
-        if end is not None and end[0] is Stop.ANSWERED:
+        step = self._call_step(index, completion, records, cost, projection, started)
+        if end is not None and end.stop is Stop.ANSWERED:
             self._answer = self._traced(completion.text or "")
-        self._commit(step, [assistant, *results], cost, end, signature)
-        return step
+        return self._record(step, [assistant, *_results(records)], end, signature)
 
-    # -- guards: each is one function, called at one place ----------------------------------------
+    # -- guards: the two checks a turn makes, each called at one place ----------------------------
 
-    def _stop_before_call(self, started: float, projection: Projection) -> tuple[Stop, str] | None:
+    def _stop_before_call(self, started: float, projection: Projection) -> Ending | None:
+        """Before the model call: the step ceiling, the deadline, the cost ceiling."""
         budget = self.budget
         if budget.max_steps is not None and len(self._steps) >= budget.max_steps:
-            return Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached"
+            return Ending(Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached")
         if self._out_of_time(started):
-            return Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed"
+            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
         if not projection.fits:
-            return Stop.MAX_COST_USD, _cost_detail(projection)
+            return Ending(Stop.MAX_COST_USD, _cost_detail(projection))
         return None
 
     def _stop_before_batch(
         self,
         started: float,
         index: int,
-        calls: Calls,
+        calls: list[Call],
         assistant: Message,
         signature: str | None,
-        cost: int,
-    ) -> tuple[Stop, str] | None:
+    ) -> Ending | None:
+        """Before the tool batch: is there a later model call to read its results?"""
         budget = self.budget
         if budget.max_steps is not None and index + 1 >= budget.max_steps:
-            return Stop.MAX_STEPS, f"max_steps={budget.max_steps}: no step is left to read results"
+            return Ending(
+                Stop.MAX_STEPS, f"max_steps={budget.max_steps}: no step is left to read results"
+            )
         if self._out_of_time(started):
-            return Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed"
+            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
         limit = budget.max_tool_calls
         if limit is not None and self._executed + len(calls) > limit:
-            return Stop.MAX_TOOL_CALLS, (
-                f"max_tool_calls={limit}: {self._executed} run, this turn asks for {len(calls)}"
+            return Ending(
+                Stop.MAX_TOOL_CALLS,
+                f"max_tool_calls={limit}: {self._executed} run, this turn asks for {len(calls)}",
             )
         if self._repeated(signature):
-            return Stop.REPEATED, f"the same tool calls {self.repeat_limit} turns running"
+            n = self.options.repeat_limit
+            return Ending(Stop.REPEATED, f"the same tool calls {n} turns running")
         # The cheapest next turn carries empty results; if even that cannot fit, none can.
         if budget.max_cost_usd is None:
             return None
-        if self.count_tokens is None:  # a lower bound: an overhead per result, nothing in it
-            tokens = self._context_tokens([assistant]) + MESSAGE_OVERHEAD * len(calls)
+        if self.options.count_tokens is None:  # a lower bound: an overhead per result, no text
+            tokens = self._count.count([assistant]) + MESSAGE_OVERHEAD * len(calls)
         else:
-            empty = [Message("tool", "", tool_call_id=i, name=c.name) for c, i in calls]
-            tokens = self._context_tokens([assistant, *empty])
-        cheapest = self._project(tokens, self._spent + cost)[0]
+            empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
+            tokens = self._count.count([assistant, *empty])
+        cheapest = self._project(tokens, self._spent)[0]
         if not cheapest.fits:
-            return Stop.MAX_COST_USD, "no turn to read the results fits: " + _cost_detail(cheapest)
+            return Ending(
+                Stop.MAX_COST_USD, "no turn to read the results fits: " + _cost_detail(cheapest)
+            )
         return None
 
     def _repeated(self, signature: str | None) -> bool:
-        n = self.repeat_limit
+        n = self.options.repeat_limit
         if n is None:
             return False
         recent = [*self._batches[-(n - 1) :], signature]
@@ -284,139 +317,334 @@ class Loop:
         left = self._left(started)
         return left is not None and left <= 0
 
+    def _reserve(self, projected: int | None) -> tuple[Any, Ending | None]:
+        """Reserve the turn's worst case in the shared ledger, if there is one."""
+        ledger = self.options.ledger
+        if ledger is None:
+            return None, None
+        reservation = ledger._reserve_pico(projected or 0)
+        if reservation is not None:
+            return reservation, None
+        return None, Ending(
+            Stop.SHARED_BUDGET,
+            f"the shared ledger refused the next turn's worst case ${(projected or 0) / PICO:.6f}:"
+            f" ${ledger.spent_usd():.6f} spent and ${ledger.reserved_usd():.6f} reserved of"
+            f" ${ledger.limit_usd}",
+        )
+
     # -- bookkeeping ------------------------------------------------------------------------------
 
     def _begin(self) -> float:
-        if self._journal is not None and not self._journal.started:
-            self._journal.header(self.result)
-        return self.clock()
+        """A step starts: one at a time, on a clock that does not run backwards."""
+        if not self._stepping.acquire(blocking=False):
+            raise RuntimeError(
+                "Session.step: another step of this session is running; a session takes one "
+                "turn at a time (use fork() or another session to run in parallel)."
+            )
+        try:
+            now = self.options.clock()
+            if not now >= self._last_clock:  # also NaN
+                raise ValueError(
+                    f"start: clock went backwards or returned NaN ({self._last_clock!r} then "
+                    f"{now!r}); pass a monotonic clock such as time.monotonic."
+                )
+            self._last_clock = now
+            if self._journal is not None and not self._journal.started:
+                self._journal.header(self.result)
+                for kept in self._steps[: self._kept]:  # a fork's history: its context is above
+                    self._journal.step(kept, [])
+        except BaseException:
+            self._stepping.release()
+            raise
+        return now
 
     def _end(self, started: float) -> None:
-        self._elapsed += self.clock() - started
-        if self.done:
-            self._workers.close()
-            if self._journal is not None:
-                self._journal.end(self.result)
-                self._journal = None
+        try:
+            self._elapsed += self._since(started)
+            if self.done:
+                self._workers.close()
+                if self._journal is not None:
+                    self._journal.end(self.result)
+                    self._journal = None
+        finally:
+            self._stepping.release()
 
     def _left(self, started: float) -> float | None:
         """Seconds left before ``max_seconds``, counting only time spent inside ``step()``."""
         if self.budget.max_seconds is None:
             return None
-        return self.budget.max_seconds - self._elapsed - (self.clock() - started)
+        return self.budget.max_seconds - self._elapsed - self._since(started)
 
     def _since(self, started: float) -> float:
-        return self.clock() - started
-
-    def _context_tokens(self, extra: Sequence[Message] = ()) -> int:
-        """The input tokens of the next request, with ``extra`` messages appended."""
-        if self.count_tokens is not None:
-            return self.count_tokens([*self._messages, *extra], self.schemas)
-        # exact for what was already sent (calibrated by usage), estimated since
-        return self._tokens + self._offset + sum(self._estimate(m) for m in extra)
+        now = self.options.clock()
+        return max(0.0, now - started) if now == now else 0.0
 
     def _project(self, tokens: int, spent: int | None = None) -> tuple[Projection, int | None]:
         spent = self._spent if spent is None else spent
         return project_cost(tokens, self.max_output_tokens, self.price, spent, self.budget)
 
-    def _estimate(self, message: Message) -> int:
-        """A message's estimate, remembered for the turn: the assistant message is projected
-        before its batch and appended after it, and is counted once."""
-        key = id(message)
-        if key not in self._estimates:
-            self._estimates[key] = (message, estimate_message(message))
-        return self._estimates[key][1]
-
     def _append(self, message: Message) -> None:
         self._messages.append(message)
-        self._tokens += self._estimate(message)
-        if self.redact is not None:
-            self._trace_messages.append(redact_message(message, self.redact))
+        self._count.append(message)
+        self._trace_messages.append(self._traced_message(message))
 
-    def _cost(
-        self, completion: Completion | None, projected: int | None, error: str | None
-    ) -> int:
+    def _append_recorded(self, message: Message) -> BaseException | None:
+        """``_append`` for a turn being recorded: a raising ``redact`` withholds the text."""
+        try:
+            self._append(message)
+        except Exception as exc:
+            if len(self._trace_messages) < len(self._messages):
+                self._trace_messages.append(redact_message(message, _withhold))
+            return exc
+        return None
+
+    def _cost(self, reply: Reply, projected: int | None) -> int:
         """A model call's cost in picodollars: as reported, else priced usage, else projected."""
+        completion = reply.completion
         if completion is not None and completion.cost_usd is not None:
             return to_pico(completion.cost_usd)
         if completion is not None and completion.usage is not None and self.price is not None:
             return self.price.usage_pico(completion.usage)
-        if completion is None and error != ABANDONED_MODEL:
+        if completion is None and not reply.abandoned:
             return 0  # the call failed; nothing came back to bill
         return projected or 0  # no usage reported: assume the worst case it was allowed
 
-    def _commit(
+    def _bill(self, cost: int, reservation: Any) -> None:
+        """Money first: added the moment a model call is over, before anything can fail."""
+        self._spent += cost
+        if reservation is not None:
+            reservation._settle_pico(cost)
+
+    def _model_step(
+        self,
+        index: int,
+        reply: Reply | None,
+        interrupt: BaseException | None,
+        projection: Projection,
+        started: float,
+        cost: int | None = None,
+    ) -> Step:
+        """A step whose model call gave no completion: failed, abandoned or interrupted."""
+        if reply is not None:
+            error = reply.error
+        else:
+            error = f"interrupted ({type(interrupt).__name__}) while the model call was in flight"
+        return Step(
+            index=index,
+            text=None,
+            tool_calls=(),
+            usage=None,
+            cost_usd=(projection.cost_usd or 0.0) if cost is None else cost / PICO,
+            projection=projection,
+            seconds=self._since(started),
+            error=error,
+        )
+
+    def _call_step(
+        self,
+        index: int,
+        completion: Completion,
+        records: list[CallRecord],
+        cost: int,
+        projection: Projection,
+        started: float,
+    ) -> Step:
+        return Step(
+            index=index,
+            text=completion.text,
+            tool_calls=tuple(records),
+            usage=completion.usage,
+            cost_usd=cost / PICO,
+            projection=projection,
+            seconds=self._since(started),
+        )
+
+    def _record(
         self,
         step: Step,
         messages: list[Message],
-        cost: int,
-        end: tuple[Stop, str | None, str | None] | None,
+        end: Ending | None = None,
         signature: str | None = None,
-    ) -> None:
-        """Make a finished turn part of the run, all of it at once."""
+    ) -> Step:
+        """Make a finished turn part of the run, all of it at once (its money is already in),
+        and return the step as the trace keeps it.
+
+        A ``redact`` that raises withholds the text of what it could not redact; the turn is
+        still recorded, and the error is raised after it."""
+        failure: BaseException | None = None
+        try:
+            traced = step if self._redact is None else redact_step(step, self._redact)
+        except Exception as exc:
+            failure, traced = exc, redact_step(step, _withhold)
         if signature is not None:
             self._batches.append(signature)
-        if self.redact is not None:
-            step = redact_step(step, self.redact)
+        if step.usage is not None:  # before the results join: they are what it learns from
+            self._count.reported(step.usage.input_tokens)
+        before = len(self._trace_messages)
         for message in messages:
-            self._append(message)
-        self._estimates.clear()
-        self._steps.append(step)
-        self._spent += cost
-        if step.usage is not None:
-            self._offset = step.usage.input_tokens - self._sent
+            failure = self._append_recorded(message) or failure
+        self._steps.append(traced)
         self._executed += sum(1 for r in step.tool_calls if r.status != "skipped")
         if self._journal is not None:
-            self._journal.step(step, self._trace_messages[-len(messages) :] if messages else [])
+            self._journal.step(traced, self._trace_messages[before:])
         if end is not None:
-            self._finish(*end)
+            self._end_run(end)
+        if failure is not None:
+            raise failure
+        return traced
 
-    def _finish(self, stop: Stop, detail: str | None = None, error: str | None = None) -> None:
-        self._stop = stop
-        self._detail = None if detail is None else self._traced(detail)
-        self._error = None if error is None else self._traced(error)
+    def _end_run(self, end: Ending) -> None:
+        self._ending = Ending(end.stop, self._traced(end.detail), self._traced(end.error))
 
-    def _traced(self, text: str) -> str:
+    def _traced(self, text: str | None) -> str | None:
         """Text as it may enter the trace: through ``redact`` when there is one."""
-        return text if self.redact is None else self.redact(text)
+        if text is None or self._redact is None:
+            return text
+        try:
+            return self._redact(text)
+        except Exception:
+            return WITHHELD
+
+    def _traced_message(self, message: Message) -> Message:
+        return message if self._redact is None else redact_message(message, self._redact)
+
+    def _fork_point(self, at: int | None) -> int:
+        if at is None:
+            return len(self._steps)
+        if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= len(self._steps):
+            raise ValueError(
+                f"fork: at must be a step index from 0 to {len(self._steps)}, got {at!r}."
+            )
+        return at
+
+    def _context_before(self, at: int) -> int:
+        """How many messages the context had before step ``at``."""
+        after = sum(_appended(s) for s in self._steps[at:])
+        return len(self._messages) - after
 
 
-def as_completion(value: Any) -> tuple[Completion | None, str | None]:
-    if not isinstance(value, Completion):
-        return None, (
-            f"TypeError: the model returned {type(value).__name__}, expected a "
-            "Completion(text=..., tool_calls=[...])"
+def _withhold(text: str) -> str:
+    return WITHHELD
+
+
+def _strict(redact: Callable[[str], str]) -> Callable[[str], str]:
+    """``redact`` made to say so when it returns something other than text."""
+
+    def checked(text: str) -> str:
+        out = redact(text)
+        if not isinstance(out, str):
+            raise TypeError(f"redact: must return a str, got {type(out).__name__}.")
+        return out
+
+    return checked
+
+
+def _appended(step: Step) -> int:
+    """How many messages a step added to the context: its assistant turn and each result."""
+    return 0 if step.error is not None else 1 + len(step.tool_calls)
+
+
+def _message_list(messages: Sequence[Message]) -> list[Message]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, (list, tuple)):
+        raise TypeError(
+            f"fork: messages must be a list of Message, got {type(messages).__name__}."
         )
-    return value, None
+    for i, m in enumerate(messages):
+        if not isinstance(m, Message):
+            raise TypeError(f"fork: messages[{i}] is {type(m).__name__}, expected Message.")
+    return list(messages)
 
 
-def _with_ids(calls: Sequence[ToolCall], index: int) -> list[tuple[ToolCall, str]]:
-    """Each call with its id; a missing id is made up, a repeated one made unique."""
-    out: list[tuple[ToolCall, str]] = []
+def as_reply(value: Any) -> Reply:
+    if not isinstance(value, Completion):
+        return Reply(None, f"TypeError: the model returned {type(value).__name__}, expected a "
+                     "Completion(text=..., tool_calls=[...])")  # fmt: skip
+    return Reply(value)
+
+
+def _received(calls: Sequence[ToolCall], index: int) -> list[Call]:
+    """The model's calls as the loop keeps them: each with an id (a missing one made up, a
+    repeated one made unique), a name that is text, and arguments parsed. Malformed parts are
+    made plain text here, so nothing downstream meets a name that is not a str or arguments
+    that JSON cannot write; the argument check then reports them to the model."""
+    out: list[Call] = []
     seen: set[str] = set()
     for i, call in enumerate(calls):
         call_id = call.id if isinstance(call.id, str) and call.id else f"call_{index}_{i}"
         if call_id in seen:
             call_id = f"{call_id}_{i}"
         seen.add(call_id)
-        out.append((ToolCall(call.name, call.arguments, call_id), call_id))
+        name, arguments = call.name, call.arguments
+        parsed: Parsed
+        if not isinstance(name, str):
+            name = "" if name is None else _shown(name)
+        if _json_safe(arguments):
+            parsed = _parse(name, arguments)
+        else:
+            arguments = _shown(arguments)
+            parsed = ArgumentError(
+                f"{name}: arguments must be a JSON object, got {type(call.arguments).__name__}."
+            )
+        out.append(Call(ToolCall(name, arguments, call_id), call_id, parsed))
     return out
 
 
-def _parse(call: ToolCall) -> Parsed:
+def _json_safe(arguments: Any) -> bool:
+    """Arguments that JSON can write as they are (a str is parsed later, as the model's JSON)."""
+    if isinstance(arguments, str):
+        return True
     try:
-        return parse_arguments(call.name, call.arguments)
+        json.dumps(arguments, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _parse(name: str, arguments: str | dict[str, Any]) -> Parsed:
+    try:
+        return parse_arguments(name, arguments)
     except ArgumentError as exc:
         return exc
 
 
-def _signature(calls: Calls, parsed: list[Parsed]) -> str:
+def _calls_of(step: Step) -> list[Call]:
+    """A recorded step's calls, as the repeat guard compares them (for a fork's history)."""
+    return [
+        Call(ToolCall(r.name, r.raw_arguments, r.id), r.id, _parse(r.name, r.raw_arguments))
+        for r in step.tool_calls
+    ]
+
+
+def _signature(calls: Sequence[Call]) -> str:
     """The turn's calls, names and arguments, in a form that ignores key order and spacing."""
     shown = [
-        [c.name, str(c.arguments) if isinstance(p, ArgumentError) else p]
-        for (c, _), p in zip(calls, parsed, strict=True)
+        [c.name, str(c.request.arguments) if isinstance(c.parsed, ArgumentError) else c.parsed]
+        for c in calls
     ]
     return json.dumps(shown, sort_keys=True, default=repr)
+
+
+def _results(records: list[CallRecord]) -> list[Message]:
+    return [Message("tool", r.content, tool_call_id=r.id, name=r.name) for r in records]
+
+
+def _skipped(call: Call, why: str) -> CallRecord:
+    return not_run(call.request, call.id, "skipped", why)
+
+
+def _interrupted(call: Call, why: str) -> CallRecord:
+    return not_run(
+        call.request, call.id, "error",
+        f"interrupted ({why}) before the batch finished; this call may or may not have run, "
+        "and it was not run again",
+    )  # fmt: skip
 
 
 def _cost_detail(p: Projection) -> str:

@@ -1,44 +1,156 @@
-"""The entry points: ``start``/``run`` for a Session, ``astart``/``arun`` for an AsyncSession."""
+"""The entry points: ``start``/``run`` for a Session, ``astart``/``arun`` for an AsyncSession,
+and ``resume`` for a saved run."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Awaitable, Callable
-from typing import ParamSpec
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ._async import AsyncSession
+from ._budget import CountTokens
+from ._journal import load_trace
+from ._options import MAX_RESULT_CHARS, Clock, Model, OnStep, Redact
 from ._session import Session
 from ._trace import Result
-
-P = ParamSpec("P")
-
-
-def _sync_run(make: Callable[P, Session]) -> Callable[P, Result]:
-    @functools.wraps(make)
-    def run(*args: P.args, **kwargs: P.kwargs) -> Result:
-        return make(*args, **kwargs).run()
-
-    return run
+from ._types import Budget, Message, Price
 
 
-def _async_run(make: Callable[P, AsyncSession]) -> Callable[P, Awaitable[Result]]:
-    @functools.wraps(make)
-    async def arun(*args: P.args, **kwargs: P.kwargs) -> Result:
-        return await make(*args, **kwargs).run()
+def start(
+    complete: Model,
+    prompt: str | Sequence[Message],
+    *,
+    tools: Sequence[Callable[..., Any]] = (),
+    budget: Budget | None = None,
+    price: Price | None = None,
+    max_output_tokens: int | None = None,
+    count_tokens: CountTokens | None = None,
+    system: str | None = None,
+    repeat_limit: int | None = 3,
+    clock: Clock = time.monotonic,
+    max_workers: int | None = None,
+    max_result_chars: int | None = MAX_RESULT_CHARS,
+    redact: Redact | None = None,
+    trace_path: str | os.PathLike[str] | None = None,
+    ledger: Any = None,
+    on_step: OnStep | None = None,
+) -> Session:
+    """A ``Session`` that has called nothing yet: ``step()`` takes one turn, ``run()`` them all.
 
-    return arun
+    Configuration mistakes (a cost ceiling without a price, a tool without type hints, an
+    option of the wrong type) raise here, before any call.
+    """
+    return Session(complete, prompt, **_options(locals()))
 
 
-start = Session
-astart = AsyncSession
-run = _sync_run(Session)
-arun = _async_run(AsyncSession)
+def run(
+    complete: Model,
+    prompt: str | Sequence[Message],
+    *,
+    tools: Sequence[Callable[..., Any]] = (),
+    budget: Budget | None = None,
+    price: Price | None = None,
+    max_output_tokens: int | None = None,
+    count_tokens: CountTokens | None = None,
+    system: str | None = None,
+    repeat_limit: int | None = 3,
+    clock: Clock = time.monotonic,
+    max_workers: int | None = None,
+    max_result_chars: int | None = MAX_RESULT_CHARS,
+    redact: Redact | None = None,
+    trace_path: str | os.PathLike[str] | None = None,
+    ledger: Any = None,
+    on_step: OnStep | None = None,
+) -> Result:
+    """Run the loop until the model answers or a ceiling stops it: ``start(...).run()``.
 
-run.__name__ = run.__qualname__ = "run"
-run.__doc__ = """Run the loop until the model answers or a ceiling stops it: ``start(...).run()``.
+    A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration
+    mistakes raise here, before any call.
+    """
+    return Session(complete, prompt, **_options(locals())).run()
 
-A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration mistakes
-(a cost ceiling without a price, a tool without type hints) raise here, before any call.
-"""
-arun.__name__ = arun.__qualname__ = "arun"
-arun.__doc__ = """``await arun(...)``: ``run`` for an async model and async tools."""
+
+def astart(
+    complete: Model,
+    prompt: str | Sequence[Message],
+    *,
+    tools: Sequence[Callable[..., Any]] = (),
+    budget: Budget | None = None,
+    price: Price | None = None,
+    max_output_tokens: int | None = None,
+    count_tokens: CountTokens | None = None,
+    system: str | None = None,
+    repeat_limit: int | None = 3,
+    clock: Clock = time.monotonic,
+    max_workers: int | None = None,
+    max_result_chars: int | None = MAX_RESULT_CHARS,
+    redact: Redact | None = None,
+    trace_path: str | os.PathLike[str] | None = None,
+    ledger: Any = None,
+    on_step: OnStep | None = None,
+) -> AsyncSession:
+    """``start`` for an async model and async tools: ``await session.step()``."""
+    return AsyncSession(complete, prompt, **_options(locals()))
+
+
+async def arun(
+    complete: Model,
+    prompt: str | Sequence[Message],
+    *,
+    tools: Sequence[Callable[..., Any]] = (),
+    budget: Budget | None = None,
+    price: Price | None = None,
+    max_output_tokens: int | None = None,
+    count_tokens: CountTokens | None = None,
+    system: str | None = None,
+    repeat_limit: int | None = 3,
+    clock: Clock = time.monotonic,
+    max_workers: int | None = None,
+    max_result_chars: int | None = MAX_RESULT_CHARS,
+    redact: Redact | None = None,
+    trace_path: str | os.PathLike[str] | None = None,
+    ledger: Any = None,
+    on_step: OnStep | None = None,
+) -> Result:
+    """``await arun(...)``: ``run`` for an async model and async tools."""
+    return await AsyncSession(complete, prompt, **_options(locals())).run()
+
+
+def resume(
+    trace: Result | dict[str, Any] | str | os.PathLike[str],
+    complete: Model,
+    *,
+    tools: Sequence[Callable[..., Any]],
+    at: int | None = None,
+    messages: Sequence[Message] | None = None,
+    **options: Any,
+) -> Session:
+    """A ``Session`` that goes on from a saved run, as ``Session.fork`` does from a live one.
+
+    The functions are not in the trace, so ``complete`` and ``tools`` are passed again; the
+    budget, price and ``max_output_tokens`` default to the trace's. The context is the trace's
+    messages (as the trace kept them: redacted, if the run was) before step ``at``.
+    """
+    result = _as_result(trace)
+    options.setdefault("budget", result.budget)
+    options.setdefault("price", result.price)
+    options.setdefault("max_output_tokens", result.max_output_tokens)
+    saved = Session.restore(result, complete, tools=tools, **options)
+    return saved.fork(at, messages=messages)
+
+
+def _as_result(trace: Result | dict[str, Any] | str | os.PathLike[str]) -> Result:
+    if isinstance(trace, Result):
+        return trace
+    if isinstance(trace, dict):
+        return Result.from_dict(trace)
+    if isinstance(trace, (str, os.PathLike)):
+        return load_trace(trace)
+    raise TypeError(
+        f"resume: trace must be a Result, a dict or a path, got {type(trace).__name__}."
+    )
+
+
+def _options(given: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in given.items() if k not in ("complete", "prompt")}

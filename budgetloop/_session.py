@@ -1,29 +1,39 @@
 """``Session``: the loop with the ``while`` taken out, driven one turn at a time.
 
-``run()`` is ``start(...).run()``. The model and the tools run on this thread, or on worker
-threads when there is a deadline to keep or an ``async def`` to run on a loop of its own.
+The model and the tools run on the calling thread, or on worker threads when there is a
+deadline to keep, an ``async def`` model to run on a loop of its own, or several calls in one
+batch to overlap.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from ._dispatch import describe
-from ._loop import ABANDONED_MODEL, Loop, ModelCall, as_completion
+from ._loop import Loop, Turn, as_reply
 from ._trace import Result, Step
-from ._types import Completion
+from ._turn import ModelCall, Reply
+
+Until = Callable[["Session"], bool]
 
 
 class Session(Loop):
     """One run, advanced a turn at a time with ``step()``. Build it with ``start(...)``."""
 
-    def run(self) -> Result:
-        """Step until the run stops, and return the result."""
+    def run(self, until: Until | None = None) -> Result:
+        """Step until the run stops, and return the result.
+
+        ``until(session)`` is checked after every step; when it returns True the run pauses
+        (``done`` stays False) and the next ``run()`` or ``step()`` goes on from there.
+        """
         while not self.done:
             self.step()
+            if until is not None and not self.done and until(self):
+                break
         return self.result
 
     def step(self) -> Step | None:
@@ -32,24 +42,36 @@ class Session(Loop):
             return None
         started = self._begin()
         try:
-            turn = self._turn(started)
+            step = self._drive(self._turn(started))
+        finally:
+            self._end(started)
+        if self.options.on_step is not None:
+            self.options.on_step(self, step)
+        return step
+
+    def _drive(self, turn: Turn) -> Step | None:
+        """Do what the turn asks, send back the outcome, until it returns its step."""
+        try:
             request = next(turn)
             while True:
-                if isinstance(request, ModelCall):
-                    request = turn.send(self._call_model(request))
+                try:
+                    if isinstance(request, ModelCall):
+                        outcome: Any = self._call_model(request)
+                    else:
+                        outcome = self._dispatch.run_batch(request.calls, request.timeout)
+                except BaseException as exc:  # the turn records what it knows, and re-raises
+                    request = turn.throw(exc)
                 else:
-                    request = turn.send(
-                        self._dispatch.run_batch(request.calls, request.parsed, request.timeout)
-                    )
+                    request = turn.send(outcome)
         except StopIteration as stop:
             step: Step | None = stop.value
             return step
         finally:
-            self._end(started)
+            turn.close()
 
     # -- the model, on this thread or a worker ----------------------------------------------------
 
-    def _call_model(self, request: ModelCall) -> tuple[Completion | None, str | None]:
+    def _call_model(self, request: ModelCall) -> Reply:
         try:
             if request.timeout is None and not self._async_model:
                 value = self.complete(request.messages, request.tools)
@@ -58,18 +80,25 @@ class Session(Loop):
                 try:
                     value = future.result(timeout=request.timeout)
                 except FutureTimeout:
-                    return None, ABANDONED_MODEL
+                    return abandoned()
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return None, describe(exc)
-        return as_completion(value)
+            return Reply(None, describe(exc))
+        return as_reply(value)
 
     def _call_on_worker(self, request: ModelCall) -> Any:
         value = self.complete(request.messages, request.tools)
         if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
             value = asyncio.run(_awaited(value))
         return value
+
+
+def abandoned() -> Reply:
+    """The reply for a model call still running when ``max_seconds`` passed."""
+    return Reply(
+        None, "TimeoutError: the model call was still running when max_seconds passed", True
+    )
 
 
 async def _awaited(value: Any) -> Any:

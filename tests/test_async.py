@@ -106,7 +106,7 @@ def test_the_deadline_cancels_a_hanging_async_model() -> None:
 
 
 @pytest.mark.timeout(10)
-def test_cancelling_a_step_leaves_the_trace_as_it_was() -> None:
+def test_a_step_cancelled_mid_batch_is_billed_and_recorded_with_its_calls_marked() -> None:
     started = asyncio.Event()
 
     @tool
@@ -125,7 +125,7 @@ def test_cancelling_a_step_leaves_the_trace_as_it_was() -> None:
     model = AsyncScripted(ScriptedModel(script))
 
     async def main() -> Any:
-        session = astart(model, "go", tools=[fine, slow])
+        session = astart(model, "go", tools=[fine, slow], price=PRICE)
         await session.step()
         task = asyncio.ensure_future(session.step())
         await started.wait()
@@ -136,11 +136,21 @@ def test_cancelling_a_step_leaves_the_trace_as_it_was() -> None:
 
     session = asyncio.run(main())
     result = session.result
-    assert len(result.steps) == 1
-    assert [m.role for m in result.messages] == ["user", "assistant", "tool"]
-    assert result.cost_usd == result.steps[0].cost_usd
+    # The model call of step 1 returned: it is billed and recorded, not forgotten.
+    assert len(result.steps) == 2
+    assert result.cost_usd == result.steps[0].cost_usd + result.steps[1].cost_usd > 0
+    calls = result.steps[1].tool_calls
+    assert [c.status for c in calls] == ["error"]
+    assert calls[0].error == (
+        "interrupted (CancelledError) before the batch finished; this call may or may not "
+        "have run, and it was not run again"
+    )
+    # Every call has its result message, so the context is a conversation to go on with.
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant", "tool"]
     assert result.stop is None
     assert not session.done
+    assert asyncio.run(session.step()) is not None
+    assert session.result.stop == "answered"
 
 
 def test_async_and_sync_drivers_give_the_same_trace() -> None:

@@ -176,7 +176,7 @@ def test_step_ceiling_stops_a_free_tight_loop() -> None:
         tools=[make_search()],
         budget=Budget(max_steps=50, max_cost_usd=1e6),
         price=PRICE,
-        max_output_tokens=0,
+        max_output_tokens=1,
         repeat_limit=None,
     )
     assert result.stop == "max_steps"
@@ -646,7 +646,7 @@ def test_fresh_is_the_same_setup_at_its_first_step() -> None:
     assert type(again) is Session
     assert not again.done
     assert again.messages == [Message("system", "be brief"), Message("user", "go")]
-    assert (again.budget, again.price, again.redact) == (session.budget, PRICE, str.upper)
+    assert (again.budget, again.price, again.options.redact) == (session.budget, PRICE, str.upper)
     assert again.run().to_dict() == first.to_dict()
     assert first.steps[0].tool_calls[0].truncated == 2000
 
@@ -699,5 +699,7 @@ def test_a_result_or_an_error_that_cannot_be_shown_is_still_a_result() -> None:
 
 def test_a_trace_path_in_a_missing_folder_fails_at_start(tmp_path: Any) -> None:
     missing = tmp_path / "nope" / "run.jsonl"
-    with pytest.raises(ValueError, match=r"run: trace_path '.*run\.jsonl': no folder '.*nope'\."):
+    with pytest.raises(
+        ValueError, match=r"start: trace_path '.*run\.jsonl': no folder '.*nope'\."
+    ):
         start(ScriptedModel(["x"]), "go", trace_path=missing)

@@ -210,7 +210,7 @@ def test_reset_of_a_bare_session_rebuilds_it_and_rewinds_the_scripted_model() ->
     assert fresh.budget == session.budget
     assert fresh.price == session.price
     assert fresh.max_output_tokens == 500
-    assert fresh.clock is clock
+    assert fresh.options.clock is clock
     assert list(fresh.tools) == ["read"]
     panel.run_button.click()
     assert fresh.result.stop is Stop.ANSWERED
