@@ -872,3 +872,94 @@ def test_the_hook_follows_an_async_session(clock: FakeClock, spans: Any) -> None
     result = asyncio.run(drive())
     assert result.stop == "answered"
     assert [s.name for s in exporter.get_finished_spans()] == ["chat m", "invoke_agent"]
+
+
+# -- through on_step= ------------------------------------------------------------------------------------
+
+
+@needs_otel
+def test_run_with_on_step_exports_the_run_live(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    names_after_steps: list[list[str]] = []
+
+    hook = OtelHook(provider, model="m")
+
+    def watch(session: Any, step: Any) -> None:
+        hook(session, step)
+        names_after_steps.append([s.name for s in exporter.get_finished_spans()])
+
+    session = three_turns(clock, on_step=watch)
+    result = session.run()
+
+    assert result.stop == "answered"
+    assert [len(n) for n in names_after_steps] == [2, 4, 6]
+    assert names_after_steps[-1][-1] == "invoke_agent"
+    finished = exporter.get_finished_spans()
+    agent = finished[-1]
+    assert {s.parent.span_id for s in finished[:-1] if s.parent} == {agent.context.span_id}
+    assert (agent.attributes or {})["budgetloop.steps"] == 3
+
+
+@needs_otel
+def test_on_step_with_a_run_stopped_before_its_first_call(spans: Any) -> None:
+    provider, exporter = spans
+    result = budgetloop.run(
+        ScriptedModel(["never"]),
+        "go",
+        price=PRICE,
+        max_output_tokens=1000,
+        budget=Budget(max_cost_usd=0.000001),
+        on_step=OtelHook(provider),
+    )
+
+    assert result.stop == "max_cost_usd"
+    (agent,) = exporter.get_finished_spans()
+    assert (agent.attributes or {})["budgetloop.stop"] == "max_cost_usd"
+
+
+@needs_otel
+def test_on_step_with_arun(clock: FakeClock, spans: Any) -> None:
+    import asyncio
+
+    provider, exporter = spans
+    result = asyncio.run(
+        budgetloop.arun(
+            ScriptedModel([Completion("calling", (ToolCall("lookup", {"isin": "SE01"}),)), "ok"]),
+            "go",
+            tools=make_tools(clock)[:1],
+            clock=clock,
+            on_step=OtelHook(provider, model="m"),
+        )
+    )
+
+    assert result.stop == "answered"
+    assert [s.name for s in exporter.get_finished_spans()] == [
+        "chat m",
+        "execute_tool lookup",
+        "chat m",
+        "invoke_agent",
+    ]
+
+
+@needs_otel
+def test_on_step_after_a_max_steps_stop_with_skipped_calls(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    model = ScriptedModel([Completion(None, (ToolCall("lookup", {"isin": "SE01"}, "c0"),))])
+    result = budgetloop.run(
+        model,
+        "go",
+        tools=make_tools(clock),
+        budget=Budget(max_steps=1),
+        clock=clock,
+        on_step=OtelHook(provider),
+    )
+
+    assert (result.stop, len(result.skipped)) == ("max_steps", 1)
+    chat, agent = exporter.get_finished_spans()
+    assert (chat.attributes or {})["budgetloop.step.skipped_tool_calls"] == 1
+    attributes = dict(agent.attributes or {})
+    assert (attributes["budgetloop.stop"], attributes["budgetloop.tool_calls.skipped"]) == (
+        "max_steps",
+        1,
+    )
+    assert attributes["budgetloop.stop.detail"] == "max_steps=1: no step is left to read results"
