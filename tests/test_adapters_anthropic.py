@@ -201,20 +201,21 @@ def test_arguments_that_are_not_a_json_object_cannot_be_sent() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cache", "input_tokens"),
+    ("cache", "usage"),
     [
-        ({"cache_creation_input_tokens": 100, "cache_read_input_tokens": 20}, 918),
-        ({"cache_creation_input_tokens": None, "cache_read_input_tokens": None}, 798),
-        ({"cache_creation_input_tokens": None, "cache_read_input_tokens": 7}, 805),
+        (
+            {"cache_creation_input_tokens": 100, "cache_read_input_tokens": 20},
+            Usage(918, 50, 20, 100),
+        ),
+        ({"cache_creation_input_tokens": None, "cache_read_input_tokens": None}, Usage(798, 50)),
+        ({"cache_creation_input_tokens": None, "cache_read_input_tokens": 7}, Usage(805, 50, 7)),
     ],
 )
-def test_cache_writes_and_reads_count_as_input(
-    cache: dict[str, int | None], input_tokens: int
-) -> None:
+def test_cache_writes_and_reads_count_as_input(cache: dict[str, int | None], usage: Usage) -> None:
     body = payload("anthropic_messages_final_text")
     body["usage"].update(cache)
     completion = model_over(Provider("anthropic", (200, body)))([Message("user", "go")], [])
-    assert completion.usage == Usage(input_tokens, 50)
+    assert completion.usage == usage
 
 
 def test_an_empty_turn_is_an_empty_answer() -> None:

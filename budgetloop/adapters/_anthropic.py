@@ -160,7 +160,8 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
 
 def completion_from_anthropic(response: Any) -> Completion:
     """A ``Completion`` from a ``Message``: its text blocks joined, its ``tool_use`` blocks as
-    calls with their ids, and its usage with cache writes and reads counted as input."""
+    calls with their ids, and its usage with cache reads and writes counted as input and kept
+    apart as ``cache_read_tokens`` / ``cache_write_tokens``."""
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in response.content:
@@ -168,13 +169,24 @@ def completion_from_anthropic(response: Any) -> Completion:
             texts.append(block.text)
         elif block.type == "tool_use":
             calls.append(ToolCall(block.name, dict(block.input), block.id))
-    usage = response.usage
-    parsed = None
-    if usage is not None:
-        cached = (getattr(usage, "cache_creation_input_tokens", None) or 0) + (
-            getattr(usage, "cache_read_input_tokens", None) or 0
-        )
-        parsed = Usage(usage.input_tokens + cached, usage.output_tokens)
     return Completion(
-        text="".join(texts) if texts else None, tool_calls=tuple(calls), usage=parsed
+        text="".join(texts) if texts else None,
+        tool_calls=tuple(calls),
+        usage=_usage(response.usage),
+    )
+
+
+def _usage(usage: Any) -> Usage | None:
+    """Anthropic's usage: ``input_tokens`` counts only the input after the last cache
+    breakpoint, so the whole input is it plus ``cache_read_input_tokens`` (read from the cache)
+    plus ``cache_creation_input_tokens`` (written to it)."""
+    if usage is None:
+        return None
+    read = getattr(usage, "cache_read_input_tokens", None) or 0
+    write = getattr(usage, "cache_creation_input_tokens", None) or 0
+    return Usage(
+        usage.input_tokens + read + write,
+        usage.output_tokens,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
     )

@@ -87,7 +87,8 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
 
 def completion_from_openai(response: Any) -> Completion:
     """A ``Completion`` from a ``ChatCompletion``: the first choice's text (or refusal), its
-    function tool calls with their ids and JSON-string arguments as sent, and its usage."""
+    function tool calls with their ids and JSON-string arguments as sent, and its usage (cached
+    prompt tokens as cache reads)."""
     if not response.choices:
         raise ValueError("openai_chat: the response has no choices.")
     message = response.choices[0].message
@@ -101,9 +102,19 @@ def completion_from_openai(response: Any) -> Completion:
                 "only function tool calls are supported."
             )
         calls.append(ToolCall(function.name, function.arguments, call.id))
-    usage = response.usage
-    return Completion(
-        text=text,
-        tool_calls=tuple(calls),
-        usage=None if usage is None else Usage(usage.prompt_tokens, usage.completion_tokens),
-    )
+    return Completion(text=text, tool_calls=tuple(calls), usage=_usage(response.usage))
+
+
+def _usage(usage: Any) -> Usage | None:
+    """OpenAI's usage: ``prompt_tokens`` is the whole input, and the cached part of it
+    (``prompt_tokens_details.cached_tokens``) is a cache read. OpenAI reports no cache writes.
+    A cached count above the whole input (a server that reports it wrongly) is read as all of
+    the input cached, so the call is still billed rather than failing the run."""
+    if usage is None:
+        return None
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or 0
+    prompt = usage.prompt_tokens
+    if isinstance(cached, int) and isinstance(prompt, int):
+        cached = min(cached, prompt)
+    return Usage(prompt, usage.completion_tokens, cache_read_tokens=cached)

@@ -1,0 +1,357 @@
+"""OpenTelemetry export: a run as GenAI spans, live as it steps or from a saved trace.
+
+``pip install 'budgetloop[otel]'`` (opentelemetry-api and opentelemetry-sdk). ``import budgetloop``
+never imports this module; importing it without OpenTelemetry is an ImportError naming the extra.
+
+- ``OtelHook(...)`` is an ``on_step`` hook: ``run(..., on_step=OtelHook())`` exports each step's
+  spans when the step is committed and ends the run's span when the run stops.
+- ``export_trace(trace)`` exports a finished run (a ``Result``, its ``to_dict()`` data, or a
+  path ``load_trace`` reads) after the fact, with times laid out from the recorded seconds.
+
+Spans: ``invoke_agent`` for the run, a ``chat {model}`` child per model call and an
+``execute_tool {name}`` child per tool call that ran. See docs/otel.md for every attribute.
+The trace does not record the model's or the provider's name: pass ``model=`` and
+``provider=``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    from opentelemetry import trace as _trace_api
+    from opentelemetry.trace import SpanKind, Status, StatusCode
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
+    raise ImportError(
+        "budgetloop.otel needs OpenTelemetry: pip install 'budgetloop[otel]' "
+        "(opentelemetry-api and opentelemetry-sdk)."
+    ) from exc
+
+from . import __version__
+from . import _otel_attrs as attrs
+from ._journal import load_trace
+from ._otel_attrs import Names
+from ._trace import Result, Step
+from ._types import Message
+from ._valid import kind
+
+__all__ = ["OtelHook", "export_trace"]
+
+Redact = Callable[[str], str]
+_SCOPE = "budgetloop"
+_PROVIDERS = {"openai_chat": "openai", "anthropic_messages": "anthropic"}
+
+
+@dataclass(frozen=True)
+class _Options:
+    tracer: Any
+    names: Names
+    content: bool
+    redact: Redact
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * 1e9)
+
+
+def _options(
+    where: str,
+    tracer_provider: Any,
+    content: Any,
+    redact: Any,
+    model: Any,
+    provider: Any,
+    agent_name: Any,
+) -> _Options:
+    """Checked options: a wrong type is a TypeError naming the option, at construction."""
+    if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", None)):
+        raise TypeError(
+            f"{where}.tracer_provider: expected a TracerProvider or None, "
+            f"got {kind(tracer_provider)}."
+        )
+    if not isinstance(content, bool):
+        raise TypeError(f"{where}.content: expected bool, got {kind(content)}.")
+    if redact is not None and not callable(redact):
+        raise TypeError(
+            f"{where}.redact: expected a function str -> str or None, got {kind(redact)}."
+        )
+    for name, value in (("model", model), ("provider", provider), ("agent_name", agent_name)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{where}.{name}: expected str or None, got {kind(value)}.")
+    tracer = _trace_api.get_tracer(_SCOPE, __version__, tracer_provider=tracer_provider)
+    return _Options(tracer, Names(model, provider, agent_name), content, _checked(where, redact))
+
+
+def _checked(where: str, redact: Redact | None) -> Redact:
+    if redact is None:
+        return _same
+
+    def checked(text: str) -> str:
+        out = redact(text)
+        if not isinstance(out, str):
+            raise TypeError(
+                f"{where}.redact: expected the function to return str, got {kind(out)}."
+            )
+        return out
+
+    return checked
+
+
+def _same(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A span to emit: everything computed (and redacted) before any span is started, so a
+    ``redact`` that raises leaves nothing half exported."""
+
+    name: str
+    kind: SpanKind
+    attributes: dict[str, Any]
+    start: int
+    end: int
+    error: str | None = None  # the ERROR status's description ("" for none)
+
+
+def _start_agent(options: _Options, start_ns: int) -> Any:
+    return options.tracer.start_span(
+        attrs.agent_name(options.names),
+        kind=SpanKind.INTERNAL,
+        attributes=attrs.agent_start(options.names),
+        start_time=start_ns,
+    )
+
+
+def _agent_end(options: _Options, result: Result) -> tuple[dict[str, Any], str | None]:
+    """The run span's closing attributes, and its error status when the model failed."""
+    values = attrs.agent_end(result, options.redact, options.content)
+    if options.content:
+        first = attrs.sent_before(result)[0] if result.steps else result.messages
+        values.update(attrs.inputs(first, options.redact))
+    return values, None if result.error is None else _description(result.error, options)
+
+
+def _end_agent(span: Any, values: dict[str, Any], error: str | None, end_ns: int) -> None:
+    span.set_attributes(values)
+    if error is not None:
+        span.set_status(Status(StatusCode.ERROR, error or None))
+    span.end(end_time=end_ns)
+
+
+def _description(message: str, options: _Options) -> str:
+    """An error's text, for the ERROR status: only when content is on ("" otherwise)."""
+    return options.redact(message) if options.content else ""
+
+
+def _plan_step(
+    options: _Options,
+    step: Step,
+    start_ns: int,
+    max_tokens: int | None,
+    sent: Sequence[Message] | None,
+) -> list[_Span]:
+    """The step's ``chat`` span from ``start_ns`` and its ``execute_tool`` spans after it."""
+    chat_end = start_ns + _ns(attrs.model_seconds(step))
+    plan = [
+        _Span(
+            attrs.chat_name(options.names),
+            SpanKind.CLIENT,
+            attrs.chat(step, options.names, max_tokens, sent, options.redact),
+            start_ns,
+            chat_end,
+            None if step.error is None else _description(step.error, options),
+        )
+    ]
+    for call in attrs.executed(step):
+        values = attrs.tool(call, options.content, options.redact)
+        failed = call.status == "error" and call.error is not None
+        plan.append(
+            _Span(
+                f"execute_tool {values['gen_ai.tool.name']}",
+                SpanKind.INTERNAL,
+                values,
+                chat_end,
+                chat_end + _ns(attrs.seconds(call.seconds)),
+                _description(call.error or "", options) if failed else None,
+            )
+        )
+    return plan
+
+
+def _emit(options: _Options, parent: Any, plan: Sequence[_Span]) -> None:
+    context = _trace_api.set_span_in_context(parent)
+    for item in plan:
+        span = options.tracer.start_span(
+            item.name,
+            context=context,
+            kind=item.kind,
+            attributes=item.attributes,
+            start_time=item.start,
+        )
+        if item.error is not None:
+            span.set_status(Status(StatusCode.ERROR, item.error or None))
+        span.end(end_time=item.end)
+
+
+def _as_result(trace: Any) -> Result:
+    if isinstance(trace, Result):
+        return trace
+    if isinstance(trace, dict):
+        return Result.from_dict(trace)
+    if isinstance(trace, (str, os.PathLike)):
+        return load_trace(trace)
+    raise TypeError(
+        f"export_trace.trace: expected a Result, a dict from Result.to_dict() or a path, "
+        f"got {kind(trace)}."
+    )
+
+
+def export_trace(
+    trace: Result | dict[str, Any] | str | os.PathLike[str],
+    tracer_provider: Any = None,
+    *,
+    content: bool = False,
+    redact: Redact | None = None,
+    model: str | None = None,
+    provider: str | None = None,
+    agent_name: str | None = None,
+    start_time: float | None = None,
+) -> None:
+    """Export a finished (or partial) run as spans, after the fact.
+
+    ``start_time`` is when the run started, in seconds since the epoch (``time.time()``); by
+    default the run is laid out to end now. Steps follow each other by their recorded
+    ``seconds``; in a step the model call comes first and lasts the step's seconds less its
+    longest tool call, then the step's tool calls start together. ``tracer_provider`` defaults to
+    the global one. ``content=True`` adds messages, tool arguments and results, each string
+    through ``redact``.
+    """
+    options = _options(
+        "export_trace", tracer_provider, content, redact, model, provider, agent_name
+    )
+    result = _as_result(trace)
+    total = max(attrs.seconds(result.seconds), sum(attrs.seconds(s.seconds) for s in result.steps))
+    if start_time is None:
+        start_ns = time.time_ns() - _ns(total)
+    else:
+        if isinstance(start_time, bool) or not isinstance(start_time, (int, float)):
+            raise TypeError(
+                f"export_trace.start_time: expected seconds since the epoch (a number) or None, "
+                f"got {kind(start_time)}."
+            )
+        if attrs.seconds(start_time) != start_time:
+            raise ValueError(
+                "export_trace.start_time: expected a finite number of seconds >= 0 since the "
+                f"epoch, got {start_time!r}."
+            )
+        start_ns = _ns(start_time)
+    sent = attrs.sent_before(result) if content else None
+    plan: list[_Span] = []
+    at = start_ns
+    for i, step in enumerate(result.steps):
+        steps = _plan_step(
+            options, step, at, result.max_output_tokens, None if sent is None else sent[i]
+        )
+        plan += steps
+        at = max(at + _ns(attrs.seconds(step.seconds)), *(item.end for item in steps))
+    values, error = _agent_end(options, result)
+    agent = _start_agent(options, start_ns)
+    _emit(options, agent, plan)
+    _end_agent(agent, values, error, max(at, start_ns + _ns(total)))
+
+
+@dataclass
+class _Live:
+    span: Any
+    next_index: int = 0
+    ended: bool = False
+
+
+class OtelHook:
+    """``on_step`` for ``start()``/``run()``: each committed step becomes a ``chat`` span and
+    its ``execute_tool`` spans, under one ``invoke_agent`` span per session that ends when the
+    session is done.
+
+    Spans carry what the trace holds (so the run's own ``redact=`` has already applied), then
+    this hook's ``redact``. ``model`` and ``provider`` default to the adapter's (``openai_chat``,
+    ``anthropic_messages``) when the session's model is one. One hook can serve many sessions
+    (``session.fresh()`` starts a new ``invoke_agent`` span).
+    """
+
+    def __init__(
+        self,
+        tracer_provider: Any = None,
+        *,
+        content: bool = False,
+        redact: Redact | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        agent_name: str | None = None,
+    ) -> None:
+        self._options = _options(
+            "OtelHook", tracer_provider, content, redact, model, provider, agent_name
+        )
+        self._runs: weakref.WeakKeyDictionary[Any, _Live] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def __call__(self, session: Any, step: Step | None) -> None:
+        if step is not None and not isinstance(step, Step):
+            raise TypeError(f"OtelHook: expected a Step or None, got {kind(step)}.")
+        now = time.time_ns()
+        with self._lock:
+            live = self._runs.get(session)
+            if live is not None and live.ended:
+                return
+            result: Result = session.result
+            options = self._for(session)
+            plan: list[_Span] = []
+            if step is not None and (live is None or step.index >= live.next_index):
+                traced = _traced(result, step)
+                sent = None
+                if options.content and traced.index < len(result.steps):
+                    sent = attrs.sent_before(result)[traced.index]
+                began = now - _ns(attrs.seconds(step.seconds))
+                plan = _plan_step(options, traced, began, result.max_output_tokens, sent)
+            closing = _agent_end(options, result) if session.done else None
+            if live is None:
+                began = now - (0 if step is None else _ns(attrs.seconds(step.seconds)))
+                live = _Live(_start_agent(options, began))
+                self._runs[session] = live
+            _emit(options, live.span, plan)
+            if step is not None:
+                live.next_index = max(live.next_index, step.index + 1)
+            if closing is not None:
+                live.ended = True
+                _end_agent(live.span, *closing, now)
+
+    def _for(self, session: Any) -> _Options:
+        """The options, with the model and provider read from an adapter when not given."""
+        options = self._options
+        names = options.names
+        complete = getattr(session, "complete", None)
+        model = names.model
+        if model is None and isinstance(getattr(complete, "model", None), str):
+            model = complete.model  # type: ignore[union-attr]
+        provider = names.provider
+        adapter = getattr(complete, "provider", None)
+        if provider is None and isinstance(adapter, str):
+            provider = _PROVIDERS.get(adapter)
+        if (model, provider) == (names.model, names.provider):
+            return options
+        return _Options(
+            options.tracer, Names(model, provider, names.agent), options.content, options.redact
+        )
+
+
+def _traced(result: Result, step: Step) -> Step:
+    """The step as the trace holds it (after the run's ``redact=``), else as given."""
+    if step.index < len(result.steps) and result.steps[step.index].index == step.index:
+        return result.steps[step.index]
+    return step

@@ -1,0 +1,965 @@
+"""budgetloop.otel with the real OpenTelemetry SDK: the in-memory exporter for names, parents,
+attributes, timing and content; an OTLP/HTTP exporter sending to a receiver on 127.0.0.1 for
+what arrives over the wire."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import budgetloop
+from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, Usage, start
+from tests.conftest import FakeClock
+
+HAVE_OTEL = importlib.util.find_spec("opentelemetry.sdk") is not None
+needs_otel = pytest.mark.skipif(
+    not HAVE_OTEL,
+    reason="opentelemetry-sdk is not installed (pip install 'budgetloop[otel]'; the dev extra has it)",
+)
+if HAVE_OTEL:
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind, StatusCode
+
+    from budgetloop.otel import OtelHook, export_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)  # assumed rates
+SECRET = "sk-live-0123456789"
+
+
+def timed(clock: FakeClock, seconds: float, completion: Completion) -> Callable[..., Completion]:
+    """A scripted turn that takes ``seconds`` on the run's clock."""
+
+    def turn(messages: Any, tools: Any) -> Completion:
+        clock.advance(seconds)
+        return completion
+
+    return turn
+
+
+def make_tools(clock: FakeClock) -> list[Callable[..., Any]]:
+    def lookup(isin: str) -> float:
+        """Look up a price.
+
+        Args:
+            isin: the identifier
+        """
+        clock.advance(1.0)
+        if isin == "XX":
+            raise LookupError(f"{isin} is not in the price list")
+        return 118.4
+
+    def convert(amount: float, rate: float) -> float:
+        """Convert an amount.
+
+        Args:
+            amount: the amount
+            rate: the rate
+        """
+        clock.advance(0.5)
+        return round(amount * rate, 2)
+
+    return [lookup, convert]
+
+
+def three_turns(clock: FakeClock, **options: Any) -> budgetloop.Session:
+    """Turn 0 looks up (2 s model, 1 s tool), turn 1 converts with a coerced argument (1 s, 0.5 s),
+    turn 2 answers (0.25 s). Usage with cache reads and writes; every request counted as 2,000
+    input tokens, above what is reported, as a projection should be."""
+    model = ScriptedModel(
+        [
+            timed(
+                clock,
+                2.0,
+                Completion(
+                    "Looking it up.",
+                    (ToolCall("lookup", {"isin": "SE01"}, "c0"),),
+                    usage=Usage(1000, 20, cache_read_tokens=0, cache_write_tokens=900),
+                ),
+            ),
+            timed(
+                clock,
+                1.0,
+                Completion(
+                    "Converting.",
+                    (ToolCall("convert", {"amount": "118.4", "rate": 0.5}, "c1"),),
+                    usage=Usage(1100, 30, cache_read_tokens=900),
+                ),
+            ),
+            timed(clock, 0.25, Completion("It is 59.2.", usage=Usage(1150, 8, 900))),
+        ]
+    )
+    return start(
+        model,
+        "What is SE01 worth?",
+        system="Use the tools.",
+        tools=make_tools(clock),
+        budget=Budget(max_steps=5, max_cost_usd=0.5),
+        price=PRICE,
+        max_output_tokens=100,
+        count_tokens=lambda messages, tools: 2000,
+        clock=clock,
+        **options,
+    )
+
+
+@pytest.fixture
+def spans() -> Iterator[tuple[Any, Any]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()
+
+
+def by_name(finished: Any) -> dict[str, list[ReadableSpan]]:
+    out: dict[str, list[ReadableSpan]] = {}
+    for span in finished:
+        out.setdefault(span.name, []).append(span)
+    return out
+
+
+def everything(span: ReadableSpan) -> str:
+    """Every text a span carries: name, attributes, status description, events."""
+    return json.dumps(
+        [span.name, dict(span.attributes or {}), span.status.description, list(span.events)],
+        default=str,
+        ensure_ascii=False,
+    )
+
+
+# -- after the fact ------------------------------------------------------------------------------
+
+
+@needs_otel
+def test_export_trace_names_parents_and_kinds(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    result = three_turns(clock).run()
+    export_trace(result, provider, model="claude-sonnet-4-6", provider="anthropic")
+
+    finished = exporter.get_finished_spans()
+    assert [s.name for s in finished] == [
+        "chat claude-sonnet-4-6",
+        "execute_tool lookup",
+        "chat claude-sonnet-4-6",
+        "execute_tool convert",
+        "chat claude-sonnet-4-6",
+        "invoke_agent",
+    ]
+    agent = finished[-1]
+    assert agent.parent is None
+    assert agent.kind is SpanKind.INTERNAL
+    for child in finished[:-1]:
+        assert child.parent is not None
+        assert child.parent.span_id == agent.context.span_id
+        assert child.context.trace_id == agent.context.trace_id
+    assert [s.kind for s in finished[:-1]] == [
+        SpanKind.CLIENT,
+        SpanKind.INTERNAL,
+        SpanKind.CLIENT,
+        SpanKind.INTERNAL,
+        SpanKind.CLIENT,
+    ]
+    assert [s.instrumentation_scope.name for s in finished] == ["budgetloop"] * 6
+
+
+@needs_otel
+def test_export_trace_lays_out_the_recorded_seconds(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    result = three_turns(clock).run()
+    assert [s.seconds for s in result.steps] == [3.0, 1.5, 0.25]
+    export_trace(result, provider, start_time=1000.0)
+
+    times = [(s.name, s.start_time, s.end_time) for s in exporter.get_finished_spans()]
+    second = 10**9
+    assert times == [
+        ("chat", 1000 * second, 1002 * second),
+        ("execute_tool lookup", 1002 * second, 1003 * second),
+        ("chat", 1003 * second, 1004 * second),
+        ("execute_tool convert", 1004 * second, 1004 * second + second // 2),
+        ("chat", 1004 * second + second // 2, 1004 * second + 3 * second // 4),
+        ("invoke_agent", 1000 * second, 1004 * second + 3 * second // 4),
+    ]
+
+
+@needs_otel
+def test_export_trace_without_a_start_time_ends_the_run_now(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    result = three_turns(clock).run()
+    import time
+
+    before = time.time_ns()
+    export_trace(result, provider)
+    after = time.time_ns()
+
+    agent = exporter.get_finished_spans()[-1]
+    assert agent.end_time - agent.start_time == 4_750_000_000
+    assert before <= agent.end_time <= after
+
+
+@needs_otel
+def test_chat_spans_carry_the_genai_usage_and_the_budget(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    result = three_turns(clock).run()
+    export_trace(result, provider, model="claude-sonnet-4-6", provider="anthropic")
+
+    chats = by_name(exporter.get_finished_spans())["chat claude-sonnet-4-6"]
+    assert dict(chats[0].attributes or {}) == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "anthropic",
+        "gen_ai.request.model": "claude-sonnet-4-6",
+        "gen_ai.request.max_tokens": 100,
+        "gen_ai.usage.input_tokens": 1000,
+        "gen_ai.usage.output_tokens": 20,
+        "gen_ai.usage.cache_read.input_tokens": 0,
+        "gen_ai.usage.cache_creation.input_tokens": 900,
+        "budgetloop.step.index": 0,
+        "budgetloop.step.cost_usd": PRICE.usage_cost(Usage(1000, 20, 0, 900)),
+        "budgetloop.step.projected_input_tokens": 2000,
+        "budgetloop.step.projected_cost_usd": 0.009,  # 2,000 at the cache-write rate, 100 out
+        "budgetloop.step.under_projected": False,
+        "budgetloop.spent_usd": 0.0,
+        "budgetloop.limit_usd": 0.5,
+        "budgetloop.step.skipped_tool_calls": 0,
+    }
+    second = dict(chats[1].attributes or {})
+    assert second["gen_ai.usage.cache_read.input_tokens"] == 900
+    assert second["gen_ai.usage.cache_creation.input_tokens"] == 0
+    assert second["budgetloop.spent_usd"] == result.steps[0].cost_usd
+    assert second["budgetloop.step.index"] == 1
+    assert [c.status.status_code for c in chats] == [StatusCode.UNSET] * 3
+
+
+@needs_otel
+def test_the_agent_span_says_how_the_run_ended(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    result = three_turns(clock).run()
+    export_trace(result, provider, model="m", provider="p", agent_name="pricer")
+
+    agent = exporter.get_finished_spans()[-1]
+    assert agent.name == "invoke_agent pricer"
+    assert dict(agent.attributes or {}) == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": "p",
+        "gen_ai.request.model": "m",
+        "gen_ai.agent.name": "pricer",
+        "gen_ai.usage.input_tokens": 3250,
+        "gen_ai.usage.output_tokens": 58,
+        "gen_ai.usage.cache_read.input_tokens": 1800,
+        "gen_ai.usage.cache_creation.input_tokens": 900,
+        "budgetloop.cost_usd": result.cost_usd,
+        "budgetloop.seconds": 4.75,
+        "budgetloop.steps": 3,
+        "budgetloop.tool_calls": 2,
+        "budgetloop.tool_calls.failed": 0,
+        "budgetloop.tool_calls.skipped": 0,
+        "budgetloop.stop": "answered",
+        "budgetloop.answered": True,
+        "budgetloop.budget.max_cost_usd": 0.5,
+        "budgetloop.budget.max_steps": 5,
+    }
+    assert agent.status.status_code is StatusCode.UNSET
+
+
+@needs_otel
+def test_tool_spans_and_a_coerced_argument(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    export_trace(three_turns(clock).run(), provider)
+
+    tools = by_name(exporter.get_finished_spans())
+    assert dict(tools["execute_tool lookup"][0].attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "lookup",
+        "gen_ai.tool.call.id": "c0",
+        "gen_ai.tool.type": "function",
+        "budgetloop.tool.status": "ok",
+    }
+    convert = dict(tools["execute_tool convert"][0].attributes or {})
+    assert convert["budgetloop.tool.coerced"] == ("convert.amount",)
+
+
+def failing_run(clock: FakeClock) -> budgetloop.Result:
+    """One turn with a tool that raises, bad arguments, an unknown tool; then an answer."""
+    model = ScriptedModel(
+        [
+            Completion(
+                None,
+                (
+                    ToolCall("lookup", {"isin": "XX"}, "bad-1"),
+                    ToolCall("convert", {"amount": "five", "rate": 1}, "bad-2"),
+                    ToolCall("missing", {}, "bad-3"),
+                ),
+            ),
+            "Could not.",
+        ]
+    )
+    return budgetloop.run(model, "go", tools=make_tools(clock), clock=clock)
+
+
+@needs_otel
+def test_a_failing_tool_has_error_type_and_status_error(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    result = failing_run(clock)
+    assert [c.status for c in result.steps[0].tool_calls] == ["error"] * 3
+    export_trace(result, provider)
+
+    tools = [s for s in exporter.get_finished_spans() if s.name.startswith("execute_tool")]
+    assert [s.name for s in tools] == [
+        "execute_tool lookup",
+        "execute_tool convert",
+        "execute_tool missing",
+    ]
+    assert [(s.attributes or {})["error.type"] for s in tools] == [
+        "LookupError",
+        "invalid_arguments",
+        "unknown_tool",
+    ]
+    assert [s.status.status_code for s in tools] == [StatusCode.ERROR] * 3
+    # the error's text is content: off by default
+    assert [s.status.description for s in tools] == [None, None, None]
+
+
+@needs_otel
+def test_a_failing_tool_with_content_on_gives_its_message(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    export_trace(failing_run(clock), provider, content=True)
+
+    lookup = by_name(exporter.get_finished_spans())["execute_tool lookup"][0]
+    assert lookup.status.description == "LookupError: XX is not in the price list"
+    assert "gen_ai.tool.call.result" not in (lookup.attributes or {})
+
+
+@needs_otel
+def test_a_model_error_marks_the_chat_and_the_agent(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+
+    def broken(messages: Any, tools: Any) -> Completion:
+        raise RuntimeError(f"upstream said {SECRET}")
+
+    result = budgetloop.run(broken, "go", clock=clock)
+    assert result.stop == "model_error"
+    export_trace(result, provider)
+
+    chat, agent = exporter.get_finished_spans()
+    for span in (chat, agent):
+        assert (span.attributes or {})["error.type"] == "RuntimeError"
+        assert span.status.status_code is StatusCode.ERROR
+        assert span.status.description is None
+        assert SECRET not in everything(span)
+    assert (agent.attributes or {})["budgetloop.stop"] == "model_error"
+
+
+@needs_otel
+def test_under_projected_when_a_call_costs_more_than_projected(
+    clock: FakeClock, spans: Any
+) -> None:
+    provider, exporter = spans
+    model = ScriptedModel([Completion("ok", cost_usd=0.25)])
+    result = budgetloop.run(model, "go", price=PRICE, max_output_tokens=10, clock=clock)
+    export_trace(result, provider)
+
+    chat = exporter.get_finished_spans()[0]
+    attributes = dict(chat.attributes or {})
+    assert attributes["budgetloop.step.cost_usd"] == 0.25
+    assert attributes["budgetloop.step.projected_cost_usd"] < 0.25
+    assert attributes["budgetloop.step.under_projected"] is True
+
+
+# -- content ---------------------------------------------------------------------------------------
+
+
+def secret_run(clock: FakeClock, **options: Any) -> budgetloop.Session:
+    """A secret in the prompt, the system prompt, a call id, the arguments, the result, the
+    model's text and the answer."""
+
+    def echo(text: str, extra: dict[str, int]) -> str:
+        """Echo.
+
+        Args:
+            text: what to echo
+            extra: ignored
+        """
+        return f"echo {text}"
+
+    model = ScriptedModel(
+        [
+            Completion(
+                f"calling with {SECRET}",
+                (ToolCall("echo", {"text": SECRET, "extra": {SECRET: 1}}, f"id-{SECRET}"),),
+            ),
+            f"done: {SECRET}",
+        ]
+    )
+    return start(
+        model,
+        f"use {SECRET}",
+        system=f"key {SECRET}",
+        tools=[echo],
+        clock=clock,
+        max_output_tokens=50,
+        price=PRICE,
+        **options,
+    )
+
+
+@needs_otel
+def test_content_is_off_by_default(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    export_trace(secret_run(clock).run(), provider)
+
+    content_keys = {
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+    }
+    for span in exporter.get_finished_spans():
+        assert not content_keys & set(span.attributes or {}), span.name
+    # the call id is the only place the secret is (ids are not content), and redact covers it
+    exporter.clear()
+    export_trace(secret_run(clock).run(), provider, redact=lambda s: s.replace(SECRET, "***"))
+    for span in exporter.get_finished_spans():
+        assert SECRET not in everything(span)
+
+
+@needs_otel
+def test_content_on_passes_every_string_through_redact(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    export_trace(
+        secret_run(clock).run(), provider, content=True, redact=lambda s: s.replace(SECRET, "***")
+    )
+
+    finished = by_name(exporter.get_finished_spans())
+    for span in exporter.get_finished_spans():
+        assert SECRET not in everything(span), span.name
+    echo = dict(finished["execute_tool echo"][0].attributes or {})
+    assert json.loads(echo["gen_ai.tool.call.arguments"]) == {"text": "***", "extra": {"***": 1}}
+    assert echo["gen_ai.tool.call.result"] == "echo ***"
+    assert echo["gen_ai.tool.call.id"] == "id-***"
+    first, second = finished["chat"]
+    attributes = dict(first.attributes or {})
+    assert json.loads(attributes["gen_ai.system_instructions"]) == [
+        {"type": "text", "content": "key ***"}
+    ]
+    assert json.loads(attributes["gen_ai.input.messages"]) == [
+        {"role": "user", "parts": [{"type": "text", "content": "use ***"}]}
+    ]
+    assert json.loads(attributes["gen_ai.output.messages"]) == [
+        {
+            "role": "assistant",
+            "parts": [
+                {"type": "text", "content": "calling with ***"},
+                {
+                    "type": "tool_call",
+                    "id": "id-***",
+                    "name": "echo",
+                    "arguments": {"text": "***", "extra": {"***": 1}},
+                },
+            ],
+        }
+    ]
+    sent = json.loads(dict(second.attributes or {})["gen_ai.input.messages"])
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
+    assert sent[2] == {
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": "id-***", "response": "echo ***"}],
+    }
+    agent = dict(finished["invoke_agent"][0].attributes or {})
+    assert json.loads(agent["gen_ai.output.messages"]) == [
+        {"role": "assistant", "parts": [{"type": "text", "content": "done: ***"}]}
+    ]
+
+
+@needs_otel
+def test_a_saved_trace_exports_as_the_result_does(
+    clock: FakeClock, spans: Any, tmp_path: Path
+) -> None:
+    provider, exporter = spans
+    result = three_turns(clock).run()
+    result.save(tmp_path / "run.json")
+    seen = []
+    for trace in (result, result.to_dict(), tmp_path / "run.json", str(tmp_path / "run.json")):
+        exporter.clear()
+        export_trace(trace, provider, content=True, start_time=5.0)
+        seen.append(
+            [
+                (s.name, s.start_time, s.end_time, dict(s.attributes or {}))
+                for s in exporter.get_finished_spans()
+            ]
+        )
+    assert seen[0] == seen[1] == seen[2] == seen[3]
+    assert len(seen[0]) == 6
+
+
+# -- live ---------------------------------------------------------------------------------------------
+
+
+@needs_otel
+def test_the_hook_exports_each_step_as_it_is_committed(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    hook = OtelHook(provider, model="m", provider="p")
+    session = three_turns(clock)
+
+    names = []
+    while not session.done:
+        step = session.step()
+        hook(session, step)
+        names.append([s.name for s in exporter.get_finished_spans()])
+    assert names == [
+        ["chat m", "execute_tool lookup"],
+        ["chat m", "execute_tool lookup", "chat m", "execute_tool convert"],
+        [
+            "chat m",
+            "execute_tool lookup",
+            "chat m",
+            "execute_tool convert",
+            "chat m",
+            "invoke_agent",
+        ],
+    ]
+    finished = exporter.get_finished_spans()
+    agent = finished[-1]
+    assert all(
+        s.parent is not None and s.parent.span_id == agent.context.span_id for s in finished[:-1]
+    )
+    # within a step: the model call, then its tools; the run's span encloses them all
+    for chat, tool in ((finished[0], finished[1]), (finished[2], finished[3])):
+        assert chat.start_time <= chat.end_time <= tool.start_time <= tool.end_time
+        assert tool.end_time - tool.start_time in (1_000_000_000, 500_000_000)
+    assert agent.start_time == finished[0].start_time
+    assert all(agent.start_time <= s.start_time and s.end_time <= agent.end_time for s in finished)
+    assert (agent.attributes or {})["budgetloop.stop"] == "answered"
+    # the same attributes as after the fact
+    exported = dict(finished[0].attributes or {})
+    assert exported["gen_ai.usage.cache_creation.input_tokens"] == 900
+    hook(session, None)  # a call after the end adds nothing
+    assert len(exporter.get_finished_spans()) == 6
+
+
+@needs_otel
+def test_the_hook_on_a_run_stopped_before_any_call(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    hook = OtelHook(provider)
+    session = start(
+        ScriptedModel(["never"]),
+        "go",
+        price=PRICE,
+        max_output_tokens=1000,
+        budget=Budget(max_cost_usd=0.000001),
+    )
+    assert session.step() is None
+    hook(session, None)
+
+    (agent,) = exporter.get_finished_spans()
+    assert agent.name == "invoke_agent"
+    attributes = dict(agent.attributes or {})
+    assert attributes["budgetloop.stop"] == "max_cost_usd"
+    assert attributes["budgetloop.steps"] == 0
+    assert attributes["budgetloop.stop.detail"].startswith("next turn projected $")
+    assert agent.start_time == agent.end_time
+
+
+@needs_otel
+def test_the_hook_reads_the_trace_so_the_runs_redact_holds(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    hook = OtelHook(provider, content=True)
+    session = secret_run(clock, redact=lambda s: s.replace(SECRET, "[run]"))
+    while not session.done:
+        hook(session, session.step())
+
+    assert len(exporter.get_finished_spans()) == 4
+    for span in exporter.get_finished_spans():
+        assert SECRET not in everything(span), span.name
+    echo = by_name(exporter.get_finished_spans())["execute_tool echo"][0]
+    assert (echo.attributes or {})["gen_ai.tool.call.result"] == "echo [run]"
+
+
+@needs_otel
+def test_one_hook_serves_fresh_sessions_with_a_run_span_each(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    hook = OtelHook(provider)
+    model = ScriptedModel(["one"])
+    first = start(model, "go", clock=clock)
+    hook(first, first.step())
+    model.reset()
+    second = first.fresh()
+    hook(second, second.step())
+
+    agents = [s for s in exporter.get_finished_spans() if s.name == "invoke_agent"]
+    assert len(agents) == 2
+    assert agents[0].context.trace_id != agents[1].context.trace_id
+
+
+@needs_otel
+def test_the_hook_names_the_model_and_provider_of_an_adapter(spans: Any) -> None:
+    import openai
+
+    from budgetloop.adapters import openai_chat
+    from tests.provider_server import Provider, payload
+
+    provider, exporter = spans
+    server = Provider("openai", (200, payload("openai_chat_final_text")))
+    client = openai.OpenAI(api_key="sk-test", max_retries=0, http_client=server.client())
+    session = start(openai_chat(client, "gpt-4o", max_tokens=64), "go")
+    hook = OtelHook(provider)
+    hook(session, session.step())
+
+    chat, agent = exporter.get_finished_spans()
+    assert chat.name == "chat gpt-4o"
+    for span in (chat, agent):
+        attributes = dict(span.attributes or {})
+        assert (attributes["gen_ai.request.model"], attributes["gen_ai.provider.name"]) == (
+            "gpt-4o",
+            "openai",
+        )
+    # given names win over the adapter's
+    exporter.clear()
+    server.responses.append((200, payload("openai_chat_final_text")))
+    session = session.fresh()
+    OtelHook(provider, model="alias", provider="azure.ai.openai")(session, session.step())
+    assert [s.name for s in exporter.get_finished_spans()] == ["chat alias", "invoke_agent"]
+
+
+# -- mistakes ------------------------------------------------------------------------------------------
+
+
+@needs_otel
+def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
+    with pytest.raises(
+        TypeError,
+        match=r"^export_trace\.trace: expected a Result, a dict from Result\.to_dict\(\) or a path, got int\.$",
+    ):
+        export_trace(42)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^OtelHook\.content: expected bool, got str\.$"):
+        OtelHook(content="yes")  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError, match=r"^OtelHook\.redact: expected a function str -> str or None, got int\.$"
+    ):
+        OtelHook(redact=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^OtelHook\.model: expected str or None, got int\.$"):
+        OtelHook(model=3)  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError,
+        match=r"^OtelHook\.tracer_provider: expected a TracerProvider or None, got str\.$",
+    ):
+        OtelHook("provider")
+    result = three_turns(clock).run()
+    with pytest.raises(
+        ValueError,
+        match=r"^export_trace\.start_time: expected a finite number of seconds >= 0 since the epoch, got nan\.$",
+    ):
+        export_trace(result, start_time=float("nan"))
+    with pytest.raises(
+        TypeError,
+        match=r"^export_trace\.start_time: expected seconds since the epoch \(a number\) or None, got str\.$",
+    ):
+        export_trace(result, start_time="now")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^Result\.from_dict: not a budgetloop trace"):
+        export_trace({"steps": []})
+    with pytest.raises(TypeError, match=r"^OtelHook: expected a Step or None, got dict\.$"):
+        OtelHook()(three_turns(clock), {})  # type: ignore[arg-type]
+
+
+@needs_otel
+def test_a_redact_that_returns_no_string_is_a_type_error(clock: FakeClock, spans: Any) -> None:
+    provider, _ = spans
+    with pytest.raises(
+        TypeError, match=r"^export_trace\.redact: expected the function to return str, got null\.$"
+    ):
+        export_trace(three_turns(clock).run(), provider, redact=lambda s: None)  # type: ignore[arg-type,return-value]
+
+
+@needs_otel
+def test_hostile_recorded_seconds_lay_out_as_zero(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    data = three_turns(clock).run().to_dict()
+    data["seconds"] = float("nan")
+    data["steps"][0]["seconds"] = -5.0
+    data["steps"][1]["seconds"] = float("inf")
+    data["steps"][0]["tool_calls"][0]["seconds"] = "soon"
+    export_trace(data, provider, start_time=0)
+
+    times = [(s.name, s.start_time, s.end_time) for s in exporter.get_finished_spans()]
+    assert times == [
+        ("chat", 0, 0),
+        ("execute_tool lookup", 0, 0),
+        ("chat", 0, 0),
+        ("execute_tool convert", 0, 500_000_000),
+        ("chat", 500_000_000, 750_000_000),
+        ("invoke_agent", 0, 750_000_000),
+    ]
+
+
+# -- the import ------------------------------------------------------------------------------------------
+
+
+def test_import_budgetloop_never_imports_opentelemetry() -> None:
+    code = "import sys, budgetloop, budgetloop.adapters; print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_without_opentelemetry_the_import_error_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['opentelemetry'] = None\n"
+        "try:\n    import budgetloop.otel\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == (
+        "budgetloop.otel needs OpenTelemetry: pip install 'budgetloop[otel]' "
+        "(opentelemetry-api and opentelemetry-sdk)."
+    )
+
+
+# -- over the wire -----------------------------------------------------------------------------------------
+
+
+class Receiver(BaseHTTPRequestHandler):
+    """An OTLP/HTTP trace endpoint: keeps each request's path, content type and body."""
+
+    received: list[tuple[str, str, bytes]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append((self.path, self.headers["Content-Type"], body))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@needs_otel
+def test_a_live_run_arrives_over_otlp_http(clock: FakeClock) -> None:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.sdk.resources import Resource
+
+    received: list[tuple[str, str, bytes]] = []
+    handler = type("Handler", (Receiver,), {"received": received})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        provider = TracerProvider(resource=Resource.create({"service.name": "pricer"}))
+        exporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces", timeout=5)
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        hook = OtelHook(provider, model="claude-sonnet-4-6", provider="anthropic")
+        session = three_turns(clock)
+        while not session.done:
+            hook(session, session.step())
+        provider.shutdown()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert {(path, kind) for path, kind, _ in received} == {
+        ("/v1/traces", "application/x-protobuf")
+    }
+    spans = []
+    for _, _, body in received:
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        for resource_spans in request.resource_spans:
+            service = {a.key: a.value.string_value for a in resource_spans.resource.attributes}[
+                "service.name"
+            ]
+            assert service == "pricer"
+            for scope_spans in resource_spans.scope_spans:
+                assert scope_spans.scope.name == "budgetloop"
+                spans.extend(scope_spans.spans)
+    assert [s.name for s in spans] == [
+        "chat claude-sonnet-4-6",
+        "execute_tool lookup",
+        "chat claude-sonnet-4-6",
+        "execute_tool convert",
+        "chat claude-sonnet-4-6",
+        "invoke_agent",
+    ]
+    agent = spans[-1]
+    assert agent.parent_span_id == b""
+    assert {s.parent_span_id for s in spans[:-1]} == {agent.span_id}
+    assert {s.trace_id for s in spans} == {agent.trace_id}
+
+    def values(span: Any) -> dict[str, Any]:
+        out = {}
+        for a in span.attributes:
+            which = a.value.WhichOneof("value")
+            out[a.key] = getattr(a.value, which)
+        return out
+
+    chat = values(spans[0])
+    assert chat["gen_ai.operation.name"] == "chat"
+    assert chat["gen_ai.provider.name"] == "anthropic"
+    assert chat["gen_ai.request.model"] == "claude-sonnet-4-6"
+    assert chat["gen_ai.request.max_tokens"] == 100
+    assert (chat["gen_ai.usage.input_tokens"], chat["gen_ai.usage.output_tokens"]) == (1000, 20)
+    assert chat["gen_ai.usage.cache_creation.input_tokens"] == 900
+    assert chat["budgetloop.step.cost_usd"] == PRICE.usage_cost(Usage(1000, 20, 0, 900))
+    assert chat["budgetloop.step.under_projected"] is False
+    run = values(agent)
+    assert run["budgetloop.stop"] == "answered"
+    assert run["budgetloop.budget.max_cost_usd"] == 0.5
+    assert run["gen_ai.usage.cache_read.input_tokens"] == 1800
+    tool = values(spans[1])
+    assert (tool["gen_ai.tool.name"], tool["gen_ai.tool.call.id"]) == ("lookup", "c0")
+    assert spans[0].kind == spans[0].SPAN_KIND_CLIENT
+    assert (
+        spans[0].start_time_unix_nano
+        < spans[0].end_time_unix_nano
+        <= spans[1].start_time_unix_nano
+    )
+
+
+@needs_otel
+def test_a_redact_that_raises_exports_nothing_half_done(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+
+    def fails_on_results(text: str) -> str:
+        if text.startswith("echo "):
+            raise RuntimeError("redact broke")
+        return text.replace(SECRET, "***")
+
+    with pytest.raises(RuntimeError, match=r"^redact broke$"):
+        export_trace(secret_run(clock).run(), provider, content=True, redact=fails_on_results)
+    assert exporter.get_finished_spans() == ()
+
+
+@needs_otel
+def test_the_same_step_twice_is_exported_once(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    hook = OtelHook(provider)
+    session = three_turns(clock)
+    step = session.step()
+    hook(session, step)
+    hook(session, step)
+
+    assert [s.name for s in exporter.get_finished_spans()] == ["chat", "execute_tool lookup"]
+
+
+@needs_otel
+def test_the_hook_follows_an_async_session(clock: FakeClock, spans: Any) -> None:
+    import asyncio
+
+    provider, exporter = spans
+    hook = OtelHook(provider, model="m")
+
+    async def drive() -> budgetloop.Result:
+        session = budgetloop.astart(ScriptedModel(["one"]), "go", clock=clock)
+        while not session.done:
+            hook(session, await session.step())
+        return session.result
+
+    result = asyncio.run(drive())
+    assert result.stop == "answered"
+    assert [s.name for s in exporter.get_finished_spans()] == ["chat m", "invoke_agent"]
+
+
+# -- through on_step= ------------------------------------------------------------------------------------
+
+
+@needs_otel
+def test_run_with_on_step_exports_the_run_live(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    names_after_steps: list[list[str]] = []
+
+    hook = OtelHook(provider, model="m")
+
+    def watch(session: Any, step: Any) -> None:
+        hook(session, step)
+        names_after_steps.append([s.name for s in exporter.get_finished_spans()])
+
+    session = three_turns(clock, on_step=watch)
+    result = session.run()
+
+    assert result.stop == "answered"
+    assert [len(n) for n in names_after_steps] == [2, 4, 6]
+    assert names_after_steps[-1][-1] == "invoke_agent"
+    finished = exporter.get_finished_spans()
+    agent = finished[-1]
+    assert {s.parent.span_id for s in finished[:-1] if s.parent} == {agent.context.span_id}
+    assert (agent.attributes or {})["budgetloop.steps"] == 3
+
+
+@needs_otel
+def test_on_step_with_a_run_stopped_before_its_first_call(spans: Any) -> None:
+    provider, exporter = spans
+    result = budgetloop.run(
+        ScriptedModel(["never"]),
+        "go",
+        price=PRICE,
+        max_output_tokens=1000,
+        budget=Budget(max_cost_usd=0.000001),
+        on_step=OtelHook(provider),
+    )
+
+    assert result.stop == "max_cost_usd"
+    (agent,) = exporter.get_finished_spans()
+    assert (agent.attributes or {})["budgetloop.stop"] == "max_cost_usd"
+
+
+@needs_otel
+def test_on_step_with_arun(clock: FakeClock, spans: Any) -> None:
+    import asyncio
+
+    provider, exporter = spans
+    result = asyncio.run(
+        budgetloop.arun(
+            ScriptedModel([Completion("calling", (ToolCall("lookup", {"isin": "SE01"}),)), "ok"]),
+            "go",
+            tools=make_tools(clock)[:1],
+            clock=clock,
+            on_step=OtelHook(provider, model="m"),
+        )
+    )
+
+    assert result.stop == "answered"
+    assert [s.name for s in exporter.get_finished_spans()] == [
+        "chat m",
+        "execute_tool lookup",
+        "chat m",
+        "invoke_agent",
+    ]
+
+
+@needs_otel
+def test_on_step_after_a_max_steps_stop_with_skipped_calls(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+    model = ScriptedModel([Completion(None, (ToolCall("lookup", {"isin": "SE01"}, "c0"),))])
+    result = budgetloop.run(
+        model,
+        "go",
+        tools=make_tools(clock),
+        budget=Budget(max_steps=1),
+        clock=clock,
+        on_step=OtelHook(provider),
+    )
+
+    assert (result.stop, len(result.skipped)) == ("max_steps", 1)
+    chat, agent = exporter.get_finished_spans()
+    assert (chat.attributes or {})["budgetloop.step.skipped_tool_calls"] == 1
+    attributes = dict(agent.attributes or {})
+    assert (attributes["budgetloop.stop"], attributes["budgetloop.tool_calls.skipped"]) == (
+        "max_steps",
+        1,
+    )
+    assert attributes["budgetloop.stop.detail"] == "max_steps=1: no step is left to read results"
