@@ -43,7 +43,7 @@ class SqliteLedger(Ledger):
         clock: Clock = time.time,
         timeout: float = 30.0,
     ) -> None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"SqliteLedger.timeout: expected seconds > 0, got {timeout!r}.")
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(
