@@ -59,12 +59,12 @@ class BudgetReport:
 
     def __str__(self) -> str:
         heads = [f"p{_num(p)}" for p in self.percentiles]
-        width = max(10, *(len(h) + 2 for h in heads))
+        width = max(12, *(len(h) + 2 for h in heads))
         lines = [
             f"{self.runs} runs, {_usd(self.total_cost_usd)} in all, "
             f"{_usd(self.mean_cost_usd)} a run on average",
             "",
-            " " * 14 + "".join(h.rjust(width) for h in heads),
+            " " * 20 + "".join(h.rjust(width) for h in heads),
             _row("run cost", [_usd(self.cost_usd[p]) for p in self.percentiles], width),
             _row("steps", [str(self.steps[p]) for p in self.percentiles], width),
             "",
@@ -72,7 +72,7 @@ class BudgetReport:
         ]
         for stop, names in sorted(self.stops.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             shown = ", ".join(names[:3]) + (f", ... (+{len(names) - 3})" if len(names) > 3 else "")
-            lines.append(f"  {stop:<16}{len(names):>6}  {shown}")
+            lines.append(f"  {stop:<18}{len(names):>{width}}  {shown}")
         lines += [
             "",
             "ceilings that would have let p% of these runs answer:",
@@ -87,7 +87,7 @@ class BudgetReport:
             lines += [
                 "",
                 f"daily exposure at {_num(self.runs_per_day)} runs a day:",
-                f"  expected (mean cost)  {_usd(self.daily_expected_usd)}",
+                _row("expected (mean)", [_usd(self.daily_expected_usd)], width),
                 _row(
                     "worst at ceiling",
                     [_usd(self.daily_worst_usd[p]) for p in self.percentiles],
@@ -243,7 +243,7 @@ def _needed_pico(result: Result) -> int:
 
 
 def _row(label: str, cells: list[str], width: int) -> str:
-    return f"{label:<14}" + "".join(c.rjust(width) for c in cells)
+    return f"  {label:<18}" + "".join(c.rjust(width) for c in cells)
 
 
 def _usd(value: float | None) -> str:
