@@ -31,6 +31,11 @@ class SqliteLedger(Ledger):
 
     Spend is kept per period kind, so a daily and an hourly ledger on one file do not mix.
     Each process checks its own ``limit_usd``: give them all the same one.
+
+    ``durable=True`` syncs every commit to disk (``synchronous=FULL``): a settled spend survives
+    a power cut, at the price of a disk sync per reserve and per settle. ``durable=False``
+    (``synchronous=NORMAL``) still survives any process being killed, but a power cut or an
+    operating-system crash can lose the last commits.
     """
 
     def __init__(
@@ -42,6 +47,7 @@ class SqliteLedger(Ledger):
         lease_seconds: float = DEFAULT_LEASE,
         clock: Clock = time.time,
         timeout: float = 30.0,
+        durable: bool = True,
     ) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"SqliteLedger.timeout: expected seconds > 0, got {timeout!r}.")
@@ -53,6 +59,9 @@ class SqliteLedger(Ledger):
         self.path = os.fspath(path)
         self._kind = self.period or "all"
         self._timeout = timeout
+        if not isinstance(durable, bool):
+            raise TypeError(f"SqliteLedger.durable: expected True or False, got {durable!r}.")
+        self.durable = durable
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
@@ -66,6 +75,7 @@ class SqliteLedger(Ledger):
                 self.path, timeout=self._timeout, isolation_level=None, check_same_thread=False
             )
             conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={'FULL' if self.durable else 'NORMAL'}")
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 

@@ -403,3 +403,17 @@ def test_repr_names_the_numbers() -> None:
         == "MemoryLedger(limit_usd=2.5, period='day', spent_usd=0.0, reserved_usd=1.0)"
     )
     assert repr(r) == f"Reservation(id={r.id!r}, usd=1.0, state='held')"
+
+
+def test_sqlite_durability_is_the_synchronous_pragma(tmp_path: Path) -> None:
+    durable = SqliteLedger(tmp_path / "a.db", 1.0)
+    fast = SqliteLedger(tmp_path / "a.db", 1.0, durable=False)
+    assert durable._connection().execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    assert fast._connection().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    assert fast._connection().execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    with pytest.raises(TypeError, match=r"^SqliteLedger.durable: expected True or False, got 1.$"):
+        SqliteLedger(tmp_path / "a.db", 1.0, durable=1)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"^SqliteLedger.timeout: expected seconds > 0, got nan.$"
+    ):
+        SqliteLedger(tmp_path / "a.db", 1.0, timeout=math.nan)
