@@ -4,6 +4,7 @@ them), on threads, or as tasks for an async model; results in prompt order."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -16,7 +17,6 @@ from ._async import AsyncSession
 from ._dispatch import describe
 from ._loop import Loop
 from ._session import Session
-from ._setup import is_async
 from ._trace import Result
 from ._types import Budget, Message, Stop
 
@@ -51,6 +51,11 @@ def run_many(
     finally:
         if bar is not None:
             bar.close()
+
+
+def is_async(complete: object) -> bool:
+    call = getattr(complete, "__call__", None)  # noqa: B004 - an object with ``async def __call__``
+    return inspect.iscoroutinefunction(complete) or inspect.iscoroutinefunction(call)
 
 
 def _check(
