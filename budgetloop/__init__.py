@@ -6,27 +6,36 @@ from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
 from ._check import ArgumentError
 from ._journal import load_trace
+from ._many import run_many
 from ._replay import first_divergence, replay
+from ._report import BudgetReport, budget_report
 from ._run import arun, astart, resume, run, start
 from ._schema import Tool, tool
 from ._scripted import Request, ScriptedModel
 from ._session import Session
 from ._trace import CallRecord, Result, Step
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage
+from .ledger import Ledger, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
 __all__ = [
     "ArgumentError",
     "AsyncSession",
     "Budget",
+    "BudgetReport",
     "CallRecord",
     "Completion",
+    "Ledger",
+    "MemoryLedger",
     "Message",
     "Price",
     "Projection",
+    "RedisLedger",
     "Request",
+    "Reservation",
     "Result",
     "ScriptedModel",
     "Session",
+    "SqliteLedger",
     "Step",
     "Stop",
     "Tool",
@@ -34,6 +43,7 @@ __all__ = [
     "Usage",
     "arun",
     "astart",
+    "budget_report",
     "estimate_tokens",
     "first_divergence",
     "load_trace",
@@ -41,6 +51,7 @@ __all__ = [
     "replay",
     "resume",
     "run",
+    "run_many",
     "start",
     "strict_tokens",
     "tool",

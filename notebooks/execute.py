@@ -15,7 +15,12 @@ import nbformat
 from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
-NOTEBOOKS = ("stepping.ipynb", "inspect_trace.ipynb", "choosing_a_budget.ipynb")
+NOTEBOOKS = (
+    "stepping.ipynb",
+    "inspect_trace.ipynb",
+    "choosing_a_budget.ipynb",
+    "many_runs.ipynb",
+)
 
 
 def quiet(nb: nbformat.NotebookNode) -> None:

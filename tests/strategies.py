@@ -300,3 +300,17 @@ def scenarios(draw: st.DrawFn, *, deterministic: bool = False, malformed: bool =
         max_workers=draw(st.sampled_from([None, None, 1, 2])),
         counted=counted,
     )
+
+
+# --- ledgers ----------------------------------------------------------------------------------
+# A ledger scenario: a limit and a list of operations, each ("reserve", pico), ("settle", which,
+# fraction of its reservation in 0..1: honest), ("release", which) or ("wait", seconds).
+ledger_ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("reserve"), st.integers(0, 2_000)),
+        st.tuples(st.just("settle"), st.integers(0, 30), st.fractions(0, 1)),
+        st.tuples(st.just("release"), st.integers(0, 30)),
+        st.tuples(st.just("wait"), st.sampled_from([0.5, 10.0, 3600.0])),
+    ),
+    max_size=40,
+)

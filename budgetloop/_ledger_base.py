@@ -1,0 +1,213 @@
+"""What every ledger shares: checked amounts, periods, leases and the ``Reservation``.
+
+Money is whole picodollars (``_types.to_pico``), so a reservation that exactly fills the limit
+fits and sums never drift. A store keeps, per period, the settled spend and the live
+reservations; ``reserve`` refuses when spent + reserved + the new amount would pass the limit.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+import secrets
+import threading
+from collections.abc import Callable
+
+from ._types import from_pico, to_pico
+
+PERIODS: dict[str | None, int] = {None: 0, "hour": 3600, "day": 86400}
+MAX_USD = 1_000_000  # the largest limit or settled amount, so every store's int64 holds the sum
+MAX_PICO = to_pico(MAX_USD)
+DEFAULT_LEASE = 600.0
+Clock = Callable[[], float]
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def check_usd(where: str, value: object, *, maximum: bool = True) -> int:
+    """A dollar amount as picodollars: a finite number >= 0 (at most ``MAX_USD``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{where}: expected a number of dollars, got {_kind(value)}.")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: expected a finite number >= 0, got {value!r}.")
+    if maximum and value > MAX_USD:
+        raise ValueError(f"{where}: expected at most {MAX_USD} dollars, got {value!r}.")
+    return to_pico(value)
+
+
+def check_pico(where: str, value: object, *, maximum: bool = True) -> int:
+    """Picodollars: an int >= 0 (at most ``MAX_PICO``)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{where}: expected an int of picodollars, got {_kind(value)}.")
+    if value < 0:
+        raise ValueError(f"{where}: expected picodollars >= 0, got {value!r}.")
+    if maximum and value > MAX_PICO:
+        raise ValueError(f"{where}: expected at most {MAX_PICO} picodollars, got {value!r}.")
+    return value
+
+
+def check_period(where: str, period: object) -> str | None:
+    if period is not None and not isinstance(period, str):
+        raise TypeError(f"{where}.period: expected 'hour', 'day' or None, got {_kind(period)}.")
+    if period not in PERIODS:
+        raise ValueError(f"{where}.period: expected 'hour', 'day' or None, got {period!r}.")
+    return period
+
+
+def check_lease(where: str, lease: object) -> float:
+    if isinstance(lease, bool) or not isinstance(lease, (int, float)):
+        raise TypeError(f"{where}.lease_seconds: expected a number, got {_kind(lease)}.")
+    if not math.isfinite(lease) or lease <= 0:
+        raise ValueError(f"{where}.lease_seconds: expected a finite number > 0, got {lease!r}.")
+    return float(lease)
+
+
+def check_clock(where: str, clock: object) -> Clock:
+    if not callable(clock):
+        raise TypeError(
+            f"{where}.clock: expected a callable returning seconds, got {_kind(clock)}."
+        )
+    return clock
+
+
+def period_index(period: str | None, now: float) -> int:
+    """Which period ``now`` (seconds since the epoch) falls in: UTC hours and days start at
+    whole multiples of 3600 and 86400 seconds since the epoch. 0 when there is no period."""
+    length = PERIODS[period]
+    return 0 if length == 0 else int(now // length)
+
+
+class Reservation:
+    """Money set aside before a call: ``settle`` it at the actual cost, or ``release`` it.
+
+    ``settle`` may be called once; it records the spend even after ``release`` or after the
+    lease ended (money spent is never forgotten), and a second ``settle`` is a ``ValueError``.
+    ``release`` is idempotent: a no-op once the reservation is settled or released.
+    """
+
+    def __init__(self, ledger: Ledger, ident: str, pico: int, period: int, expires: float) -> None:
+        self._ledger = ledger
+        self.id = ident
+        self.pico = pico
+        self.period = period
+        self.expires = expires  # seconds since the epoch, on the ledger's clock
+        self._state = "held"
+        self._lock = threading.Lock()
+
+    @property
+    def usd(self) -> float:
+        """The amount reserved, in dollars."""
+        return from_pico(self.pico)
+
+    @property
+    def state(self) -> str:
+        """``held``, ``settled`` or ``released``."""
+        return self._state
+
+    def settle(self, actual_usd: float) -> None:
+        """Record ``actual_usd`` as spent and free the reservation."""
+        self._settle_pico(check_usd("Reservation.settle.actual_usd", actual_usd))
+
+    def _settle_pico(self, pico: int) -> None:
+        check_pico("Reservation.settle.pico", pico)
+        with self._lock:
+            if self._state == "settled":
+                raise ValueError(f"Reservation.settle: reservation {self.id} is already settled.")
+            self._ledger._settle(self, pico)
+            self._state = "settled"
+
+    def release(self) -> None:
+        """Free the reservation without spending anything (a no-op if already done)."""
+        with self._lock:
+            if self._state != "held":
+                return
+            self._ledger._release(self)
+            self._state = "released"
+
+    def __repr__(self) -> str:
+        return f"Reservation(id={self.id!r}, usd={self.usd!r}, state={self._state!r})"
+
+
+class Ledger(abc.ABC):
+    """A budget shared by many runs: reserve before a call, settle after it."""
+
+    limit_usd: float
+    period: str | None
+    lease_seconds: float
+
+    def _configure(
+        self, where: str, limit_usd: object, period: object, lease_seconds: object, clock: object
+    ) -> None:
+        self._limit = check_usd(f"{where}.limit_usd", limit_usd)
+        self.limit_usd = from_pico(self._limit)
+        self.period = check_period(where, period)
+        self.lease_seconds = check_lease(where, lease_seconds)
+        self._clock = check_clock(where, clock)
+
+    @property
+    def limit_pico(self) -> int:
+        return self._limit
+
+    def reserve(self, usd: float) -> Reservation | None:
+        """Set ``usd`` aside, or None when spent + reserved + ``usd`` would pass the limit."""
+        return self._reserve_pico(
+            check_usd(f"{type(self).__name__}.reserve.usd", usd, maximum=False)
+        )
+
+    def _reserve_pico(self, pico: int) -> Reservation | None:
+        check_pico(f"{type(self).__name__}.reserve.pico", pico, maximum=False)
+        if pico > self._limit:
+            return None
+        now = self._now()
+        period = period_index(self.period, now)
+        ident = secrets.token_hex(12)
+        expires = now + self.lease_seconds
+        if not self._try_reserve(ident, pico, period, now, expires):
+            return None
+        return Reservation(self, ident, pico, period, expires)
+
+    def spent_usd(self) -> float:
+        """Settled spend in the current period."""
+        return from_pico(self.spent_pico())
+
+    def reserved_usd(self) -> float:
+        """Live reservations in the current period (leases not yet ended)."""
+        return from_pico(self.reserved_pico())
+
+    def spent_pico(self) -> int:
+        return self._totals(self._now())[0]
+
+    def reserved_pico(self) -> int:
+        return self._totals(self._now())[1]
+
+    def _now(self) -> float:
+        now = self._clock()
+        if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now):
+            raise TypeError(
+                f"{type(self).__name__}.clock: expected a finite number of seconds, got {now!r}."
+            )
+        return float(now)
+
+    @abc.abstractmethod
+    def _try_reserve(self, ident: str, pico: int, period: int, now: float, expires: float) -> bool:
+        """Atomically: drop ended leases, then hold ``pico`` if it fits."""
+
+    @abc.abstractmethod
+    def _settle(self, reservation: Reservation, pico: int) -> None:
+        """Atomically: drop the reservation (if still held) and add ``pico`` to its period."""
+
+    @abc.abstractmethod
+    def _release(self, reservation: Reservation) -> None:
+        """Drop the reservation if still held."""
+
+    @abc.abstractmethod
+    def _totals(self, now: float) -> tuple[int, int]:
+        """(spent, reserved by live leases) in picodollars, for the period of ``now``."""
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(limit_usd={self.limit_usd!r}, period={self.period!r}, "
+            f"spent_usd={self.spent_usd()!r}, reserved_usd={self.reserved_usd()!r})"
+        )

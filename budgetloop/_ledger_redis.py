@@ -1,0 +1,143 @@
+"""``RedisLedger``: a ledger on a Redis server, shared by processes on many machines.
+
+Reserve, settle and release are each one Lua script, which Redis runs without interleaving.
+Amounts are integer picodollars handled by ``INCRBY``/``DECRBY`` (exact in 64 bits) and compared
+as decimal strings, never as Lua's doubles. Keys, with ``{key}`` as a hash tag so that a cluster
+keeps them in one slot, per period P: ``{key}:spent:P`` (settled), ``{key}:used:P`` (settled plus
+held), ``{key}:held:P`` (hash: reservation -> amount) and ``{key}:lease:P`` (sorted set:
+reservation -> lease end). Leases are on the clients' clock (``clock=``): keep the machines'
+clocks in step (NTP), since a skew between them moves lease ends by as much.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ._ledger_base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
+
+# Drop ended leases of one period: the amount they held leaves ``used``.
+_EXPIRE = """
+local ended = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[1])
+for _, id in ipairs(ended) do
+  local amount = redis.call('HGET', KEYS[3], id)
+  if amount then
+    redis.call('DECRBY', KEYS[2], amount)
+    redis.call('HDEL', KEYS[3], id)
+  end
+  redis.call('ZREM', KEYS[4], id)
+end
+"""
+
+# Decimal strings of integers >= 0 without leading zeros compare by length, then text.
+_GREATER = """
+local function greater(a, b)
+  if #a ~= #b then return #a > #b end
+  return a > b
+end
+"""
+
+RESERVE = (
+    _EXPIRE
+    + _GREATER
+    + """
+redis.call('INCRBY', KEYS[2], ARGV[3])
+local used = redis.call('GET', KEYS[2])
+if greater(used, ARGV[4]) then
+  redis.call('DECRBY', KEYS[2], ARGV[3])
+  return 0
+end
+redis.call('HSET', KEYS[3], ARGV[5], ARGV[3])
+redis.call('ZADD', KEYS[4], ARGV[2], ARGV[5])
+return 1
+"""
+)
+
+SETTLE = """
+local amount = redis.call('HGET', KEYS[3], ARGV[1])
+if amount then
+  redis.call('DECRBY', KEYS[2], amount)
+  redis.call('HDEL', KEYS[3], ARGV[1])
+end
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('INCRBY', KEYS[1], ARGV[2])
+redis.call('INCRBY', KEYS[2], ARGV[2])
+return 1
+"""
+
+RELEASE = """
+local amount = redis.call('HGET', KEYS[3], ARGV[1])
+if amount then
+  redis.call('DECRBY', KEYS[2], amount)
+  redis.call('HDEL', KEYS[3], ARGV[1])
+end
+redis.call('ZREM', KEYS[4], ARGV[1])
+return 1
+"""
+
+TOTALS = (
+    _EXPIRE
+    + """
+return {redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[2]) or '0'}
+"""
+)
+
+
+class RedisLedger(Ledger):
+    """A ledger on Redis under ``key``: ``url_or_client`` is a ``redis://`` URL or a
+    ``redis.Redis`` client. Needs redis-py (``pip install 'budgetloop[redis]'``)."""
+
+    def __init__(
+        self,
+        url_or_client: Any,
+        limit_usd: float,
+        *,
+        key: str,
+        period: str | None = None,
+        lease_seconds: float = DEFAULT_LEASE,
+        clock: Clock = time.time,
+    ) -> None:
+        if not isinstance(key, str) or not key:
+            raise TypeError(f"RedisLedger.key: expected a non-empty str, got {key!r}.")
+        self._configure("RedisLedger", limit_usd, period, lease_seconds, clock)
+        self.key = key
+        self._kind = self.period or "all"
+        if isinstance(url_or_client, str):
+            try:
+                import redis
+            except ImportError:
+                raise ImportError(
+                    "RedisLedger needs redis-py: pip install 'budgetloop[redis]'."
+                ) from None
+            self.client: Any = redis.Redis.from_url(url_or_client)
+        elif callable(getattr(url_or_client, "register_script", None)):
+            self.client = url_or_client
+        else:
+            raise TypeError(
+                "RedisLedger.url_or_client: expected a redis:// URL or a redis.Redis client, "
+                f"got {type(url_or_client).__name__}."
+            )
+        self._reserve = self.client.register_script(RESERVE)
+        self._settle_script = self.client.register_script(SETTLE)
+        self._release_script = self.client.register_script(RELEASE)
+        self._totals_script = self.client.register_script(TOTALS)
+
+    def _keys(self, period: int) -> list[str]:
+        base = f"{{{self.key}}}:{self._kind}"
+        return [f"{base}:{name}:{period}" for name in ("spent", "used", "held", "lease")]
+
+    def _try_reserve(self, ident: str, pico: int, period: int, now: float, expires: float) -> bool:
+        args = [repr(now), repr(expires), str(pico), str(self._limit), ident]
+        return bool(self._reserve(keys=self._keys(period), args=args))
+
+    def _settle(self, reservation: Reservation, pico: int) -> None:
+        self._settle_script(keys=self._keys(reservation.period), args=[reservation.id, str(pico)])
+
+    def _release(self, reservation: Reservation) -> None:
+        self._release_script(keys=self._keys(reservation.period), args=[reservation.id])
+
+    def _totals(self, now: float) -> tuple[int, int]:
+        keys = self._keys(period_index(self.period, now))
+        spent, used = self._totals_script(keys=keys, args=[repr(now)])
+        spent, used = int(spent), int(used)
+        return spent, used - spent

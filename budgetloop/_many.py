@@ -1,0 +1,193 @@
+"""``run_many``: many prompts through one model and one set of options (a shared ledger among
+them), on threads, or as tasks for an async model; results in prompt order."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from . import _progress
+from ._async import AsyncSession
+from ._dispatch import describe
+from ._loop import Loop
+from ._session import Session
+from ._trace import Result
+from ._types import Budget, Message, Stop
+
+Prompt = str | Sequence[Message]
+
+
+def run_many(
+    complete: Callable[..., Any],
+    prompts: Sequence[Prompt],
+    *,
+    concurrency: int = 8,
+    trace_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    **options: Any,
+) -> list[Result]:
+    """Run every prompt with ``run(complete, prompt, **options)``, ``concurrency`` at a time.
+
+    Results come back in prompt order. An exception inside one run becomes that run's result,
+    stopped with ``model_error`` and the steps it had taken; it never stops the batch. With
+    ``trace_dir`` each run writes its trace there as it goes (``run-0000.jsonl``, ... in
+    prompt order). ``progress`` shows a bar (ipywidgets in a notebook, tqdm on a terminal when
+    installed, else lines on stderr). Configuration mistakes raise here, before any run starts.
+    """
+    prompts = _check(prompts, concurrency, progress, options)
+    Session(complete, "", **options)  # the options are checked once, loudly, before any run
+    paths = _trace_paths(trace_dir, len(prompts))
+    bar = _progress.choose(progress, len(prompts), options.get("ledger"))
+    try:
+        if is_async(complete):
+            return _run_async(complete, prompts, paths, concurrency, bar, options)
+        return _run_threads(complete, prompts, paths, concurrency, bar, options)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def is_async(complete: object) -> bool:
+    call = getattr(complete, "__call__", None)  # noqa: B004 - an object with ``async def __call__``
+    return inspect.iscoroutinefunction(complete) or inspect.iscoroutinefunction(call)
+
+
+def _check(
+    prompts: object, concurrency: object, progress: object, options: dict[str, Any]
+) -> list[Prompt]:
+    if isinstance(prompts, (str, bytes)) or not isinstance(prompts, (list, tuple)):
+        raise TypeError(
+            "run_many: prompts must be a list of prompts (each a str or a list of Message), "
+            f"got {type(prompts).__name__}."
+        )
+    for i, prompt in enumerate(prompts):
+        if not isinstance(prompt, (str, list, tuple)):
+            raise TypeError(
+                f"run_many: prompts[{i}] must be a str or a list of Message, "
+                f"got {type(prompt).__name__}."
+            )
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
+        raise TypeError(f"run_many: concurrency must be an int, got {type(concurrency).__name__}.")
+    if concurrency < 1:
+        raise ValueError(f"run_many: concurrency must be >= 1, got {concurrency}.")
+    if not isinstance(progress, bool):
+        raise TypeError(
+            f"run_many: progress must be True or False, got {type(progress).__name__}."
+        )
+    if "trace_path" in options:
+        raise TypeError("run_many: trace_path= names one run's file; pass trace_dir= instead.")
+    return list(prompts)
+
+
+def _trace_paths(trace_dir: str | os.PathLike[str] | None, n: int) -> list[Path | None]:
+    if trace_dir is None:
+        return [None] * n
+    if not isinstance(trace_dir, (str, os.PathLike)):
+        raise TypeError(
+            f"run_many: trace_dir must be a str or path, got {type(trace_dir).__name__}."
+        )
+    folder = Path(trace_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    width = max(4, len(str(n - 1)))
+    return [folder / f"run-{i:0{width}d}.jsonl" for i in range(n)]
+
+
+def _failed(
+    session: Loop | None, exc: Exception, path: Path | None, options: dict[str, Any]
+) -> Result:
+    """The run that raised, as a result: its steps so far, stopped with ``model_error``."""
+    if session is not None:
+        base, said = session.result, session._traced(describe(exc))
+        if session._journal is not None:
+            session._journal.close()
+    else:
+        budget = options.get("budget")
+        redact = options.get("redact")
+        said = describe(exc) if redact is None else str(redact(describe(exc)))
+        base = Result(
+            stop=None, answer=None, steps=(), messages=(), cost_usd=0.0, seconds=0.0,
+            budget=budget if isinstance(budget, Budget) else Budget(),
+        )  # fmt: skip
+    result = replace(
+        base, stop=Stop.MODEL_ERROR, error=said, detail=f"the run raised {said}", answer=None
+    )
+    if path is not None:
+        try:
+            result.save(path)
+        except OSError as error:
+            note = f" (its trace could not be written: {describe(error)})"
+            result = replace(result, detail=f"{result.detail}{note}")
+    return result
+
+
+def _run_threads(
+    complete: Callable[..., Any],
+    prompts: list[Prompt],
+    paths: list[Path | None],
+    concurrency: int,
+    bar: _progress.Progress | None,
+    options: dict[str, Any],
+) -> list[Result]:
+    def one(i: int) -> Result:
+        session = None
+        try:
+            session = Session(complete, prompts[i], trace_path=paths[i], **options)
+            result = session.run()
+        except Exception as exc:
+            result = _failed(session, exc, paths[i], options)
+        if bar is not None:
+            bar.update(result)
+        return result
+
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, max(len(prompts), 1)))
+    try:
+        futures = [pool.submit(one, i) for i in range(len(prompts))]
+        results = [f.result() for f in futures]
+    except BaseException:  # Ctrl-C: start nothing more; runs in flight finish on their threads
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return results
+
+
+def _run_async(
+    complete: Callable[..., Any],
+    prompts: list[Prompt],
+    paths: list[Path | None],
+    concurrency: int,
+    bar: _progress.Progress | None,
+    options: dict[str, Any],
+) -> list[Result]:
+    async def main() -> list[Result]:
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> Result:
+            async with gate:
+                session = None
+                try:
+                    session = AsyncSession(complete, prompts[i], trace_path=paths[i], **options)
+                    result = await session.run()
+                except Exception as exc:
+                    result = _failed(session, exc, paths[i], options)
+            if bar is not None:
+                bar.update(result)
+            return result
+
+        return list(await asyncio.gather(*(one(i) for i in range(len(prompts)))))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    # Called from inside a running event loop (a notebook): run the batch on a loop of its own.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+__all__ = ["run_many"]

@@ -1,0 +1,419 @@
+"""The ledgers, each kind through the same tests: reserve against the limit (equality fits),
+settle and release, leases, periods, and errors for bad input. Redis runs on a real server."""
+
+from __future__ import annotations
+
+import math
+import uuid
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from budgetloop._types import to_pico
+from budgetloop.ledger import Ledger, MemoryLedger, RedisLedger, Reservation, SqliteLedger
+from tests.ledger_support import NO_REDIS, redis_server
+
+KINDS = ["memory", "sqlite", "redis"]
+
+
+class Clock:
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str | None]:
+    with redis_server() as url:
+        yield url
+
+
+MakeLedger = Callable[..., Ledger]
+
+
+@pytest.fixture(params=KINDS)
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> MakeLedger:
+    kind = request.param
+    if kind == "redis":
+        url = request.getfixturevalue("redis_url")
+        if url is None:
+            warnings.warn(NO_REDIS, stacklevel=1)
+            pytest.skip(NO_REDIS)
+        key = f"test-{uuid.uuid4().hex}"
+        return lambda limit, **kw: RedisLedger(url, limit, key=key, **kw)
+    if kind == "sqlite":
+        path = tmp_path / "ledger.db"
+        return lambda limit, **kw: SqliteLedger(path, limit, **kw)
+    return lambda limit, **kw: MemoryLedger(limit, **kw)
+
+
+def test_reserve_up_to_the_limit_and_equality_fits(make: MakeLedger) -> None:
+    ledger = make(0.9)
+    assert ledger.limit_usd == 0.9
+    first = ledger.reserve(0.3)
+    second = ledger.reserve(0.6)
+    assert isinstance(first, Reservation)
+    assert isinstance(second, Reservation)
+    assert ledger.reserved_usd() == 0.9
+    assert ledger.reserve(1e-12) is None  # one picodollar past the limit
+    first.settle(0.3)
+    second.settle(0.6)
+    assert ledger.spent_usd() == 0.9
+    assert ledger.reserved_usd() == 0.0
+    assert ledger.reserve(0.0) is not None  # nothing more fits, but nothing fits
+
+
+def test_decimal_amounts_add_up_exactly(make: MakeLedger) -> None:
+    ledger = make(0.3)
+    for usd in (0.1, 0.2):
+        r = ledger.reserve(usd)
+        assert r is not None
+        r.settle(usd)
+    assert ledger.spent_usd() == 0.3  # 0.1 + 0.2 in floats is 0.30000000000000004
+    assert ledger.spent_pico() == to_pico(0.3)
+    assert ledger.reserve(1e-12) is None
+
+
+def test_settle_below_the_reservation_frees_the_rest(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    r = ledger.reserve(0.8)
+    assert r is not None
+    assert ledger.reserve(0.5) is None
+    r.settle(0.25)
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.25, 0.0)
+    assert ledger.reserve(0.75) is not None
+    assert ledger.reserve(1e-12) is None
+
+
+def test_release_frees_without_spending_and_is_idempotent(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    r = ledger.reserve(1.0)
+    assert r is not None
+    assert ledger.reserve(0.1) is None
+    r.release()
+    r.release()
+    assert r.state == "released"
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.0, 0.0)
+    assert ledger.reserve(1.0) is not None
+
+
+def test_settle_twice_is_an_error_and_release_after_settle_a_no_op(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    r = ledger.reserve(0.5)
+    assert r is not None
+    r.settle(0.5)
+    with pytest.raises(
+        ValueError, match=rf"^Reservation.settle: reservation {r.id} is already settled.$"
+    ):
+        r.settle(0.5)
+    r.release()
+    assert r.state == "settled"
+    assert ledger.spent_usd() == 0.5
+
+
+def test_settle_after_release_still_records_the_spend(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    r = ledger.reserve(0.4)
+    assert r is not None
+    r.release()
+    r.settle(0.3)
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.3, 0.0)
+
+
+def test_pico_api_round_trips_no_float(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    r = ledger._reserve_pico(10**12 - 1)
+    assert r is not None
+    assert r.pico == 10**12 - 1
+    assert ledger._reserve_pico(2) is None
+    assert ledger._reserve_pico(1) is not None
+    r._settle_pico(123_456_789)
+    assert ledger.spent_pico() == 123_456_789
+    assert ledger.reserved_pico() == 1
+
+
+def test_a_lease_counts_until_it_ends_then_is_released(make: MakeLedger) -> None:
+    clock = Clock()
+    ledger = make(1.0, lease_seconds=60, clock=clock)
+    r = ledger.reserve(0.7)
+    assert r is not None
+    assert r.expires == clock.now + 60
+    clock.now += 59.999
+    assert ledger.reserved_usd() == 0.7
+    assert ledger.reserve(0.5) is None
+    clock.now += 0.001  # the lease's end
+    assert ledger.reserved_usd() == 0.0
+    late = ledger.reserve(0.5)
+    assert late is not None
+    r.settle(0.6)  # the call did finish after all: the money is still recorded
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.6, 0.5)
+    assert ledger.reserve(1e-12) is None
+
+
+def test_a_period_starts_from_zero_and_settles_into_its_own_period(make: MakeLedger) -> None:
+    day = 86400
+    clock = Clock(19_000 * day + day - 1)  # one second before a UTC midnight
+    ledger = make(1.0, period="day", clock=clock)
+    spent = ledger.reserve(0.4)
+    open_ = ledger.reserve(0.6)
+    assert spent is not None
+    assert open_ is not None
+    spent.settle(0.4)
+    assert ledger.reserve(0.1) is None
+    clock.now += 1  # midnight
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.0, 0.0)
+    open_.settle(0.6)  # reserved yesterday: counted against yesterday
+    assert ledger.spent_usd() == 0.0
+    r = ledger.reserve(1.0)
+    assert r is not None
+    r.settle(1.0)
+    clock.now -= 1
+    assert ledger.spent_usd() == 1.0  # yesterday's 0.4 + 0.6
+
+
+def test_hourly_periods_are_utc_hours(make: MakeLedger) -> None:
+    clock = Clock(3600 * 500_000 + 3599.5)
+    ledger = make(1.0, period="hour", clock=clock)
+    r = ledger.reserve(1.0)
+    assert r is not None
+    r.settle(1.0)
+    assert ledger.reserve(0.5) is None
+    clock.now += 0.5
+    assert ledger.reserve(0.5) is not None
+
+
+def test_a_reservation_larger_than_the_limit_is_refused_not_an_error(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    assert ledger.reserve(1e30) is None
+    assert ledger._reserve_pico(10**40) is None
+
+
+def test_a_zero_limit_refuses_everything_but_zero(make: MakeLedger) -> None:
+    ledger = make(0)
+    assert ledger.reserve(1e-12) is None
+    assert ledger.reserve(0) is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("1",), TypeError, "{name}.limit_usd: expected a number of dollars, got str."),
+        ((True,), TypeError, "{name}.limit_usd: expected a number of dollars, got bool."),
+        ((None,), TypeError, "{name}.limit_usd: expected a number of dollars, got null."),
+        ((math.nan,), ValueError, "{name}.limit_usd: expected a finite number >= 0, got nan."),
+        ((math.inf,), ValueError, "{name}.limit_usd: expected a finite number >= 0, got inf."),
+        ((-1.0,), ValueError, "{name}.limit_usd: expected a finite number >= 0, got -1.0."),
+        ((2e6,), ValueError, "{name}.limit_usd: expected at most 1000000 dollars, got 2000000.0."),
+    ],
+)
+def test_bad_limits(
+    make: MakeLedger, args: tuple[Any, ...], error: type[Exception], message: str
+) -> None:
+    name = type(make(1.0)).__name__
+    with pytest.raises(error) as info:
+        make(*args)
+    assert str(info.value) == message.format(name=name)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        (
+            {"period": "week"},
+            ValueError,
+            "{name}.period: expected 'hour', 'day' or None, got 'week'.",
+        ),
+        (
+            {"period": "Day"},
+            ValueError,
+            "{name}.period: expected 'hour', 'day' or None, got 'Day'.",
+        ),
+        ({"period": 86400}, TypeError, "{name}.period: expected 'hour', 'day' or None, got int."),
+        (
+            {"lease_seconds": 0},
+            ValueError,
+            "{name}.lease_seconds: expected a finite number > 0, got 0.",
+        ),
+        (
+            {"lease_seconds": math.nan},
+            ValueError,
+            "{name}.lease_seconds: expected a finite number > 0, got nan.",
+        ),
+        ({"lease_seconds": "60"}, TypeError, "{name}.lease_seconds: expected a number, got str."),
+        ({"clock": 5}, TypeError, "{name}.clock: expected a callable returning seconds, got int."),
+    ],
+)
+def test_bad_options(
+    make: MakeLedger, options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    name = type(make(1.0)).__name__
+    with pytest.raises(error) as info:
+        make(1.0, **options)
+    assert str(info.value) == message.format(name=name)
+
+
+@pytest.mark.parametrize(
+    ("usd", "error", "message"),
+    [
+        ("0.1", TypeError, "{name}.reserve.usd: expected a number of dollars, got str."),
+        (math.nan, ValueError, "{name}.reserve.usd: expected a finite number >= 0, got nan."),
+        (-0.5, ValueError, "{name}.reserve.usd: expected a finite number >= 0, got -0.5."),
+        (False, TypeError, "{name}.reserve.usd: expected a number of dollars, got bool."),
+    ],
+)
+def test_bad_reserve(make: MakeLedger, usd: Any, error: type[Exception], message: str) -> None:
+    ledger = make(1.0)
+    with pytest.raises(error) as info:
+        ledger.reserve(usd)
+    assert str(info.value) == message.format(name=type(ledger).__name__)
+    assert ledger.reserved_usd() == 0.0
+
+
+@pytest.mark.parametrize(
+    ("usd", "error", "message"),
+    [
+        (
+            None,
+            TypeError,
+            "Reservation.settle.actual_usd: expected a number of dollars, got null.",
+        ),
+        (
+            math.inf,
+            ValueError,
+            "Reservation.settle.actual_usd: expected a finite number >= 0, got inf.",
+        ),
+        (
+            -1e-12,
+            ValueError,
+            "Reservation.settle.actual_usd: expected a finite number >= 0, got -1e-12.",
+        ),
+        (
+            1e7,
+            ValueError,
+            "Reservation.settle.actual_usd: expected at most 1000000 dollars, got 10000000.0.",
+        ),
+    ],
+)
+def test_bad_settle_leaves_the_reservation_held(
+    make: MakeLedger, usd: Any, error: type[Exception], message: str
+) -> None:
+    ledger = make(1.0)
+    r = ledger.reserve(0.5)
+    assert r is not None
+    with pytest.raises(error) as info:
+        r.settle(usd)
+    assert str(info.value) == message
+    assert (r.state, ledger.reserved_usd(), ledger.spent_usd()) == ("held", 0.5, 0.0)
+    r.settle(0.5)
+    assert ledger.spent_usd() == 0.5
+
+
+def test_bad_pico_amounts(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    name = type(ledger).__name__
+    with pytest.raises(
+        TypeError, match=rf"^{name}.reserve.pico: expected an int of picodollars, got float.$"
+    ):
+        ledger._reserve_pico(1.0)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=rf"^{name}.reserve.pico: expected picodollars >= 0, got -1.$"
+    ):
+        ledger._reserve_pico(-1)
+    r = ledger._reserve_pico(5)
+    assert r is not None
+    with pytest.raises(
+        TypeError, match=r"^Reservation.settle.pico: expected an int of picodollars, got bool.$"
+    ):
+        r._settle_pico(True)
+
+
+def test_sqlite_and_redis_constructor_errors(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=r"^SqliteLedger.path: expected a str or path, got int.$"):
+        SqliteLedger(3, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^RedisLedger.key: expected a non-empty str, got ''.$"):
+        RedisLedger("redis://127.0.0.1:1", 1.0, key="")
+    with pytest.raises(
+        TypeError,
+        match=r"^RedisLedger.url_or_client: expected a redis:// URL or a redis.Redis client, got dict.$",
+    ):
+        RedisLedger({}, 1.0, key="k")
+
+
+def test_sqlite_ledgers_on_one_file_share_the_budget(tmp_path: Path) -> None:
+    a = SqliteLedger(tmp_path / "l.db", 1.0)
+    b = SqliteLedger(str(tmp_path / "l.db"), 1.0)
+    r = a.reserve(0.75)
+    assert r is not None
+    assert b.reserved_usd() == 0.75
+    assert b.reserve(0.5) is None
+    r.settle(0.5)
+    assert b.spent_usd() == 0.5
+    hourly = SqliteLedger(tmp_path / "l.db", 1.0, period="hour")
+    assert hourly.spent_usd() == 0.0  # a period kind keeps its own spend
+
+
+def test_redis_ledgers_on_one_key_share_the_budget(redis_url: str | None) -> None:
+    if redis_url is None:
+        warnings.warn(NO_REDIS, stacklevel=1)
+        pytest.skip(NO_REDIS)
+    import redis
+
+    key = f"share-{uuid.uuid4().hex}"
+    a = RedisLedger(redis_url, 1.0, key=key)
+    b = RedisLedger(redis.Redis.from_url(redis_url), 1.0, key=key)
+    other = RedisLedger(redis_url, 1.0, key=key + "-other")
+    r = a.reserve(0.75)
+    assert r is not None
+    assert b.reserve(0.5) is None
+    assert other.reserve(1.0) is not None
+    r.settle(0.5)
+    assert (b.spent_usd(), b.reserved_usd()) == (0.5, 0.0)
+    assert sorted(k.decode() for k in b.client.keys(f"{{{key}}}:*")) == [
+        f"{{{key}}}:all:spent:0",
+        f"{{{key}}}:all:used:0",
+    ]
+
+
+def test_redis_amounts_past_lua_doubles_stay_exact(redis_url: str | None) -> None:
+    if redis_url is None:
+        warnings.warn(NO_REDIS, stacklevel=1)
+        pytest.skip(NO_REDIS)
+    ledger = RedisLedger(redis_url, 1_000_000, key=f"big-{uuid.uuid4().hex}")
+    limit = ledger.limit_pico  # 10**18, past 2**53
+    r = ledger._reserve_pico(limit - 1)
+    assert r is not None
+    assert ledger._reserve_pico(2) is None
+    assert ledger._reserve_pico(1) is not None
+    r._settle_pico(limit - 1)
+    assert ledger.spent_pico() == limit - 1
+    assert ledger.reserved_pico() == 1
+
+
+def test_repr_names_the_numbers() -> None:
+    ledger = MemoryLedger(2.5, period="day")
+    r = ledger.reserve(1.0)
+    assert r is not None
+    assert (
+        repr(ledger)
+        == "MemoryLedger(limit_usd=2.5, period='day', spent_usd=0.0, reserved_usd=1.0)"
+    )
+    assert repr(r) == f"Reservation(id={r.id!r}, usd=1.0, state='held')"
+
+
+def test_sqlite_durability_is_the_synchronous_pragma(tmp_path: Path) -> None:
+    durable = SqliteLedger(tmp_path / "a.db", 1.0)
+    fast = SqliteLedger(tmp_path / "a.db", 1.0, durable=False)
+    assert durable._connection().execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
+    assert fast._connection().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
+    assert fast._connection().execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    with pytest.raises(TypeError, match=r"^SqliteLedger.durable: expected True or False, got 1.$"):
+        SqliteLedger(tmp_path / "a.db", 1.0, durable=1)  # type: ignore[arg-type]
+    with pytest.raises(
+        ValueError, match=r"^SqliteLedger.timeout: expected seconds > 0, got nan.$"
+    ):
+        SqliteLedger(tmp_path / "a.db", 1.0, timeout=math.nan)

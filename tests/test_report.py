@@ -1,0 +1,248 @@
+"""budget_report: percentiles of cost and steps, who was stopped by what, the ceilings that let
+p% of the runs answer (from the projections their guards checked), and the daily exposure."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from budgetloop import (
+    Budget,
+    BudgetReport,
+    Completion,
+    Price,
+    Result,
+    ScriptedModel,
+    ToolCall,
+    Usage,
+    budget_report,
+    run,
+    run_many,
+)
+
+
+def echo(text: str) -> str:
+    """Say it back.
+
+    Args:
+        text: what to say
+    """
+    return text
+
+
+def one_run(turns: int, max_steps: int = 10) -> Result:
+    """``turns`` model calls to an answer, each sent 1,000 tokens and writing 50 of at most 100,
+    at $1 per million: a turn costs $0.00105 and is projected at $0.0011."""
+    script: list[Any] = [
+        Completion(tool_calls=[ToolCall("echo", {"text": f"t{i}"})], usage=Usage(1000, 50))
+        for i in range(turns - 1)
+    ]
+    script.append(Completion(text="done", usage=Usage(1000, 50)))
+    model = ScriptedModel(script, price=Price(1.0, 1.0), max_output_tokens=100)
+    return run(
+        model,
+        "go",
+        tools=[echo],
+        count_tokens=lambda m, t: 1000,
+        budget=Budget(max_steps=max_steps, max_cost_usd=1.0),
+    )
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[Result]:
+    return [one_run(1), one_run(2), one_run(3), one_run(4), one_run(5, max_steps=2)]
+
+
+def test_the_numbers(runs: list[Result]) -> None:
+    report = budget_report(runs, percentiles=[50, 80, 90], runs_per_day=1000)
+    assert report.runs == 5
+    assert report.names == ("#0", "#1", "#2", "#3", "#4")
+    assert report.cost_usd == {50: 0.0021, 80: 0.00315, 90: 0.0042}
+    assert report.steps == {50: 2, 80: 3, 90: 4}
+    assert report.total_cost_usd == 0.0126
+    assert report.mean_cost_usd == 0.0126 / 5
+    assert report.stops == {"answered": ("#0", "#1", "#2", "#3"), "max_steps": ("#4",)}
+    # a run of k turns needed (k - 1) x 0.00105 spent + 0.0011 projected
+    assert report.max_cost_usd == {50: 0.0032, 80: 0.00425, 90: None}
+    assert report.max_steps == {50: 3, 80: 4, 90: None}
+    assert report.daily_expected_usd == pytest.approx(2.52, abs=1e-12)
+    assert report.daily_worst_usd == {50: 3.2, 80: 4.25, 90: None}
+    assert report.budget(50) == Budget(max_steps=3, max_cost_usd=0.0032)
+
+
+def rerun(turns: int, budget: Budget) -> str:
+    model = ScriptedModel(
+        [
+            *[
+                Completion(tool_calls=[ToolCall("echo", {"text": f"t{i}"})], usage=Usage(1000, 50))
+                for i in range(turns - 1)
+            ],
+            Completion(text="done", usage=Usage(1000, 50)),
+        ],
+        price=Price(1.0, 1.0),
+        max_output_tokens=100,
+    )
+    result = run(model, "go", tools=[echo], count_tokens=lambda m, t: 1000, budget=budget)
+    assert result.stop is not None
+    return result.stop.value
+
+
+def test_each_suggested_ceiling_lets_exactly_that_many_finish(runs: list[Result]) -> None:
+    budget = budget_report(runs[:4], percentiles=[75]).budget(75)
+    assert budget == Budget(max_steps=3, max_cost_usd=0.0032)
+    by_cost = Budget(max_steps=None, max_cost_usd=budget.max_cost_usd)
+    by_steps = Budget(max_steps=budget.max_steps)
+    assert [rerun(k, by_cost) for k in (1, 2, 3, 4)] == ["answered"] * 3 + ["max_cost_usd"]
+    assert [rerun(k, by_steps) for k in (1, 2, 3, 4)] == ["answered"] * 3 + ["max_steps"]
+    one_pico_less = Budget(max_steps=None, max_cost_usd=0.003199999999)
+    assert rerun(3, one_pico_less) == "max_cost_usd"
+
+
+def test_readable_text(runs: list[Result]) -> None:
+    report = budget_report(runs, percentiles=[50, 90], runs_per_day=1000)
+    assert str(report) == "\n".join(
+        [
+            "5 runs, $0.0126 in all, $0.002520 a run on average",
+            "",
+            "                             p50         p90",
+            "  run cost             $0.002100   $0.004200",
+            "  steps                        2           4",
+            "",
+            "stopped by:",
+            "  answered                     4  #0, #1, #2, ... (+1)",
+            "  max_steps                    1  #4",
+            "",
+            "ceilings that would have let p% of these runs answer:",
+            "  max_cost_usd         $0.003200           -",
+            "  max_steps                    3           -",
+            "  (-: fewer than p% of the runs answered; raise the ceilings to learn it)",
+            "",
+            "daily exposure at 1,000 runs a day:",
+            "  expected (mean)        $2.5200",
+            "  worst at ceiling       $3.2000           -",
+        ]
+    )
+
+
+def test_from_a_folder_of_traces_written_by_run_many(tmp_path: Path) -> None:
+    def model(messages: Any, tools: Any) -> Completion:
+        return Completion(text="ok", usage=Usage(10, 1))
+
+    results = run_many(
+        model, ["a", "b", "c"], trace_dir=tmp_path, progress=False, price=Price(1.0, 1.0)
+    )
+    (tmp_path / "notes.txt").write_text("not a trace")
+    from_folder = budget_report(tmp_path)
+    assert from_folder.names == ("run-0000.jsonl", "run-0001.jsonl", "run-0002.jsonl")
+    assert from_folder.stops == {"answered": from_folder.names}
+    assert (
+        from_folder.cost_usd
+        == budget_report(results).cost_usd
+        == {50: 11e-6, 90: 11e-6, 95: 11e-6, 99: 11e-6}
+    )
+    mixed = budget_report([tmp_path / "run-0000.jsonl", results[1].to_dict(), results[2]])
+    assert mixed.names == ("run-0000.jsonl", "#1", "#2")
+    assert budget_report(tmp_path / "run-0001.jsonl").runs == 1
+    assert budget_report(results[0]).runs == 1
+
+
+@pytest.mark.parametrize(
+    ("traces", "options", "error", "message"),
+    [
+        ([], {}, ValueError, "budget_report: no traces given."),
+        (
+            3,
+            {},
+            TypeError,
+            "budget_report: traces must be a folder, a trace file, or a list of paths, Results and trace dicts, got int.",
+        ),
+        (
+            [3],
+            {},
+            TypeError,
+            "budget_report: traces[0] must be a path, a Result or a trace dict, got int.",
+        ),
+        (
+            [{"format": "x"}],
+            {},
+            ValueError,
+            "Result.from_dict: not a budgetloop trace (no 'format': 'budgetloop-trace').",
+        ),
+        (
+            None,
+            {"percentiles": [0]},
+            ValueError,
+            "budget_report: percentiles: expected 0 < p <= 100, got 0.",
+        ),
+        (
+            None,
+            {"percentiles": [101]},
+            ValueError,
+            "budget_report: percentiles: expected 0 < p <= 100, got 101.",
+        ),
+        (
+            None,
+            {"percentiles": [math.nan]},
+            ValueError,
+            "budget_report: percentiles: expected 0 < p <= 100, got nan.",
+        ),
+        (
+            None,
+            {"percentiles": ["50"]},
+            TypeError,
+            "budget_report: percentiles: expected numbers, got str.",
+        ),
+        (
+            None,
+            {"percentiles": 50},
+            TypeError,
+            "budget_report: percentiles must be a list of numbers, got int.",
+        ),
+        (None, {"percentiles": []}, ValueError, "budget_report: percentiles must not be empty."),
+        (
+            None,
+            {"runs_per_day": 0},
+            ValueError,
+            "budget_report: runs_per_day must be a finite number > 0, got 0.",
+        ),
+        (
+            None,
+            {"runs_per_day": math.inf},
+            ValueError,
+            "budget_report: runs_per_day must be a finite number > 0, got inf.",
+        ),
+        (
+            None,
+            {"runs_per_day": "9"},
+            TypeError,
+            "budget_report: runs_per_day must be a number, got str.",
+        ),
+    ],
+)
+def test_bad_input(
+    runs: list[Result], traces: Any, options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as info:
+        budget_report(runs if traces is None else traces, **options)
+    assert str(info.value) == message
+
+
+def test_an_empty_folder_and_an_unknown_percentile(tmp_path: Path, runs: list[Result]) -> None:
+    with pytest.raises(
+        ValueError, match=r"^budget_report: no \*.json or \*.jsonl traces in '.+'\.$"
+    ):
+        budget_report(tmp_path)
+    report = budget_report(runs, percentiles=[50, 90])
+    with pytest.raises(
+        ValueError, match=r"^BudgetReport.budget: percentile 95 is not one of \[50, 90\].$"
+    ):
+        report.budget(95)
+    with pytest.raises(
+        ValueError,
+        match=r"^BudgetReport.budget: fewer than 90% of the 5 runs answered, so no ceiling from these traces lets that many finish.$",
+    ):
+        report.budget(90)
+    assert isinstance(report, BudgetReport)
