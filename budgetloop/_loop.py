@@ -345,7 +345,7 @@ class Loop:
             now = self.options.clock()
             if not now >= self._last_clock:  # also NaN
                 raise ValueError(
-                    f"start: clock went backwards or returned NaN ({self._last_clock!r} then "
+                    f"run: clock went backwards or returned NaN ({self._last_clock!r} then "
                     f"{now!r}); pass a monotonic clock such as time.monotonic."
                 )
             self._last_clock = now

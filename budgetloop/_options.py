@@ -75,15 +75,15 @@ class Options:
         given = {k: v for k, v in locals().items() if k not in ("cls", "complete")}
         if not callable(complete):
             raise TypeError(
-                "start: complete must be a callable (messages, tools) -> Completion, "
+                "run: complete must be a callable (messages, tools) -> Completion, "
                 f"got {kind(complete)}."
             )
         budget = Budget() if budget is None else budget
         if not isinstance(budget, Budget):
-            raise TypeError(f"start: budget must be a Budget, got {kind(budget)}.")
+            raise TypeError(f"run: budget must be a Budget, got {kind(budget)}.")
         price = getattr(complete, "price", None) if price is None else price
         if price is not None and not isinstance(price, Price):
-            raise TypeError(f"start: price must be a Price, got {kind(price)}.")
+            raise TypeError(f"run: price must be a Price, got {kind(price)}.")
         if max_output_tokens is None:
             max_output_tokens = getattr(complete, "max_output_tokens", None)
         for name, value, least in (
@@ -92,15 +92,15 @@ class Options:
             ("max_workers", max_workers, 1),
             ("max_result_chars", max_result_chars, 1),
         ):
-            check_int(f"start: {name}", value, least=least, optional=True)
+            check_int(f"run: {name}", value, least=least, optional=True)
         _check_cost_ceiling(budget, price, max_output_tokens)
         _check_ledger(ledger, price, max_output_tokens)
         if system is not None and not isinstance(system, str):
-            raise TypeError(f"start: system must be a str or None, got {kind(system)}.")
+            raise TypeError(f"run: system must be a str or None, got {kind(system)}.")
         for name, fn in (("count_tokens", count_tokens), ("redact", redact),
                          ("on_step", on_step)):  # fmt: skip
             if fn is not None and not callable(fn):
-                raise TypeError(f"start: {name} must be a function or None, got {kind(fn)}.")
+                raise TypeError(f"run: {name} must be a function or None, got {kind(fn)}.")
         _check_clock(clock)
         _check_trace_path(trace_path)
         return cls(
@@ -143,13 +143,13 @@ def is_async(complete: Any) -> bool:
 
 def tool_table(tools: Sequence[Callable[..., Any]]) -> dict[str, Tool]:
     if isinstance(tools, (str, bytes)) or not isinstance(tools, (list, tuple)):
-        raise TypeError(f"start: tools must be a list of functions, got {kind(tools)}.")
+        raise TypeError(f"run: tools must be a list of functions, got {kind(tools)}.")
     table: dict[str, Tool] = {}
     for fn in tools:
         t = tool(fn)
         if t.name in table:
             raise ValueError(
-                f"start: two tools are named {t.name!r}; pass name=... to tell them apart."
+                f"run: two tools are named {t.name!r}; pass name=... to tell them apart."
             )
         table[t.name] = t
     return table
@@ -161,10 +161,10 @@ def initial_messages(prompt: Any, system: str | None) -> list[Message]:
     if isinstance(prompt, str):
         return [*messages, Message("user", prompt)]
     if not isinstance(prompt, (list, tuple)):
-        raise TypeError(f"start: prompt must be a str or a list of Message, got {kind(prompt)}.")
+        raise TypeError(f"run: prompt must be a str or a list of Message, got {kind(prompt)}.")
     for i, m in enumerate(prompt):
         if not isinstance(m, Message):
-            raise TypeError(f"start: prompt[{i}] is {kind(m)}; pass a str or a list of Message.")
+            raise TypeError(f"run: prompt[{i}] is {kind(m)}; pass a str or a list of Message.")
     return [*messages, *prompt]
 
 
@@ -175,38 +175,38 @@ def _check_cost_ceiling(budget: Budget, price: Price | None, mot: int | None) ->
         missing = [n for n, v in (("price=Price(...)", price), ("max_output_tokens=...", mot))
                    if v is None]  # fmt: skip
         raise ValueError(
-            f"start: Budget(max_cost_usd=...) needs {' and '.join(missing)} to project the next "
+            f"run: Budget(max_cost_usd=...) needs {' and '.join(missing)} to project the next "
             "turn's cost before it is sent; pass them to run()/start(), or give the model "
             "callable those attributes."
         )
     if mot == 0:
         raise ValueError(
-            "start: max_output_tokens=0 with Budget(max_cost_usd=...): a reply of no tokens "
+            "run: max_output_tokens=0 with Budget(max_cost_usd=...): a reply of no tokens "
             "cannot be projected as a worst case; pass the most tokens a reply may have."
         )
 
 
 def _check_clock(clock: Any) -> None:
     if not callable(clock):
-        raise TypeError(f"start: clock must be a function returning seconds, got {kind(clock)}.")
+        raise TypeError(f"run: clock must be a function returning seconds, got {kind(clock)}.")
     now = clock()
     if isinstance(now, bool) or not isinstance(now, (int, float)):
-        raise TypeError(f"start: clock() must return a number of seconds, got {kind(now)}.")
+        raise TypeError(f"run: clock() must return a number of seconds, got {kind(now)}.")
     if not math.isfinite(now):
-        raise ValueError(f"start: clock() must return a finite number of seconds, got {now!r}.")
+        raise ValueError(f"run: clock() must return a finite number of seconds, got {now!r}.")
 
 
 def _check_trace_path(path: Any) -> None:
     if path is None:
         return
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"start: trace_path must be a str or a path, got {kind(path)}.")
+        raise TypeError(f"run: trace_path must be a str or a path, got {kind(path)}.")
     shown = os.fspath(path)
     if os.path.isdir(path):
-        raise ValueError(f"start: trace_path {shown!r} is a folder; name a file in it.")
+        raise ValueError(f"run: trace_path {shown!r} is a folder; name a file in it.")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise ValueError(f"start: trace_path {shown!r}: no folder {folder!r}.")
+        raise ValueError(f"run: trace_path {shown!r}: no folder {folder!r}.")
 
 
 def _check_ledger(ledger: Any, price: Price | None, mot: int | None) -> None:
@@ -214,11 +214,11 @@ def _check_ledger(ledger: Any, price: Price | None, mot: int | None) -> None:
         return
     if not callable(getattr(ledger, "_reserve_pico", None)):
         raise TypeError(
-            "start: ledger must be a budgetloop.ledger ledger (MemoryLedger, SqliteLedger, "
+            "run: ledger must be a budgetloop.ledger ledger (MemoryLedger, SqliteLedger, "
             f"RedisLedger), got {kind(ledger)}."
         )
     if price is None or not mot:
         raise ValueError(
-            "start: ledger=... reserves each call's worst case before it is sent, which needs "
+            "run: ledger=... reserves each call's worst case before it is sent, which needs "
             "price=Price(...) and max_output_tokens=... (or a model callable carrying them)."
         )

@@ -699,7 +699,5 @@ def test_a_result_or_an_error_that_cannot_be_shown_is_still_a_result() -> None:
 
 def test_a_trace_path_in_a_missing_folder_fails_at_start(tmp_path: Any) -> None:
     missing = tmp_path / "nope" / "run.jsonl"
-    with pytest.raises(
-        ValueError, match=r"start: trace_path '.*run\.jsonl': no folder '.*nope'\."
-    ):
+    with pytest.raises(ValueError, match=r"run: trace_path '.*run\.jsonl': no folder '.*nope'\."):
         start(ScriptedModel(["x"]), "go", trace_path=missing)
