@@ -215,6 +215,8 @@ class Loop:
         cost = self._cost(reply, projected)
         self._bill(cost, reservation)
         completion = reply.completion
+        if completion is not None and completion.usage is not None:  # what was sent is now known
+            self._count.reported(completion.usage.input_tokens)
         if completion is None:
             stop = Stop.MAX_SECONDS if reply.abandoned else Stop.MODEL_ERROR
             step = self._model_step(index, reply, None, projection, started, cost)
@@ -478,8 +480,6 @@ class Loop:
             failure, traced = exc, redact_step(step, _withhold)
         if signature is not None:
             self._batches.append(signature)
-        if step.usage is not None:  # before the results join: they are what it learns from
-            self._count.reported(step.usage.input_tokens)
         before = len(self._trace_messages)
         for message in messages:
             failure = self._append_recorded(message) or failure

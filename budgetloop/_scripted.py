@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._budget import CountTokens, estimate_text, estimate_tokens
+from ._budget import CountTokens, arguments_text, estimate_text, estimate_tokens
 from ._recorded import Trace, as_result, completion_of, recorded_error
 from ._types import Completion, Message, Price, Usage
 
@@ -129,10 +128,9 @@ class ScriptedModel:
         self, messages: list[Message], tools: list[dict[str, Any]], completion: Completion
     ) -> Usage:
         out = estimate_text(completion.text or "")
-        for call in completion.tool_calls:
-            args = call.arguments
-            out += estimate_text(call.name)
-            out += estimate_text(args if isinstance(args, str) else json.dumps(args))
+        for call in completion.tool_calls:  # a malformed call is counted, not raised on
+            name = call.name if isinstance(call.name, str) else repr(call.name)
+            out += estimate_text(name) + estimate_text(arguments_text(call.arguments))
         if self.max_output_tokens is not None:
             out = min(out, self.max_output_tokens)
         return Usage(self.count_tokens(messages, tools), out)
