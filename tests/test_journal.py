@@ -142,7 +142,7 @@ def test_a_future_version_is_a_clear_error(tmp_path: Path, journal: bool) -> Non
         path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match="version 2 is not supported") as info:
         load_trace(path)
-    where = f"{path}:1" if journal else f"{path}: Result.from_dict"
+    where = f"{path}:1" if journal else f"{path}"
     assert str(info.value) == (
         f"{where}: trace format version 2 is not supported; this budgetloop reads version 1. "
         "Upgrade budgetloop to read newer traces."
@@ -262,6 +262,9 @@ def test_loading_never_evaluates_what_the_trace_says(tmp_path: Path) -> None:
     data["messages"][0]["content"] = payload
     saved.write_text(json.dumps(data), encoding="utf-8")
     assert load_trace(saved).detail == payload
-    with pytest.raises(ValueError, match="not a budgetloop trace"):
+    with pytest.raises(ValueError, match=r"budget\.max_steps") as info:
         Result.from_dict({**data, "budget": {"max_steps": payload}})
+    assert str(info.value) == (
+        "Result.from_dict: budget.max_steps: expected an int >= 0 or None, got str."
+    )
     assert not canary.exists()

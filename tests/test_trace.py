@@ -54,8 +54,12 @@ def test_to_dict_is_json_and_records_every_step_and_call() -> None:
         "projection",
         "seconds",
         "error",
+        "final_answer",
+        "under_projected",
+        "traceback",
         "tool_calls",
     }
+    assert (step["final_answer"], step["under_projected"], step["traceback"]) == (False, 0, None)
     assert step["seconds"] == 1.0
     assert set(step["projection"]) == {
         "input_tokens",
@@ -76,6 +80,7 @@ def test_to_dict_is_json_and_records_every_step_and_call() -> None:
         "error": None,
         "seconds": 0.5,
         "truncated": None,
+        "traceback": None,
     }
     assert step["tool_calls"][1]["status"] == "error"
     assert step["tool_calls"][1]["error"] == "KeyError: 'missing'"
@@ -106,8 +111,9 @@ def test_bad_and_future_traces_are_told_apart(tmp_path: Path) -> None:
         match="trace format version 99 is not supported; this budgetloop reads version 1",
     ):
         Result.from_dict({**data, "version": 99})
-    with pytest.raises(ValueError, match="not a budgetloop trace: KeyError"):
+    with pytest.raises(ValueError, match="missing") as info:
         Result.from_dict({k: v for k, v in data.items() if k != "steps"})
+    assert str(info.value) == "Result.from_dict: steps: missing."
     broken = tmp_path / "broken.json"
     broken.write_text('{"format": ')
     with pytest.raises(ValueError, match=r"broken\.json: not valid JSON"):
