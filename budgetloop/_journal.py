@@ -151,7 +151,13 @@ def _from_lines(raw: bytes, where: str) -> Result:
         if not line.strip():
             continue
         try:
-            entry = json.loads(_decode(line, where, number))
+            decoded = _decode(line, where, number)
+        except ValueError:
+            if last:
+                break  # cut inside a character
+            raise
+        try:
+            entry = json.loads(decoded)
         except RecursionError:
             if last:
                 break
@@ -170,8 +176,10 @@ def _from_lines(raw: bytes, where: str) -> Result:
                 messages.extend(header["messages"])
             elif kind not in ("step", "end"):
                 raise ValueError("expected a header, step or end line.")
+            elif end and kind == "end":
+                raise ValueError(f"a second end line; the first is line {end_line}.")
             elif end:
-                raise ValueError(f"a {kind} line after the end line (line {end_line}).")
+                raise ValueError(f"a step line after the end line (line {end_line}).")
             elif kind == "step":
                 step = _step(entry, len(steps), seen)
                 seen[step.index] = number
