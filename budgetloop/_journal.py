@@ -3,6 +3,10 @@
 ``run(..., trace_path=...)`` writes a header line, then one line per step as it completes (each
 a whole line, written at once and flushed), then an end line. A process killed mid-run leaves a
 file that loads with every finished step; a torn last line is ignored.
+
+An existing file at the path is never truncated: when the run writes its first line, that file
+is renamed to the first free ``<stem>.<N><suffix>`` (``run.jsonl`` -> ``run.1.jsonl``), and the
+run's trace is a new file at the path (see ``_files``).
 """
 
 from __future__ import annotations
@@ -11,21 +15,41 @@ import json
 import os
 from typing import IO, Any
 
-from ._trace import FORMAT, VERSION, Result, Step, check_header, message_to_dict
+from ._files import check_trace_path, open_new, read_regular
+from ._trace import Result, Step, check_header, message_to_dict
 from ._types import Message
+from ._validate_trace import (
+    as_int,
+    as_number,
+    as_object,
+    as_text,
+    get_key,
+    read_budget,
+    read_messages,
+    read_price,
+    read_result,
+    read_step,
+    read_stop,
+    read_tools,
+)
+
+__all__ = ["Journal", "check_trace_path", "load_trace"]
 
 
 class Journal:
-    """Appends a run to a JSON Lines file as it goes."""
+    """Appends a run to a JSON Lines file as it goes. ``moved_to`` is where a file that was at
+    the path went (None until the first line is written, or if there was none)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        check_trace_path(path)
         self.path = path
         self.started = False
+        self.moved_to: str | None = None
         self._fh: IO[str] | None = None
 
     def _line(self, data: dict[str, Any]) -> None:
         if self._fh is None:
-            self._fh = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - held across steps
+            self._fh, self.moved_to = open_new(self.path)
         self._fh.write(json.dumps(data, ensure_ascii=False, default=repr) + "\n")
         self._fh.flush()
 
@@ -61,77 +85,153 @@ class Journal:
 def load_trace(path: str | os.PathLike[str]) -> Result:
     """Read a trace written by ``Result.save`` or by ``run(..., trace_path=...)``.
 
-    Plain JSON only: nothing in the file is evaluated. A malformed file, or one written by a
-    newer budgetloop, is a ``ValueError`` naming the file (and line, for JSON Lines).
+    Plain JSON only: nothing in the file is evaluated, and every field is checked, so a trace
+    that loads can be formatted, shown and saved. A malformed file (not UTF-8, not JSON, nested
+    too deep, a field missing or of the wrong type, a negative or non-finite number, a second
+    header, steps repeated or out of order), or one written by a newer budgetloop, is a
+    ``ValueError`` naming the file (and line, for JSON Lines). A path that is not a regular
+    file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read.
     """
     where = os.fspath(path)
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    first = text.split("\n", 1)[0]
+    raw = read_regular(path)
+    first = raw.split(b"\n", 1)[0]
+    if raw.strip() == first.strip():  # one line: parse it once
+        data = _parse(_decode(raw, where), where)
+        if _is_header(data):
+            return _from_lines(raw, where)
+    else:
+        try:
+            head = _parse(first.decode("utf-8"), where)
+        except (ValueError, UnicodeDecodeError):
+            head = None
+        if _is_header(head):
+            return _from_lines(raw, where)
+        data = _parse(_decode(raw, where), where)
     try:
-        head = json.loads(first)
-    except ValueError:
-        head = None
-    if isinstance(head, dict) and head.get("kind") == "header":
-        return _from_lines(text, where)
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ValueError(f"{where}: not valid JSON: {exc}.") from None
-    try:
-        return Result.from_dict(data)
+        return read_result(data)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
 
 
-def _from_lines(text: str, where: str) -> Result:
-    lines = text.split("\n")
-    torn = lines[-1] != ""  # a file cut mid-write does not end in a newline
+def _is_header(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("kind") == "header"
+
+
+def _parse(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where}: not a trace: JSON nested too deeply to read.") from None
+    except ValueError as exc:
+        raise ValueError(f"{where}: not valid JSON: {exc}.") from None
+
+
+def _decode(raw: bytes, where: str, line: int | None = None) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = raw[: exc.start].count(b"\n") + 1 if line is None else line
+        raise ValueError(
+            f"{where}:{at}: not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded)."
+        ) from None
+
+
+def _from_lines(raw: bytes, where: str) -> Result:
+    lines = raw.split(b"\n")
+    torn = lines[-1] != b""  # a file cut mid-write does not end in a newline
     header: dict[str, Any] = {}
-    steps: list[dict[str, Any]] = []
-    messages: list[dict[str, Any]] = []
+    steps: list[Step] = []
+    seen: dict[int, int] = {}  # step index -> its line
+    messages: list[Any] = []
     end: dict[str, Any] = {}
+    end_line = 0
     for number, line in enumerate(lines, start=1):
+        at = f"{where}:{number}"
+        last = torn and number == len(lines)
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
+            decoded = _decode(line, where, number)
+        except ValueError:
+            if last:
+                break  # cut inside a character
+            raise
+        try:
+            entry = json.loads(decoded)
+        except RecursionError:
+            if last:
+                break
+            raise ValueError(f"{at}: not a trace line: JSON nested too deeply to read.") from None
         except ValueError as exc:
-            if torn and number == len(lines):
+            if last:
                 break  # the step in flight when the writer died
-            raise ValueError(f"{where}:{number}: not a JSON line: {exc}.") from None
+            raise ValueError(f"{at}: not a JSON line: {exc}.") from None
         kind = entry.get("kind") if isinstance(entry, dict) else None
-        if kind == "header":
-            check_header(entry, f"{where}:{number}")
-            header = entry
-            messages.extend(entry["messages"])
-        elif kind == "step":
-            steps.append(entry["step"])
-            messages.extend(entry["messages"])
-        elif kind == "end":
-            end = entry
-        else:
-            raise ValueError(f"{where}:{number}: expected a header, step or end line.")
-    if not header:
-        raise ValueError(f"{where}:1: expected a header line first.")
-    spent = sum(s["cost_usd"] for s in steps)
-    data = {
-        "format": FORMAT,
-        "version": VERSION,
-        "stop": end.get("stop"),
-        "answer": end.get("answer"),
-        "error": end.get("error"),
-        "detail": end.get("detail", None if end else "the run did not finish (no end line)"),
-        "cost_usd": end.get("cost_usd", spent),
-        "seconds": end.get("seconds", sum(s.get("seconds", 0.0) for s in steps)),
-        "budget": header["budget"],
-        "price": header["price"],
-        "max_output_tokens": header["max_output_tokens"],
-        "tools": header["tools"],
-        "steps": steps,
-        "messages": messages,
+        try:
+            if kind == "header":
+                if header:
+                    raise ValueError("a second header line; a trace has one, on line 1.")
+                check_header(entry)
+                header = _header(entry)
+                messages.extend(header["messages"])
+            elif kind not in ("step", "end"):
+                raise ValueError("expected a header, step or end line.")
+            elif end and kind == "end":
+                raise ValueError(f"a second end line; the first is line {end_line}.")
+            elif end:
+                raise ValueError(f"a step line after the end line (line {end_line}).")
+            elif kind == "step":
+                step = _step(entry, len(steps), seen)
+                seen[step.index] = number
+                steps.append(step)
+                messages.extend(read_messages(get_key(entry, "", "messages"), "messages"))
+            else:
+                end, end_line = _end(entry), number
+        except ValueError as exc:
+            raise ValueError(f"{at}: {exc}") from None
+    spent = sum(s.cost_usd for s in steps)
+    return Result(
+        stop=end.get("stop"),
+        answer=end.get("answer"),
+        steps=tuple(steps),
+        messages=tuple(messages),
+        cost_usd=end.get("cost_usd", spent),
+        seconds=end.get("seconds", sum(s.seconds for s in steps)),
+        budget=header["budget"],
+        error=end.get("error"),
+        detail=end.get("detail", None if end else "the run did not finish (no end line)"),
+        price=header["price"],
+        max_output_tokens=header["max_output_tokens"],
+        tools=header["tools"],
+    )
+
+
+def _header(entry: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "budget": read_budget(get_key(entry, "", "budget"), "budget"),
+        "price": read_price(get_key(entry, "", "price", None), "price"),
+        "max_output_tokens": as_int(
+            get_key(entry, "", "max_output_tokens", None), "max_output_tokens", optional=True
+        ),
+        "tools": read_tools(get_key(entry, "", "tools", ()), "tools"),
+        "messages": read_messages(get_key(entry, "", "messages"), "messages"),
     }
-    try:
-        return Result.from_dict(data)
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
+
+
+def _step(entry: dict[str, Any], expected: int, seen: dict[int, int]) -> Step:
+    data = as_object(get_key(entry, "", "step"), "step")
+    index = as_int(get_key(data, "step", "index"), "step.index")
+    if index in seen:
+        raise ValueError(f"step index {index} again; line {seen[index]} has it.")
+    if index != expected:
+        raise ValueError(f"step index {index} out of order; expected step {expected}.")
+    return read_step(data, "step", expected)
+
+
+def _end(entry: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"stop": read_stop(get_key(entry, "", "stop"), "stop")}
+    for name in ("answer", "error", "detail"):
+        out[name] = as_text(get_key(entry, "", name, None), name)
+    out["cost_usd"] = as_number(get_key(entry, "", "cost_usd"), "cost_usd")
+    out["seconds"] = as_number(get_key(entry, "", "seconds", 0.0), "seconds")
+    return out

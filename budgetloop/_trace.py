@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
+import sys
+import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from ._budget import Projection
-from ._types import Budget, Message, Price, Stop, ToolCall, Usage
+from ._files import open_new
+from ._types import Budget, Message, Price, Stop, Usage
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
 STATUSES = ("ok", "error", "skipped")
+Status = Literal["ok", "error", "skipped"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -24,12 +31,21 @@ class CallRecord:
     id: str
     raw_arguments: str | dict[str, Any]
     arguments: dict[str, Any] | None
-    status: str
+    status: Status
     result: str | None = None
     error: str | None = None
     seconds: float = 0.0
     coerced: tuple[str, ...] = ()
     truncated: int | None = None  # the result's full length, when it was cut for the model
+    traceback: str | None = field(default=None, compare=False)  # of the tool's exception
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(
+                f"CallRecord.status: expected one of {', '.join(STATUSES)}, got {self.status!r}."
+            )
+        if not isinstance(self.coerced, tuple):
+            object.__setattr__(self, "coerced", tuple(self.coerced))
 
     @property
     def content(self) -> str:
@@ -52,27 +68,24 @@ class CallRecord:
             "error": self.error,
             "seconds": self.seconds,
             "truncated": self.truncated,
+            "traceback": self.traceback,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:
-        return cls(
-            name=data["name"],
-            id=data["id"],
-            raw_arguments=data["raw_arguments"],
-            arguments=data["arguments"],
-            status=data["status"],
-            result=data.get("result"),
-            error=data.get("error"),
-            seconds=data.get("seconds", 0.0),
-            coerced=tuple(data.get("coerced", ())),
-            truncated=data.get("truncated"),
-        )
+        """A CallRecord from ``to_dict()`` data; a ValueError names a field that is wrong."""
+        from ._validate_trace import read_call
+
+        return _reading("CallRecord.from_dict", read_call, data)
 
 
 @dataclass(frozen=True)
 class Step:
-    """One turn: the model call, the projection made before it, and its tool batch."""
+    """One turn: the model call, the projection made before it, and its tool batch.
+
+    ``final_answer`` marks a turn made after a ceiling to get an answer; ``traceback`` is the
+    model call's, when it raised. Tracebacks are left out of comparisons.
+    """
 
     index: int
     text: str | None
@@ -82,6 +95,20 @@ class Step:
     projection: Projection
     seconds: float
     error: str | None = None
+    final_answer: bool = False
+    traceback: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.tool_calls, tuple):
+            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+
+    @property
+    def under_projected(self) -> int:
+        """How many input tokens the provider reported beyond the projection made before this
+        step (0 when it reported none, or no more than projected)."""
+        if self.usage is None:
+            return 0
+        return max(self.usage.input_tokens - self.projection.input_tokens, 0)
 
     def to_dict(self) -> dict[str, Any]:
         usage = self.usage
@@ -93,22 +120,25 @@ class Step:
             "projection": self.projection.to_dict(),
             "seconds": self.seconds,
             "error": self.error,
+            "final_answer": self.final_answer,
+            "under_projected": self.under_projected,
+            "traceback": self.traceback,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
-        usage = data.get("usage")
-        return cls(
-            index=data["index"],
-            text=data.get("text"),
-            tool_calls=tuple(CallRecord.from_dict(c) for c in data.get("tool_calls", ())),
-            usage=None if usage is None else Usage(**usage),
-            cost_usd=data["cost_usd"],
-            projection=Projection.from_dict(data["projection"]),
-            seconds=data.get("seconds", 0.0),
-            error=data.get("error"),
-        )
+        """A Step from ``to_dict()`` data; a ValueError names a field that is wrong."""
+        from ._validate_trace import read_step
+
+        return _reading("Step.from_dict", read_step, data)
+
+
+def _reading(where: str, read: Callable[[Any, str], T], data: Any) -> T:
+    try:
+        return read(data, "")
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def usage_to_dict(usage: Usage) -> dict[str, int]:
@@ -132,16 +162,6 @@ def message_to_dict(message: Message) -> dict[str, Any]:
     if message.name is not None:
         out["name"] = message.name
     return out
-
-
-def message_from_dict(data: dict[str, Any]) -> Message:
-    return Message(
-        role=data["role"],
-        content=data.get("content"),
-        tool_calls=tuple(ToolCall(**c) for c in data.get("tool_calls", ())),
-        tool_call_id=data.get("tool_call_id"),
-        name=data.get("name"),
-    )
 
 
 @dataclass(frozen=True)
@@ -218,42 +238,43 @@ class Result:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
-        """A Result from ``to_dict()`` data; a ValueError says what is wrong with other data."""
-        check_header(data, "Result.from_dict")
-        price = data.get("price")
-        try:
-            return cls(
-                stop=None if data["stop"] is None else Stop(data["stop"]),
-                answer=data.get("answer"),
-                steps=tuple(Step.from_dict(s) for s in data["steps"]),
-                messages=tuple(message_from_dict(m) for m in data["messages"]),
-                cost_usd=data["cost_usd"],
-                seconds=data.get("seconds", 0.0),
-                budget=Budget(**data["budget"]),
-                error=data.get("error"),
-                detail=data.get("detail"),
-                price=None if price is None else Price(**price),
-                max_output_tokens=data.get("max_output_tokens"),
-                tools=tuple(data.get("tools", ())),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"Result.from_dict: not a budgetloop trace: {exc!r}.") from None
+        """A Result from ``to_dict()`` data. Every field is checked: a ValueError names the field
+        and what was wrong (``Result.from_dict: steps[3].tool_calls[0].status: ...``)."""
+        from ._validate_trace import read_result
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the trace as JSON; ``load_trace`` reads it back."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_dict(), fh, ensure_ascii=False, indent=1)
+        try:
+            return read_result(data)
+        except ValueError as exc:
+            raise ValueError(f"Result.from_dict: {exc}") from None
+
+    def save(self, path: str | os.PathLike[str]) -> str | None:
+        """Write the trace as JSON; ``load_trace`` reads it back. An existing file at ``path`` is
+        never overwritten: it is renamed to ``<stem>.<N><suffix>`` first, and that name is
+        returned (None when there was no file)."""
+        fh, moved = open_new(path)
+        with fh:
+            json.dump(self.to_dict(), fh, ensure_ascii=False, indent=1, default=repr)
             fh.write("\n")
+        return moved
 
     def format(self) -> str:
-        """The run as readable text: each step, each call and its outcome, then the totals."""
+        """The run as readable text: each step, each call and its outcome, then the totals.
+
+        Every line says where it comes from: ``step N:`` starts a step (the model's text
+        follows; each further line of that text starts with ``  | ``), ``  -``/``  x``/``  .``
+        is a call that ran, failed or was skipped (on one line, its newlines escaped), then a
+        blank line, the ``stop=`` totals and the run's detail. Control and format characters
+        (ANSI escapes, NUL, bidi and zero-width marks) are shown as escapes.
+        """
         lines = []
         for step in self.steps:
             head = f"step {step.index}:"
             if step.error is not None:
                 head += f" model error: {printable(step.error)}"
             elif step.text:
-                head += " " + printable(step.text, keep_newlines=True)
+                first, *rest = printable(step.text, keep_newlines=True).split("\n")
+                head += " " + first
+                head = "\n".join([head, *(f"  | {line}" if line else "  |" for line in rest)])
             lines.append(head)
             for call in step.tool_calls:
                 mark = {"ok": "-", "error": "x", "skipped": "."}[call.status]
@@ -284,13 +305,14 @@ def price_to_dict(price: Price) -> dict[str, float]:
     return out
 
 
-def check_header(data: Any, where: str) -> None:
+def check_header(data: Any) -> None:
+    """The data says it is a budgetloop trace of the version this budgetloop reads."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"{where}: not a budgetloop trace (no 'format': '{FORMAT}').")
+        raise ValueError(f"not a budgetloop trace (no 'format': '{FORMAT}').")
     version = data.get("version")
-    if version != VERSION:
+    if type(version) is not int or version != VERSION:
         raise ValueError(
-            f"{where}: trace format version {version!r} is not supported; this budgetloop "
+            f"trace format version {version!r} is not supported; this budgetloop "
             f"reads version {VERSION}. Upgrade budgetloop to read newer traces."
         )
 
@@ -298,10 +320,36 @@ def check_header(data: Any, where: str) -> None:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
+def _escape(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
+
+@functools.cache
+def _format_chars() -> re.Pattern[str]:
+    """The format characters (category Cf: bidi, zero-width, BOM...) of this Python's Unicode
+    and the surrogates, as one character class; found by a scan (~0.1 s) when first needed."""
+    found = [i for i in range(0x80, sys.maxunicode + 1) if unicodedata.category(chr(i)) == "Cf"]
+    ranges = [(0xD800, 0xDFFF)]
+    for code in found:
+        if code == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]")
+
+
+def _format_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
 def printable(text: object, keep_newlines: bool = False) -> str:
-    """Text with control characters (ANSI escapes, NUL...) shown as escapes, never acted on."""
+    """Text with control characters (ANSI escapes, NUL...), format characters (U+202E, U+200B,
+    U+FEFF and every other of Unicode category Cf) and lone surrogates shown as escapes."""
     shown = "" if text is None else str(text)
-    shown = _CONTROL.sub(lambda m: repr(m.group())[1:-1], shown)
+    shown = _CONTROL.sub(_escape, shown)
+    if not shown.isascii():
+        shown = _format_chars().sub(_format_char, shown)
     if not keep_newlines:
         shown = shown.replace("\n", "\\n").replace("\t", "\\t")
     return shown

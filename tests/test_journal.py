@@ -4,13 +4,16 @@ both formats back, a crash leaves every finished step, and loading never evaluat
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from budgetloop import Budget, Completion, Result, ScriptedModel, ToolCall, load_trace, run, tool
+from budgetloop import (
+    Budget,
+    Completion,
+    Result,
+    ScriptedModel,
+    ToolCall,
+    load_trace,
+    run,
+    start,
+    tool,
+)
+from budgetloop._journal import Journal, check_trace_path
 from tests.strategies import PROMPT, Scenario, build, scenarios
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -142,7 +156,7 @@ def test_a_future_version_is_a_clear_error(tmp_path: Path, journal: bool) -> Non
         path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match="version 2 is not supported") as info:
         load_trace(path)
-    where = f"{path}:1" if journal else f"{path}: Result.from_dict"
+    where = f"{path}:1" if journal else f"{path}"
     assert str(info.value) == (
         f"{where}: trace format version 2 is not supported; this budgetloop reads version 1. "
         "Upgrade budgetloop to read newer traces."
@@ -262,6 +276,262 @@ def test_loading_never_evaluates_what_the_trace_says(tmp_path: Path) -> None:
     data["messages"][0]["content"] = payload
     saved.write_text(json.dumps(data), encoding="utf-8")
     assert load_trace(saved).detail == payload
-    with pytest.raises(ValueError, match="not a budgetloop trace"):
+    with pytest.raises(ValueError, match=r"budget\.max_steps") as info:
         Result.from_dict({**data, "budget": {"max_steps": payload}})
+    assert str(info.value) == (
+        "Result.from_dict: budget.max_steps: expected an int >= 0 or None, got str."
+    )
     assert not canary.exists()
+
+
+# -- a trace is never destroyed by the next run --------------------------------------------------
+
+
+def test_a_second_run_keeps_the_first_runs_trace_aside(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    first = run(searching(1, "first"), "go", tools=[search], trace_path=path)
+    written = path.read_bytes()
+    second = run(searching(2, "second"), "go", tools=[search], trace_path=path)
+    third = run(searching(0, "third"), "go", tools=[search], trace_path=path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "run.1.jsonl",
+        "run.2.jsonl",
+        "run.jsonl",
+    ]
+    assert (tmp_path / "run.1.jsonl").read_bytes() == written
+    assert load_trace(tmp_path / "run.1.jsonl") == first
+    assert load_trace(tmp_path / "run.2.jsonl") == second
+    assert load_trace(path) == third
+    assert third.answer == "third"
+
+
+def test_fresh_and_a_reset_session_keep_the_previous_trace(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    model = searching(1)
+    session = start(model, "go", tools=[search], trace_path=path, clock=lambda: 0.0)
+    first = session.run()
+    model.reset()
+    again = session.fresh()
+    assert path.exists()  # nothing is moved before the new session writes
+    assert again.run() == first
+    assert load_trace(tmp_path / "run.1.jsonl") == first
+    assert load_trace(path) == first
+
+
+def test_the_name_taken_aside_skips_names_in_use(tmp_path: Path) -> None:
+    path = tmp_path / "trace"
+    (tmp_path / "trace.1").write_text("someone else's", encoding="utf-8")
+    path.write_text("the old trace", encoding="utf-8")
+    journal = Journal(path)
+    result = run(searching(0), "go")
+    journal.header(result)
+    journal.end(result)
+    assert journal.moved_to == str(tmp_path / "trace.2")
+    assert (tmp_path / "trace.1").read_text(encoding="utf-8") == "someone else's"
+    assert (tmp_path / "trace.2").read_text(encoding="utf-8") == "the old trace"
+    assert load_trace(path).answer == "done"
+
+
+def test_save_keeps_an_existing_file_aside_too(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    first = run(searching(1, "first"), "go", tools=[search])
+    assert first.save(path) is None
+    second = run(searching(0, "second"), "go", tools=[search])
+    assert second.save(path) == str(tmp_path / "run.1.json")
+    assert load_trace(tmp_path / "run.1.json") == first
+    assert load_trace(path) == second
+
+
+def test_a_symlink_at_the_path_is_moved_not_its_target(tmp_path: Path) -> None:
+    target = tmp_path / "kept.jsonl"
+    target.write_text("precious", encoding="utf-8")
+    path = tmp_path / "run.jsonl"
+    path.symlink_to(target)
+    run(searching(0), "go", trace_path=path)
+    assert target.read_text(encoding="utf-8") == "precious"
+    assert (tmp_path / "run.1.jsonl").is_symlink()
+    assert not path.is_symlink()
+    assert load_trace(path).answer == "done"
+
+
+def test_check_trace_path_refuses_a_directory_a_missing_folder_and_a_fifo(tmp_path: Path) -> None:
+    check_trace_path(tmp_path / "new.jsonl")
+    (tmp_path / "old.jsonl").write_text("x", encoding="utf-8")
+    check_trace_path(tmp_path / "old.jsonl")
+    with pytest.raises(ValueError, match="directory") as info:
+        check_trace_path(tmp_path)
+    assert str(info.value) == (
+        f"trace_path {str(tmp_path)!r} is a directory; pass the path of a file to write "
+        "(an existing file there is renamed aside, never overwritten)."
+    )
+    missing = tmp_path / "no" / "run.jsonl"
+    with pytest.raises(ValueError, match="does not exist") as info:
+        check_trace_path(missing)
+    assert str(info.value) == (
+        f"trace_path {str(missing)!r}: the folder {str(tmp_path / 'no')!r} does not exist."
+    )
+    with pytest.raises(TypeError) as type_info:
+        check_trace_path(3)  # type: ignore[arg-type]
+    assert str(type_info.value) == "trace_path: expected a str or os.PathLike path, got int."
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "pipe"
+        os.mkfifo(fifo)
+        with pytest.raises(ValueError, match=r"is a FIFO; pass the path of a file"):
+            check_trace_path(fifo)
+
+
+def test_a_directory_as_trace_path_fails_at_start(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="is a directory"):
+        start(searching(0), "go", trace_path=tmp_path)
+
+
+def test_text_that_is_not_utf8_encodable_is_kept(tmp_path: Path) -> None:
+    # a lone surrogate, as json.loads makes from a model's "\ud800" escape
+    text = "half a pair: \ud800 and a backslash \\ud800"
+    plain = run(ScriptedModel(["x"]), "go", clock=lambda: 0.0)
+    result = replace(plain, answer=text, steps=(replace(plain.steps[0], text=text),), detail=text)
+    path = tmp_path / "run.jsonl"
+    journal = Journal(path)
+    journal.header(result)
+    journal.step(result.steps[0], list(result.messages))
+    journal.end(result)
+    path.read_bytes().decode("utf-8")  # the file is UTF-8
+    loaded = load_trace(path)
+    assert (loaded.answer, loaded.steps[0].text, loaded.detail) == (text, text, text)
+    saved = tmp_path / "run.json"
+    result.save(saved)
+    assert load_trace(saved) == result
+    assert "pair: \\ud800 and a backslash \\ud800" in result.format()
+
+
+# -- malformed files: a ValueError naming the file and line --------------------------------------
+
+
+def journal_lines(tmp_path: Path, n: int = 2) -> tuple[Path, list[dict[str, Any]]]:
+    path = tmp_path / "run.jsonl"
+    run(searching(n), "go", tools=[search], trace_path=path)
+    return path, lines(path)
+
+
+def write_lines(path: Path, entries: list[Any]) -> None:
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+
+
+def load_error(path: Path) -> str:
+    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}") as info:
+        load_trace(path)
+    return str(info.value).removeprefix(str(path))
+
+
+def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
+    path, entries = journal_lines(tmp_path)  # header, steps 0, 1 and 2, end
+    write_lines(path, [*entries[:2], entries[0], *entries[2:]])
+    assert load_error(path) == ":3: a second header line; a trace has one, on line 1."
+    write_lines(path, [*entries[:3], entries[2], *entries[3:]])
+    assert load_error(path) == ":4: step index 1 again; line 3 has it."
+    write_lines(path, [entries[0], entries[2], entries[1], *entries[3:]])
+    assert load_error(path) == ":2: step index 1 out of order; expected step 0."
+    write_lines(path, [*entries, entries[-1]])
+    assert load_error(path) == ":6: a second end line; the first is line 5."
+    write_lines(path, [*entries[:-1], entries[-1], entries[3]])
+    assert load_error(path) == ":6: a step line after the end line (line 5)."
+
+
+@pytest.mark.parametrize(
+    ("line", "change", "message"),
+    [
+        (2, lambda e: e.pop("step"), ":2: step: missing."),
+        (2, lambda e: e["step"].pop("cost_usd"), ":2: step.cost_usd: missing."),
+        (2, lambda e: e["step"].update(index="0"), ":2: step.index: expected an int >= 0, got str."),
+        (3, lambda e: e["step"]["tool_calls"][0].update(status="done"),
+         ":3: step.tool_calls[0].status: expected one of ok, error, skipped, got 'done'."),
+        (2, lambda e: e["step"].update(cost_usd=-0.01),
+         ":2: step.cost_usd: expected a finite number >= 0, got -0.01."),
+        (2, lambda e: e["step"].update(seconds=math.nan),
+         ":2: step.seconds: expected a finite number >= 0, got nan."),
+        (2, lambda e: e["step"]["projection"].update(input_tokens=math.inf),
+         ":2: step.projection.input_tokens: expected an int >= 0, got float."),
+        (2, lambda e: e.update(messages={"role": "tool"}), ":2: messages: expected a list, got dict."),
+        (1, lambda e: e.pop("budget"), ":1: budget: missing."),
+        (1, lambda e: e.update(tools="search"), ":1: tools: expected a list, got str."),
+        (5, lambda e: e.update(cost_usd=math.inf),
+         ":5: cost_usd: expected a finite number >= 0, got inf."),
+        (5, lambda e: e.update(stop="finished"), ":5: stop: expected one of answered, max_steps, "
+         "max_seconds, max_cost_usd, max_tool_calls, repeated, model_error, shared_budget or null, "
+         "got 'finished'."),
+    ],
+)  # fmt: skip
+def test_a_missing_or_mistyped_field_names_file_line_and_field(
+    tmp_path: Path, line: int, change: Any, message: str
+) -> None:
+    path, entries = journal_lines(tmp_path, 2)
+    entries = entries[:4] + entries[-1:]  # header, step 0, 1, 2, end
+    change(entries[line - 1])
+    write_lines(path, entries)
+    assert load_error(path) == message
+
+
+def test_bytes_that_are_not_utf8_name_the_line(tmp_path: Path) -> None:
+    path, _ = journal_lines(tmp_path)
+    raw = path.read_bytes().split(b"\n")
+    raw[2] = raw[2].replace(b"found", b"f\xffund")
+    path.write_bytes(b"\n".join(raw))
+    assert load_error(path) == ":3: not UTF-8 text (byte 0xff cannot be decoded)."
+    saved = tmp_path / "run.json"
+    saved.write_bytes(b'{\n "format": "budgetloop-trace",\n "answer": "\xc3"}\n')
+    assert load_error(saved) == ":3: not UTF-8 text (byte 0xc3 cannot be decoded)."
+
+
+def test_a_torn_multibyte_character_on_the_last_line_is_a_torn_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    result = run(searching(1, "é" * 50), "go", tools=[search], trace_path=path)
+    raw = path.read_bytes()
+    cut = raw.rindex("é".encode()) + 1  # inside the last é of the end line
+    path.write_bytes(raw[:cut])
+    loaded = load_trace(path)
+    assert loaded.steps == result.steps
+    assert loaded.stop is None
+
+
+@pytest.mark.parametrize("journal", [True, False])
+def test_deep_nesting_is_a_value_error_not_a_recursion_error(
+    tmp_path: Path, journal: bool
+) -> None:
+    path, _ = journal_lines(tmp_path, 1)
+    deep = "[" * 100_000 + "]" * 100_000
+    if journal:
+        text = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        text.insert(2, f'{{"kind": "step", "step": {deep}}}\n')
+        path.write_text("".join(text), encoding="utf-8")
+        assert load_error(path) == ":3: not a trace line: JSON nested too deeply to read."
+    else:
+        path.write_text(f'{{"format": "budgetloop-trace", "steps": {deep}}}', encoding="utf-8")
+        assert load_error(path) == ": not a trace: JSON nested too deeply to read."
+
+
+@pytest.mark.timeout(20)
+def test_a_path_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path) -> None:
+    assert load_error(tmp_path) == ": a directory, not a regular file; nothing was read."
+    zero = Path("/dev/zero")
+    if zero.exists():
+        link = tmp_path / "zero.jsonl"
+        link.symlink_to(zero)
+        assert load_error(link) == ": a character device, not a regular file; nothing was read."
+    if hasattr(os, "mkfifo"):
+        fifo = tmp_path / "pipe.jsonl"
+        os.mkfifo(fifo)  # a read would wait for a writer forever
+        assert load_error(fifo) == ": a FIFO, not a regular file; nothing was read."
+
+
+# -- property: what a run writes is what loads ---------------------------------------------------
+
+
+@settings(max_examples=60)
+@given(scenarios())
+def test_any_run_equals_its_json_round_trip_and_its_journal(s: Scenario) -> None:
+    built = build(s)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.jsonl"
+        result = run(built.model, PROMPT, trace_path=path, **built.kwargs)
+        assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+        assert load_trace(path) == result

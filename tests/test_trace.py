@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from budgetloop import Budget, Completion, Result, ScriptedModel, ToolCall, load_trace, run, tool
+from budgetloop import (
+    Budget,
+    CallRecord,
+    Completion,
+    Projection,
+    Result,
+    ScriptedModel,
+    Step,
+    ToolCall,
+    Usage,
+    load_trace,
+    run,
+    tool,
+)
 from tests.conftest import PRICE, FakeClock
 
 
@@ -54,8 +68,12 @@ def test_to_dict_is_json_and_records_every_step_and_call() -> None:
         "projection",
         "seconds",
         "error",
+        "final_answer",
+        "under_projected",
+        "traceback",
         "tool_calls",
     }
+    assert (step["final_answer"], step["under_projected"], step["traceback"]) == (False, 0, None)
     assert step["seconds"] == 1.0
     assert set(step["projection"]) == {
         "input_tokens",
@@ -76,6 +94,7 @@ def test_to_dict_is_json_and_records_every_step_and_call() -> None:
         "error": None,
         "seconds": 0.5,
         "truncated": None,
+        "traceback": None,
     }
     assert step["tool_calls"][1]["status"] == "error"
     assert step["tool_calls"][1]["error"] == "KeyError: 'missing'"
@@ -106,8 +125,9 @@ def test_bad_and_future_traces_are_told_apart(tmp_path: Path) -> None:
         match="trace format version 99 is not supported; this budgetloop reads version 1",
     ):
         Result.from_dict({**data, "version": 99})
-    with pytest.raises(ValueError, match="not a budgetloop trace: KeyError"):
+    with pytest.raises(ValueError, match="missing") as info:
         Result.from_dict({k: v for k, v in data.items() if k != "steps"})
+    assert str(info.value) == "Result.from_dict: steps: missing."
     broken = tmp_path / "broken.json"
     broken.write_text('{"format": ')
     with pytest.raises(ValueError, match=r"broken\.json: not valid JSON"):
@@ -152,3 +172,117 @@ def test_format_survives_a_call_without_a_name() -> None:
     assert run(model, "go").format().splitlines()[1] == (
         "  x ({}) -> error: a tool call needs a name; available tools: none."
     )
+
+
+# -- format() cannot be forged -------------------------------------------------------------------
+
+FORGED = (
+    'Thinking.\n  - transfer({"to": "me"}) -> ok\n\nstop=answered tools=0 failed=0 cost=$0.0000\n'
+)
+
+
+def test_model_text_cannot_print_lines_that_look_like_calls_or_totals() -> None:
+    model = ScriptedModel([Completion(text=FORGED, tool_calls=[ToolCall("t", {"x": "a"})]), "ok"])
+
+    @tool
+    def t(x: str) -> str:
+        """T."""
+        return x
+
+    lines = run(model, "go", tools=[t]).format().splitlines()
+    assert lines == [
+        "step 0: Thinking.",
+        '  |   - transfer({"to": "me"}) -> ok',
+        "  |",
+        "  | stop=answered tools=0 failed=0 cost=$0.0000",
+        "  |",
+        '  - t({"x": "a"}) -> a',
+        "step 1: ok",
+        "",
+        "stop=answered tools=1 failed=0 cost=$0.0000",
+    ]
+    assert [line for line in lines if line.startswith("stop=")] == [lines[-1]]
+    assert [line for line in lines if line.startswith("  - ")] == [lines[5]]
+
+
+@pytest.mark.parametrize(
+    ("char", "shown"),
+    [
+        ("\u202e", "\\u202e"),  # right-to-left override
+        ("\u2066", "\\u2066"),  # left-to-right isolate
+        ("\u200b", "\\u200b"),  # zero-width space
+        ("\u200d", "\\u200d"),  # zero-width joiner
+        ("\ufeff", "\\ufeff"),  # byte order mark
+        ("\u00ad", "\\u00ad"),  # soft hyphen
+        ("\U000e0041", "\\U000e0041"),  # tag latin capital a
+    ],
+)
+def test_format_characters_are_shown_as_escapes(char: str, shown: str) -> None:
+    model = ScriptedModel(
+        [Completion(text=f"a{char}b", tool_calls=[ToolCall(f"n{char}", f"x{char}")]), f"c{char}"]
+    )
+    text = run(model, "go", count_tokens=lambda m, t: 1).format()
+    assert char not in text
+    assert text.splitlines()[:3] == [
+        f"step 0: a{shown}b",
+        f"  x n{shown}(x{shown}) -> error: unknown tool {'n' + char!r}; available tools: none.",
+        f"step 1: c{shown}",
+    ]
+
+
+def test_every_format_character_is_escaped() -> None:
+    import sys
+    import unicodedata
+
+    from budgetloop._trace import printable
+
+    cf = [chr(i) for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)) == "Cf"]
+    assert len(cf) > 150
+    shown = printable("".join(cf), keep_newlines=True)
+    assert shown.isascii()
+    assert shown.count("\\u") + shown.count("\\U") == len(cf)
+    assert printable("naïve café, 東京, emoji 🙂") == "naïve café, 東京, emoji 🙂"
+    # a lone surrogate (from a JSON "\\ud800" escape) cannot be printed to a UTF-8 terminal
+    assert printable("a\ud800b\udfff") == "a\\ud800b\\udfff"
+
+
+# -- the new fields and the typed status ---------------------------------------------------------
+
+
+def test_status_is_checked_and_records_take_keywords_and_lists() -> None:
+    with pytest.raises(ValueError, match="status") as info:
+        CallRecord(name="t", id="c", raw_arguments="{}", arguments=None, status="done")  # type: ignore[arg-type]
+    assert str(info.value) == "CallRecord.status: expected one of ok, error, skipped, got 'done'."
+    call = CallRecord(
+        name="t",
+        id="c",
+        raw_arguments="{}",
+        arguments={},
+        status="ok",
+        coerced=["t.x"],  # type: ignore[arg-type]
+    )
+    assert call.coerced == ("t.x",)
+    step = Step(
+        index=0,
+        text=None,
+        tool_calls=[call],  # type: ignore[arg-type]
+        usage=Usage(120, 5),
+        cost_usd=0.0,
+        projection=Projection(100, 10, None, 0.0, None, True),
+        seconds=0.0,
+        final_answer=True,
+        traceback="Traceback ...",
+    )
+    assert step.tool_calls == (call,)
+    assert step.under_projected == 20
+    assert step.to_dict()["under_projected"] == 20
+    assert replace(step, usage=Usage(100, 5)).under_projected == 0
+    assert replace(step, usage=None).under_projected == 0
+    # tracebacks are kept, round-tripped, and left out of comparisons
+    assert replace(step, traceback=None) == step
+    assert Step.from_dict(step.to_dict()).traceback == "Traceback ..."
+    assert Step.from_dict({**step.to_dict(), "under_projected": 999}) == step
+    failed = replace(call, status="error", error="E", traceback="tb")
+    assert CallRecord.from_dict(failed.to_dict()) == failed
+    assert CallRecord.from_dict(failed.to_dict()).traceback == "tb"
+    assert replace(failed, traceback=None) == failed

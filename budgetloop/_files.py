@@ -1,0 +1,129 @@
+"""Trace files on disk: a new trace never truncates an old one, and reading refuses what is not
+a regular file before reading a byte of it.
+
+Writing: an existing file at the path is first renamed aside to the first free
+``<stem>.<N><suffix>`` (``run.jsonl`` -> ``run.1.jsonl``, then ``run.2.jsonl``, ...), and the new
+trace is created with mode ``"x"``, so a file that appears in between is never truncated either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import IO
+
+from ._valid import kind
+
+ATTEMPTS = 100  # how many times a path that keeps reappearing is moved aside before giving up
+
+
+def _fspath(path: object, where: str) -> str:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{where}: expected a str or os.PathLike path, got {kind(path)}.")
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise TypeError(f"{where}: expected a str path, got {kind(text)}.")
+    return text
+
+
+def _what(mode: int) -> str:
+    """A non-regular file's kind, as an error message names it."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_trace_path(path: str | os.PathLike[str]) -> None:
+    """A path a trace can be written to: its folder exists and it is not a directory (or another
+    non-regular file). An existing regular file is fine: it is renamed aside, never truncated."""
+    text = _fspath(path, "trace_path")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise ValueError(f"trace_path {text!r}: the folder {folder!r} does not exist.")
+    try:
+        mode = os.stat(text).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ValueError(f"trace_path {text!r}: cannot be inspected ({exc.strerror}).") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"trace_path {text!r} is {_what(mode)}; pass the path of a file to write "
+            "(an existing file there is renamed aside, never overwritten)."
+        )
+
+
+def aside_name(path: str, n: int) -> str:
+    """``run.jsonl`` with ``n=2`` is ``run.2.jsonl``; ``trace`` is ``trace.2``."""
+    p = Path(path)
+    return os.fspath(p.with_name(f"{p.stem}.{n}{p.suffix}"))
+
+
+def move_aside(path: str) -> str | None:
+    """Rename the file at ``path`` to the first free ``<stem>.<N><suffix>``; return that name,
+    or None when the file went away meanwhile. Hard-linking first means a name taken in between
+    is never overwritten; where hard links are not supported, a plain rename is used."""
+    n = 1
+    while True:
+        target = aside_name(path, n)
+        n += 1
+        if os.path.lexists(target):
+            continue
+        try:
+            os.link(path, target, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            return None
+        except (OSError, NotImplementedError):
+            try:
+                os.rename(path, target)
+            except FileNotFoundError:
+                return None
+            return target
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return target
+
+
+def open_new(path: str | os.PathLike[str]) -> tuple[IO[str], str | None]:
+    """A new, empty text file at ``path`` for a trace, and where an old file there was moved
+    (None if there was none). Strings that cannot be UTF-8 (lone surrogates) are written as
+    ``\\udXXX`` escapes, which inside a JSON string read back as the same string."""
+    text = _fspath(path, "trace_path")
+    moved: str | None = None
+    for _ in range(ATTEMPTS):
+        check_trace_path(text)
+        if os.path.lexists(text):
+            moved = move_aside(text) or moved
+        try:
+            fh = open(text, "x", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+        except FileExistsError:
+            continue
+        return fh, moved
+    raise FileExistsError(f"trace_path {text!r}: a file keeps appearing there; not overwritten.")
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file; anything else (a directory, a FIFO, a device such as
+    ``/dev/zero``, a symlink to one) is a ValueError before a byte is read."""
+    text = _fspath(path, "load_trace: path")
+    mode = os.stat(text).st_mode
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{text}: {_what(mode)}, not a regular file; nothing was read.")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(text, flags)
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fh.fileno()).st_mode  # what was opened, if it changed since the stat
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{text}: {_what(mode)}, not a regular file; nothing was read.")
+        return fh.read()

@@ -1,0 +1,311 @@
+"""Reading trace data back: every field's type and range checked, so a trace that loads is usable.
+
+Each reader takes plain data (as ``to_dict()`` writes it, or as ``json.loads`` reads it) and
+returns the object, or raises ``ValueError`` naming the field's path and what was wrong:
+``steps[3].tool_calls[0].status: expected one of ok, error, skipped, got 'done'.`` A key that is
+absent reads as its field's default where the field has one (older traces load); derived keys
+(``answered``, ``totals``, a step's ``under_projected``) are ignored; unknown keys are ignored.
+Values the trace keeps as they came (tool arguments, tool schemas) must be JSON data nested at
+most ``MAX_DEPTH`` levels deep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ._budget import Projection
+from ._trace import STATUSES, CallRecord, Result, Step, check_header
+from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage
+from ._valid import check_int, check_number, kind
+
+T = TypeVar("T")
+MAX_DEPTH = 100
+_MISSING = object()
+_STOPS = tuple(s.value for s in Stop)
+
+
+def _at(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return key if not path else f"{path}.{key}"
+
+
+def get_key(data: dict[str, Any], path: str, key: str, default: Any = _MISSING) -> Any:
+    if key in data:
+        return data[key]
+    if default is _MISSING:
+        raise ValueError(f"{_at(path, key)}: missing.")
+    return default
+
+
+def as_object(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{path or 'the trace'}: expected an object, got {kind(value)}.")
+    return value
+
+
+def as_list(value: Any, path: str) -> list[Any] | tuple[Any, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{path}: expected a list, got {kind(value)}.")
+    return value
+
+
+def as_text(value: Any, path: str, *, optional: bool = True) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        expected = "a string or null" if optional else "a string"
+        raise ValueError(f"{path}: expected {expected}, got {kind(value)}.")
+    return value
+
+
+def as_int(value: Any, path: str, *, optional: bool = False) -> Any:
+    try:
+        check_int(path, value, optional=optional)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+def as_number(value: Any, path: str, *, optional: bool = False) -> Any:
+    """A finite number >= 0 that a float can hold (so it can be formatted and summed)."""
+    try:
+        check_number(path, value, optional=optional)
+        if value is not None:
+            float(value)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    except OverflowError:
+        raise ValueError(
+            f"{path}: expected a finite number >= 0, got an int past a float's range."
+        ) from None
+    return value
+
+
+def as_bool(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{path}: expected true or false, got {kind(value)}.")
+    return value
+
+
+def as_json(value: Any, path: str) -> Any:
+    """JSON data (objects with string keys, lists, strings, numbers, booleans, null), at most
+    ``MAX_DEPTH`` levels deep. Walked with a stack, not recursion."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                raise ValueError(f"{path}: nested more than {MAX_DEPTH} levels deep.")
+            if isinstance(item, dict):
+                for key in item:
+                    if not isinstance(key, str):
+                        raise ValueError(f"{path}: an object key is {kind(key)}, not a string.")
+                stack.extend((v, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, depth + 1) for v in item)
+        elif item is not None and not isinstance(item, (str, int, float)):
+            raise ValueError(f"{path}: expected JSON data, found {kind(item)}.")
+    return value
+
+
+def _build(path: str, make: Callable[..., T], **fields: Any) -> T:
+    """Construct once every field is checked; a check of the class's own is named by path."""
+    try:
+        return make(**fields)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path or 'the trace'}: {exc}") from None
+
+
+def read_usage(value: Any, path: str) -> Usage | None:
+    if value is None:
+        return None
+    data = as_object(value, path)
+    return _build(
+        path,
+        Usage,
+        **{
+            name: as_int(get_key(data, path, name, default), _at(path, name))
+            for name, default in (
+                ("input_tokens", _MISSING),
+                ("output_tokens", _MISSING),
+                ("cache_read_tokens", 0),
+                ("cache_write_tokens", 0),
+            )
+        },
+    )
+
+
+def read_price(value: Any, path: str) -> Price | None:
+    if value is None:
+        return None
+    data = as_object(value, path)
+    fields = {
+        name: as_number(get_key(data, path, name), _at(path, name))
+        for name in ("input_per_mtok", "output_per_mtok")
+    }
+    for name in ("cache_read_per_mtok", "cache_write_per_mtok"):
+        fields[name] = as_number(get_key(data, path, name, None), _at(path, name), optional=True)
+    return _build(path, Price, **fields)
+
+
+def read_budget(value: Any, path: str) -> Budget:
+    data = as_object(value, path)
+    defaults = Budget()
+    fields = {}
+    for name in ("max_steps", "max_tool_calls"):
+        raw = get_key(data, path, name, getattr(defaults, name))
+        fields[name] = as_int(raw, _at(path, name), optional=True)
+    for name in ("max_seconds", "max_cost_usd"):
+        raw = get_key(data, path, name, getattr(defaults, name))
+        fields[name] = as_number(raw, _at(path, name), optional=True)
+    return _build(path, Budget, **fields)
+
+
+def read_projection(value: Any, path: str) -> Projection:
+    data = as_object(value, path)
+
+    def get(name: str) -> Any:
+        return get_key(data, path, name)
+
+    return Projection(
+        input_tokens=as_int(get("input_tokens"), _at(path, "input_tokens")),
+        output_tokens=as_int(get("output_tokens"), _at(path, "output_tokens"), optional=True),
+        cost_usd=as_number(get("cost_usd"), _at(path, "cost_usd"), optional=True),
+        spent_usd=as_number(get("spent_usd"), _at(path, "spent_usd")),
+        limit_usd=as_number(get("limit_usd"), _at(path, "limit_usd"), optional=True),
+        fits=as_bool(get("fits"), _at(path, "fits")),
+    )
+
+
+def read_call(value: Any, path: str) -> CallRecord:
+    data = as_object(value, path)
+
+    def get(name: str, default: Any = _MISSING) -> Any:
+        return get_key(data, path, name, default)
+
+    status = get("status")
+    if status not in STATUSES:
+        raise ValueError(
+            f"{_at(path, 'status')}: expected one of {', '.join(STATUSES)}, got {status!r}."
+        )
+    arguments = get("arguments")
+    if arguments is not None:
+        as_json(as_object(arguments, _at(path, "arguments")), _at(path, "arguments"))
+    coerced = as_list(get("coerced", ()), _at(path, "coerced"))
+    for i, item in enumerate(coerced):
+        as_text(item, _at(_at(path, "coerced"), i), optional=False)
+    return CallRecord(
+        name=as_text(get("name"), _at(path, "name")),
+        id=as_text(get("id"), _at(path, "id"), optional=False),
+        raw_arguments=as_json(get("raw_arguments"), _at(path, "raw_arguments")),
+        arguments=arguments,
+        status=status,
+        result=as_text(get("result", None), _at(path, "result")),
+        error=as_text(get("error", None), _at(path, "error")),
+        seconds=as_number(get("seconds", 0.0), _at(path, "seconds")),
+        coerced=tuple(coerced),
+        truncated=as_int(get("truncated", None), _at(path, "truncated"), optional=True),
+        traceback=as_text(get("traceback", None), _at(path, "traceback")),
+    )
+
+
+def read_step(value: Any, path: str, index: int | None = None) -> Step:
+    """A step; with ``index``, its ``index`` field must be that (steps are numbered 0, 1, ...)."""
+    data = as_object(value, path)
+
+    def get(name: str, default: Any = _MISSING) -> Any:
+        return get_key(data, path, name, default)
+
+    number = as_int(get("index"), _at(path, "index"))
+    if index is not None and number != index:
+        raise ValueError(
+            f"{_at(path, 'index')}: expected {index} (steps are numbered in order from 0), "
+            f"got {number}."
+        )
+    calls = as_list(get("tool_calls", ()), _at(path, "tool_calls"))
+    return Step(
+        index=number,
+        text=as_text(get("text", None), _at(path, "text")),
+        tool_calls=tuple(
+            read_call(c, _at(_at(path, "tool_calls"), i)) for i, c in enumerate(calls)
+        ),
+        usage=read_usage(get("usage", None), _at(path, "usage")),
+        cost_usd=as_number(get("cost_usd"), _at(path, "cost_usd")),
+        projection=read_projection(get("projection"), _at(path, "projection")),
+        seconds=as_number(get("seconds", 0.0), _at(path, "seconds")),
+        error=as_text(get("error", None), _at(path, "error")),
+        final_answer=as_bool(get("final_answer", False), _at(path, "final_answer")),
+        traceback=as_text(get("traceback", None), _at(path, "traceback")),
+    )
+
+
+def read_message(value: Any, path: str) -> Message:
+    data = as_object(value, path)
+    role = get_key(data, path, "role")
+    if role not in ROLES:
+        raise ValueError(f"{_at(path, 'role')}: expected one of {', '.join(ROLES)}, got {role!r}.")
+    calls = []
+    where = _at(path, "tool_calls")
+    for i, raw in enumerate(as_list(get_key(data, path, "tool_calls", ()), where)):
+        call = as_object(raw, _at(where, i))
+        at = _at(where, i)
+        calls.append(
+            ToolCall(
+                name=as_text(get_key(call, at, "name"), _at(at, "name")),
+                arguments=as_json(get_key(call, at, "arguments", "{}"), _at(at, "arguments")),
+                id=as_text(get_key(call, at, "id", None), _at(at, "id")),
+            )
+        )
+    return Message(
+        role=role,
+        content=as_text(get_key(data, path, "content", None), _at(path, "content")),
+        tool_calls=tuple(calls),
+        tool_call_id=as_text(get_key(data, path, "tool_call_id", None), _at(path, "tool_call_id")),
+        name=as_text(get_key(data, path, "name", None), _at(path, "name")),
+    )
+
+
+def read_messages(value: Any, path: str) -> tuple[Message, ...]:
+    return tuple(read_message(m, _at(path, i)) for i, m in enumerate(as_list(value, path)))
+
+
+def read_tools(value: Any, path: str) -> tuple[dict[str, Any], ...]:
+    tools = as_list(value, path)
+    return tuple(as_json(as_object(t, _at(path, i)), _at(path, i)) for i, t in enumerate(tools))
+
+
+def read_stop(value: Any, path: str) -> Stop | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in _STOPS:
+        raise ValueError(f"{path}: expected one of {', '.join(_STOPS)} or null, got {value!r}.")
+    return Stop(value)
+
+
+def read_result(value: Any) -> Result:
+    """A Result from ``Result.to_dict()`` data; messages name the field, not the caller."""
+    check_header(value)
+    data = as_object(value, "")
+
+    def get(name: str, default: Any = _MISSING) -> Any:
+        return get_key(data, "", name, default)
+
+    steps = as_list(get("steps"), "steps")
+    return Result(
+        stop=read_stop(get("stop"), "stop"),
+        answer=as_text(get("answer", None), "answer"),
+        steps=tuple(read_step(s, _at("steps", i), i) for i, s in enumerate(steps)),
+        messages=read_messages(get("messages"), "messages"),
+        cost_usd=as_number(get("cost_usd"), "cost_usd"),
+        seconds=as_number(get("seconds", 0.0), "seconds"),
+        budget=read_budget(get("budget"), "budget"),
+        error=as_text(get("error", None), "error"),
+        detail=as_text(get("detail", None), "detail"),
+        price=read_price(get("price", None), "price"),
+        max_output_tokens=as_int(
+            get("max_output_tokens", None), "max_output_tokens", optional=True
+        ),
+        tools=read_tools(get("tools", ()), "tools"),
+    )

@@ -1,0 +1,381 @@
+"""Loading trace data checks every field: a trace that loads is usable, and one that is not says
+which field is wrong (its path), what was expected and what arrived."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from budgetloop import (
+    Budget,
+    CallRecord,
+    Completion,
+    Message,
+    Price,
+    Result,
+    ScriptedModel,
+    Step,
+    ToolCall,
+    Usage,
+    load_trace,
+    run,
+    tool,
+)
+from budgetloop._validate_trace import MAX_DEPTH
+from tests.conftest import FakeClock
+
+CACHED_PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
+
+
+def rich_run(trace_path: Path | None = None) -> Result:
+    """A run with a field of every kind set: usage with cached tokens, cache prices, a coerced
+    argument, a truncated result, a failed, a skipped and an unknown call, a system message."""
+    clock = FakeClock()
+
+    @tool
+    def lookup(key: str, n: int = 1) -> str:
+        """Look up."""
+        clock.advance(0.25)
+        if key == "missing":
+            raise KeyError(key)
+        return f"{key}:{n}:" + "x" * 40
+
+    model = ScriptedModel(
+        [
+            Completion(
+                text="Looking.",
+                tool_calls=[
+                    ToolCall("lookup", '{"key": "a", "n": "2"}', "c1"),
+                    ToolCall("lookup", {"key": "missing"}, "c2"),
+                    ToolCall("nope", {}, "c3"),
+                ],
+                usage=Usage(900, 30, cache_read_tokens=500, cache_write_tokens=100),
+            ),
+            Completion(
+                text="Once more.",
+                tool_calls=[ToolCall("lookup", {"key": "b"}, "c4")],
+                usage=Usage(1200, 20),
+            ),
+        ]
+    )
+    return run(
+        model,
+        "find a",
+        tools=[lookup],
+        system="Be brief.",
+        budget=Budget(max_steps=2, max_cost_usd=0.5, max_seconds=60, max_tool_calls=9),
+        price=CACHED_PRICE,
+        max_output_tokens=200,
+        max_result_chars=20,
+        clock=clock,
+        trace_path=trace_path,
+    )
+
+
+def test_the_rich_run_has_every_kind_of_field() -> None:
+    result = rich_run()
+    first, second = result.steps
+    assert [c.status for c in first.tool_calls] == ["ok", "error", "error"]
+    assert [c.status for c in second.tool_calls] == ["skipped"]
+    assert first.tool_calls[0].coerced == ("lookup.n",)
+    assert first.tool_calls[0].truncated == 44
+    assert first.usage == Usage(900, 30, cache_read_tokens=500, cache_write_tokens=100)
+    assert result.price == CACHED_PRICE
+    assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+
+
+# -- each field named by its path ----------------------------------------------------------------
+
+
+def load_changed(path: str, value: Any) -> str:
+    """The message of the ValueError ``Result.from_dict`` raises with one field changed."""
+    data = json.loads(json.dumps(rich_run().to_dict()))
+    *parents, last = parse(path)
+    target = data
+    for key in parents:
+        target = target[key]
+    if value is DELETE:
+        del target[last]
+    else:
+        target[last] = value
+    with pytest.raises(ValueError, match=r"^Result\.from_dict: ") as info:
+        Result.from_dict(data)
+    return str(info.value).removeprefix("Result.from_dict: ")
+
+
+DELETE = object()
+
+
+def parse(path: str) -> list[str | int]:
+    keys: list[str | int] = []
+    for part in path.replace("[", ".").replace("]", "").split("."):
+        keys.append(int(part) if part.isdigit() else part)
+    return keys
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (
+            "steps.0.tool_calls.0.status",
+            "done",
+            "steps[0].tool_calls[0].status: expected one of ok, error, skipped, got 'done'.",
+        ),
+        ("steps.1.index", "1", "steps[1].index: expected an int >= 0, got str."),
+        (
+            "steps.1.index",
+            0,
+            "steps[1].index: expected 1 (steps are numbered in order from 0), got 0.",
+        ),
+        ("steps.0.cost_usd", math.nan, "steps[0].cost_usd: expected a finite number >= 0, got nan."),
+        ("steps.0.cost_usd", -0.5, "steps[0].cost_usd: expected a finite number >= 0, got -0.5."),
+        ("cost_usd", math.inf, "cost_usd: expected a finite number >= 0, got inf."),
+        ("seconds", -1, "seconds: expected a finite number >= 0, got -1."),
+        (
+            "cost_usd",
+            10**400,
+            "cost_usd: expected a finite number >= 0, got an int past a float's range.",
+        ),
+        ("steps.0.usage.input_tokens", -3, "steps[0].usage.input_tokens: expected an int >= 0, got -3."),
+        (
+            "steps.0.usage.cache_read_tokens",
+            2.0,
+            "steps[0].usage.cache_read_tokens: expected an int >= 0, got float.",
+        ),
+        (
+            "steps.0.usage.cache_write_tokens",
+            900,
+            "steps[0].usage: Usage: cache_read_tokens + cache_write_tokens (1400) is more than "
+            "input_tokens (900); input_tokens counts the whole input, cached tokens included.",
+        ),
+        (
+            "price.cache_read_per_mtok",
+            "0.3",
+            "price.cache_read_per_mtok: expected a finite number >= 0 or None, got str.",
+        ),
+        ("steps.0.usage.output_tokens", DELETE, "steps[0].usage.output_tokens: missing."),
+        ("steps.0.projection.fits", 1, "steps[0].projection.fits: expected true or false, got int."),
+        ("steps.0.projection", None, "steps[0].projection: expected an object, got null."),
+        ("steps.0.tool_calls.0.seconds", "0.5", "steps[0].tool_calls[0].seconds: expected a finite number >= 0, got str."),
+        ("steps.0.tool_calls.0.id", None, "steps[0].tool_calls[0].id: expected a string, got null."),
+        ("steps.0.tool_calls.0.result", 118.4, "steps[0].tool_calls[0].result: expected a string or null, got float."),
+        ("steps.0.tool_calls.0.coerced", "lookup.n", "steps[0].tool_calls[0].coerced: expected a list, got str."),
+        ("steps.0.tool_calls.0.coerced.0", 7, "steps[0].tool_calls[0].coerced[0]: expected a string, got int."),
+        ("steps.0.tool_calls.0.truncated", -1, "steps[0].tool_calls[0].truncated: expected an int >= 0 or None, got -1."),
+        ("steps.0.tool_calls.0.arguments", [1], "steps[0].tool_calls[0].arguments: expected an object, got list."),
+        ("steps.0.tool_calls.0.traceback", 3, "steps[0].tool_calls[0].traceback: expected a string or null, got int."),
+        ("steps.0.traceback", [], "steps[0].traceback: expected a string or null, got list."),
+        ("steps.0.final_answer", "no", "steps[0].final_answer: expected true or false, got str."),
+        ("steps.0.tool_calls", {}, "steps[0].tool_calls: expected a list, got dict."),
+        ("stop", "done", "stop: expected one of answered, max_steps, max_seconds, max_cost_usd, "
+         "max_tool_calls, repeated, model_error, shared_budget or null, got 'done'."),
+        ("budget.max_steps", 2.5, "budget.max_steps: expected an int >= 0 or None, got float."),
+        ("budget.max_cost_usd", True, "budget.max_cost_usd: expected a finite number >= 0 or None, got bool."),
+        ("max_output_tokens", "200", "max_output_tokens: expected an int >= 0 or None, got str."),
+        ("messages.0.role", "robot", "messages[0].role: expected one of system, user, assistant, tool, got 'robot'."),
+        ("messages.2.tool_calls.0.name", 5, "messages[2].tool_calls[0].name: expected a string or null, got int."),
+        ("messages.3.tool_call_id", 5, "messages[3].tool_call_id: expected a string or null, got int."),
+        ("messages", {}, "messages: expected a list, got dict."),
+        ("tools.0", "lookup", "tools[0]: expected an object, got str."),
+        ("version", True, "trace format version True is not supported; this budgetloop reads "
+         "version 1. Upgrade budgetloop to read newer traces."),
+    ],
+)  # fmt: skip
+def test_a_wrong_field_is_named_by_its_path(path: str, value: Any, message: str) -> None:
+    assert load_changed(path, value) == message
+
+
+def test_nesting_past_the_limit_is_refused_and_at_the_limit_loads() -> None:
+    data = rich_run().to_dict()
+    deep: Any = "leaf"
+    for _ in range(MAX_DEPTH):
+        deep = [deep]
+    data["steps"][0]["tool_calls"][0]["raw_arguments"] = deep
+    loaded = Result.from_dict(data)
+    assert loaded.steps[0].tool_calls[0].raw_arguments == deep
+    assert "[[[[" in loaded.format()
+    data["steps"][0]["tool_calls"][0]["raw_arguments"] = [deep]
+    with pytest.raises(ValueError, match="nested") as info:
+        Result.from_dict(data)
+    assert str(info.value) == (
+        "Result.from_dict: steps[0].tool_calls[0].raw_arguments: "
+        f"nested more than {MAX_DEPTH} levels deep."
+    )
+
+
+def test_values_that_are_not_json_data_are_refused() -> None:
+    data = rich_run().to_dict()
+    data["steps"][0]["tool_calls"][0]["arguments"] = {"key": b"a"}
+    with pytest.raises(ValueError, match="JSON data") as info:
+        Result.from_dict(data)
+    assert str(info.value) == (
+        "Result.from_dict: steps[0].tool_calls[0].arguments: expected JSON data, found bytes."
+    )
+    data["steps"][0]["tool_calls"][0]["arguments"] = {1: "a"}
+    with pytest.raises(ValueError, match=r"arguments: an object key is int, not a string\.$"):
+        Result.from_dict(data)
+
+
+def test_step_and_call_from_dict_name_the_field_too() -> None:
+    step = rich_run().steps[0]
+    data = step.to_dict()
+    assert Step.from_dict(data) == step
+    assert CallRecord.from_dict(data["tool_calls"][1]) == step.tool_calls[1]
+    data["tool_calls"][1]["status"] = "done"
+    with pytest.raises(ValueError, match="status") as info:
+        Step.from_dict(data)
+    assert str(info.value) == (
+        "Step.from_dict: tool_calls[1].status: expected one of ok, error, skipped, got 'done'."
+    )
+    with pytest.raises(ValueError, match="status") as info:
+        CallRecord.from_dict(data["tool_calls"][1])
+    assert str(info.value) == (
+        "CallRecord.from_dict: status: expected one of ok, error, skipped, got 'done'."
+    )
+
+
+def test_keys_older_traces_lack_read_as_defaults() -> None:
+    data = rich_run().to_dict()
+    for step in data["steps"]:
+        for key in ("final_answer", "under_projected", "traceback"):
+            del step[key]
+        for call in step["tool_calls"]:
+            del call["traceback"]
+    loaded = Result.from_dict(data)
+    assert loaded == rich_run()
+    assert [s.final_answer for s in loaded.steps] == [False, False]
+
+
+# -- fuzz: every field, every wrong type ---------------------------------------------------------
+
+WRONG: tuple[Any, ...] = (
+    None,
+    True,
+    -1,
+    2.5,
+    math.nan,
+    math.inf,
+    "done",
+    "",
+    [],
+    [1],
+    {},
+    {"x": 1},
+    10**400,
+)
+
+
+def nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every place in JSON data a value sits, as its key path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key)
+            yield from nodes(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield (*path, i)
+            yield from nodes(item, (*path, i))
+
+
+def substituted(data: Any) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
+    """``data`` with one value replaced by one of another type, for each place and each type."""
+    for path in nodes(data):
+        target = data
+        for key in path:
+            target = target[key]
+        for wrong in WRONG:
+            if type(wrong) is type(target) and (wrong == target or isinstance(wrong, str)):
+                continue
+            changed = copy.deepcopy(data)
+            parent = changed
+            for key in path[:-1]:
+                parent = parent[key]
+            parent[path[-1]] = wrong
+            yield path, wrong, changed
+
+
+def usable(result: Result) -> None:
+    """What a loaded trace must be good for: text, data, JSON, and loading that again."""
+    text = result.format()
+    assert text.endswith(result.format().splitlines()[-1])
+    data = result.to_dict()
+    again = Result.from_dict(json.loads(json.dumps(data)))
+    assert again.to_dict() == json.loads(json.dumps(data))
+    assert again.format() == text
+
+
+def test_every_wrong_typed_field_is_refused_or_loads_usable() -> None:
+    data = json.loads(json.dumps(rich_run().to_dict()))
+    loaded = refused = 0
+    unnamed = []
+    for path, wrong, changed in substituted(data):
+        try:
+            result = Result.from_dict(changed)
+        except ValueError as exc:
+            if not str(exc).startswith("Result.from_dict: "):
+                unnamed.append((path, wrong, str(exc)))
+            refused += 1
+            continue
+        try:
+            usable(result)
+        except Exception as exc:  # pragma: no cover - the message is the point
+            raise AssertionError(f"{path} = {wrong!r} loaded, then {exc!r}") from exc
+        loaded += 1
+    assert unnamed == []
+    assert loaded + refused > 1500
+    assert refused > 1000
+    # what loads is a change the trace can hold: text, a nullable field, or a derived key
+    assert loaded > 0
+
+
+def test_every_wrong_typed_field_of_a_journal_is_refused_with_its_line_or_loads_usable(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "run.jsonl"
+    rich_run(source)
+    lines = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    path = tmp_path / "changed.jsonl"
+    count = 0
+    unnamed = []
+    for number, line in enumerate(lines, start=1):
+        for where, wrong, changed in substituted(line):
+            if where == ("kind",) and number == 1:
+                continue  # no longer a journal: read as a whole-file trace (tested below)
+            others = [*lines[: number - 1], changed, *lines[number:]]
+            path.write_text("".join(json.dumps(e) + "\n" for e in others), encoding="utf-8")
+            count += 1
+            try:
+                result = load_trace(path)
+            except ValueError as exc:
+                if not str(exc).startswith(f"{path}:{number}: "):
+                    unnamed.append((number, where, wrong, str(exc)))
+                continue
+            usable(result)
+    assert unnamed == []
+    assert count > 1500
+
+
+def test_every_wrong_typed_field_of_a_saved_trace_names_the_file(tmp_path: Path) -> None:
+    data = json.loads(json.dumps(rich_run().to_dict()))
+    path = tmp_path / "changed.json"
+    messages = []
+    for _, _, changed in substituted({"steps": data["steps"]}):
+        path.write_text(json.dumps({**data, **changed}), encoding="utf-8")
+        try:
+            usable(load_trace(path))
+        except ValueError as exc:
+            messages.append(str(exc))
+    assert len(messages) > 500
+    assert [m for m in messages if not m.startswith(f"{path}: steps")] == []
+
+
+def test_a_message_the_loop_never_writes_is_still_a_message() -> None:
+    data = rich_run().to_dict()
+    data["messages"].append({"role": "user"})
+    assert Result.from_dict(data).messages[-1] == Message("user")
