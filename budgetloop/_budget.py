@@ -53,7 +53,7 @@ def estimate_text(text: str) -> int:
         return 0
     extra = 0
     if not text.isascii():
-        extra = len(text.encode("utf-8")) - len(text)
+        extra = len(text.encode("utf-8", "surrogatepass")) - len(text)
         text = text.encode("ascii", "replace").decode("ascii")
     mapped = text.translate(_CLASS)
     lower, digits, spaces = mapped.count("a"), mapped.count("0"), mapped.count(" ")

@@ -16,7 +16,7 @@ from typing import Any
 from ._check import ArgumentError, check_arguments
 from ._pool import Workers
 from ._schema import Tool
-from ._trace import CallRecord
+from ._trace import CallRecord, Status
 from ._turn import BatchDone, Call, Parsed
 from ._types import ToolCall
 
@@ -220,7 +220,7 @@ def to_content(value: Any) -> str:
 
 
 def not_run(
-    call: ToolCall, call_id: str, status: str, error: str, seconds: float = 0.0
+    call: ToolCall, call_id: str, status: Status, error: str, seconds: float = 0.0
 ) -> CallRecord:
     """A call that produced no result: refused, skipped because the run stopped, or abandoned."""
     return CallRecord(
