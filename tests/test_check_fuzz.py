@@ -201,7 +201,7 @@ def test_check_arguments_accepts_only_what_the_schema_allows(call: tuple[Tool, A
         if message.startswith(f"{t.name}.{key}: unknown argument"):
             assert key not in t.parameters
             assert key in parsed
-        elif message == f"{t.name}.{key}: missing required argument.":
+        elif message == f"{t.name}.{key}: missing required argument":
             assert key in t.required
             assert key not in parsed
         else:  # about one value: the parameter named is there and the schema refuses it...
@@ -230,11 +230,11 @@ def test_check_arguments_accepts_only_what_the_schema_allows(call: tuple[Tool, A
     ("hint", "value", "message"),
     [
         (int, "12", None),
-        (int, 2.5, "f.x: expected integer, got 2.5."),
-        (int, True, "f.x: expected integer, got bool."),
-        (list[int], [1, "x"], "f.x[1]: expected integer, got str."),
-        (dict[str, bool], {"k": 1}, "f.x.k: expected boolean, got int."),
-        (Literal[1, "a"], 1.0, 'f.x: expected one of 1, "a", got 1.0.'),
+        (int, 2.5, "f.x: expected integer, got 2.5"),
+        (int, True, "f.x: expected integer, got bool"),
+        (list[int], [1, "x"], "f.x[1]: expected integer, got str"),
+        (dict[str, bool], {"k": 1}, "f.x.k: expected boolean, got int"),
+        (Literal[1, "a"], 1.0, 'f.x: expected one of 1, "a", got 1.0'),
         (Optional[list[str]], None, None),  # noqa: UP045
     ],
 )

@@ -79,7 +79,7 @@ def test_a_secret_never_reaches_the_saved_trace(tmp_path: Path, driver: str) -> 
         f"session for {SECRET}: ok",
         f"session for {SECRET}: ok",
         f"error: PermissionError: key {SECRET} is revoked",
-        f"error: login.{SECRET}: unknown argument; expected key.",
+        f"error: login.{SECRET}: unknown argument; expected key",
     ]
     # the trace keeps the shape of what happened, with the secret masked
     records = result.steps[0].tool_calls
