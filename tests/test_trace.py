@@ -150,5 +150,5 @@ def test_format_shows_skips_stops_and_neutralises_control_characters() -> None:
 def test_format_survives_a_call_without_a_name() -> None:
     model = ScriptedModel([Completion(tool_calls=[ToolCall(None, {})]), "done"])  # type: ignore[arg-type]
     assert run(model, "go").format().splitlines()[1] == (
-        "  x ({}) -> error: a tool call needs a name; available tools: none."
+        "  x ({}) -> error: a tool call needs a name; available tools: none"
     )
