@@ -12,6 +12,7 @@ import inspect
 import json
 import keyword
 import re
+import typing
 from typing import Any, Literal, Optional
 
 import jsonschema
@@ -67,6 +68,20 @@ names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,11}", fullmatch=True).filter(
 )
 
 
+def fitting_default(hint: Any) -> Any:
+    """A default that fits ``hint`` exactly, as ``@tool`` requires."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return args[0]
+    if hint is Any or type(None) in args:
+        return None
+    if list in (hint, origin):
+        return []
+    if dict in (hint, origin):
+        return {}
+    return {str: "", int: 0, float: 0.0, bool: False}[hint]
+
+
 def make_tool(name: str, params: list[tuple[str, Any, bool]]) -> Tool:
     """A tool ``name`` with these keyword parameters ``(name, hint, has_default)``."""
 
@@ -82,7 +97,7 @@ def make_tool(name: str, params: list[tuple[str, Any, bool]]) -> Tool:
                 p,
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,
                 annotation=h,
-                default=None if d else inspect.Parameter.empty,
+                default=fitting_default(h) if d else inspect.Parameter.empty,
             )
             for p, h, d in ordered
         ]
