@@ -212,27 +212,15 @@ class Dispatch:
         if not tool.is_async:
             future = self.workers.submit(self.run_one, call, call_id, parsed)
             return await asyncio.wrap_future(future)
-        value, failure = None, None
+        # On a task of its own, so that a CancelledError the tool raises (a result) is told
+        # apart from this call being cancelled (at the deadline, or with the run's task).
+        task = asyncio.ensure_future(_settled(tool.fn, args))
         try:
-            # its own task, so that a CancelledError the tool raises is told apart from this
-            # call being cancelled (at the deadline, or with the run's task)
-            task = asyncio.ensure_future(tool.fn(**args))
-        except (KeyboardInterrupt, SystemExit):
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            task.cancel()
             raise
-        except BaseException as exc:
-            failure = exc
-        else:
-            try:
-                await asyncio.wait({task})
-            except asyncio.CancelledError:
-                task.cancel()
-                raise
-            try:
-                value = task.result()
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as exc:  # CancelledError too: the tool raised it itself
-                failure = exc
+        value, failure = task.result()
         return self.outcome(call, call_id, args, coerced, value, failure, started)
 
     def run_call(self, call: ToolCall, call_id: str, parsed: Parsed) -> CallRecord:
@@ -320,6 +308,18 @@ class Dispatch:
     ) -> list[CallRecord]:
         """``arun_calls``, the records as the model reads them."""
         return [ran.record for ran in await self.arun_calls(calls, parsed, timeout)]
+
+
+async def _settled(
+    fn: Callable[..., Any], args: dict[str, Any]
+) -> tuple[Any, BaseException | None]:
+    """An async tool's value, or what it raised (``CancelledError`` too), as a pair."""
+    try:
+        return await fn(**args), None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a tool's failure is a result the model reads
+        return None, exc
 
 
 def _unawaited(value: Any) -> TypeError:
