@@ -32,6 +32,12 @@ Calls = Sequence[tuple[ToolCall, str]]
 Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
 
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
+WITHHELD = "[withheld: redact raised]"
+
+
+def withhold(text: str) -> str:
+    """What a trace keeps of a text when ``redact`` raised on it: nothing of it."""
+    return WITHHELD
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,7 @@ class Ran:
 
     record: CallRecord  # the real values: what the model is sent
     trace: CallRecord  # redacted (before any cut) when there is a ``redact``; else ``record``
+    redact_error: Exception | None = None  # ``redact`` raised: ``trace`` withholds every text
 
     @property
     def message(self) -> Message:
@@ -90,16 +97,25 @@ class Dispatch:
         redact = self.redact
         if redact is None:
             return Ran(record, record)
-        if isinstance(error, ArgumentError):
-            return Ran(
-                record, replace(redact_request(record, redact), error=error.redacted(redact))
-            )
-        return Ran(record, redact_call(record, redact))
+        try:
+            if isinstance(error, ArgumentError):
+                trace = replace(redact_request(record, redact), error=error.redacted(redact))
+            else:
+                trace = redact_call(record, redact)
+        except Exception as exc:  # the loop records the step withheld, then raises this
+            return Ran(record, redact_call(record, withhold), exc)
+        return Ran(record, trace)
 
     def _ran(self, record: CallRecord, value: Any) -> Ran:
         redact = self.redact
         if redact is None:
             return Ran(record, record)
+        try:
+            return self._traced(record, value, redact)
+        except Exception as exc:  # the loop records the step withheld, then raises this
+            return Ran(record, redact_call(record, withhold), exc)
+
+    def _traced(self, record: CallRecord, value: Any, redact: Redact) -> Ran:
         trace = redact_request(record, redact)
         if record.status != "ok":  # a tool's failure: its text was never cut
             return Ran(record, replace(trace, error=redact_text(record.error, redact)))

@@ -98,3 +98,28 @@ def test_a_sync_tool_that_returns_an_awaitable_is_an_error_saying_so(
         "error",
         f"TypeError: the tool returned {shown}, which nothing awaits: declare it with async def",
     )
+
+
+def test_a_raising_redact_withholds_the_trace_record_and_hands_the_error_back() -> None:
+    from budgetloop._dispatch import WITHHELD, Dispatch
+    from budgetloop._pool import Workers
+
+    @tool
+    def echo(q: str) -> str:
+        """Echo."""
+        return q
+
+    def redact(text: str) -> str:
+        raise RuntimeError("redact broke")
+
+    dispatch = Dispatch({"echo": echo}, lambda: 0.0, Workers(1), None, redact)
+    calls = [(ToolCall("echo", {"q": "x"}, "c1"), "c1"), (ToolCall("nope", {}, "c2"), "c2")]
+    ok, refused = dispatch.run_calls(calls, [{"q": "x"}, {}], None)
+    assert (ok.record.result, ok.trace.result, ok.trace.raw_arguments) == (
+        "x",
+        WITHHELD,
+        {"q": WITHHELD},
+    )
+    assert refused.trace.error == WITHHELD
+    assert [str(r.redact_error) for r in (ok, refused)] == ["redact broke", "redact broke"]
+    assert ok.message.content == "x"  # the model still reads the real result
