@@ -118,7 +118,7 @@ def test_a_raising_redact_withholds_the_trace_record_and_hands_the_error_back() 
     assert (ok.record.result, ok.trace.result, ok.trace.raw_arguments) == (
         "x",
         WITHHELD,
-        {"q": WITHHELD},
+        {WITHHELD: WITHHELD},
     )
     assert refused.trace.error == WITHHELD
     assert [str(r.redact_error) for r in (ok, refused)] == ["redact broke", "redact broke"]
