@@ -2,61 +2,140 @@
 
 Every outcome becomes a ``CallRecord``, never an exception: a tool that raises, arguments that
 do not fit, a tool that is not there, a call still running when the deadline passes.
+
+Each call comes back as a ``Ran``: its record as the model reads it, and its record as the trace
+keeps it. With ``redact`` the trace record is built from the values before anything is cut or
+encoded (the result redacted, then cut at ``max_result_chars``; a dict result redacted, then
+encoded; an argument error written from redacted parts); without, the two are the same object.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
 from typing import Any
 
-from ._check import ArgumentError, check_arguments
+from ._check import ArgumentError, Name, check_arguments
 from ._pool import Workers
+from ._redact import Redact, redact_call, redact_request, redact_text, redact_value
 from ._schema import Tool
 from ._trace import CallRecord, Status
-from ._turn import BatchDone, Call, Parsed
+from ._turn import BatchDone, Call, Parsed, Ran
 from ._types import ToolCall
 
 Clock = Callable[[], float]
 
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
+WITHHELD = "[withheld: redact raised]"
+
+
+def withhold(text: str) -> str:
+    """What a trace keeps of a text when ``redact`` raised on it: nothing of it."""
+    return WITHHELD
 
 
 class Dispatch:
-    """What a session runs its tools with: the tools, a clock, workers and the result limit."""
+    """What a session runs its tools with: the tools, a clock, workers, the result limit and
+    the ``redact`` that makes each record's trace form."""
 
     def __init__(
-        self, tools: dict[str, Tool], clock: Clock, workers: Workers, max_result_chars: int | None
+        self,
+        tools: dict[str, Tool],
+        clock: Clock,
+        workers: Workers,
+        max_result_chars: int | None,
+        redact: Redact | None = None,
     ) -> None:
         self.tools = tools
         self.clock = clock
         self.workers = workers
         self.max_result_chars = max_result_chars
+        self.redact = redact
+
+    # -- records --------------------------------------------------------------------------------
+
+    def refuse(
+        self,
+        call: ToolCall,
+        call_id: str,
+        status: Status,
+        error: str | ArgumentError,
+        seconds: float = 0.0,
+    ) -> Ran:
+        """A call that produced no result: refused, skipped because the run stopped, or
+        abandoned. ``error`` is budgetloop's own words, or an ``ArgumentError``."""
+        record = not_run(call, call_id, status, str(error), seconds)
+        redact = self.redact
+        if redact is None:
+            return Ran(record, record)
+        try:
+            if isinstance(error, ArgumentError):
+                trace = replace(redact_request(record, redact), error=error.redacted(redact))
+            else:
+                trace = redact_call(record, redact)
+        except Exception as exc:  # the loop records the step withheld, then raises this
+            return Ran(record, redact_call(record, withhold), exc)
+        return Ran(record, trace)
+
+    def _ran(self, record: CallRecord, value: Any) -> Ran:
+        redact = self.redact
+        if redact is None:
+            return Ran(record, record)
+        try:
+            return self._traced(record, value, redact)
+        except Exception as exc:  # the loop records the step withheld, then raises this
+            return Ran(record, redact_call(record, withhold), exc)
+
+    def _traced(self, record: CallRecord, value: Any, redact: Redact) -> Ran:
+        trace = redact_request(record, redact)
+        if record.status != "ok":  # a tool's failure: its text was never cut
+            return Ran(record, replace(trace, error=redact_text(record.error, redact)))
+        try:  # redacted before it is encoded, so no escape can hide a secret
+            text = (
+                redact(value)
+                if isinstance(value, str)
+                else to_content(redact_value(value, redact))
+            )
+        except Exception:  # nothing safe to keep but the fact
+            text = (
+                f"[a result of {len(record.result or '')} characters that could not be redacted]"
+            )
+        if record.truncated is not None and self.max_result_chars is not None:
+            text = cut(text, self.max_result_chars, record.truncated)
+        return Ran(record, replace(trace, result=text))
 
     # -- one call -------------------------------------------------------------------------------
 
     def prepare(
         self, call: ToolCall, call_id: str, parsed: Parsed
-    ) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | CallRecord:
+    ) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | Ran:
         """The tool and its checked arguments, or the error record the model reads instead."""
         name = call.name
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
-            available = ", ".join(self.tools) or "none"
-            what = f"unknown tool {name!r}" if name else "a tool call needs a name"
-            return not_run(call, call_id, "error", f"{what}; available tools: {available}.")
+            available = Name(", ".join(self.tools)) if self.tools else "none"
+            what: tuple[Any, ...] = (
+                ("unknown tool ", Name(name, quoted=True))
+                if name
+                else ("a tool call needs a name",)
+            )
+            error = ArgumentError(*what, "; available tools: ", available)
+            return self.refuse(call, call_id, "error", error)
         if isinstance(parsed, ArgumentError):
-            return not_run(call, call_id, "error", str(parsed))
+            return self.refuse(call, call_id, "error", parsed)
         try:
             args, coerced = check_arguments(tool, parsed)
         except ArgumentError as exc:
-            return not_run(call, call_id, "error", str(exc))
+            return self.refuse(call, call_id, "error", exc)
         except Exception as exc:  # a check that broke must still not take the run down
-            return not_run(call, call_id, "error", f"{call.name}: arguments could not be "
-                           f"checked ({type(exc).__name__}: {exc}).")  # fmt: skip
+            broken = ArgumentError(Name(name), ": arguments could not be checked (",
+                                   Name(describe(exc)), ")")  # fmt: skip
+            return self.refuse(call, call_id, "error", broken)
         return tool, args, tuple(coerced)
 
     def outcome(
@@ -68,7 +147,7 @@ class Dispatch:
         value: Any,
         failure: BaseException | None,
         started: float,
-    ) -> CallRecord:
+    ) -> Ran:
         fields: dict[str, Any] = {}
         if failure is None:
             try:
@@ -81,12 +160,9 @@ class Dispatch:
             limit = self.max_result_chars
             if limit is not None and len(content) > limit:
                 fields["truncated"] = len(content)
-                content = (
-                    f"{content[:limit]}\n[truncated: the result had {len(content)} characters; "
-                    f"the first {limit} are shown]"
-                )
+                content = cut(content, limit, len(content))
             fields.update(status="ok", result=content)
-        return CallRecord(
+        record = CallRecord(
             name=call.name,
             id=call_id,
             raw_arguments=call.arguments,
@@ -95,50 +171,56 @@ class Dispatch:
             seconds=self.clock() - started,
             **fields,
         )
+        return self._ran(record, value)
 
-    def run_call(self, job: Call) -> CallRecord:
+    def run_one(self, job: Call) -> Ran:
         """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
         call, call_id, parsed = job.request, job.id, job.parsed
         started = self.clock()
         prepared = self.prepare(call, call_id, parsed)
-        if isinstance(prepared, CallRecord):
+        if isinstance(prepared, Ran):
             return prepared
         tool, args, coerced = prepared
-        value, failure = None, None
+        value: Any = None
+        failure: BaseException | None = None
         try:
             value = tool.fn(**args)
             if tool.is_async:
                 value = asyncio.run(value)
+            elif inspect.isawaitable(value):
+                failure = _unawaited(value)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # a tool's failure is a result the model reads
             failure = exc
         return self.outcome(call, call_id, args, coerced, value, failure, started)
 
-    async def arun_call(self, job: Call) -> CallRecord:
+    async def arun_one(self, job: Call) -> Ran:
         """Check and run one call: awaited if the tool is async, else on a worker thread."""
         call, call_id, parsed = job.request, job.id, job.parsed
         started = self.clock()
         prepared = self.prepare(call, call_id, parsed)
-        if isinstance(prepared, CallRecord):
+        if isinstance(prepared, Ran):
             return prepared
         tool, args, coerced = prepared
         if not tool.is_async:
-            future = self.workers.submit(self.run_call, job)
+            future = self.workers.submit(self.run_one, job)
             return await asyncio.wrap_future(future)
-        value, failure = None, None
+        # On a task of its own, so that a CancelledError the tool raises (a result) is told
+        # apart from this call being cancelled (at the deadline, or with the run's task).
+        task = asyncio.ensure_future(_settled(tool.fn, args))
         try:
-            value = await tool.fn(**args)
-        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            task.cancel()
             raise
-        except BaseException as exc:
-            failure = exc
+        value, failure = task.result()
         return self.outcome(call, call_id, args, coerced, value, failure, started)
 
     # -- a batch --------------------------------------------------------------------------------
 
     def run_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
-        """Run the calls at once and return their records in request order.
+        """Run the calls at once and return their outcomes in request order.
 
         Every call is offered to the workers. Without a deadline this thread works too: it runs
         the first call, then takes back any call no worker has started yet, so trivial tools
@@ -149,26 +231,25 @@ class Dispatch:
             return BatchDone([])
         inline = timeout is None and not any(self._is_async(c) for c in calls)
         if inline and (len(calls) == 1 or self.workers.limit == 1):  # nothing to overlap
-            return BatchDone([self.run_call(c) for c in calls])
+            return BatchDone([self.run_one(c) for c in calls])
         started = self.clock()
         offered = calls[1:] if inline else calls
-        futures = [self.workers.submit(self.run_call, c) for c in offered]
-        records = [self.run_call(calls[0])] if inline else []
+        futures = [self.workers.submit(self.run_one, c) for c in offered]
+        done = [self.run_one(calls[0])] if inline else []
         abandoned = False
         for future, job in zip(futures, offered, strict=True):
             if inline and self.workers.cancel(future):  # no worker started it: run it here
-                records.append(self.run_call(job))
+                done.append(self.run_one(job))
                 continue
             left = None if timeout is None else max(0.0, timeout - (self.clock() - started))
             try:
-                records.append(future.result(timeout=left))
+                done.append(future.result(timeout=left))
             except FutureTimeout:
                 self.workers.cancel(future)
                 abandoned = True
-                records.append(
-                    not_run(job.request, job.id, "error", ABANDONED, self.clock() - started)
-                )
-        return BatchDone(records, abandoned)
+                seconds = self.clock() - started
+                done.append(self.refuse(job.request, job.id, "error", ABANDONED, seconds))
+        return BatchDone(done, abandoned)
 
     def _is_async(self, call: Call) -> bool:
         name = call.request.name
@@ -180,7 +261,7 @@ class Dispatch:
         if not calls:
             return BatchDone([])
         started = self.clock()
-        tasks = [asyncio.ensure_future(self.arun_call(c)) for c in calls]
+        tasks = [asyncio.ensure_future(self.arun_one(c)) for c in calls]
         try:
             _, pending = await asyncio.wait(tasks, timeout=timeout)
         except asyncio.CancelledError:
@@ -189,13 +270,43 @@ class Dispatch:
             raise
         for task in pending:
             task.cancel()
-        records = [
-            not_run(c.request, c.id, "error", ABANDONED, self.clock() - started)
+        done = [
+            self.refuse(c.request, c.id, "error", ABANDONED, self.clock() - started)
             if task in pending
             else task.result()
             for task, c in zip(tasks, calls, strict=True)
         ]
-        return BatchDone(records, bool(pending))
+        return BatchDone(done, bool(pending))
+
+
+async def _settled(
+    fn: Callable[..., Any], args: dict[str, Any]
+) -> tuple[Any, BaseException | None]:
+    """An async tool's value, or what it raised (``CancelledError`` too), as a pair."""
+    try:
+        return await fn(**args), None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a tool's failure is a result the model reads
+        return None, exc
+
+
+def _unawaited(value: Any) -> TypeError:
+    """The failure of a tool that is not ``async def`` but returned something to await."""
+    if inspect.iscoroutine(value):
+        value.close()  # never to be awaited: closed, so Python does not warn about it later
+        kind = "a coroutine"
+    else:
+        kind = f"an awaitable {type(value).__name__}"
+    return TypeError(f"the tool returned {kind}, which nothing awaits: declare it with async def")
+
+
+def cut(content: str, limit: int, length: int) -> str:
+    """``content`` cut to ``limit`` characters, with a line saying the result had ``length``."""
+    return (
+        f"{content[:limit]}\n[truncated: the result had {length} characters; "
+        f"the first {limit} are shown]"
+    )
 
 
 def describe(exc: BaseException) -> str:

@@ -18,26 +18,25 @@ import json
 import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
 from ._check import ArgumentError, parse_arguments
 from ._context import ContextTokens
-from ._dispatch import Dispatch, not_run
+from ._dispatch import WITHHELD, Dispatch, withhold
 from ._journal import Journal
 from ._options import Model, Options, initial_messages, is_async
 from ._pool import Workers
-from ._redact import redact_message, redact_step
+from ._redact import redact_message, redact_schemas
 from ._schema import Tool
-from ._trace import CallRecord, Result, Step
-from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Parsed, Reply
+from ._trace import Result, Status, Step
+from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Parsed, Ran, Reply
 from ._types import PICO, Budget, Completion, Message, Price, Stop, ToolCall, to_pico
 
 L = TypeVar("L", bound="Loop")
 Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a BatchDone
-
-WITHHELD = "[withheld: redact raised]"
 
 
 class Loop:
@@ -64,6 +63,10 @@ class Loop:
         self._messages: list[Message] = []  # the real context
         self._trace_messages: list[Message] = []  # the context as the trace keeps it
         self._count = ContextTokens(self.schemas, options.count_tokens)
+        schemas = self.schemas
+        self._trace_schemas = (
+            schemas if self._redact is None else redact_schemas(schemas, self._redact)
+        )
         self._steps: list[Step] = list(history)
         self._kept = len(self._steps)  # steps inherited by a fork, already in its journal header
         self._spent = spent  # picodollars
@@ -78,7 +81,7 @@ class Loop:
         self._count.count()  # a broken count_tokens fails here, at start()
         self._workers = Workers(options.max_workers)
         self._dispatch = Dispatch(
-            options.tools, options.clock, self._workers, options.max_result_chars
+            options.tools, options.clock, self._workers, options.max_result_chars, self._redact
         )
         self._journal = None if options.trace_path is None else Journal(options.trace_path)
         weakref.finalize(self, self._workers.close)
@@ -185,7 +188,7 @@ class Loop:
             detail=None if ending is None else ending.detail,
             price=self.price,
             max_output_tokens=self.max_output_tokens,
-            tools=tuple(self.schemas),
+            tools=tuple(self._trace_schemas),
         )
 
     # -- the turn ---------------------------------------------------------------------------------
@@ -209,7 +212,7 @@ class Loop:
             raise
         except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
             self._bill(projected or 0, reservation)
-            self._record(self._model_step(index, None, exc, projection, started), [])
+            self._record(self._model_step(index, None, exc, projection, started))
             raise
         # 3. record what the model said and what it cost: billed at once, whatever comes next
         cost = self._cost(reply, projected)
@@ -220,11 +223,11 @@ class Loop:
         if completion is None:
             stop = Stop.MAX_SECONDS if reply.abandoned else Stop.MODEL_ERROR
             step = self._model_step(index, reply, None, projection, started, cost)
-            return self._record(step, [], Ending(stop, None, reply.error))
+            return self._record(step, end=Ending(stop, None, reply.error))
         calls = _received(completion.tool_calls, index)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
         signature = _signature(calls) if calls else None
-        records: list[CallRecord] = []
+        records: list[Ran] = []
         dispatched = False
         try:
             # 4. run the batch, unless no model call could ever read its results
@@ -232,7 +235,8 @@ class Loop:
             if not calls:
                 end = Ending(Stop.ANSWERED)
             elif block := self._stop_before_batch(started, index, calls, assistant, signature):
-                records = [_skipped(c, f"the run stopped ({block.detail})") for c in calls]
+                records = [self._not_run(c, "skipped", f"the run stopped ({block.detail})")
+                           for c in calls]  # fmt: skip
                 end = block
             else:
                 dispatched = True
@@ -244,16 +248,22 @@ class Loop:
             raise
         except BaseException as exc:  # the turn broke after the model call: record it, then raise
             why = f"{type(exc).__name__}"
-            records = [_interrupted(c, why) if dispatched else _skipped(c, f"the turn broke "
-                       f"({why}) before its batch started") for c in calls]  # fmt: skip
+            records = [
+                self._not_run(c, "error", _interrupted(why))
+                if dispatched
+                else self._not_run(
+                    c, "skipped", f"the turn broke ({why}) before its batch started"
+                )
+                for c in calls
+            ]
             step = self._call_step(index, completion, records, cost, projection, started)
-            self._record(step, [assistant, *_results(records)], None, signature)
+            self._record(step, assistant, records, None, signature)
             raise
         # 5. append the assistant turn and its results, in request order
         step = self._call_step(index, completion, records, cost, projection, started)
         if end is not None and end.stop is Stop.ANSWERED:
             self._answer = self._traced(completion.text or "")
-        return self._record(step, [assistant, *_results(records)], end, signature)
+        return self._record(step, assistant, records, end, signature)
 
     # -- guards: the two checks a turn makes, each called at one place ----------------------------
 
@@ -396,9 +406,18 @@ class Loop:
             self._append(message)
         except Exception as exc:
             if len(self._trace_messages) < len(self._messages):
-                self._trace_messages.append(redact_message(message, _withhold))
+                self._trace_messages.append(redact_message(message, withhold))
             return exc
         return None
+
+    def _append_result(self, ran: Ran) -> None:
+        """A tool result joins the context; its trace form was redacted before any cut."""
+        self._messages.append(ran.message)
+        self._count.append(ran.message)
+        self._trace_messages.append(ran.trace_message)
+
+    def _not_run(self, call: Call, status: Status, why: str) -> Ran:
+        return self._dispatch.refuse(call.request, call.id, status, why)
 
     def _cost(self, reply: Reply, projected: int | None) -> int:
         """A model call's cost in picodollars: as reported, else priced usage, else projected."""
@@ -446,7 +465,7 @@ class Loop:
         self,
         index: int,
         completion: Completion,
-        records: list[CallRecord],
+        records: list[Ran],
         cost: int,
         projection: Projection,
         started: float,
@@ -454,7 +473,7 @@ class Loop:
         return Step(
             index=index,
             text=completion.text,
-            tool_calls=tuple(records),
+            tool_calls=tuple(r.record for r in records),
             usage=completion.usage,
             cost_usd=cost / PICO,
             projection=projection,
@@ -464,7 +483,8 @@ class Loop:
     def _record(
         self,
         step: Step,
-        messages: list[Message],
+        assistant: Message | None = None,
+        results: Sequence[Ran] = (),
         end: Ending | None = None,
         signature: str | None = None,
     ) -> Step:
@@ -473,24 +493,34 @@ class Loop:
 
         A ``redact`` that raises withholds the text of what it could not redact; the turn is
         still recorded, and the error is raised after it."""
-        failure: BaseException | None = None
-        try:
-            traced = step if self._redact is None else redact_step(step, self._redact)
-        except Exception as exc:
-            failure, traced = exc, redact_step(step, _withhold)
+        failures: list[BaseException] = [r.redact_error for r in results if r.redact_error]
+        traced = replace(step, tool_calls=tuple(r.trace for r in results))
+        if self._redact is not None:
+            try:
+                traced = replace(traced, text=_opt(step.text, self._redact),
+                                 error=_opt(step.error, self._redact),
+                                 traceback=_opt(step.traceback, self._redact))  # fmt: skip
+            except Exception as exc:
+                failures.insert(0, exc)
+                traced = replace(traced, text=_opt(step.text, withhold),
+                                 error=_opt(step.error, withhold),
+                                 traceback=_opt(step.traceback, withhold))  # fmt: skip
         if signature is not None:
             self._batches.append(signature)
         before = len(self._trace_messages)
-        for message in messages:
-            failure = self._append_recorded(message) or failure
+        if assistant is not None:
+            failure = self._append_recorded(assistant)
+            failures += [failure] if failure is not None else []
+        for ran in results:
+            self._append_result(ran)
         self._steps.append(traced)
         self._executed += sum(1 for r in step.tool_calls if r.status != "skipped")
         if self._journal is not None:
             self._journal.step(traced, self._trace_messages[before:])
         if end is not None:
             self._end_run(end)
-        if failure is not None:
-            raise failure
+        if failures:
+            raise failures[0]
         return traced
 
     def _end_run(self, end: Ending) -> None:
@@ -523,8 +553,8 @@ class Loop:
         return len(self._messages) - after
 
 
-def _withhold(text: str) -> str:
-    return WITHHELD
+def _opt(text: str | None, redact: Callable[[str], str]) -> str | None:
+    return None if text is None else redact(text)
 
 
 def _strict(redact: Callable[[str], str]) -> Callable[[str], str]:
@@ -583,7 +613,7 @@ def _received(calls: Sequence[ToolCall], index: int) -> list[Call]:
         else:
             arguments = _shown(arguments)
             parsed = ArgumentError(
-                f"{name}: arguments must be a JSON object, got {type(call.arguments).__name__}."
+                f"{name}: arguments must be a JSON object, got {type(call.arguments).__name__}"
             )
         out.append(Call(ToolCall(name, arguments, call_id), call_id, parsed))
     return out
@@ -631,20 +661,11 @@ def _signature(calls: Sequence[Call]) -> str:
     return json.dumps(shown, sort_keys=True, default=repr)
 
 
-def _results(records: list[CallRecord]) -> list[Message]:
-    return [Message("tool", r.content, tool_call_id=r.id, name=r.name) for r in records]
-
-
-def _skipped(call: Call, why: str) -> CallRecord:
-    return not_run(call.request, call.id, "skipped", why)
-
-
-def _interrupted(call: Call, why: str) -> CallRecord:
-    return not_run(
-        call.request, call.id, "error",
+def _interrupted(why: str) -> str:
+    return (
         f"interrupted ({why}) before the batch finished; this call may or may not have run, "
-        "and it was not run again",
-    )  # fmt: skip
+        "and it was not run again"
+    )
 
 
 def _cost_detail(p: Projection) -> str:

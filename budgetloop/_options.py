@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._budget import CountTokens
+from ._files import check_trace_path
 from ._schema import Tool, tool
 from ._types import Budget, Message, Price
 from ._valid import check_int, kind
@@ -199,14 +200,10 @@ def _check_clock(clock: Any) -> None:
 def _check_trace_path(path: Any) -> None:
     if path is None:
         return
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"run: trace_path must be a str or a path, got {kind(path)}.")
-    shown = os.fspath(path)
-    if os.path.isdir(path):
-        raise ValueError(f"run: trace_path {shown!r} is a folder; name a file in it.")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise ValueError(f"run: trace_path {shown!r}: no folder {folder!r}.")
+    try:
+        check_trace_path(path)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"run: {exc}") from None
 
 
 def _check_ledger(ledger: Any, price: Price | None, mot: int | None) -> None:

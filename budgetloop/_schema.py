@@ -5,11 +5,14 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 import re
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union, overload
+
+from ._check import ArgumentError, check_value
 
 _BASE: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},
@@ -72,8 +75,9 @@ class Tool:
             if param.default is param.empty:
                 required.append(pname)
             else:
+                check_default(schema, param.default, hints[pname], f"{where}: parameter {pname!r}")
                 try:
-                    json.dumps(param.default)
+                    json.dumps(param.default, allow_nan=False)
                 except (TypeError, ValueError):
                     pass  # a default the model cannot see is still used by Python
                 else:
@@ -102,15 +106,66 @@ class Tool:
         return f"<Tool {self.name}>"
 
 
+def check_default(schema: dict[str, Any], default: Any, hint: Any, where: str) -> None:
+    """A default the model is shown, and the tool is called with, must fit the parameter's
+    hint exactly (nothing coerced) and be a finite number if it is one: else an error here."""
+    bad = _non_finite(default)
+    if bad is not None:
+        what = "is" if bad is default else f"holds {bad!r}, which is"
+        raise ValueError(
+            f"{where}: default {default!r} {what} not a finite number; a default is shown to "
+            "the model as JSON, which has no NaN or infinity (use None for 'no value')."
+        )
+    try:
+        check_value(schema, default, "default", [], strict=True)
+    except ArgumentError as exc:
+        raise TypeError(
+            f"{where}: {exc} ({default!r} does not fit the hint {_hint_name(hint)})."
+        ) from None
+
+
+def _non_finite(value: Any, depth: int = 0) -> float | None:
+    if isinstance(value, float):
+        return None if math.isfinite(value) else value
+    if depth < 100 and isinstance(value, (list, tuple)):
+        found = (_non_finite(v, depth + 1) for v in value)
+    elif depth < 100 and isinstance(value, dict):
+        found = (_non_finite(v, depth + 1) for v in value.values())
+    else:
+        return None
+    return next((f for f in found if f is not None), None)
+
+
 def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The function's annotations, with strings (``from __future__ import annotations``)
-    evaluated in its module as ``typing.get_type_hints`` would, at a fraction of the cost."""
+    """The function's annotations, with strings (``from __future__ import annotations``), and
+    strings inside generics (``list['int']``, ``Optional['int']``), evaluated in its module as
+    ``typing.get_type_hints`` would, at a fraction of the cost."""
     raw = getattr(fn, "__annotations__", None) or {}
     namespace = getattr(inspect.unwrap(fn), "__globals__", {})
-    return {
-        name: eval(_compiled(hint), namespace) if isinstance(hint, str) else hint
-        for name, hint in raw.items()
-    }
+    return {name: _resolve(hint, namespace) for name, hint in raw.items()}
+
+
+def _resolve(hint: Any, namespace: dict[str, Any], depth: int = 0) -> Any:
+    if depth > 50:
+        raise TypeError(f"the annotation {hint!r} is nested too deeply")
+    if isinstance(hint, typing.ForwardRef):
+        hint = hint.__forward_arg__
+    if isinstance(hint, str):
+        hint = eval(_compiled(hint), namespace)
+        if isinstance(hint, str):  # a string naming a string: typing would not go on either
+            return hint
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is None or origin is Literal or not args:
+        return hint
+    resolved = tuple(_resolve(a, namespace, depth + 1) for a in args)
+    if all(r is a for r, a in zip(resolved, args, strict=True)):
+        return hint
+    if origin in (Union, types.UnionType):
+        return Union.__getitem__(resolved)
+    if isinstance(hint, types.GenericAlias):
+        return types.GenericAlias(origin, resolved)
+    return hint.copy_with(resolved)  # typing.List['int'] and the like
 
 
 @functools.lru_cache(maxsize=1024)
@@ -125,6 +180,8 @@ def schema_for(hint: Any, where: str) -> dict[str, Any]:
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin is Literal:
+        if not args:
+            raise TypeError(f"{where}: Literal[()] has no values, so no argument could fit it.")
         if not all(isinstance(a, (str, int, float, bool)) or a is None for a in args):
             raise TypeError(f"{where}: Literal values must be str, int, float, bool or None.")
         kinds = {_json_type(a) for a in args}
@@ -163,7 +220,10 @@ def _json_type(value: Any) -> str:
 
 
 def _hint_name(hint: Any) -> str:
-    return getattr(hint, "__name__", None) or repr(hint)
+    """A hint as it is written: ``int``, ``list[int]``, ``Literal['a', 'b']``."""
+    if isinstance(hint, type):
+        return hint.__name__
+    return repr(hint).replace("typing.", "")
 
 
 _SECTION = re.compile(r"^(\w[\w ]*):\s*$")

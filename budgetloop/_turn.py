@@ -62,10 +62,33 @@ class Batch:
 
 
 @dataclass(frozen=True)
-class BatchDone:
-    """The records of a batch in request order, and whether the deadline abandoned any."""
+class Ran:
+    """One call's outcome, twice: as the model reads it and as the trace keeps it."""
 
-    records: list[CallRecord]
+    record: CallRecord  # the real values: what the model is sent
+    trace: CallRecord  # redacted (before any cut) when there is a ``redact``; else ``record``
+    redact_error: Exception | None = None  # ``redact`` raised: ``trace`` withholds every text
+
+    @property
+    def message(self) -> Message:
+        """The ``tool`` message the model reads."""
+        r = self.record
+        return Message("tool", r.content, tool_call_id=r.id, name=r.name)
+
+    @property
+    def trace_message(self) -> Message:
+        """The same message as the trace keeps it (already redacted: do not redact it again)."""
+        if self.trace is self.record:
+            return self.message
+        t = self.trace
+        return Message("tool", t.content, tool_call_id=t.id, name=t.name)
+
+
+@dataclass(frozen=True)
+class BatchDone:
+    """The outcomes of a batch in request order, and whether the deadline abandoned any."""
+
+    records: list[Ran]
     abandoned: bool = False
 
 

@@ -84,21 +84,21 @@ def test_integral_float_for_int_and_int_for_float() -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"price": "five"}, "book.price: expected number, got str."),
-        ({"seats": "3.5"}, "book.seats: expected integer, got str."),
-        ({"seats": 3.5}, "book.seats: expected integer, got 3.5."),
-        ({"seats": True}, "book.seats: expected integer, got bool."),
-        ({"price": "nan"}, "book.price: expected number, got str."),
-        ({"flight": 12}, "book.flight: expected string, got int."),
-        ({"window": "true"}, "book.window: expected boolean, got str."),
-        ({"tags": "a"}, "book.tags: expected array, got str."),
-        ({"tags": ["a", 2]}, "book.tags[1]: expected string, got int."),
-        ({"meta": {"k": "x"}}, "book.meta.k: expected integer, got str."),
-        ({"meta": []}, "book.meta: expected object, got list."),
-        ({"cabin": "first"}, 'book.cabin: expected one of "economy", "business", got "first".'),
-        ({"note": 5}, "book.note: expected string, got int."),
-        ({"flight": None}, "book.flight: expected string, got null."),
-        ({"zzz": 1}, "book.zzz: unknown argument; expected flight, seats, price, tags, meta, cabin, note, extra, window."),
+        ({"price": "five"}, "book.price: expected number, got str"),
+        ({"seats": "3.5"}, "book.seats: expected integer, got str"),
+        ({"seats": 3.5}, "book.seats: expected integer, got 3.5"),
+        ({"seats": True}, "book.seats: expected integer, got bool"),
+        ({"price": "nan"}, "book.price: expected number, got str"),
+        ({"flight": 12}, "book.flight: expected string, got int"),
+        ({"window": "true"}, "book.window: expected boolean, got str"),
+        ({"tags": "a"}, "book.tags: expected array, got str"),
+        ({"tags": ["a", 2]}, "book.tags[1]: expected string, got int"),
+        ({"meta": {"k": "x"}}, "book.meta.k: expected integer, got str"),
+        ({"meta": []}, "book.meta: expected object, got list"),
+        ({"cabin": "first"}, 'book.cabin: expected one of "economy", "business", got "first"'),
+        ({"note": 5}, "book.note: expected string, got int"),
+        ({"flight": None}, "book.flight: expected string, got null"),
+        ({"zzz": 1}, "book.zzz: unknown argument; expected flight, seats, price, tags, meta, cabin, note, extra, window"),
     ],
 )  # fmt: skip
 def test_errors_name_the_argument_what_was_expected_and_what_arrived(
@@ -110,14 +110,14 @@ def test_errors_name_the_argument_what_was_expected_and_what_arrived(
 
 
 def test_missing_argument_and_bad_json() -> None:
-    with pytest.raises(ArgumentError, match=r"^book\.seats: missing required argument\.$"):
+    with pytest.raises(ArgumentError, match=r"^book\.seats: missing required argument$"):
         check_arguments(book, {"flight": "x", "price": 1, "tags": [], "meta": {}})
     with pytest.raises(
-        ArgumentError, match=r"^book: arguments are not valid JSON \(.*\); send a JSON object\.$"
+        ArgumentError, match=r"^book: arguments are not valid JSON \(.*\); send a JSON object$"
     ):
         check_arguments(book, "{'single': 'quotes'}")
     with pytest.raises(
-        ArgumentError, match=r"^book: arguments must be a JSON object, got number\.$"
+        ArgumentError, match=r"^book: arguments must be a JSON object, got number$"
     ):
         check_arguments(book, "42")
 

@@ -12,6 +12,7 @@ import inspect
 import json
 import keyword
 import re
+import typing
 from typing import Any, Literal, Optional
 
 import jsonschema
@@ -67,6 +68,20 @@ names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,11}", fullmatch=True).filter(
 )
 
 
+def fitting_default(hint: Any) -> Any:
+    """A default that fits ``hint`` exactly, as ``@tool`` requires."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return args[0]
+    if hint is Any or type(None) in args:
+        return None
+    if list in (hint, origin):
+        return []
+    if dict in (hint, origin):
+        return {}
+    return {str: "", int: 0, float: 0.0, bool: False}[hint]
+
+
 def make_tool(name: str, params: list[tuple[str, Any, bool]]) -> Tool:
     """A tool ``name`` with these keyword parameters ``(name, hint, has_default)``."""
 
@@ -82,7 +97,7 @@ def make_tool(name: str, params: list[tuple[str, Any, bool]]) -> Tool:
                 p,
                 inspect.Parameter.POSITIONAL_OR_KEYWORD,
                 annotation=h,
-                default=None if d else inspect.Parameter.empty,
+                default=fitting_default(h) if d else inspect.Parameter.empty,
             )
             for p, h, d in ordered
         ]
@@ -201,7 +216,7 @@ def test_check_arguments_accepts_only_what_the_schema_allows(call: tuple[Tool, A
         if message.startswith(f"{t.name}.{key}: unknown argument"):
             assert key not in t.parameters
             assert key in parsed
-        elif message == f"{t.name}.{key}: missing required argument.":
+        elif message == f"{t.name}.{key}: missing required argument":
             assert key in t.required
             assert key not in parsed
         else:  # about one value: the parameter named is there and the schema refuses it...
@@ -230,11 +245,11 @@ def test_check_arguments_accepts_only_what_the_schema_allows(call: tuple[Tool, A
     ("hint", "value", "message"),
     [
         (int, "12", None),
-        (int, 2.5, "f.x: expected integer, got 2.5."),
-        (int, True, "f.x: expected integer, got bool."),
-        (list[int], [1, "x"], "f.x[1]: expected integer, got str."),
-        (dict[str, bool], {"k": 1}, "f.x.k: expected boolean, got int."),
-        (Literal[1, "a"], 1.0, 'f.x: expected one of 1, "a", got 1.0.'),
+        (int, 2.5, "f.x: expected integer, got 2.5"),
+        (int, True, "f.x: expected integer, got bool"),
+        (list[int], [1, "x"], "f.x[1]: expected integer, got str"),
+        (dict[str, bool], {"k": 1}, "f.x.k: expected boolean, got int"),
+        (Literal[1, "a"], 1.0, 'f.x: expected one of 1, "a", got 1.0'),
         (Optional[list[str]], None, None),  # noqa: UP045
     ],
 )

@@ -293,11 +293,11 @@ def test_a_call_with_no_name_is_an_error_result(name: Any) -> None:
     assert result.stop == "answered"
     assert (record.status, record.error) == (
         "error",
-        "a tool call needs a name; available tools: search.",
+        "a tool call needs a name; available tools: search",
     )
     assert record.name == ""  # a name that is not text is kept as text: "" for none
     assert model.requests[1].messages[-1].content == (
-        "error: a tool call needs a name; available tools: search."
+        "error: a tool call needs a name; available tools: search"
     )
 
 
@@ -305,7 +305,7 @@ def test_an_unknown_tool_is_an_error_result_naming_the_tools() -> None:
     model = ScriptedModel([Completion(tool_calls=[ToolCall("serach", {"q": "a"})]), "ok"])
     result = run(model, "go", tools=[search])
     assert result.steps[0].tool_calls[0].error == (
-        "unknown tool 'serach'; available tools: search."
+        "unknown tool 'serach'; available tools: search"
     )
 
 
@@ -350,7 +350,7 @@ def test_arguments_that_are_not_an_object_are_an_error_result(arguments: Any, ki
     record = result.steps[0].tool_calls[0]
     assert (record.status, record.error) == (
         "error",
-        f"search: arguments must be a JSON object, got {kind}.",
+        f"search: arguments must be a JSON object, got {kind}",
     )
     assert record.raw_arguments == arguments
     assert record.arguments is None

@@ -98,9 +98,9 @@ def test_the_trace_keeps_hostile_text_exactly(tmp_path: Path) -> None:
     assert echo2.result == TEXT
     assert failed.error == f"ValueError: {TEXT}"
     assert unknown.name == TEXT
-    assert unknown.error == f"unknown tool {TEXT!r}; available tools: echo, fail."
+    assert unknown.error == f"unknown tool {TEXT!r}; available tools: echo, fail"
     assert badkey.raw_arguments == {TEXT: 1}
-    assert badkey.error == f"echo.{TEXT}: unknown argument; expected q."
+    assert badkey.error == f"echo.{TEXT}: unknown argument; expected q"
     assert raw.raw_arguments == TEXT
     assert result.messages[0] == Message("system", TEXT)
     assert result.messages[1] == Message("user", TEXT)

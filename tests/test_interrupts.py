@@ -163,16 +163,16 @@ def test_gathered_steps_of_one_async_session_make_one_call() -> None:
 @pytest.mark.parametrize(
     ("call", "name", "error"),
     [
-        (ToolCall(123, {"x": 1}), "123", "unknown tool '123'; available tools: t."),  # type: ignore[arg-type]
-        (ToolCall(["t"], {"x": 1}), "['t']", "unknown tool \"['t']\"; available tools: t."),  # type: ignore[arg-type]
-        (ToolCall("t", b'{"x": 1}'), "t", "t: arguments must be a JSON object, got bytes."),  # type: ignore[arg-type]
-        (ToolCall("t", {1: 2, "x": 1}), "t", "t: arguments must be a JSON object, got dict."),  # type: ignore[dict-item]
-        (ToolCall("t", {(1, 2): 3}), "t", "t: arguments must be a JSON object, got dict."),  # type: ignore[dict-item]
-        (ToolCall("t", {"x": {1, 2}}), "t", "t: arguments must be a JSON object, got dict."),
+        (ToolCall(123, {"x": 1}), "123", "unknown tool '123'; available tools: t"),  # type: ignore[arg-type]
+        (ToolCall(["t"], {"x": 1}), "['t']", "unknown tool \"['t']\"; available tools: t"),  # type: ignore[arg-type]
+        (ToolCall("t", b'{"x": 1}'), "t", "t: arguments must be a JSON object, got bytes"),  # type: ignore[arg-type]
+        (ToolCall("t", {1: 2, "x": 1}), "t", "t: arguments must be a JSON object, got dict"),  # type: ignore[dict-item]
+        (ToolCall("t", {(1, 2): 3}), "t", "t: arguments must be a JSON object, got dict"),  # type: ignore[dict-item]
+        (ToolCall("t", {"x": {1, 2}}), "t", "t: arguments must be a JSON object, got dict"),
         (
             ToolCall("t", {"x": datetime.date(2026, 1, 1)}),
             "t",
-            "t: arguments must be a JSON object, got dict.",
+            "t: arguments must be a JSON object, got dict",
         ),
     ],
 )

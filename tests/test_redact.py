@@ -5,12 +5,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
-from budgetloop import Completion, Message, ScriptedModel, ToolCall, arun, load_trace, run, tool
+from budgetloop import (
+    Completion,
+    Message,
+    ScriptedModel,
+    ToolCall,
+    arun,
+    load_trace,
+    run,
+    start,
+    tool,
+)
 
 SECRET = "sk-live-7Hq2ZxSECRET9"
 MASK = "[redacted]"
@@ -79,7 +90,7 @@ def test_a_secret_never_reaches_the_saved_trace(tmp_path: Path, driver: str) -> 
         f"session for {SECRET}: ok",
         f"session for {SECRET}: ok",
         f"error: PermissionError: key {SECRET} is revoked",
-        f"error: login.{SECRET}: unknown argument; expected key.",
+        f"error: login.{SECRET}: unknown argument; expected key",
     ]
     # the trace keeps the shape of what happened, with the secret masked
     records = result.steps[0].tool_calls
@@ -131,3 +142,228 @@ def test_a_secret_in_a_tool_name_or_a_call_id_is_redacted_too() -> None:
     tool_message = result.messages[-2]
     assert (tool_message.name, tool_message.tool_call_id) == ("lookup_[redacted]", "id-[redacted]")
     assert secret in model.requests[1].messages[-1].tool_call_id  # the model saw the real id
+
+
+# -- every form of a secret: the rule is redact before any cut, redact the text of every value
+# and key, and keep no form the secret can be decoded from ----------------------------------------
+
+
+def forms(secret: str) -> list[str]:
+    """Every form of ``secret`` a saved trace or ``format()`` could hold it in: as is, and as
+    JSON writes it with and without ``ensure_ascii``."""
+    return sorted({secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]})
+
+
+def assert_kept_out(result: Any, secret: str, journal: Path | None = None) -> None:
+    """No form of ``secret`` in the saved JSON (either encoding), ``format()`` or the journal."""
+    data = result.to_dict()
+    texts = {
+        "to_dict": json.dumps(data),
+        "to_dict, ensure_ascii=False": json.dumps(data, ensure_ascii=False),
+        "format": result.format(),
+    }
+    if journal is not None:
+        texts["journal"] = journal.read_text(encoding="utf-8")
+    for where, text in texts.items():
+        for form in forms(secret):
+            assert form not in text, f"{form!r} in {where}"
+
+
+def masking(secret: str, mask: str = MASK) -> Callable[[str], str]:
+    def redact(text: str) -> str:
+        return text.replace(secret, mask)
+
+    return redact
+
+
+def test_a_secret_used_as_a_dict_key_is_redacted_in_the_coerced_paths(tmp_path: Path) -> None:
+    @tool
+    def tag(meta: dict[str, int]) -> str:
+        """Tag."""
+        return "tagged"
+
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("tag", {"meta": {SECRET: "7"}})]), "ok"]
+    )
+    journal = tmp_path / "run.jsonl"
+    result = run(model, "go", tools=[tag], redact=redact, trace_path=journal)
+    call = result.steps[0].tool_calls[0]
+    assert call.coerced == (f"tag.meta.{MASK}",)
+    assert call.arguments == {"meta": {MASK: 7}}
+    assert_kept_out(result, SECRET, journal)
+
+
+def test_a_pin_coerced_to_a_number_is_kept_as_its_redacted_text(tmp_path: Path) -> None:
+    pin = "734291"
+    got: list[int] = []
+
+    @tool
+    def unlock(pin: int) -> str:
+        """Unlock."""
+        got.append(pin)
+        return "unlocked"
+
+    model = ScriptedModel(
+        [
+            Completion(
+                tool_calls=[
+                    ToolCall("unlock", {"pin": pin}, "c1"),  # a string, coerced to an int
+                    ToolCall("unlock", f'{{"pin": {pin}}}', "c2"),  # a JSON number
+                    ToolCall("unlock", {"pin": float(pin)}, "c3"),  # 734291.0
+                ]
+            ),
+            "ok",
+        ]
+    )
+    journal = tmp_path / "run.jsonl"
+    result = run(model, "go", tools=[unlock], redact=masking(pin, "[pin]"), trace_path=journal)
+    assert got == [734291, 734291, 734291]  # the tool got the real number
+    c1, c2, c3 = result.steps[0].tool_calls
+    assert (c1.raw_arguments, c1.arguments, c1.coerced) == (
+        {"pin": "[pin]"},
+        {"pin": "[pin]"},
+        ("unlock.pin",),
+    )
+    assert (c2.raw_arguments, c2.arguments) == ('{"pin": "[pin]"}', {"pin": "[pin]"})
+    assert (c3.raw_arguments, c3.arguments) == ({"pin": "[pin].0"}, {"pin": "[pin]"})
+    assert_kept_out(result, pin, journal)
+
+
+def test_a_secret_written_with_json_escapes_is_redacted_in_the_raw_arguments(
+    tmp_path: Path,
+) -> None:
+    escaped = "".join(f"\\u{ord(ch):04x}" for ch in SECRET)
+    _, received, login, _ = scenario()
+    model = ScriptedModel(
+        [
+            Completion(
+                tool_calls=[
+                    ToolCall("login", f'{{"key": "{escaped}"}}', "c1"),
+                    ToolCall("login", f'{{"key": "{escaped}"', "c2"),  # not JSON: cut short
+                ]
+            ),
+            "ok",
+        ]
+    )
+    journal = tmp_path / "run.jsonl"
+    result = run(model, "go", tools=[login], redact=redact, trace_path=journal)
+    assert received == [SECRET]
+    c1, c2 = result.steps[0].tool_calls
+    assert c1.raw_arguments == f'{{"key": "{MASK}"}}'  # re-encoded: the escapes held the key
+    assert c2.raw_arguments == f'{{"key": "{MASK}"'  # escapes decoded, then redacted
+    assert result.messages[1].tool_calls[0].arguments == f'{{"key": "{MASK}"}}'
+    assert model.requests[1].messages[1].tool_calls[0].arguments == f'{{"key": "{escaped}"}}'
+    assert_kept_out(result, SECRET, journal)
+    for form in (escaped, escaped[:30]):
+        assert form not in journal.read_text(encoding="utf-8")
+
+
+def test_raw_arguments_without_a_hidden_secret_keep_the_models_spelling() -> None:
+    raw = '{"key":   "abc",\n "n": 1.50}'
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("login", raw, "c1")]), "ok"])
+    _, _, login, _ = scenario()
+    result = run(model, "go", tools=[login], redact=redact)
+    assert result.steps[0].tool_calls[0].raw_arguments == raw
+
+
+def test_a_result_cut_by_max_result_chars_is_redacted_before_the_cut(tmp_path: Path) -> None:
+    @tool
+    def dump() -> str:
+        """Dump."""
+        return "x" * 95 + SECRET + "y" * 50
+
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("dump", {}, "c1")]), "ok"])
+    journal = tmp_path / "run.jsonl"
+    result = run(
+        model, "go", tools=[dump], redact=redact, trace_path=journal, max_result_chars=100
+    )
+    call = result.steps[0].tool_calls[0]
+    full = "x" * 95 + MASK + "y" * 50
+    assert call.result == (
+        f"{full[:100]}\n[truncated: the result had {95 + len(SECRET) + 50} characters; "
+        "the first 100 are shown]"
+    )
+    assert call.truncated == 95 + len(SECRET) + 50
+    assert model.requests[1].messages[-1].content.startswith("x" * 95 + SECRET[:5])  # real
+    assert_kept_out(result, SECRET[:5], journal)  # not even the part the model was shown
+
+
+def test_the_preview_in_an_argument_error_is_redacted_before_the_cut(tmp_path: Path) -> None:
+    @tool
+    def pick(cabin: Literal["economy", "business"]) -> str:
+        """Pick."""
+        return cabin
+
+    value = "a" * 50 + SECRET
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("pick", {"cabin": value})]), "ok"])
+    journal = tmp_path / "run.jsonl"
+    result = run(model, "go", tools=[pick], redact=redact, trace_path=journal)
+    shown = json.dumps("a" * 50 + MASK)
+    assert result.steps[0].tool_calls[0].error == (
+        f'pick.cabin: expected one of "economy", "business", got {shown[:57]}...'
+    )
+    sent = model.requests[1].messages[-1].content
+    assert (
+        sent == f'error: pick.cabin: expected one of "economy", "business", got "{value[:56]}...'
+    )
+    assert_kept_out(result, SECRET[:6], journal)
+
+
+QUOTED = "pa'ss\"wörd\\42"  # both quotes, a backslash and a letter outside ASCII
+
+
+def test_a_secret_json_or_repr_would_escape_is_redacted_before_it_is_encoded(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def creds() -> dict[str, Any]:
+        """Creds."""
+        return {"auth": QUOTED, "n": 1}
+
+    model = ScriptedModel(
+        [
+            Completion(
+                tool_calls=[
+                    ToolCall("creds", {}, "c1"),
+                    ToolCall(f"no{QUOTED}", {}, "c2"),  # shown with repr in the error
+                ]
+            ),
+            "ok",
+        ]
+    )
+    journal = tmp_path / "run.jsonl"
+    result = run(model, "go", tools=[creds], redact=masking(QUOTED), trace_path=journal)
+    c1, c2 = result.steps[0].tool_calls
+    assert c1.result == f'{{"auth": "{MASK}", "n": 1}}'
+    assert c2.error == f"unknown tool 'no{MASK}'; available tools: creds"
+    assert_kept_out(result, QUOTED, journal)
+
+
+def test_tool_defaults_are_redacted_in_result_tools_and_the_journal_header(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def login(user: str, key: str = SECRET, pin: int = 734291) -> str:
+        """Log in."""
+        return "ok"
+
+    def both(text: str) -> str:
+        return redact(text).replace("734291", "[pin]")
+
+    model = ScriptedModel(["done"])
+    journal = tmp_path / "run.jsonl"
+    result = run(model, "go", tools=[login], redact=both, trace_path=journal)
+    properties = result.tools[0]["parameters"]["properties"]
+    assert (properties["key"]["default"], properties["pin"]["default"]) == (MASK, "[pin]")
+    assert model.requests[0].tools[0]["parameters"]["properties"]["key"]["default"] == SECRET
+    assert_kept_out(result, SECRET, journal)
+    assert_kept_out(result, "734291", journal)
+
+
+def test_the_step_that_step_returns_is_the_redacted_one() -> None:
+    model, _, login, audit = scenario()
+    session = start(model, f"use {SECRET}", tools=[login, audit], redact=redact)
+    step = session.step()
+    assert step is not None
+    assert step == session.steps[-1]
+    assert SECRET not in json.dumps(step.to_dict())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from typing import Any, Literal, Optional
 
 import pytest
@@ -147,3 +148,109 @@ def test_unresolvable_string_annotation_is_a_clear_error() -> None:
 
     with pytest.raises(TypeError, match="tool f: cannot resolve type hints: name 'Missing'"):
         tool(f)
+
+
+# -- defaults must fit their hints; hints inside generics may be strings -----------------------
+
+
+@pytest.mark.parametrize(
+    ("hint", "default", "message"),
+    [
+        (int, "abc", "tool convert: parameter 'amount': default: expected integer, got str ('abc' does not fit the hint int)."),
+        (int, "3", "tool convert: parameter 'amount': default: expected integer, got str ('3' does not fit the hint int)."),
+        (int, 3.0, "tool convert: parameter 'amount': default: expected integer, got float (3.0 does not fit the hint int)."),
+        (str, None, "tool convert: parameter 'amount': default: expected string, got null (None does not fit the hint str)."),
+        (list[int], [1, "x"], "tool convert: parameter 'amount': default[1]: expected integer, got str ([1, 'x'] does not fit the hint list[int])."),
+        (Literal["a", "b"], "c", "tool convert: parameter 'amount': default: expected one of \"a\", \"b\", got \"c\" ('c' does not fit the hint Literal['a', 'b'])."),
+    ],
+)  # fmt: skip
+def test_a_default_that_does_not_fit_its_hint_is_a_type_error_at_decoration(
+    hint: Any, default: Any, message: str
+) -> None:
+    def convert(amount):  # type: ignore[no-untyped-def]
+        """Convert."""
+
+    convert.__annotations__ = {"amount": hint}
+    convert.__defaults__ = (default,)
+    with pytest.raises(TypeError) as info:
+        tool(convert)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("hint", "default", "shown"),
+    [
+        (float, float("nan"), "nan is"),
+        (float | None, float("inf"), "inf is"),
+        (Any, [1.0, float("-inf")], "[1.0, -inf] holds -inf, which is"),
+        (dict[str, float], {"k": float("nan")}, "{'k': nan} holds nan, which is"),
+    ],
+)
+def test_a_default_that_is_not_a_finite_number_is_a_value_error(
+    hint: Any, default: Any, shown: str
+) -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        """F."""
+
+    f.__annotations__ = {"x": hint}
+    f.__defaults__ = (default,)
+    with pytest.raises(ValueError, match="not a finite number") as info:
+        tool(f)
+    assert str(info.value) == (
+        f"tool f: parameter 'x': default {shown} not a finite number; a default is shown to "
+        "the model as JSON, which has no NaN or infinity (use None for 'no value')."
+    )
+
+
+def test_defaults_that_fit_are_kept_in_the_schema() -> None:
+    @tool
+    def f(a: float = 1, b: int | None = None, c: list[str] = [], d: Any = float) -> None:  # noqa: B006
+        """F."""
+
+    properties = f.schema["parameters"]["properties"]
+    assert [properties[k].get("default", "none") for k in "abcd"] == [1, None, [], "none"]
+
+
+def test_literal_with_no_values_is_a_type_error() -> None:
+    def pick(choice):  # type: ignore[no-untyped-def]
+        """Pick."""
+
+    pick.__annotations__ = {"choice": Literal[()]}
+    with pytest.raises(TypeError) as info:
+        tool(pick)
+    assert str(info.value) == (
+        "tool pick: parameter 'choice': Literal[()] has no values, so no argument could fit it."
+    )
+
+
+@pytest.mark.parametrize(
+    ("annotation", "schema"),
+    [
+        ("list['int']", {"type": "array", "items": {"type": "integer"}}),
+        ("dict[str, 'float']", {"type": "object", "additionalProperties": {"type": "number"}}),
+        ("Optional['int']", {"type": ["integer", "null"]}),
+        ("list[list['str']] | None", {"type": ["array", "null"], "items": {"type": "array", "items": {"type": "string"}}}),
+        ("Literal['int']", {"enum": ["int"], "type": "string"}),
+    ],
+)  # fmt: skip
+def test_strings_inside_generics_resolve_as_get_type_hints_would(
+    annotation: str, schema: dict[str, Any]
+) -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        """F."""
+
+    f.__annotations__ = {"x": annotation}
+    assert tool(f).schema["parameters"]["properties"]["x"] == schema
+    hint = typing.get_type_hints(f)["x"]  # the same hint, resolved by typing itself
+    f.__annotations__ = {"x": hint}
+    assert tool(f).schema["parameters"]["properties"]["x"] == schema
+
+
+def test_list_of_a_string_in_a_plain_annotation_resolves() -> None:
+    def f(x: list["int"]) -> None:  # noqa: UP037 - the spelling under test
+        """F."""
+
+    assert tool(f).schema["parameters"]["properties"]["x"] == {
+        "type": "array",
+        "items": {"type": "integer"},
+    }

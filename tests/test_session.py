@@ -358,14 +358,14 @@ def test_a_tool_that_raises_becomes_a_result_the_model_reads() -> None:
 @pytest.mark.parametrize(
     ("name", "arguments", "message"),
     [
-        ("nope", {}, "error: unknown tool 'nope'; available tools: convert, price."),
+        ("nope", {}, "error: unknown tool 'nope'; available tools: convert, price"),
         ("convert", '{"amount": 1', "error: convert: arguments are not valid JSON ("),
-        ("convert", "[1, 2]", "error: convert: arguments must be a JSON object, got array."),
-        ("convert", {"amount": 1, "rate": 2, "fee": 3}, "error: convert.fee: unknown argument; expected amount, rate, currency."),
-        ("convert", {"rate": 2}, "error: convert.amount: missing required argument."),
-        ("convert", {"amount": "five", "rate": 2}, "error: convert.amount: expected number, got str."),
-        ("convert", {"amount": 1, "rate": 2, "currency": "EUR"}, 'error: convert.currency: expected one of "SEK", "USD", got "EUR".'),
-        ("price", {"isin": 12}, "error: price.isin: expected string, got int."),
+        ("convert", "[1, 2]", "error: convert: arguments must be a JSON object, got array"),
+        ("convert", {"amount": 1, "rate": 2, "fee": 3}, "error: convert.fee: unknown argument; expected amount, rate, currency"),
+        ("convert", {"rate": 2}, "error: convert.amount: missing required argument"),
+        ("convert", {"amount": "five", "rate": 2}, "error: convert.amount: expected number, got str"),
+        ("convert", {"amount": 1, "rate": 2, "currency": "EUR"}, 'error: convert.currency: expected one of "SEK", "USD", got "EUR"'),
+        ("price", {"isin": 12}, "error: price.isin: expected string, got int"),
     ],
 )  # fmt: skip
 def test_bad_arguments_come_back_in_words_the_model_can_act_on(
@@ -385,7 +385,10 @@ def test_bad_arguments_come_back_in_words_the_model_can_act_on(
     result = run(model, "go", tools=[convert, price])
     assert result.stop == "answered"
     content = model.requests[1].messages[-1].content or ""
-    assert content.startswith(message)
+    if message.endswith("("):  # the JSON parser's own words follow
+        assert content.startswith(message)
+    else:
+        assert content == message
     assert result.steps[0].tool_calls[0].status == "error"
 
 
@@ -413,7 +416,7 @@ def test_a_number_written_as_a_string_is_coerced_once_and_both_forms_are_kept() 
     run(not_an_int, "go", tools=[convert])
     assert (
         not_an_int.requests[1].messages[-1].content
-        == "error: convert.times: expected integer, got str."
+        == "error: convert.times: expected integer, got str"
     )
 
 
@@ -699,5 +702,7 @@ def test_a_result_or_an_error_that_cannot_be_shown_is_still_a_result() -> None:
 
 def test_a_trace_path_in_a_missing_folder_fails_at_start(tmp_path: Any) -> None:
     missing = tmp_path / "nope" / "run.jsonl"
-    with pytest.raises(ValueError, match=r"run: trace_path '.*run\.jsonl': no folder '.*nope'\."):
+    with pytest.raises(
+        ValueError, match=r"run: trace_path '.*run\.jsonl': the folder '.*nope' does not exist\."
+    ):
         start(ScriptedModel(["x"]), "go", trace_path=missing)

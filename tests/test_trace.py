@@ -170,7 +170,7 @@ def test_format_shows_skips_stops_and_neutralises_control_characters() -> None:
 def test_format_survives_a_call_without_a_name() -> None:
     model = ScriptedModel([Completion(tool_calls=[ToolCall(None, {})]), "done"])  # type: ignore[arg-type]
     assert run(model, "go").format().splitlines()[1] == (
-        "  x ({}) -> error: a tool call needs a name; available tools: none."
+        "  x ({}) -> error: a tool call needs a name; available tools: none"
     )
 
 
@@ -225,7 +225,7 @@ def test_format_characters_are_shown_as_escapes(char: str, shown: str) -> None:
     assert char not in text
     assert text.splitlines()[:3] == [
         f"step 0: a{shown}b",
-        f"  x n{shown}(x{shown}) -> error: unknown tool {'n' + char!r}; available tools: none.",
+        f"  x n{shown}(x{shown}) -> error: unknown tool {'n' + char!r}; available tools: none",
         f"step 1: c{shown}",
     ]
 
