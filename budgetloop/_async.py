@@ -15,6 +15,7 @@ from ._dispatch import describe
 from ._loop import Loop, Turn, as_reply
 from ._session import abandoned
 from ._trace import Result, Step
+from ._tracebacks import own_traceback
 from ._turn import ModelCall, Reply
 
 AsyncUntil = Callable[["AsyncSession"], bool]
@@ -84,5 +85,5 @@ class AsyncSession(Loop):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return Reply(None, describe(exc))
+            return Reply(None, describe(exc), traceback=own_traceback(exc))
         return as_reply(value)

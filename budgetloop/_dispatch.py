@@ -25,6 +25,7 @@ from ._pool import Workers
 from ._redact import Redact, redact_call, redact_request, redact_text, redact_value
 from ._schema import Tool
 from ._trace import CallRecord, Status
+from ._tracebacks import own_traceback
 from ._turn import BatchDone, Call, Parsed, Ran
 from ._types import ToolCall
 
@@ -94,7 +95,14 @@ class Dispatch:
     def _traced(self, record: CallRecord, value: Any, redact: Redact) -> Ran:
         trace = redact_request(record, redact)
         if record.status != "ok":  # a tool's failure: its text was never cut
-            return Ran(record, replace(trace, error=redact_text(record.error, redact)))
+            return Ran(
+                record,
+                replace(
+                    trace,
+                    error=redact_text(record.error, redact),
+                    traceback=redact_text(record.traceback, redact),
+                ),
+            )
         try:  # redacted before it is encoded, so no escape can hide a secret
             text = (
                 redact(value)
@@ -155,7 +163,11 @@ class Dispatch:
             except Exception as exc:  # a value whose repr raises, say: the model hears why
                 failure = ValueError(f"the result could not be encoded as text ({describe(exc)})")
         if failure is not None:
-            fields = {"status": "error", "error": describe(failure)}
+            fields = {
+                "status": "error",
+                "error": describe(failure),
+                "traceback": own_traceback(failure),
+            }
         else:
             limit = self.max_result_chars
             if limit is not None and len(content) > limit:

@@ -459,6 +459,7 @@ class Loop:
             projection=projection,
             seconds=self._since(started),
             error=error,
+            traceback=None if reply is None else reply.traceback,
         )
 
     def _call_step(

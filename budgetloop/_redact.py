@@ -159,6 +159,7 @@ def redact_call(record: CallRecord, redact: Redact) -> CallRecord:
         redact_request(record, redact),
         result=redact_text(record.result, redact),
         error=redact_text(record.error, redact),
+        traceback=redact_text(record.traceback, redact),
     )
 
 
@@ -168,6 +169,7 @@ def redact_step(step: Step, redact: Redact) -> Step:
         step,
         text=redact_text(step.text, redact),
         error=redact_text(step.error, redact),
+        traceback=redact_text(step.traceback, redact),
         tool_calls=tuple(redact_call(c, redact) for c in step.tool_calls),
     )
 

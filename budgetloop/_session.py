@@ -16,6 +16,7 @@ from typing import Any
 from ._dispatch import describe
 from ._loop import Loop, Turn, as_reply
 from ._trace import Result, Step
+from ._tracebacks import own_traceback
 from ._turn import ModelCall, Reply
 
 Until = Callable[["Session"], bool]
@@ -84,7 +85,7 @@ class Session(Loop):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return Reply(None, describe(exc))
+            return Reply(None, describe(exc), traceback=own_traceback(exc))
         return as_reply(value)
 
     def _call_on_worker(self, request: ModelCall) -> Any:
