@@ -1,0 +1,142 @@
+"""Pausing with until=, forking from a step, resuming a saved run, and the on_step hook."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from budgetloop import (
+    Budget,
+    Completion,
+    Message,
+    ScriptedModel,
+    Session,
+    Step,
+    ToolCall,
+    Usage,
+    breakpoints,
+    resume,
+    start,
+    tool,
+)
+from tests.conftest import PRICE
+
+RATES = {"EUR": 1.1, "SEK": 0.091}
+
+
+@tool
+def rate(currency: str) -> float:
+    """The USD rate of a currency."""
+    return RATES[currency]
+
+
+@tool
+def transfer(amount: float) -> str:
+    """Move money."""
+    return f"moved {amount}"
+
+
+def script() -> list[Any]:
+    return [
+        Completion(tool_calls=[ToolCall("rate", {"currency": "SEK"}, "r1")], usage=Usage(100, 10)),
+        Completion(tool_calls=[ToolCall("transfer", {"amount": 9.1}, "t1")], usage=Usage(200, 10)),
+        Completion(text="done: moved 9.1", usage=Usage(300, 10)),
+    ]
+
+
+def session(**options: Any) -> Session:
+    model = ScriptedModel(script(), price=PRICE, max_output_tokens=50)
+    return start(model, "Send 100 SEK in USD.", tools=[rate, transfer], **options)
+
+
+def test_until_pauses_after_the_step_and_the_next_run_goes_on() -> None:
+    s = session()
+    paused = s.run(until=breakpoints.on_tool("transfer"))
+    assert not s.done
+    assert paused.stop is None
+    assert [st.tool_calls[0].name for st in paused.steps] == ["rate", "transfer"]
+    result = s.run()
+    assert (result.stop, result.answer, len(result.steps)) == ("answered", "done: moved 9.1", 3)
+
+
+def test_on_cost_pauses_before_the_money_goes() -> None:
+    s = session()
+    first = PRICE.cost(100, 10)
+    s.run(until=breakpoints.on_cost(first + 0.0001))
+    assert len(s.steps) == 1  # the next turn's worst case would pass the amount
+    assert s.result.cost_usd == first
+    assert s.projection.total_usd is not None
+    assert s.projection.total_usd > first + 0.0001
+
+
+def test_fork_from_before_a_step_with_an_edited_result_keeps_the_money() -> None:
+    s = session()
+    s.run()
+    spent = s.result.cost_usd
+    context = s.messages[:3]  # user, the rate call, its result: the context before step 1
+    assert [m.role for m in context] == ["user", "assistant", "tool"]
+    edited = [*context[:2], Message("tool", "0.5", tool_call_id="r1", name="rate")]
+    fixed = ScriptedModel(["the rate is 0.5: not sending"], price=PRICE, max_output_tokens=50)
+    fork = s.fork(1, messages=edited, complete=fixed)
+    assert fork.messages == edited
+    assert len(fork.steps) == 1  # the kept history: step 0
+    assert fork.result.cost_usd == spent  # money spent stays spent, all of it
+    result = fork.run()
+    assert result.answer == "the rate is 0.5: not sending"
+    assert fixed.requests[0].messages == tuple(edited)
+    assert result.cost_usd == spent + result.steps[1].cost_usd
+    assert [st.index for st in result.steps] == [0, 1]
+
+
+def test_fork_at_a_step_takes_the_context_as_it_stood_and_options_as_given() -> None:
+    s = session(budget=Budget(max_steps=5))
+    s.run()
+    fork = s.fork(2, budget=Budget(max_steps=2))
+    assert fork.messages == s.messages[:5]
+    assert fork.budget == Budget(max_steps=2)
+    assert fork.price == PRICE  # every other option kept
+    assert fork.run().stop == "max_steps"  # two steps kept, none left
+    with pytest.raises(ValueError, match=r"fork: at must be a step index from 0 to 3, got 4"):
+        s.fork(4)
+    with pytest.raises(TypeError, match=r"fork: unknown option 'bugdet'"):
+        s.fork(0, bugdet=Budget())
+
+
+def test_a_ceiling_holds_across_forks() -> None:
+    spent = PRICE.cost(300, 20)  # the two calls, summed exactly in picodollars
+    s = session(budget=Budget(max_cost_usd=spent + 0.0005))
+    s.step()
+    s.step()
+    assert s.result.cost_usd == spent
+    for _ in range(3):  # a fork cannot spend what the source already spent
+        fork = s.fork(0)
+        assert fork.result.cost_usd == spent
+        assert fork.run().stop == "max_cost_usd"
+
+
+def test_resume_a_saved_run_from_a_step(tmp_path: Any) -> None:
+    s = session()
+    path = tmp_path / "run.json"
+    s.run().save(path)
+    model = ScriptedModel(["resumed"], price=PRICE, max_output_tokens=50)
+    again = resume(path, model, tools=[rate, transfer], at=2)
+    assert [m.role for m in again.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert again.result.cost_usd == s.result.cost_usd
+    assert again.run().answer == "resumed"
+    with pytest.raises(TypeError, match="resume: trace must be a Result, a dict or a path"):
+        resume(3, model, tools=[])  # type: ignore[arg-type]
+
+
+def test_on_step_sees_every_committed_step_and_the_stop() -> None:
+    seen: list[tuple[int | None, bool]] = []
+
+    def hook(session: Session, step: Step | None) -> None:
+        seen.append((None if step is None else step.index, session.done))
+
+    session(budget=Budget(max_steps=2), on_step=hook).run()
+    assert seen == [(0, False), (1, True)]
+    seen.clear()
+    model = ScriptedModel(["x"], price=PRICE, max_output_tokens=50)
+    start(model, "go", budget=Budget(max_steps=0), on_step=hook).run()
+    assert seen == [(None, True)]
