@@ -24,7 +24,8 @@ def test_every_export_says_it_comes_from_budgetloop() -> None:
     wrong = {
         name: value.__module__
         for name in budgetloop.__all__
-        if (value := getattr(budgetloop, name)).__module__ not in ("budgetloop", "budgetloop.ledger")
+        if (value := getattr(budgetloop, name)).__module__
+        not in ("budgetloop", "budgetloop.ledger")
     }
     assert wrong == {}
     assert repr(budgetloop.Budget) == "<class 'budgetloop.Budget'>"
