@@ -111,7 +111,7 @@ def check_other_pythons() -> None:
         if not (bin_ / "python").exists():
             sh(python, "-m", "venv", venv)
         sh(bin_ / "python", "-m", "pip", "install", "--quiet", "-e", ".",
-           "pytest", "pytest-timeout", "hypothesis", "jsonschema")  # fmt: skip
+           "pytest", "pytest-timeout", "hypothesis", "jsonschema", "redis>=5")  # fmt: skip
         sh(bin_ / "python", "-m", "pytest", "-q", *CORE_TESTS)
 
 

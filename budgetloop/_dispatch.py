@@ -196,11 +196,12 @@ class Dispatch:
         value: Any = None
         failure: BaseException | None = None
         try:
-            value = tool.fn(**args)
-            if tool.is_async:
-                value = asyncio.run(value)
-            elif inspect.isawaitable(value):
-                failure = _unawaited(value)
+            if tool.is_async:  # settled inside its loop, so its own CancelledError keeps its words
+                value, failure = asyncio.run(_settled(tool.fn, args))
+            else:
+                value = tool.fn(**args)
+                if inspect.isawaitable(value):
+                    failure = _unawaited(value)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # a tool's failure is a result the model reads
