@@ -126,6 +126,7 @@ class Loop:
         self._offset = 0  # true input tokens of the last request minus our estimate of it
         self._sent = 0  # our estimate of the request in flight
         self._estimates: dict[int, tuple[Message, int]] = {}  # this turn's, by identity
+        self._message_tokens: list[int] = []  # each message's count, as added to _tokens
         for message in initial_messages(prompt, system):
             self._append(message)
         self._workers = Workers(max_workers)
@@ -150,6 +151,11 @@ class Loop:
     def messages(self) -> list[Message]:
         """The context as it stands: what the next model call would be sent."""
         return list(self._messages)
+
+    @property
+    def message_tokens(self) -> tuple[int, ...]:
+        """Each message of ``messages``' tokens as this session counted it (no re-estimate)."""
+        return tuple(self._message_tokens)
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -329,7 +335,9 @@ class Loop:
 
     def _append(self, message: Message) -> None:
         self._messages.append(message)
-        self._tokens += self._estimate(message)
+        tokens = self._estimate(message)
+        self._message_tokens.append(tokens)
+        self._tokens += tokens
         if self.redact is not None:
             self._trace_messages.append(redact_message(message, self.redact))
 
