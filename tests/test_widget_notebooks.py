@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -46,3 +47,34 @@ def test_committed_notebooks_hold_no_machine_dependent_text() -> None:
         text = path.read_text(encoding="utf-8")
         for marker in ("/work/", "/tmp/", "/home/", " at 0x", "Traceback"):
             assert marker not in text, f"{path.name} holds {marker!r}"
+
+
+def unescaped_dollars(markdown: str) -> list[str]:
+    """The paragraphs of ``markdown`` in which two or more ``$`` outside code spans are not
+    written ``\\$``: MathJax (JupyterLab, Notebook 7, nbviewer, GitHub) would render the text
+    between them as a formula."""
+    found = []
+    for paragraph in markdown.split("\n\n"):
+        if paragraph.lstrip().startswith("```"):
+            continue
+        prose = re.sub(r"`[^`]*`", "", paragraph)
+        if len(re.findall(r"(?<!\\)\$", prose)) >= 2:
+            found.append(paragraph)
+    return found
+
+
+def test_the_dollar_lint_finds_a_pair_and_passes_escaped_or_quoted_ones() -> None:
+    assert unescaped_dollars("It allows $0.03: try $0.05.") == ["It allows $0.03: try $0.05."]
+    assert unescaped_dollars("one $5 note\n\nanother $6 one") == []
+    assert unescaped_dollars(r"It allows \$0.03: try \$0.05.") == []
+    assert unescaped_dollars("`$0.03` and `$0.05`") == []
+    assert unescaped_dollars("```\n$a $b\n```") == []
+
+
+def test_no_notebook_prose_puts_dollar_amounts_between_math_signs() -> None:
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for number, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown":
+                bad = unescaped_dollars(cell.source)
+                assert not bad, f"{path.name} cell {number}: write \\$ in {bad[0]!r}"
