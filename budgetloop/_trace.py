@@ -242,6 +242,13 @@ class Result:
             json.dump(self.to_dict(), fh, ensure_ascii=False, indent=1)
             fh.write("\n")
 
+    def _repr_html_(self) -> str:
+        """A read-only HTML view, no script: what Jupyter, nbviewer and GitHub show for a bare
+        ``result`` in a cell."""
+        from ._html import render  # ._html reads this module: imported when first used
+
+        return render(self)
+
     def format(self) -> str:
         """The run as readable text: each step, each call and its outcome, then the totals."""
         lines = []
