@@ -58,7 +58,7 @@ def to_html(
         raise TypeError(f"to_html: title must be a str, got {type(title).__name__}.")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"to_html: path must be a str or a path, got {type(path).__name__}.")
-    result = as_result(trace)
+    result = as_result(trace, where="to_html")
     document = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">'

@@ -34,7 +34,9 @@ def stylesheet() -> str:
     return f"<style>{css}</style>"
 
 
-def as_result(source: Result | Mapping[str, Any] | str | os.PathLike[str]) -> Result:
+def as_result(
+    source: Result | Mapping[str, Any] | str | os.PathLike[str], where: str = "TraceView"
+) -> Result:
     """A Result from a Result, a ``Result.to_dict()`` dict, or the path of a saved trace."""
     if isinstance(source, Result):
         return source
@@ -43,7 +45,7 @@ def as_result(source: Result | Mapping[str, Any] | str | os.PathLike[str]) -> Re
     if isinstance(source, (str, os.PathLike)):
         return load_trace(source)
     raise TypeError(
-        f"TraceView: source must be a Result, a to_dict() dict or a path, "
+        f"{where}: source must be a Result, a to_dict() dict or a path, "
         f"got {type(source).__name__}."
     )
 
