@@ -52,6 +52,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         *,
         steps_shown: int = 20,
         context_shown: int = 40,
+        chart_points: int = 30,
         title: str = "budgetloop run",
     ) -> None:
         if isinstance(source, Session):
@@ -66,6 +67,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.session: Session = session
         self.steps_shown = steps_shown
         self.context_shown = context_shown
+        self.chart_points = chart_points
+        self._folded: dict[int, str] = {}  # this session's folded step cards, by index
+        self._rows: dict[tuple[int, bool], str] = {}  # its context rows, by position
         self.step_button = widgets.Button(description="Step", tooltip="take one turn")
         self.run_button = widgets.Button(description="Run", tooltip="step until the run stops")
         self.reset_button = widgets.Button(description="Reset", tooltip="a fresh session")
@@ -125,6 +129,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             session = _built(self._factory)
             rewind(session.complete)
             self.session = session
+            self._folded, self._rows = {}, {}
 
         self._drive("Reset", reset)
 
@@ -168,10 +173,14 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             projection, used_by(result), session.budget, done=session.done, label=label,
             missing=missing,
         )  # fmt: skip
-        self.steps_view.value = steps_html(result.steps, shown=self.steps_shown)
+        self.steps_view.value = steps_html(
+            result.steps, shown=self.steps_shown, folded=self._folded
+        )
         # after a cost stop, the projection that stopped the run is still the crossing point
         drawn = projection if not session.done or stopped_by_cost(result) else None
-        self.charts.value = charts_html(result.steps, session.budget, drawn)
+        self.charts.value = charts_html(
+            result.steps, session.budget, drawn, max_points=self.chart_points
+        )
         messages = result.messages  # as the trace holds them: through redact= when given
         head = plural(len(messages), "message")
         if projection is not None:
@@ -180,7 +189,11 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 "(messages, tool schemas and request overhead)"
             )
         self.context.value = context_html(
-            messages, shown=self.context_shown, tokens=session.message_tokens, head=head
+            messages,
+            shown=self.context_shown,
+            tokens=session.message_tokens,
+            head=head,
+            rows_cache=self._rows,
         )
         self._set_busy(False)
 

@@ -62,7 +62,8 @@ def nice_top(value: float) -> float:
 
 
 def _num(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".")
+    out = f"{value:.1f}"
+    return out[:-2] if out.endswith(".0") else out
 
 
 def bucketed(values: Sequence[float], limit: int = MAX_POINTS) -> tuple[list[float], int]:
@@ -134,12 +135,13 @@ def bar_chart(
     y_format: Format = count,
     first_x: int = 0,
     empty: str = "no steps yet",
+    max_points: int = MAX_POINTS,
 ) -> str:
-    """One bar per value (per bucket of values past ``MAX_POINTS``), drawn as a single path."""
+    """One bar per value (per bucket of values past ``max_points``), drawn as a single path."""
     if not values:
         parts, left = _frame(title, None, y_format, "", "", x_label)
         return _empty(parts, left, empty)
-    shown, size = bucketed(values)
+    shown, size = bucketed(values, max_points)
     if size > 1:
         title = f"{title} (largest of each {size})"
     top = nice_top(max(shown))
@@ -170,13 +172,14 @@ def line_chart(
     ceiling_label: str = "ceiling",
     projected: tuple[float, float] | None = None,
     empty: str = "nothing spent yet",
+    max_points: int = MAX_POINTS,
 ) -> str:
-    """A line through ``points`` (x ascending; every n-th past ``MAX_POINTS``, and the last),
+    """A line through ``points`` (x ascending; every n-th past ``max_points``, and the last),
     an optional dashed ceiling and a hollow marker for a projected next point."""
     if not points and projected is None:
         parts, left = _frame(title, None, y_format, "", "", x_label)
         return _empty(parts, left, empty)
-    size = max(-(-len(points) // MAX_POINTS), 1)
+    size = max(-(-len(points) // max_points), 1)
     if size > 1:
         points = [*points[::size], *([points[-1]] if (len(points) - 1) % size else [])]
     every = [*points, *([projected] if projected else [])]

@@ -20,7 +20,7 @@ from typing import Any
 
 from budgetloop import Budget, CallRecord, Message, Projection, Result, Step, Stop, load_trace
 
-from ._svg import bar_chart, line_chart
+from ._svg import MAX_POINTS, bar_chart, line_chart
 from ._text import count, plural, text, usd
 
 PREVIEW_CHARS = 600  # of a model's text or a message
@@ -256,8 +256,14 @@ def step_html(step: Step, *, open_: bool = True, selected: bool = False) -> str:
     return "".join(parts)
 
 
-def steps_html(steps: Sequence[Step], *, shown: int = 20) -> str:
-    """The latest ``shown`` steps, newest first and the only one unfolded, in a scroll box."""
+def steps_html(
+    steps: Sequence[Step], *, shown: int = 20, folded: dict[int, str] | None = None
+) -> str:
+    """The latest ``shown`` steps, newest first and the only one unfolded, in a scroll box.
+
+    ``folded`` caches each step's folded card by index (a step never changes once taken), so a
+    redraw renders one card whatever the run's length.
+    """
     if not steps:
         return '<div class="bl-muted">no steps yet: press Step</div>'
     latest = list(steps[-shown:])[::-1]
@@ -267,8 +273,13 @@ def steps_html(steps: Sequence[Step], *, shown: int = 20) -> str:
             f'<div class="bl-muted">showing the latest {shown} of '
             f"{plural(len(steps), 'step')}; open the result in a TraceView to see them all</div>"
         )
-    cards = "".join(step_html(s, open_=i == 0) for i, s in enumerate(latest))
-    return f'{note}<div class="bl-steps-box">{cards}</div>'
+    cache = {} if folded is None else folded
+    cards = [step_html(latest[0], open_=True)]
+    for step in latest[1:]:
+        if step.index not in cache:
+            cache[step.index] = step_html(step, open_=False)
+        cards.append(cache[step.index])
+    return f'{note}<div class="bl-steps-box">{"".join(cards)}</div>'
 
 
 def message_content(message: Message) -> str:
@@ -286,22 +297,28 @@ def context_html(
     shown: int = 40,
     tokens: Sequence[int] | None = None,
     head: str = "",
+    rows_cache: dict[tuple[int, bool], str] | None = None,
 ) -> str:
     """The context, the latest ``shown`` messages in a scroll box; with ``tokens`` (the
-    session's ``message_tokens``), each message's estimated tokens beside it."""
+    session's ``message_tokens``), each message's estimated tokens beside it. ``rows_cache``
+    keeps each row by position, for a context that only grows (a session's)."""
     first = max(len(messages) - shown, 0)
     line = head or plural(len(messages), "message")
     if first:
         line += f"; showing the latest {shown}"
     column = tokens is not None and len(tokens) == len(messages)
+    cache = {} if rows_cache is None else rows_cache
     rows = []
     for i, m in enumerate(messages[first:], start=first):
-        cell = f'<td class="bl-num">{count(tokens[i])}</td>' if column and tokens else ""
-        rows.append(
-            f'<tr class="bl-role-{escape(m.role)}"><td class="bl-num">{i}</td>'
-            f"<td>{escape(m.role)}</td>{cell}"
-            f"<td><pre>{text(preview(message_content(m)))}</pre></td></tr>"
-        )
+        key = (i, column)
+        if key not in cache:
+            cell = f'<td class="bl-num">{count(tokens[i])}</td>' if column and tokens else ""
+            cache[key] = (
+                f'<tr class="bl-role-{escape(m.role)}"><td class="bl-num">{i}</td>'
+                f"<td>{escape(m.role)}</td>{cell}"
+                f"<td><pre>{text(preview(message_content(m)))}</pre></td></tr>"
+            )
+        rows.append(cache[key])
     heads = "<th>#</th><th>role</th>" + ("<th>tokens, estimated</th>" if column else "")
     table = f"<tr>{heads}<th>content</th></tr>" + "".join(rows)
     return (
@@ -317,15 +334,20 @@ def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def charts_html(
-    steps: Sequence[Step], budget: Budget, next_projection: Projection | None = None
+    steps: Sequence[Step],
+    budget: Budget,
+    next_projection: Projection | None = None,
+    *,
+    max_points: int = MAX_POINTS,
 ) -> str:
-    """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG.
+    """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG, each
+    drawn from at most ``max_points`` points.
 
     ``next_projection`` (the next step's, or the one that stopped the run) is drawn as a hollow
     point at spent + projected.
     """
     tokens = [s.usage.input_tokens if s.usage else 0 for s in steps]
-    bars = bar_chart(tokens, title="input tokens per step, reported")
+    bars = bar_chart(tokens, title="input tokens per step, reported", max_points=max_points)
     total = 0.0
     points: list[tuple[float, float]] = [(0, 0.0)] if steps else []
     for step in steps:
@@ -344,6 +366,7 @@ def charts_html(
         ceiling=ceiling,
         ceiling_label=f"max_cost_usd {usd(ceiling)}",
         projected=projected,
+        max_points=max_points,
     )
     return f'<div class="bl-charts">{bars}{line}</div>'
 
