@@ -76,13 +76,17 @@ def test_the_panel_reads_in_the_dark_theme_and_dollars_stay_text(tmp_path: Path)
             assert seen["ratio"] >= 4.5, f"{name}: {seen}"
         panel.scroll_into_view_if_needed()
         panel.screenshot(path=str(ARTIFACTS / "panel-dark.png"))
-        # the setup cell's prose: "The budget allows $0.03: try $0.05 ..."
+        # the setup cell's prose: "The budget allows USD 0.03: try USD 0.05 ..."
         prose = page.locator(".jp-RenderedMarkdown p", has_text="The budget allows")
-        expect(prose).to_contain_text("allows $0.03: try $0.05")
-        dollars = page.locator(".jp-RenderedMarkdown p", has_text="$")
-        assert dollars.count() >= 2
-        for i in range(dollars.count()):
-            assert dollars.nth(i).locator("mjx-container, .MathJax").count() == 0
+        expect(prose).to_contain_text("allows USD 0.03: try USD 0.05")
+        amounts = page.locator(".jp-RenderedMarkdown p", has_text="USD 0.0")
+        assert amounts.count() == 2
+        assert (
+            page.locator(
+                ".jp-RenderedMarkdown mjx-container, .jp-RenderedMarkdown .MathJax"
+            ).count()
+            == 0
+        )
         assert panel.locator("mjx-container, .MathJax").count() == 0
     assert browser.errors == []
 
