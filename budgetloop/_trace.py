@@ -257,6 +257,13 @@ class Result:
             fh.write("\n")
         return moved
 
+    def _repr_html_(self) -> str:
+        """A read-only HTML view, no script: what Jupyter, nbviewer and GitHub show for a bare
+        ``result`` in a cell."""
+        from ._html import render  # ._html reads this module: imported when first used
+
+        return render(self)
+
     def format(self) -> str:
         """The run as readable text: each step, each call and its outcome, then the totals.
 

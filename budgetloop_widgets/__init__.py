@@ -4,10 +4,12 @@ Plain ipywidgets (no front-end build); charts are inline SVG drawn in Python; th
 with the package. Anything a model, a tool or a trace produced is shown as escaped text.
 """
 
+from ._export import to_html
 from ._panel import RunPanel
 from ._svg import bar_chart, line_chart
+from ._text import usd
 from ._traceview import TraceView
-from ._views import projection_text, usd
+from ._views import projection_text
 
 __all__ = [
     "RunPanel",
@@ -15,5 +17,6 @@ __all__ = [
     "bar_chart",
     "line_chart",
     "projection_text",
+    "to_html",
     "usd",
 ]

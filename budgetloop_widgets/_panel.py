@@ -10,13 +10,16 @@ import ipywidgets as widgets
 
 from budgetloop import Projection, ScriptedModel, Session
 
+from ._text import count, plural
 from ._views import (
+    IGNORE_MATH,
     charts_html,
     context_html,
     error_html,
     meter_html,
     steps_html,
     stop_html,
+    stopped_by_cost,
     stylesheet,
     used_by,
 )
@@ -49,6 +52,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         *,
         steps_shown: int = 20,
         context_shown: int = 40,
+        chart_points: int = 30,
         title: str = "budgetloop run",
     ) -> None:
         if isinstance(source, Session):
@@ -63,6 +67,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.session: Session = session
         self.steps_shown = steps_shown
         self.context_shown = context_shown
+        self.chart_points = chart_points
+        self._folded: dict[int, str] = {}  # this session's folded step cards, by index
+        self._rows: dict[tuple[int, bool], str] = {}  # its context rows, by position
         self.step_button = widgets.Button(description="Step", tooltip="take one turn")
         self.run_button = widgets.Button(description="Run", tooltip="step until the run stops")
         self.reset_button = widgets.Button(description="Reset", tooltip="a fresh session")
@@ -88,7 +95,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 self.error,
                 self.meter,
                 self.charts,
-                _section("Steps (newest first)"),
+                _section("Steps, newest first (click a step to unfold it)"),
                 self.steps_view,
                 _section("Context"),
                 self.context,
@@ -96,6 +103,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         )
         self.add_class("bl-root")
         self.add_class("bl-panel")
+        for name in IGNORE_MATH.split():
+            self.add_class(name)
         self.refresh()
 
     @property
@@ -120,6 +129,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             session = _built(self._factory)
             rewind(session.complete)
             self.session = session
+            self._folded, self._rows = {}, {}
 
         self._drive("Reset", reset)
 
@@ -157,17 +167,34 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             missing = f"the projection failed: {type(exc).__name__}: {exc}"
             self.show_error(f"Projecting the next turn raised {type(exc).__name__}: {exc}",
                             traceback.format_exc())  # fmt: skip
-        label = "Before the next turn" if not session.done else "After the run: the next turn"
+        label = "Before the next step" if not session.done else "After the run: the next step"
         self.status.value = stop_html(result)
         self.meter.value = meter_html(
             projection, used_by(result), session.budget, done=session.done, label=label,
             missing=missing,
         )  # fmt: skip
-        self.steps_view.value = steps_html(result.steps, shown=self.steps_shown)
-        self.charts.value = charts_html(
-            result.steps, session.budget, None if session.done else projection
+        self.steps_view.value = steps_html(
+            result.steps, shown=self.steps_shown, folded=self._folded
         )
-        self.context.value = context_html(result.messages, shown=self.context_shown)
+        # after a cost stop, the projection that stopped the run is still the crossing point
+        drawn = projection if not session.done or stopped_by_cost(result) else None
+        self.charts.value = charts_html(
+            result.steps, session.budget, drawn, max_points=self.chart_points
+        )
+        messages = result.messages  # as the trace holds them: through redact= when given
+        head = plural(len(messages), "message")
+        if projection is not None:
+            head += (
+                f"; next request: {count(projection.input_tokens)} input tokens projected "
+                "(messages, tool schemas and request overhead)"
+            )
+        self.context.value = context_html(
+            messages,
+            shown=self.context_shown,
+            tokens=session.message_tokens,
+            head=head,
+            rows_cache=self._rows,
+        )
         self._set_busy(False)
 
 

@@ -1,6 +1,9 @@
 """Charts as inline SVG strings, drawn with the standard library: nothing loads from a network.
 
 Every label is escaped; coordinates are rounded so that the same data gives the same bytes.
+Colours are the theme's (``--jp-*`` variables in a ``style`` attribute) with light fallbacks,
+so a chart shown on its own follows the front end's theme too. A long run is drawn from at most
+``MAX_POINTS`` points, so a chart's size does not grow with the run.
 """
 
 from __future__ import annotations
@@ -9,29 +12,41 @@ import math
 from collections.abc import Callable, Sequence
 from html import escape
 
+from ._text import count
+
 WIDTH = 400
 HEIGHT = 200
-LEFT, RIGHT, TOP, BOTTOM = 64, 16, 30, 34
+RIGHT, TOP, BOTTOM = 16, 30, 34
+CHAR_WIDTH = 6.6  # of an 11px sans-serif digit, rounded up: the tick labels' width budget
+MAX_POINTS = 300
 
 Format = Callable[[float], str]
 
+FG = "var(--jp-ui-font-color1, #222)"
+MUTED = "var(--jp-ui-font-color2, #555)"
+GRID = "var(--jp-border-color2, #ddd)"
+LINE = "var(--jp-brand-color1, #1976d2)"
+ALARM = "var(--jp-error-color1, #c0392b)"
+NEXT = "var(--jp-warn-color1, #e67e22)"
+
 STYLE = {
     "chart": 'role="img"',
-    "chart-title": 'font-size="13" font-weight="600" fill="#222"',
-    "grid": 'stroke="#ddd"',
-    "tick": 'font-size="11" fill="#555"',
-    "bars": 'fill="#4c78a8"',
-    "ceiling": 'stroke="#c0392b" stroke-dasharray="5 4"',
-    "ceiling-label": 'font-size="11" fill="#c0392b"',
-    "line": 'fill="none" stroke="#4c78a8" stroke-width="2"',
-    "dot": 'fill="#4c78a8"',
-    "projected-line": 'stroke="#e67e22" stroke-dasharray="3 3"',
-    "projected": 'fill="none" stroke="#e67e22" stroke-width="2"',
+    "chart-title": f'font-size="13" font-weight="600" style="fill:{FG}"',
+    "grid": f'style="stroke:{GRID}"',
+    "tick": f'font-size="11" style="fill:{MUTED}"',
+    "empty": f'font-size="12" text-anchor="middle" style="fill:{MUTED}"',
+    "bars": f'style="fill:{LINE}"',
+    "ceiling": f'stroke-dasharray="5 4" style="stroke:{ALARM}"',
+    "ceiling-label": f'font-size="11" text-anchor="end" style="fill:{ALARM}"',
+    "line": f'fill="none" stroke-width="2" style="stroke:{LINE}"',
+    "dot": f'style="fill:{LINE}"',
+    "projected-line": f'stroke-dasharray="3 3" style="stroke:{NEXT}"',
+    "projected": f'fill="none" stroke-width="2" style="stroke:{NEXT}"',
 }
 
 
 def _look(name: str) -> str:
-    """The class and presentation attributes of one kind of mark: the SVG stands alone."""
+    """The class and presentation of one kind of mark: the SVG stands alone."""
     return f'class="bl-{name}" {STYLE[name]}'
 
 
@@ -47,39 +62,69 @@ def nice_top(value: float) -> float:
 
 
 def _num(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".")
+    out = f"{value:.1f}"
+    return out[:-2] if out.endswith(".0") else out
+
+
+def bucketed(values: Sequence[float], limit: int = MAX_POINTS) -> tuple[list[float], int]:
+    """At most ``limit`` values: the largest of each run of ``size`` consecutive ones."""
+    size = max(-(-len(values) // limit), 1)
+    if size == 1:
+        return list(values), 1
+    return [max(values[i : i + size]) for i in range(0, len(values), size)], size
 
 
 def _frame(
-    title: str, y_top: float, y_format: Format, x_first: str, x_last: str, x_label: str
-) -> list[str]:
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    title: str,
+    y_top: float | None,
+    y_format: Format,
+    x_first: str,
+    x_last: str,
+    x_label: str,
+) -> tuple[list[str], int]:
+    """The title, the grid and its labels; returns the parts and the plot's left edge, which
+    is as far right as the widest y label needs, so no label is clipped."""
+    labels: list[tuple[float, str]] = []
+    if y_top is not None:
+        for fraction in (0.0, 0.5, 1.0):
+            label = y_format(y_top * fraction)
+            if all(label != seen for _, seen in labels):  # "0, 0, 1" says nothing
+                labels.append((fraction, label))
+    widest = max((len(label) for _, label in labels), default=1)
+    left = max(40, math.ceil(widest * CHAR_WIDTH) + 10)
+    plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" {_look("chart")} '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
         f'font-family="sans-serif">',
         f"<title>{escape(title)}</title>",
-        f'<text x="{LEFT}" y="18" {_look("chart-title")}>{escape(title)}</text>',
+        f'<text x="4" y="16" {_look("chart-title")}>{escape(title)}</text>',
     ]
-    for fraction in (0.0, 0.5, 1.0):
+    for fraction, label in labels:
         y = TOP + plot_h * (1 - fraction)
         parts.append(
-            f'<line x1="{LEFT}" y1="{_num(y)}" x2="{LEFT + plot_w}" y2="{_num(y)}" '
+            f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
             f"{_look('grid')}/>"
-        )
-        parts.append(
-            f'<text x="{LEFT - 6}" y="{_num(y + 4)}" text-anchor="end" {_look("tick")}>'
-            f"{escape(y_format(y_top * fraction))}</text>"
+            f'<text x="{left - 6}" y="{_num(y + 4)}" text-anchor="end" {_look("tick")}>'
+            f"{escape(label)}</text>"
         )
     base = TOP + plot_h
     parts.append(
-        f'<text x="{LEFT}" y="{base + 16}" {_look("tick")}>{escape(x_first)}</text>'
-        f'<text x="{LEFT + plot_w}" y="{base + 16}" text-anchor="end" {_look("tick")}>'
+        f'<text x="{left}" y="{base + 14}" {_look("tick")}>{escape(x_first)}</text>'
+        f'<text x="{left + plot_w}" y="{base + 14}" text-anchor="end" {_look("tick")}>'
         f"{escape(x_last)}</text>"
-        f'<text x="{LEFT + plot_w / 2:.0f}" y="{base + 28}" text-anchor="middle" '
+        f'<text x="{left + plot_w / 2:.0f}" y="{base + 28}" text-anchor="middle" '
         f"{_look('tick')}>{escape(x_label)}</text>"
     )
-    return parts
+    return parts, left
+
+
+def _empty(parts: list[str], left: int, note: str) -> str:
+    x = left + (WIDTH - left - RIGHT) / 2
+    y = TOP + (HEIGHT - TOP - BOTTOM) / 2
+    parts.append(f'<text x="{_num(x)}" y="{_num(y)}" {_look("empty")}>{escape(note)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 def bar_chart(
@@ -87,25 +132,32 @@ def bar_chart(
     *,
     title: str,
     x_label: str = "step",
-    y_format: Format = lambda v: f"{v:,.0f}",
+    y_format: Format = count,
     first_x: int = 0,
+    empty: str = "no steps yet",
+    max_points: int = MAX_POINTS,
 ) -> str:
-    """One bar per value, drawn as a single path so a thousand bars stay small."""
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-    top = nice_top(max(values, default=0))
-    last = first_x + max(len(values) - 1, 0)
+    """One bar per value (per bucket of values past ``max_points``), drawn as a single path."""
+    if not values:
+        parts, left = _frame(title, None, y_format, "", "", x_label)
+        return _empty(parts, left, empty)
+    shown, size = bucketed(values, max_points)
+    if size > 1:
+        title = f"{title} (largest of each {size})"
+    top = nice_top(max(shown))
+    last = first_x + len(values) - 1
     right = str(last) if len(values) > 1 else ""  # one bar: one label, not "0 ... 0"
-    parts = _frame(title, top, y_format, str(first_x), right, x_label)
-    if values:
-        slot = plot_w / len(values)
-        width = max(slot * 0.8, 0.5)
-        commands = []
-        for i, value in enumerate(values):
-            h = plot_h * max(value, 0) / top
-            x = LEFT + i * slot + (slot - width) / 2
-            y = TOP + plot_h - h
-            commands.append(f"M{_num(x)} {_num(y)}h{_num(width)}v{_num(h)}h{_num(-width)}z")
-        parts.append(f'<path d="{"".join(commands)}" {_look("bars")}/>')
+    parts, left = _frame(title, top, y_format, str(first_x), right, x_label)
+    plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
+    slot = plot_w / len(shown)
+    width = max(slot * 0.8, 0.5)
+    commands = []
+    for i, value in enumerate(shown):
+        h = plot_h * max(value, 0) / top
+        x = left + i * slot + (slot - width) / 2
+        y = TOP + plot_h - h
+        commands.append(f"M{_num(x)} {_num(y)}h{_num(width)}v{_num(h)}h{_num(-width)}z")
+    parts.append(f'<path d="{"".join(commands)}" {_look("bars")}/>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -115,43 +167,53 @@ def line_chart(
     *,
     title: str,
     x_label: str = "step",
-    y_format: Format = lambda v: f"${v:,.2f}",
+    y_format: Format = count,
     ceiling: float | None = None,
     ceiling_label: str = "ceiling",
     projected: tuple[float, float] | None = None,
+    empty: str = "nothing spent yet",
+    max_points: int = MAX_POINTS,
 ) -> str:
-    """A line through ``points`` (x ascending), an optional dashed ceiling and a hollow marker
-    for a projected next point."""
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    """A line through ``points`` (x ascending; every n-th past ``max_points``, and the last),
+    an optional dashed ceiling and a hollow marker for a projected next point."""
+    if not points and projected is None:
+        parts, left = _frame(title, None, y_format, "", "", x_label)
+        return _empty(parts, left, empty)
+    size = max(-(-len(points) // max_points), 1)
+    if size > 1:
+        points = [*points[::size], *([points[-1]] if (len(points) - 1) % size else [])]
     every = [*points, *([projected] if projected else [])]
     xs = [x for x, _ in every]
-    y_max = max([y for _, y in every] + ([ceiling] if ceiling is not None else []), default=0)
+    y_max = max([y for _, y in every] + ([ceiling] if ceiling is not None else []))
     top = nice_top(y_max)
-    x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
+    x0, x1 = min(xs), max(xs)
     span = (x1 - x0) or 1.0
+    parts, left = _frame(title, top, y_format, _num(x0), _num(x1), x_label)
+    plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
 
-    def at(x: float, y: float) -> str:
-        return f"{_num(LEFT + plot_w * (x - x0) / span)},{_num(TOP + plot_h * (1 - y / top))}"
+    def at(x: float, y: float) -> tuple[str, str]:
+        return _num(left + plot_w * (x - x0) / span), _num(TOP + plot_h * (1 - y / top))
 
-    parts = _frame(title, top, y_format, _num(x0), _num(x1), x_label)
     if ceiling is not None:
         y = TOP + plot_h * (1 - ceiling / top)
+        # above the line, unless that would reach into the title: then below it
+        label_y = y - 4 if y - 4 - 11 >= 20 else y + 13
         parts.append(
-            f'<line x1="{LEFT}" y1="{_num(y)}" x2="{LEFT + plot_w}" y2="{_num(y)}" '
-            f'{_look("ceiling")}/><text x="{LEFT + plot_w}" y="{_num(y - 4)}" '
-            f'text-anchor="end" {_look("ceiling-label")}>{escape(ceiling_label)}</text>'
+            f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
+            f'{_look("ceiling")}/><text x="{left + plot_w}" y="{_num(label_y)}" '
+            f"{_look('ceiling-label')}>{escape(ceiling_label)}</text>"
         )
     if len(points) > 1:
-        line = " ".join(at(x, y) for x, y in points)
+        line = " ".join(",".join(at(x, y)) for x, y in points)
         parts.append(f'<polyline points="{line}" {_look("line")}/>')
     if len(points) <= 60:
         for x, y in points:
-            cx, cy = at(x, y).split(",")
+            cx, cy = at(x, y)
             parts.append(f'<circle cx="{cx}" cy="{cy}" r="2.5" {_look("dot")}/>')
     if projected is not None:
-        cx, cy = at(*projected).split(",")
+        cx, cy = at(*projected)
         if points:
-            px, py = at(*points[-1]).split(",")
+            px, py = at(*points[-1])
             parts.append(
                 f'<line x1="{px}" y1="{py}" x2="{cx}" y2="{cy}" {_look("projected-line")}/>'
             )

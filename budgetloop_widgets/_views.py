@@ -1,9 +1,11 @@
 """Pure functions from core data (Result, Step, Projection, messages) to view text and markup.
 
-Nothing here decides anything about a budget: every number shown is one the core computed
-(``Session.projection``, ``Step.projection``, ``Step.cost_usd``) or a count of trace entries.
-Everything a model, a tool or a trace produced goes through ``text()``: control characters are
-shown as escapes and the result is HTML-escaped, so it is always shown, never interpreted.
+Nothing here decides anything about a budget or re-counts a token: every number shown is one
+the core computed (``Session.projection``, ``Session.message_tokens``, ``Step.projection``,
+``Step.usage``, ``Step.cost_usd``) or a count of trace entries, and each says what it is:
+*projected* (before a step, at worst), *reported* (by the model's usage) or *estimated* (the
+session's per-message count). Steps are numbered as ``Step.index`` (from 0). Everything a model,
+a tool or a trace produced goes through ``text()``.
 """
 
 from __future__ import annotations
@@ -16,19 +18,14 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from budgetloop import Budget, CallRecord, Message, Projection, Result, Step, load_trace
-from budgetloop._budget import estimate_message
-from budgetloop._trace import printable
+from budgetloop import Budget, CallRecord, Message, Projection, Result, Step, Stop, load_trace
 
-from ._svg import bar_chart, line_chart
+from ._svg import MAX_POINTS, bar_chart, line_chart
+from ._text import count, plural, text, usd
 
 PREVIEW_CHARS = 600  # of a model's text or a message
 CELL_CHARS = 240  # of a tool's result in the calls table
-
-
-def text(value: object, *, keep_newlines: bool = True) -> str:
-    """Untrusted text, made safe to put in HTML: control characters escaped, markup escaped."""
-    return escape(printable(str(value), keep_newlines=keep_newlines), quote=True)
+IGNORE_MATH = "tex2jax_ignore mathjax_ignore"  # MathJax 2 and 3 leave "$0.03 ... $0.05" alone
 
 
 def stylesheet() -> str:
@@ -37,7 +34,9 @@ def stylesheet() -> str:
     return f"<style>{css}</style>"
 
 
-def as_result(source: Result | Mapping[str, Any] | str | os.PathLike[str]) -> Result:
+def as_result(
+    source: Result | Mapping[str, Any] | str | os.PathLike[str], where: str = "TraceView"
+) -> Result:
     """A Result from a Result, a ``Result.to_dict()`` dict, or the path of a saved trace."""
     if isinstance(source, Result):
         return source
@@ -46,27 +45,25 @@ def as_result(source: Result | Mapping[str, Any] | str | os.PathLike[str]) -> Re
     if isinstance(source, (str, os.PathLike)):
         return load_trace(source)
     raise TypeError(
-        f"TraceView: source must be a Result, a to_dict() dict or a path, "
+        f"{where}: source must be a Result, a to_dict() dict or a path, "
         f"got {type(source).__name__}."
     )
 
 
-def usd(value: float | None) -> str:
-    """Dollars to six places at most, trailing zeros dropped but two decimals kept."""
-    if value is None:
-        return "—"
-    shown = f"{value:,.6f}".rstrip("0")
-    decimals = len(shown.split(".")[1])
-    return "$" + (shown + "0" * (2 - decimals) if decimals < 2 else shown)
+def worst_case_text(p: Projection) -> str:
+    """Why the projection is a worst case: the output tokens it assumes, and where from."""
+    if p.output_tokens is None:
+        return "0 output tokens assumed: no max_output_tokens is set"
+    return f"{plural(p.output_tokens, 'output token')} assumed: max_output_tokens"
 
 
 def projection_text(p: Projection) -> str:
-    """The projection of the next turn in one line, with its verdict."""
-    out = "?" if p.output_tokens is None else f"{p.output_tokens:,}"
-    head = f"next turn: {p.input_tokens:,} in + {out} out tokens"
+    """The projection of the next step in one line, with its verdict."""
+    out = "?" if p.output_tokens is None else count(p.output_tokens)
+    head = f"projected: {count(p.input_tokens)} in + {out} out tokens"
     if p.cost_usd is None:
         return head + "; no price, so no cost projected"
-    head += f" = {usd(p.cost_usd)} projected"
+    head += f" = {usd(p.cost_usd)}"
     spent = f"spent {usd(p.spent_usd)} + {usd(p.cost_usd)} = {usd(p.total_usd)}"
     if p.limit_usd is None:
         return f"{head}; {spent}, no max_cost_usd"
@@ -76,7 +73,7 @@ def projection_text(p: Projection) -> str:
 
 @dataclass(frozen=True)
 class Used:
-    """How much of each ceiling a run has used at some point."""
+    """How much of each ceiling a run has used at some point: counts, not step numbers."""
 
     steps: int
     seconds: float
@@ -87,8 +84,8 @@ def used_by(result: Result) -> Used:
     return Used(len(result.steps), result.seconds, len(result.tool_calls))
 
 
-def _of(used: str, limit: object | None) -> str:
-    return f"{used} of {limit}" if limit is not None else f"{used} (no limit)"
+def _of(used: str, name: str, limit: object | None) -> str:
+    return f"{used} of {name} {limit}" if limit is not None else f"{used} (no {name})"
 
 
 def meter_html(
@@ -112,10 +109,14 @@ def meter_html(
     else:
         parts.append(_cost_bar(projection))
         parts.append(f'<div class="bl-projection">{escape(projection_text(projection))}</div>')
+        parts.append(
+            f'<div class="bl-why">worst case: {escape(worst_case_text(projection))}; '
+            "the model usually writes fewer, so a step's reported cost is lower</div>"
+        )
     ceilings = [
-        ("steps", _of(str(used.steps), budget.max_steps)),
-        ("seconds", _of(f"{used.seconds:.2f}", budget.max_seconds)),
-        ("tool calls", _of(str(used.tool_calls), budget.max_tool_calls)),
+        ("steps taken", _of(count(used.steps), "max_steps", budget.max_steps)),
+        ("seconds", _of(f"{used.seconds:.2f}", "max_seconds", budget.max_seconds)),
+        ("tool calls run", _of(count(used.tool_calls), "max_tool_calls", budget.max_tool_calls)),
     ]
     cells = "".join(
         f'<span class="bl-ceil"><b>{name}</b> {value}</span>' for name, value in ceilings
@@ -123,7 +124,7 @@ def meter_html(
     parts.append(f'<div class="bl-ceilings">{cells}</div>')
     if projection is not None and not projection.fits and not done:
         parts.append(
-            '<div class="bl-warn">The next turn would not fit: spent '
+            '<div class="bl-warn">The next step would not fit: spent '
             f"{usd(projection.spent_usd)} + projected {usd(projection.cost_usd)} = "
             f"{usd(projection.total_usd)} is over max_cost_usd {usd(projection.limit_usd)}. "
             "The run will stop there (max_cost_usd) without calling the model.</div>"
@@ -141,7 +142,7 @@ def _cost_bar(p: Projection) -> str:
     limit = 100 * p.limit_usd / scale
     over = "" if p.fits else " bl-over"
     return (
-        f'<div class="bl-bar" title="spent, projected next turn, max_cost_usd">'
+        f'<div class="bl-bar" title="spent, projected next step, max_cost_usd">'
         f'<div class="bl-spent" style="width:{spent:.2f}%"></div>'
         f'<div class="bl-next{over}" style="width:{nxt:.2f}%"></div>'
         f'<div class="bl-limit" style="left:{limit:.2f}%"></div></div>'
@@ -193,9 +194,9 @@ def calls_table(calls: Sequence[CallRecord]) -> str:
             f'<td class="bl-raw"><code>{text(arguments_text(call.raw_arguments))}</code></td>'
             f'<td class="bl-checked"><code>{checked_html(call)}</code></td>'
             f'<td class="bl-status">{escape(call.status)}</td>'
-            f'<td class="bl-outcome"><pre>{text(_preview(outcome or "", CELL_CHARS))}</pre>'
+            f'<td class="bl-outcome"><pre>{text(preview(outcome or "", CELL_CHARS))}</pre>'
             f"{_cut_note(call.truncated)}</td>"
-            f"<td>{call.seconds:.3f}</td></tr>"
+            f'<td class="bl-num">{call.seconds:.3f}</td></tr>'
         )
     return f'<table class="bl-table bl-calls"><tr>{head}</tr>{"".join(rows)}</table>'
 
@@ -204,64 +205,74 @@ def _cut_note(truncated: int | None) -> str:
     """Said under a result that was cut to ``max_result_chars`` before the model saw it."""
     if truncated is None:
         return ""
-    note = f"(cut for the model: {truncated:,} characters in all)"
+    note = f"(cut for the model: {plural(truncated, 'character')} in all)"
     return f'<div class="bl-truncated">{note}</div>'
 
 
-def step_html(step: Step, *, selected: bool = False) -> str:
-    """One turn: what it cost, what the model wrote, and its tool calls."""
-    usage = "" if step.usage is None else (
-        f" · {step.usage.input_tokens:,} in / {step.usage.output_tokens:,} out tokens"
-    )  # fmt: skip
-    head = f"Step {step.index} · {usd(step.cost_usd)}{usage} · {step.seconds:.3f} s"
+def step_head(step: Step) -> str:
+    """Step ``index``: its cost and tokens, each saying whether it was reported or projected."""
+    if step.usage is None:
+        tokens = f"{count(step.projection.input_tokens)} in tokens projected, none reported"
+        cost = f"{usd(step.cost_usd)} charged at the projection"
+    else:
+        tokens = (
+            f"{count(step.usage.input_tokens)} in / {count(step.usage.output_tokens)} out "
+            "tokens reported"
+        )
+        cost = f"{usd(step.cost_usd)} reported"
+    return f"Step {step.index} · {cost} · {tokens} · {step.seconds:.3f} s"
+
+
+def step_html(step: Step, *, open_: bool = True, selected: bool = False) -> str:
+    """One step, as a card that can fold: what it cost, what the model wrote, its calls."""
+    cls = "bl-step" + (" bl-selected" if selected else "")
+    under = step.under_projected
     parts = [
-        f'<div class="bl-step{" bl-selected" if selected else ""}" data-step="{step.index}">',
-        f'<div class="bl-step-head">{escape(head)}</div>',
-        f'<div class="bl-step-projection">before it: {escape(projection_text(step.projection))}'
+        f'<details class="{cls}" data-step="{step.index}"{" open" if open_ else ""}>',
+        f'<summary><span class="bl-step-head">{escape(step_head(step))}</span></summary>',
+        f'<div class="bl-step-projection">before it, {escape(projection_text(step.projection))}'
         "</div>",
     ]
+    if under:
+        parts.append(
+            f'<div class="bl-warn">under-projected: the model reported '
+            f"{plural(under, 'input token')} more than projected</div>"
+        )
     if step.error is not None:
         parts.append(f'<div class="bl-error">model error: {text(step.error)}</div>')
     if step.text:
-        parts.append(f'<pre class="bl-text">{text(_preview(step.text))}</pre>')
+        parts.append(f'<pre class="bl-text">{text(preview(step.text))}</pre>')
     elif step.error is None:
         parts.append('<div class="bl-muted">(no text)</div>')
     parts.append(calls_table(step.tool_calls))
-    parts.append("</div>")
+    parts.append("</details>")
     return "".join(parts)
 
 
-def steps_html(steps: Sequence[Step], *, shown: int = 20) -> str:
-    """The latest ``shown`` steps, newest first, and a note of how many are left out."""
+def steps_html(
+    steps: Sequence[Step], *, shown: int = 20, folded: dict[int, str] | None = None
+) -> str:
+    """The latest ``shown`` steps, newest first and the only one unfolded, in a scroll box.
+
+    ``folded`` caches each step's folded card by index (a step never changes once taken), so a
+    redraw renders one card whatever the run's length.
+    """
     if not steps:
         return '<div class="bl-muted">no steps yet: press Step</div>'
     latest = list(steps[-shown:])[::-1]
     note = ""
     if len(steps) > shown:
         note = (
-            f'<div class="bl-muted">showing the latest {shown} of {len(steps)} steps; '
-            "open the result in a TraceView to page through all of them</div>"
+            f'<div class="bl-muted">showing the latest {shown} of '
+            f"{plural(len(steps), 'step')}; open the result in a TraceView to see them all</div>"
         )
-    return note + "".join(step_html(s) for s in latest)
-
-
-def steps_list_html(steps: Sequence[Step], start: int, stop: int, selected: int) -> str:
-    """A one-line summary of each step in ``steps[start:stop]``: one page of a long trace."""
-    rows = []
-    for step in steps[start:stop]:
-        status = ", ".join(c.status for c in step.tool_calls) or "answer"
-        if step.error is not None:
-            status = "model error"
-        first = (step.text or "").split("\n", 1)[0][:80]
-        cls = ' class="bl-selected"' if step.index == selected else ""
-        rows.append(
-            f'<tr data-step="{step.index}"{cls}><td>{step.index}</td>'
-            f"<td>{usd(step.cost_usd)}</td><td>{step.projection.input_tokens:,}</td>"
-            f"<td>{len(step.tool_calls)}</td><td>{escape(status)}</td><td>{text(first)}</td></tr>"
-        )
-    head = "<tr><th>step</th><th>cost</th><th>in tokens</th><th>calls</th><th>status</th>"
-    head += "<th>text</th></tr>"
-    return f'<table class="bl-table bl-steps-list">{head}{"".join(rows)}</table>'
+    cache = {} if folded is None else folded
+    cards = [step_html(latest[0], open_=True)]
+    for step in latest[1:]:
+        if step.index not in cache:
+            cache[step.index] = step_html(step, open_=False)
+        cards.append(cache[step.index])
+    return f'{note}<div class="bl-steps-box">{"".join(cards)}</div>'
 
 
 def message_content(message: Message) -> str:
@@ -273,54 +284,82 @@ def message_content(message: Message) -> str:
     return " ".join(p for p in parts if p)
 
 
-def context_html(messages: Sequence[Message], *, shown: int = 40) -> str:
-    """The context with each message's role and estimated tokens; the latest ``shown`` rows."""
-    counts = [estimate_message(m) for m in messages]
+def context_html(
+    messages: Sequence[Message],
+    *,
+    shown: int = 40,
+    tokens: Sequence[int] | None = None,
+    head: str = "",
+    rows_cache: dict[tuple[int, bool], str] | None = None,
+) -> str:
+    """The context, the latest ``shown`` messages in a scroll box; with ``tokens`` (the
+    session's ``message_tokens``), each message's estimated tokens beside it. ``rows_cache``
+    keeps each row by position, for a context that only grows (a session's)."""
     first = max(len(messages) - shown, 0)
-    head = (
-        f'<div class="bl-context-head">{len(messages)} messages, ≈{sum(counts):,} tokens '
-        "(estimated per message)"
-    )
+    line = head or plural(len(messages), "message")
     if first:
-        head += f"; showing the latest {shown}"
-    rows = [
-        f'<tr class="bl-role-{escape(m.role)}"><td>{i}</td><td>{escape(m.role)}</td>'
-        f"<td>{counts[i]:,}</td><td><pre>{text(_preview(message_content(m)))}</pre></td></tr>"
-        for i, m in enumerate(messages[first:], start=first)
-    ]
-    table = "<tr><th>#</th><th>role</th><th>tokens</th><th>content</th></tr>" + "".join(rows)
-    return f'{head}</div><table class="bl-table bl-context">{table}</table>'
+        line += f"; showing the latest {shown}"
+    column = tokens is not None and len(tokens) == len(messages)
+    cache = {} if rows_cache is None else rows_cache
+    rows = []
+    for i, m in enumerate(messages[first:], start=first):
+        key = (i, column)
+        if key not in cache:
+            cell = f'<td class="bl-num">{count(tokens[i])}</td>' if column and tokens else ""
+            cache[key] = (
+                f'<tr class="bl-role-{escape(m.role)}"><td class="bl-num">{i}</td>'
+                f"<td>{escape(m.role)}</td>{cell}"
+                f"<td><pre>{text(preview(message_content(m)))}</pre></td></tr>"
+            )
+        rows.append(cache[key])
+    heads = "<th>#</th><th>role</th>" + ("<th>tokens, estimated</th>" if column else "")
+    table = f"<tr>{heads}<th>content</th></tr>" + "".join(rows)
+    return (
+        f'<div class="bl-context-head">{escape(line)}</div><div class="bl-context-box">'
+        f'<table class="bl-table bl-context">{table}</table></div>'
+    )
 
 
-def _preview(value: str, limit: int = PREVIEW_CHARS) -> str:
+def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
     if len(value) <= limit:
         return value
-    return f"{value[:limit]}… ({len(value) - limit:,} more characters)"
+    return f"{value[:limit]}… ({plural(len(value) - limit, 'more character')})"
 
 
 def charts_html(
-    steps: Sequence[Step], budget: Budget, next_projection: Projection | None = None
+    steps: Sequence[Step],
+    budget: Budget,
+    next_projection: Projection | None = None,
+    *,
+    max_points: int = MAX_POINTS,
 ) -> str:
-    """Input tokens per turn, and cumulative cost against max_cost_usd, as inline SVG."""
-    tokens = [s.usage.input_tokens if s.usage else s.projection.input_tokens for s in steps]
-    bars = bar_chart(tokens, title="input tokens per turn")
+    """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG, each
+    drawn from at most ``max_points`` points.
+
+    ``next_projection`` (the next step's, or the one that stopped the run) is drawn as a hollow
+    point at spent + projected.
+    """
+    tokens = [s.usage.input_tokens if s.usage else 0 for s in steps]
+    bars = bar_chart(tokens, title="input tokens per step, reported", max_points=max_points)
     total = 0.0
-    points: list[tuple[float, float]] = [(0, 0.0)]
+    points: list[tuple[float, float]] = [(0, 0.0)] if steps else []
     for step in steps:
         total += step.cost_usd
         points.append((step.index + 1, total))
     projected = None
     if next_projection is not None and next_projection.total_usd is not None:
         projected = (len(steps) + 1, next_projection.total_usd)
+        points = points or [(0, 0.0)]
     ceiling = budget.max_cost_usd
     line = line_chart(
         points,
-        title="cumulative cost (○ = spent + next turn projected)",
-        x_label="turns taken",
+        title="cost so far (○ = + next step, projected)",
+        x_label="steps taken",
         y_format=usd,
         ceiling=ceiling,
         ceiling_label=f"max_cost_usd {usd(ceiling)}",
         projected=projected,
+        max_points=max_points,
     )
     return f'<div class="bl-charts">{bars}{line}</div>'
 
@@ -328,30 +367,28 @@ def charts_html(
 def stop_html(result: Result) -> str:
     """How the run ended, impossible to miss; a quiet line while it is still going."""
     if result.stop is None:
-        return f'<div class="bl-running">running: {len(result.steps)} steps taken</div>'
+        return f'<div class="bl-running">running: {plural(len(result.steps), "step")} taken</div>'
     answered = result.answered
     verdict = "answered" if answered else "did NOT answer"
     parts = [
         f'<div class="bl-stop {"bl-answered" if answered else "bl-unanswered"}">',
         f'<div class="bl-stop-head">Run ended: {escape(result.stop.value)} — {verdict}'
-        f" · {len(result.steps)} steps · {usd(result.cost_usd)}</div>",
+        f" · {plural(len(result.steps), 'step')} taken · {usd(result.cost_usd)} spent</div>",
     ]
     if result.detail:
         parts.append(f"<div>{text(result.detail)}</div>")
     if result.error:
         parts.append(f"<div>error: {text(result.error)}</div>")
     if answered and result.answer:
-        parts.append(f'<pre class="bl-text">{text(_preview(result.answer))}</pre>')
+        parts.append(f'<pre class="bl-text">{text(preview(result.answer))}</pre>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def stopped_by_cost(result: Result) -> bool:
+    return result.stop is Stop.MAX_COST_USD
 
 
 def error_html(title: str, detail: str) -> str:
     """An exception raised while driving the session, shown in full."""
     return f'<div class="bl-error"><b>{escape(title)}</b><pre>{text(detail)}</pre></div>'
-
-
-def page_bounds(index: int, total: int, size: int) -> tuple[int, int]:
-    """The ``[start, stop)`` of the page of ``size`` that holds ``index``."""
-    start = (index // size) * size if total else 0
-    return start, min(start + size, total)

@@ -69,7 +69,7 @@ def write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
-def private_env(home: Path) -> dict[str, str]:
+def private_env(home: Path, theme: str | None = None) -> dict[str, str]:
     """Jupyter, IPython and chromium write into $HOME and /tmp: give them a folder of their own."""
     env = dict(os.environ)
     places = {
@@ -94,6 +94,10 @@ def private_env(home: Path) -> dict[str, str]:
     write_json(
         settings / "docmanager-extension" / "plugin.jupyterlab-settings", {"autosave": False}
     )
+    if theme is not None:  # e.g. "JupyterLab Dark", as the Settings menu names it
+        write_json(
+            settings / "apputils-extension" / "themes.jupyterlab-settings", {"theme": theme}
+        )
     return env
 
 
@@ -138,12 +142,15 @@ class Server:
 
 
 @contextmanager
-def jupyter_server(app: str, root: Path, workdir: Path) -> Iterator[Server]:
-    """Start ``app`` ("lab" or "notebook") serving ``root``; stop it (and its kernels) after."""
+def jupyter_server(
+    app: str, root: Path, workdir: Path, theme: str | None = None
+) -> Iterator[Server]:
+    """Start ``app`` ("lab" or "notebook") serving ``root`` in ``theme`` (the default theme
+    when None); stop it (and its kernels) after."""
     need_chromium()
     # chromium's singleton socket path must stay short: not under pytest's deep tmp_path
     home = Path(tempfile.mkdtemp(prefix="blb-"))
-    env = private_env(home)
+    env = private_env(home, theme)
     port = free_port()
     log_path = workdir / f"{app}.log"
     log = log_path.open("wb")

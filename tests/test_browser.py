@@ -68,7 +68,7 @@ def test_stepping_notebook_panel_steps_in_jupyterlab(lab: Server, tmp_path: Path
         expect(panel.locator(".bl-step-head").first).to_contain_text("Step 0", timeout=15_000)
         expect(meter).to_have_text(after)
         assert before != after
-        expect(panel.locator(".bl-running")).to_have_text("running: 1 steps taken")
+        expect(panel.locator(".bl-running")).to_have_text("running: 1 step taken")
         expect(panel.locator("td.bl-status").first).to_have_text("ok")
         expect(panel.locator("svg.bl-chart")).to_have_count(2)
         panel.scroll_into_view_if_needed()
@@ -106,7 +106,7 @@ def test_stepping_notebook_panel_steps_in_notebook_7(notebook7: Server, tmp_path
         expect(panel.locator(".bl-step-head").first).to_contain_text("Step 0", timeout=15_000)
         expect(meter).to_have_text(after)
         assert before != after
-        expect(panel.locator(".bl-running")).to_have_text("running: 1 steps taken")
+        expect(panel.locator(".bl-running")).to_have_text("running: 1 step taken")
         panel.screenshot(path=str(ARTIFACTS / "panel-notebook7.png"))
     assert [e for e in browser.errors if e != NOTEBOOK7_LOAD_ERROR] == []
     assert browser.dialogs == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -46,3 +47,36 @@ def test_committed_notebooks_hold_no_machine_dependent_text() -> None:
         text = path.read_text(encoding="utf-8")
         for marker in ("/work/", "/tmp/", "/home/", " at 0x", "Traceback"):
             assert marker not in text, f"{path.name} holds {marker!r}"
+
+
+def dollar_pairs(markdown: str) -> list[str]:
+    """The paragraphs of ``markdown`` with two or more ``$`` outside code spans. MathJax
+    (JupyterLab, Notebook 7, nbviewer) sets the text between them as a formula, and a
+    backslash does not stop it in JupyterLab 4 (the browser test saw ``\\$0.03: try \\$0.05``
+    set as math): write amounts as ``USD 0.03``, or in a code span."""
+    found = []
+    for paragraph in markdown.split("\n\n"):
+        if paragraph.lstrip().startswith("```"):
+            continue
+        prose = re.sub(r"`[^`]*`", "", paragraph)
+        if prose.count("$") >= 2:
+            found.append(paragraph)
+    return found
+
+
+def test_the_dollar_lint_finds_a_pair_escaped_or_not_and_passes_code_spans() -> None:
+    assert dollar_pairs("It allows $0.03: try $0.05.") == ["It allows $0.03: try $0.05."]
+    assert dollar_pairs(r"It allows \$0.03: try \$0.05.") == [r"It allows \$0.03: try \$0.05."]
+    assert dollar_pairs("one $5 note\n\nanother $6 one") == []
+    assert dollar_pairs("It allows USD 0.03: try USD 0.05.") == []
+    assert dollar_pairs("`$0.03` and `$0.05`") == []
+    assert dollar_pairs("```\n$a $b\n```") == []
+
+
+def test_no_notebook_prose_puts_dollar_amounts_between_math_signs() -> None:
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for number, cell in enumerate(nb.cells):
+            if cell.cell_type == "markdown":
+                bad = dollar_pairs(cell.source)
+                assert not bad, f"{path.name} cell {number}: write USD 0.03, not $ in {bad[0]!r}"

@@ -8,6 +8,7 @@ import pytest
 
 from budgetloop import (
     Budget,
+    CallRecord,
     Completion,
     Message,
     Price,
@@ -21,10 +22,9 @@ from budgetloop import (
     run,
     tool,
 )
-from budgetloop._budget import estimate_message
-from budgetloop._trace import CallRecord
 from budgetloop_widgets import bar_chart, line_chart, projection_text, usd
-from budgetloop_widgets._svg import nice_top
+from budgetloop_widgets._svg import bucketed, nice_top
+from budgetloop_widgets._text import count, plural, text
 from budgetloop_widgets._views import (
     Used,
     as_result,
@@ -32,10 +32,10 @@ from budgetloop_widgets._views import (
     charts_html,
     context_html,
     meter_html,
-    page_bounds,
     step_html,
+    steps_html,
     stop_html,
-    text,
+    worst_case_text,
 )
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -64,6 +64,9 @@ def projection(fits: bool = True, **changes: object) -> Projection:
         (0.0, "$0.00"),
         (0.000123, "$0.000123"),
         (1234.5, "$1,234.50"),
+        (0.20523, "$0.20523"),
+        (1e6, "$1,000,000.00"),
+        (2e-8, "$2.0e-08"),
         (None, "—"),
     ],
 )
@@ -73,13 +76,13 @@ def test_usd(value: float | None, shown: str) -> None:
 
 def test_projection_text_says_whether_the_turn_fits() -> None:
     assert projection_text(projection()) == (
-        "next turn: 1,234 in + 500 out tokens = $0.011202 projected; "
+        "projected: 1,234 in + 500 out tokens = $0.011202; "
         "spent $0.03 + $0.011202 = $0.041202 of max_cost_usd $0.05: fits"
     )
     assert projection_text(projection(fits=False)).endswith(": does NOT fit")
     assert projection_text(projection(limit_usd=None)).endswith("= $0.041202, no max_cost_usd")
     assert projection_text(projection(cost_usd=None, output_tokens=None)) == (
-        "next turn: 1,234 in + ? out tokens; no price, so no cost projected"
+        "projected: 1,234 in + ? out tokens; no price, so no cost projected"
     )
 
 
@@ -90,13 +93,14 @@ def test_meter_warns_only_when_the_next_turn_would_not_fit_and_the_run_goes_on()
     over = meter_html(projection(fits=False), used, budget, done=False)
     ended = meter_html(projection(fits=False), used, budget, done=True)
     assert "bl-warn" not in fits
-    assert "The next turn would not fit" in over
+    assert "The next step would not fit" in over
     assert "The run will stop there (max_cost_usd)" in over
     assert "bl-warn" not in ended
     for html in (fits, over):
-        assert "<b>steps</b> 3 of 10" in html
-        assert "<b>seconds</b> 1.50 (no limit)" in html
-        assert "<b>tool calls</b> 4 of 20" in html
+        assert "<b>steps taken</b> 3 of max_steps 10" in html
+        assert "<b>seconds</b> 1.50 (no max_seconds)" in html
+        assert "<b>tool calls run</b> 4 of max_tool_calls 20" in html
+        assert "worst case: 500 output tokens assumed: max_output_tokens;" in html
     assert projection_text(projection()) in fits
     assert 'class="bl-next bl-over"' in over
     assert 'class="bl-next bl-over"' not in fits
@@ -141,7 +145,7 @@ def test_calls_table_shows_raw_and_checked_arguments_with_coercions_marked() -> 
     )
     assert '<td class="bl-status">ok</td>' in html
     assert "<pre>10.77</pre>" in html
-    assert "<td>0.250</td>" in html
+    assert '<td class="bl-num">0.250</td>' in html
 
 
 def test_calls_table_escapes_everything_a_model_or_tool_wrote() -> None:
@@ -213,8 +217,9 @@ def make_step(index: int = 0, **changes: object) -> Step:
 
 def test_step_html_shows_the_projection_made_before_the_step() -> None:
     html = step_html(make_step(3))
-    assert "Step 3 · $0.003 · 800 in / 40 out tokens · 0.500 s" in html
-    assert f"before it: {projection_text(projection())}" in html
+    assert "Step 3 · $0.003 reported · 800 in / 40 out tokens reported · 0.500 s" in html
+    assert f"before it, {projection_text(projection())}" in html
+    assert "under-projected" not in html
     assert '<pre class="bl-text">Looking it up.</pre>' in html
 
 
@@ -231,24 +236,32 @@ def test_context_shows_each_message_with_its_estimated_tokens() -> None:
         Message("assistant", XSS, (ToolCall("price", {"isin": XSS}, "c1"),)),
         Message("tool", "118.4", tool_call_id="c1", name="price"),
     ]
-    html = context_html(messages)
-    counts = [estimate_message(m) for m in messages]
-    assert f"3 messages, ≈{sum(counts):,} tokens" in html
-    for i, (message, count) in enumerate(zip(messages, counts, strict=True)):
-        assert f"<td>{i}</td><td>{message.role}</td><td>{count:,}</td>" in html
+    counts = [12, 1_500, 7]  # whatever the session counted: shown as given
+    html = context_html(messages, tokens=counts, head="3 messages; next request: 9 projected")
+    assert '<div class="bl-context-head">3 messages; next request: 9 projected</div>' in html
+    assert "<th>tokens, estimated</th>" in html
+    for i, (message, n) in enumerate(zip(messages, counts, strict=True)):
+        assert (
+            f'<td class="bl-num">{i}</td><td>{message.role}</td><td class="bl-num">{n:,}</td>'
+            in html
+        )
     assert "<img" not in html
     assert "<pre>[price] 118.4</pre>" in html
+    assert 'class="bl-context-box"' in html
     latest = context_html(messages, shown=2)
-    assert "showing the latest 2" in latest
-    assert "<td>0</td>" not in latest
-    assert "<td>1</td><td>assistant</td>" in latest
+    assert '<div class="bl-context-head">3 messages; showing the latest 2</div>' in latest
+    assert "tokens, estimated" not in latest  # no counts given: no column
+    assert '<td class="bl-num">0</td>' not in latest
+    assert '<td class="bl-num">1</td><td>assistant</td>' in latest
+    assert "2 messages" in context_html(messages[:2])
+    assert "1 message<" in context_html(messages[:1])
 
 
 def test_stop_html_cannot_be_missed() -> None:
     base = {"steps": (make_step(),), "messages": (), "cost_usd": 0.003, "seconds": 0.5}
     answered = stop_html(Result(stop=Stop.ANSWERED, answer="42 <b>", **base))  # type: ignore[arg-type]
     assert "bl-answered" in answered
-    assert "Run ended: answered — answered · 1 steps · $0.003" in answered
+    assert "Run ended: answered — answered · 1 step taken · $0.003 spent" in answered
     assert "42 &lt;b&gt;" in answered
     stopped = stop_html(
         Result(stop=Stop.MAX_COST_USD, answer=None, detail="over <i>", **base)  # type: ignore[arg-type]
@@ -257,7 +270,7 @@ def test_stop_html_cannot_be_missed() -> None:
     assert "Run ended: max_cost_usd — did NOT answer" in stopped
     assert "over &lt;i&gt;" in stopped
     running = stop_html(Result(stop=None, answer=None, **base))  # type: ignore[arg-type]
-    assert running == '<div class="bl-running">running: 1 steps taken</div>'
+    assert running == '<div class="bl-running">running: 1 step taken</div>'
 
 
 def test_as_result_rejects_what_is_not_a_trace() -> None:
@@ -300,8 +313,9 @@ def test_line_chart_draws_the_ceiling_and_the_projected_point() -> None:
     assert ">max_cost_usd $1.00</text>" in svg
     assert svg.count('class="bl-projected"') == 1
     assert svg.count('class="bl-dot"') == 3
-    # plot area x 64..384, y 166 (zero) up to 30 (the top, 1.0); x runs 0..3 with the projection
-    assert '<polyline points="64,166 170.7,138.8 277.3,98"' in svg
+    # y labels "0", "0.5", "1" need the minimum 40 px: plot x 40..384, y 166 (zero) up to 30
+    # (the top, 1.0); x runs 0..3 with the projection
+    assert '<polyline points="40,166 154.7,138.8 269.3,98"' in svg
     assert '<circle cx="384" cy="43.6" r="4"' in svg
     no_ceiling = line_chart([(0, 0.0), (1, 0.2)], title="cost")
     assert "bl-ceiling" not in no_ceiling
@@ -313,19 +327,10 @@ def test_charts_for_a_run() -> None:
     ]
     html = charts_html(steps, Budget(max_cost_usd=0.1), projection(cost_usd=0.04, spent_usd=0.06))
     assert html.count("<svg") == 2
-    assert "input tokens per turn" in html
+    assert "input tokens per step, reported" in html
     assert ">max_cost_usd $0.10</text>" in html
     assert 'class="bl-projected"' in html
     assert charts_html([], Budget()).count("<svg") == 2
-
-
-@pytest.mark.parametrize(
-    ("index", "total", "size", "bounds"),
-    [(0, 1000, 20, (0, 20)), (537, 1000, 20, (520, 540)), (999, 1000, 20, (980, 1000)),
-     (5, 7, 5, (5, 7)), (0, 0, 20, (0, 0))],
-)  # fmt: skip
-def test_page_bounds(index: int, total: int, size: int, bounds: tuple[int, int]) -> None:
-    assert page_bounds(index, total, size) == bounds
 
 
 def test_price_is_only_read_not_recomputed() -> None:
@@ -333,12 +338,135 @@ def test_price_is_only_read_not_recomputed() -> None:
     # purpose shows as given, which proves the view computes no cost of its own.
     odd = projection(cost_usd=0.5, spent_usd=0.25, fits=True)
     html = meter_html(odd, Used(0, 0.0, 0), Budget(max_cost_usd=0.05), done=False)
-    assert "= $0.50 projected; spent $0.25 + $0.50 = $0.75 of max_cost_usd $0.05: fits" in html
+    assert "= $0.50; spent $0.25 + $0.50 = $0.75 of max_cost_usd $0.05: fits" in html
     assert "bl-warn" not in html
     assert Price(3.0, 15.0).cost(1234, 500) == pytest.approx(0.011202)
 
 
 def test_a_single_bar_has_one_x_label_not_two() -> None:
-    x_labels = re.compile(r'<text x="\d+" y="182"[^>]*>([^<]*)</text>')
+    x_labels = re.compile(r'<text x="\d+" y="180"[^>]*>([^<]*)</text>')
     assert x_labels.findall(bar_chart([5.0], title="t")) == ["0", ""]
     assert x_labels.findall(bar_chart([5.0, 6.0, 7.0], title="t", first_x=3)) == ["3", "5"]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(0, "0"), (1, "1"), (1234, "1,234"), (100_000_000, "100,000,000"),
+                         (2.5, "2.5")],
+)  # fmt: skip
+def test_count(value: float, shown: str) -> None:
+    assert count(value) == shown
+
+
+def test_plural() -> None:
+    assert [plural(n, "step") for n in (0, 1, 2, 1000)] == [
+        "0 steps", "1 step", "2 steps", "1,000 steps"
+    ]  # fmt: skip
+    assert plural(1, "tool schema") == "1 tool schema"
+
+
+def test_worst_case_says_where_the_output_tokens_come_from() -> None:
+    assert worst_case_text(projection()) == "500 output tokens assumed: max_output_tokens"
+    assert (
+        worst_case_text(projection(output_tokens=1)) == "1 output token assumed: max_output_tokens"
+    )
+    assert worst_case_text(projection(output_tokens=None)) == (
+        "0 output tokens assumed: no max_output_tokens is set"
+    )
+
+
+def test_under_projected_is_reported_input_beyond_the_projection() -> None:
+    assert make_step(usage=Usage(1300, 5)).under_projected == 66  # projected 1,234
+    assert make_step(usage=Usage(800, 5)).under_projected == 0
+    assert make_step(usage=None).under_projected == 0
+    html = step_html(make_step(usage=Usage(1300, 5)))
+    assert "under-projected: the model reported 66 input tokens more than projected" in html
+
+
+def test_a_step_without_usage_says_its_cost_is_the_projection() -> None:
+    html = step_html(make_step(2, usage=None, error="boom", text=None, tool_calls=()))
+    assert (
+        "Step 2 · $0.003 charged at the projection · 1,234 in tokens projected, none reported"
+        in html
+    )
+
+
+def test_steps_are_cards_folded_except_the_newest_in_a_bounded_box() -> None:
+    steps = [make_step(i) for i in range(30)]
+    html = steps_html(steps, shown=20)
+    assert html.count('<details class="bl-step"') == 20
+    assert html.count(" open>") == 1
+    assert re.search(r'data-step="(\d+)" open>', html).group(1) == "29"  # type: ignore[union-attr]
+    assert "showing the latest 20 of 30 steps" in html
+    assert 'class="bl-steps-box"' in html
+    assert steps_html([]) == '<div class="bl-muted">no steps yet: press Step</div>'
+
+
+def tick_labels(svg: str) -> list[tuple[float, str]]:
+    return [
+        (float(x), label)
+        for x, label in re.findall(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="end" '
+                                   r'class="bl-tick"[^>]*>([^<]*)</text>', svg)
+        if float(x) < 200  # the y axis's labels, not the last x label at the right
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("top", [0.0001, 0.003, 1.0, 42.0, 1e6])
+def test_no_cost_label_is_clipped_or_over_the_title(top: float) -> None:
+    svg = line_chart(
+        [(0, 0.0), (1, top / 2), (2, top)],
+        title="cost so far (○ = + next step, projected)",
+        y_format=usd,
+        ceiling=top,
+        ceiling_label=f"max_cost_usd {usd(top)}",
+        projected=(3, top * 1.5),
+    )
+    labels = tick_labels(svg)
+    assert len(labels) == 3
+    for x, label in labels:
+        assert len(label) * 6.6 <= x, label  # the label fits left of the axis
+    ceiling = re.search(r'<text x="[\d.]+" y="([\d.]+)" class="bl-ceiling-label"', svg)
+    assert ceiling is not None
+    assert float(ceiling.group(1)) - 11 >= 20  # below the title's line
+
+
+@pytest.mark.parametrize("top", [1, 10, 12_345, 1e8])
+def test_no_token_label_is_clipped(top: float) -> None:
+    labels = tick_labels(bar_chart([top / 3, top], title="input tokens per step, reported"))
+    assert labels
+    for x, label in labels:
+        assert len(label) * 6.6 <= x, label
+    assert len({label for _, label in labels}) == len(labels)  # no "0, 0, 1"
+
+
+def test_empty_charts_say_so_and_draw_no_axis() -> None:
+    bars = bar_chart([], title="t")
+    assert tick_labels(bars) == []
+    assert ">no steps yet</text>" in bars
+    assert "<path" not in bars
+    line = line_chart([], title="t")
+    assert ">nothing spent yet</text>" in line
+    assert "<polyline" not in line
+
+
+def test_a_long_run_is_drawn_from_a_few_hundred_points() -> None:
+    assert bucketed([1, 5, 2, 2, 9, 3], limit=3) == ([5, 2, 9], 2)
+    assert bucketed([1, 2], limit=3) == ([1, 2], 1)
+    steps = [make_step(i, usage=Usage(i + 1, 1), cost_usd=0.001) for i in range(10_000)]
+    html = charts_html(steps, Budget(max_cost_usd=20.0))
+    path = re.search(r'<path d="([^"]*)"', html)
+    assert path is not None
+    assert path.group(1).count("M") == 295  # buckets of ceil(10,000 / 300) = 34
+    assert "(largest of each 34)" in html
+    polyline = re.search(r'<polyline points="([^"]*)"', html)
+    assert polyline is not None
+    assert len(polyline.group(1).split()) <= 301
+    assert polyline.group(1).split()[-1].startswith("384,")  # the last point is kept
+    assert len(html) < 30_000
+
+
+def test_the_crossing_point_is_drawn_after_a_cost_stop() -> None:
+    steps = [make_step(i, cost_usd=0.02) for i in range(2)]
+    crossing = projection(spent_usd=0.04, cost_usd=0.02, fits=False)
+    html = charts_html(steps, Budget(max_cost_usd=0.05), crossing)
+    assert html.count('class="bl-projected"') == 1
+    assert html.count('class="bl-projected-line"') == 1

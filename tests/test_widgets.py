@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 
 from budgetloop import (
     Budget,
+    CallRecord,
     Completion,
     Message,
     Price,
@@ -27,7 +29,6 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._trace import CallRecord
 from budgetloop_widgets import RunPanel, TraceView, projection_text
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -94,8 +95,8 @@ def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None
     first = session.messages
     expected_in = estimate_tokens(first, session.schemas)
     assert shown_projection(panel) == (
-        f"next turn: {expected_in:,} in + 500 out tokens = {_usd(PRICE.cost(expected_in, 500))}"
-        f" projected; spent $0.00 + {_usd(PRICE.cost(expected_in, 500))} = "
+        f"projected: {expected_in:,} in + 500 out tokens = {_usd(PRICE.cost(expected_in, 500))}"
+        f"; spent $0.00 + {_usd(PRICE.cost(expected_in, 500))} = "
         f"{_usd(PRICE.cost(expected_in, 500))} of max_cost_usd $1.00: fits"
     )
     for turn in range(3):
@@ -107,8 +108,9 @@ def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None
         assert shown_projection(panel) == projection_text(panel.session.projection)
         assert shown_projection(panel) != before
         assert f'data-step="{turn}"' in panel.steps_view.value
-        assert f"<b>steps</b> {turn + 1} of 8" in panel.meter.value
-    assert "<b>tool calls</b> 3 (no limit)" in panel.meter.value
+        assert f"<b>steps taken</b> {turn + 1} of max_steps 8" in panel.meter.value
+    assert "<b>tool calls run</b> 3 (no max_tool_calls)" in panel.meter.value
+    assert "worst case: 500 output tokens assumed: max_output_tokens" in panel.meter.value
     assert panel.status.value == '<div class="bl-running">running: 3 steps taken</div>'
     assert panel.error.value == ""
     assert not panel.step_button.disabled
@@ -159,13 +161,17 @@ def test_the_panel_says_when_the_next_turn_will_not_fit_and_stops_there() -> Non
     for _ in range(2):
         assert "bl-warn" not in panel.meter.value
         panel.step_button.click()
-    assert "The next turn would not fit" in panel.meter.value
+    assert "The next step would not fit" in panel.meter.value
+    crossing = panel.session.projection
     assert f"is over max_cost_usd {_usd(limit)}" in panel.meter.value
     assert not panel.session.done
     panel.step_button.click()
     assert panel.session.result.stop is Stop.MAX_COST_USD
     assert len(panel.session.steps) == 2
-    assert "Run ended: max_cost_usd — did NOT answer · 2 steps" in panel.status.value
+    assert "Run ended: max_cost_usd — did NOT answer · 2 steps taken" in panel.status.value
+    # the projection that stopped the run stays drawn: the point over the ceiling
+    assert panel.session.projection == crossing
+    assert panel.charts.value.count('class="bl-projected"') == 1
     assert "bl-unanswered" in panel.status.value
     assert "bl-warn" not in panel.meter.value
     assert panel.step_button.disabled
@@ -305,9 +311,14 @@ def test_the_context_and_charts_grow_with_each_step() -> None:
     counts = []
     for _ in range(3):
         panel.step_button.click()
-        head = re.search(r"(\d+) messages, ≈([\d,]+) tokens", panel.context.value)
+        head = re.search(r"(\d+) messages; next request: ([\d,]+) input tokens projected",
+                         panel.context.value)  # fmt: skip
         assert head is not None
         counts.append((int(head.group(1)), int(head.group(2).replace(",", ""))))
+        assert int(head.group(2).replace(",", "")) == panel.session.projection.input_tokens
+        column = re.findall(r'<td>(?:user|assistant|tool)</td><td class="bl-num">([\d,]+)</td>',
+                            panel.context.value)  # fmt: skip
+        assert [int(c.replace(",", "")) for c in column] == list(panel.session.message_tokens)
     assert [n for n, _ in counts] == [3, 5, 7]
     assert counts[0][1] < counts[1][1] < counts[2][1]
     bars = re.search(r'<path d="([^"]*)" class="bl-bars"', panel.charts.value)
@@ -338,30 +349,109 @@ def test_traceview_opens_a_result_a_dict_and_a_path(tmp_path: Path) -> None:
     views = [TraceView(result), TraceView(result.to_dict()), TraceView(path), TraceView(str(path))]
     for view in views:
         assert view.result.to_dict() == result.to_dict()
-        assert "Run ended: answered — answered · 4 steps" in view.summary.value
-        assert view.slider.max == 3
-        assert view.page_label.value == "page 1 of 1 · steps 0–3 of 4"
-        assert view.steps_list.value.count("<tr data-step=") == 4
+        assert "Run ended: answered — answered · 4 steps taken" in view.summary.value
+        assert view.step_box.max == 3
+        assert view.page_label.value == "rows 1–4 of 4 matching steps (4 steps in all)"
+        assert [value for _, value in view.rows.options] == [0, 1, 2, 3]
+        assert view.rows.value == 0
         assert f'<div class="bl-projection">{projection_text(result.steps[0].projection)}' in (
             view.meter.value
         )
     assert len({v.detail.value for v in views}) == 1
 
 
-def test_traceview_slider_shows_the_step_its_meter_and_the_context_it_was_sent() -> None:
+def test_clicking_a_row_shows_the_step_its_meter_and_the_context_it_was_sent() -> None:
     result = finished()
     view = TraceView(result)
-    view.slider.value = 2
+    view.rows.value = 2  # what a click on the row does
+    assert view.index == 2
+    assert view.step_box.value == 2
     assert 'data-step="2"' in view.detail.value
-    assert "<td>missing</td>" not in view.detail.value
     assert "LookupError: no notes on missing" in view.detail.value
     assert view.meter.value.count(projection_text(result.steps[2].projection)) == 1
     assert "Before step 2" in view.meter.value
-    assert "<b>steps</b> 2 of 8" in view.meter.value
-    assert "<b>tool calls</b> 2 (no limit)" in view.meter.value
-    # step 2 was sent the prompt and two turns of (assistant, tool): five messages
-    assert "5 messages" in view.context.value
-    assert '<tr data-step="2" class="bl-selected">' in view.steps_list.value
+    assert "<b>steps taken</b> 2 of max_steps 8" in view.meter.value
+    assert "<b>tool calls run</b> 2 (no max_tool_calls)" in view.meter.value
+    # step 2 was sent the prompt and two steps of (assistant, tool): five messages
+    step = result.steps[2]
+    assert step.usage is not None
+    assert (
+        f"5 messages; {step.projection.input_tokens:,} input tokens projected, "
+        f"{step.usage.input_tokens:,} reported"
+    ) in view.context.value
+    view.step_box.value = 1  # typing a step number
+    assert view.rows.value == 1
+    assert 'data-step="1"' in view.detail.value
+
+
+def test_the_request_of_a_step_is_shown_as_sent() -> None:
+    result = finished()
+    view = TraceView(result)
+    view.show(1)
+    assert view.request.value == ""
+    view.show_request.value = True
+    shown = view.request.value
+    assert "Request of step 1: 3 messages and 1 tool schema, as the trace holds them" in shown
+    body = re.search(r"<pre>(.*)</pre>", shown, re.S)
+    assert body is not None
+    sent = json.loads(html.unescape(body.group(1)))
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "tool"]
+    assert sent["messages"][1]["tool_calls"][0]["name"] == "read"
+    assert sent["tools"] == list(result.tools)
+    view.show(3)
+    assert "Request of step 3: 7 messages" in view.request.value
+
+
+def test_jumps_go_to_the_error_the_most_expensive_step_and_the_stop() -> None:
+    result = finished()
+    view = TraceView(result)
+    view.jumps["first error"].click()
+    assert view.index == 2  # the missing topic's LookupError
+    view.jumps["the stop"].click()
+    assert view.index == 3
+    view.jumps["most expensive"].click()
+    assert view.index == max(range(4), key=lambda i: result.steps[i].cost_usd)
+    assert view.jumps["first skipped"].disabled  # no call was skipped in this run
+    assert view.jumps["first under-projected"].disabled  # the scripted model reports no usage
+    with pytest.raises(ValueError, match=r"TraceView\.jump: expected one of first error"):
+        view.jump("last error")
+
+
+def test_filters_and_search_keep_the_matching_rows() -> None:
+    trace = big_trace(30)
+    steps = list(trace.steps)
+    steps[7] = Step(7, "the weather", (CallRecord("weather", "w", {}, {}, "error", error="down"),),
+                    Usage(5000, 3), 0.5, steps[7].projection, 0.1)  # fmt: skip
+    steps[9] = Step(9, None, (), None, 0.001, steps[9].projection, 0.1, error="timeout <b>")
+    trace = Result(trace.stop, None, tuple(steps), trace.messages, trace.cost_usd, 1.0,
+                   trace.budget)  # fmt: skip
+    view = TraceView(trace, page_size=10)
+    assert view.tool_filter.options == ("any", "read", "weather")
+    view.tool_filter.value = "weather"
+    assert view.matching == (7,)
+    view.tool_filter.value = "any"
+    view.status_filter.value = "model error"
+    assert view.matching == (9,)
+    view.status_filter.value = "under-projected"
+    assert view.matching == (7,)  # reported 5,000 input tokens against 170 projected
+    view.status_filter.value = "any"
+    view.search.value = "RESULT 2"
+    assert view.matching == (2, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29)
+    assert view.page_label.value == "rows 1–10 of 11 matching steps (30 steps in all)"
+    view.next_page.click()
+    assert [v for _, v in view.rows.options] == [29]
+    assert view.next_page.disabled
+    view.search.value = "nothing like this"
+    assert view.matching == ()
+    assert view.page_label.value == "no step matches"
+    view.search.value = ""
+    view.jumps["first under-projected"].click()
+    assert view.index == 7
+    view.jumps["first error"].click()
+    assert view.index == 7  # a failed call counts as an error
+    view.show(25)  # on the third page: the list turns to it
+    assert view.rows.value == 25
+    assert view.rows.options[0][1] == 20
 
 
 def big_trace(n: int = 1000) -> Result:
@@ -378,29 +468,24 @@ def big_trace(n: int = 1000) -> Result:
                   Budget(max_steps=n))  # fmt: skip
 
 
-def test_traceview_pages_a_thousand_step_trace() -> None:
+def test_traceview_of_a_thousand_steps_draws_one_page_and_one_step() -> None:
     result = big_trace()
-    started = time.perf_counter()
-    view = TraceView(result.to_dict())
-    view.slider.value = 537
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5.0  # generous: it takes well under a second; a full render takes far more
-    assert view.page_label.value == "page 27 of 50 · steps 520–539 of 1000"
-    rows = re.findall(r'<tr data-step="(\d+)"', view.steps_list.value)
-    assert rows == [str(i) for i in range(520, 540)]
+    view = TraceView(result.to_dict(), page_size=200)
+    view.show(537)
+    assert view.page_label.value == "rows 401–600 of 1,000 matching steps (1,000 steps in all)"
+    assert [v for _, v in view.rows.options] == list(range(400, 600))
+    assert view.rows.value == 537
     assert re.findall(r'data-step="(\d+)"', view.detail.value) == ["537"]
-    assert "1075 messages" in view.context.value  # 1 + 2 x 537, sent to step 537
+    assert "1,075 messages" in view.context.value  # 1 + 2 x 537, sent to step 537
     assert view.context.value.count("<tr class=") == 40
     assert len(html_of(view)) < 100_000
     view.next_page.click()
-    assert view.slider.value == 540
-    assert re.findall(r'<tr data-step="(\d+)"', view.steps_list.value)[0] == "540"
-    view.previous_page.click()
-    view.previous_page.click()
-    assert view.slider.value == 500
-    view.slider.value = 999
+    assert view.rows.options[0][1] == 600
+    assert view.rows.value is None  # step 537 is not on this page; it stays shown
+    assert view.index == 537
+    view.show(999)
     assert view.next_page.disabled
-    assert view.page_label.value == "page 50 of 50 · steps 980–999 of 1000"
+    assert view.page_label.value == "rows 801–1,000 of 1,000 matching steps (1,000 steps in all)"
 
 
 def test_traceview_of_a_run_without_steps() -> None:
@@ -408,6 +493,15 @@ def test_traceview_of_a_run_without_steps() -> None:
     result = session.run()
     view = TraceView(result)
     assert result.steps == ()
-    assert view.slider.disabled
-    assert "this trace has no steps" in view.steps_list.value
-    assert "Run ended: max_cost_usd — did NOT answer · 0 steps" in view.summary.value
+    assert view.rows.options == ()
+    assert view.page_label.value == '<span class="bl-muted">no steps</span>'
+    assert all(b.disabled for b in view.jumps.values())
+    assert "this trace has no steps" in view.detail.value
+    assert "Run ended: max_cost_usd — did NOT answer · 0 steps taken" in view.summary.value
+
+
+def test_traceview_page_size_is_checked() -> None:
+    with pytest.raises(ValueError, match="TraceView: page_size must be >= 1, got 0"):
+        TraceView(finished(), page_size=0)
+    with pytest.raises(TypeError, match="TraceView: page_size must be an int, got str"):
+        TraceView(finished(), page_size="5")  # type: ignore[arg-type]

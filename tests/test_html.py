@@ -1,0 +1,109 @@
+"""Result._repr_html_: a static, script-free view of a run, escaped like the widgets."""
+
+from __future__ import annotations
+
+import re
+
+from budgetloop import (
+    Budget,
+    CallRecord,
+    Completion,
+    Message,
+    Projection,
+    Result,
+    ScriptedModel,
+    Step,
+    Stop,
+    ToolCall,
+    Usage,
+    run,
+    tool,
+)
+
+XSS = "<img src=x onerror=alert(1)>"
+XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
+
+
+@tool
+def lookup(topic: str) -> str:
+    """Look a topic up.
+
+    Args:
+        topic: what to look up
+    """
+    if topic == "missing":
+        raise LookupError(f"no notes on {XSS}")
+    return f"notes on {topic}: {XSS}\x1b[31m"
+
+
+def finished() -> Result:
+    model = ScriptedModel(
+        [
+            Completion(text=f"first {XSS}", tool_calls=[ToolCall("lookup", {"topic": "a"})]),
+            Completion(text="second", tool_calls=[ToolCall("lookup", {"topic": "missing"})]),
+            f"the answer is $0.03 and $0.05 {XSS}",
+        ]
+    )
+    return run(model, "go", tools=[lookup])
+
+
+def test_a_bare_result_renders_every_step_as_a_row_and_a_card() -> None:
+    result = finished()
+    html = result._repr_html_()
+    assert html.startswith('<div class="blh tex2jax_ignore mathjax_ignore">')
+    assert "Run ended: answered — answered · 3 steps taken · $0.00 spent" in html
+    assert re.findall(r'<tr data-step="(\d+)">', html) == ["0", "1", "2"]
+    assert re.findall(r'<details id="blh-step-(\d+)">', html) == ["0", "1", "2"]
+    assert '<a href="#blh-step-1">first error (step 1)</a>' in html
+    assert '<a href="#blh-step-2">the stop (step 2)</a>' in html
+    assert "first skipped" not in html  # no call was skipped
+    assert "6 messages in the context" in html
+
+
+def test_everything_the_model_and_tools_wrote_is_escaped() -> None:
+    html = finished()._repr_html_()
+    assert "<img" not in html
+    assert "<script" not in html
+    # the first text and the answer (row and card each), the result, the error, the answer box
+    assert html.count(XSS_SHOWN) == 7
+    assert "\x1b" not in html
+    assert "\\x1b[31m" in html
+
+
+def test_nothing_loads_from_anywhere() -> None:
+    html = finished()._repr_html_()
+    assert not re.search(r"(src|href)=\"(?!#)", html)
+    assert "url(" not in html
+    assert "@import" not in html
+
+
+def test_a_long_run_draws_the_first_and_last_cards_and_lists_every_row() -> None:
+    steps = tuple(
+        Step(
+            i, f"step {i}", (), Usage(10, 1), 0.001, Projection(9, 1, 0.001, 0.0, None, True), 0.0
+        )
+        for i in range(2_500)
+    )
+    result = Result(Stop.MAX_STEPS, None, steps, (Message("user", "go"),), 2.5, 1.0,
+                    Budget(max_steps=2_500))  # fmt: skip
+    html = result._repr_html_()
+    assert html.count("<tr data-step=") == 2_500
+    cards = [int(i) for i in re.findall(r'<details id="blh-step-(\d+)">', html)]
+    assert cards == [*range(500), *range(2_000, 2_500)]
+    assert "1,500 steps in the middle not drawn as cards (the table lists every step)" in html
+    # reported 10 input tokens against 9 projected: under-projected from step 0
+    assert '<a href="#blh-step-0">first under-projected (step 0)</a>' in html
+    assert "under-projected by 1 input token<" in html
+
+
+def test_a_run_without_steps_and_a_skipped_call() -> None:
+    empty = Result(Stop.MAX_COST_USD, None, (), (), 0.0, 0.0, detail=f"over {XSS}")
+    html = empty._repr_html_()
+    assert "Run ended: max_cost_usd — did NOT answer · 0 steps taken" in html
+    assert f"over {XSS_SHOWN}" in html
+    assert "<nav>" not in html
+    skipped = CallRecord("lookup", "c", {}, None, "skipped", error="the run stopped")
+    step = Step(0, None, (skipped,), None, 0.0, Projection(5, None, None, 0.0, None, True), 0.0)
+    one = Result(Stop.MAX_TOOL_CALLS, None, (step,), (), 0.0, 0.0)._repr_html_()
+    assert '<a href="#blh-step-0">first skipped (step 0)</a>' in one
+    assert "$0.00 charged at the projection, no usage reported" in one

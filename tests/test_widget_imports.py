@@ -1,0 +1,43 @@
+"""budgetloop_widgets is built on the public API: it imports only names in budgetloop.__all__."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import budgetloop
+
+PACKAGE = Path(__file__).resolve().parent.parent / "budgetloop_widgets"
+
+
+def core_imports(source: str) -> list[str]:
+    """Every core name or module the source imports, as ``module:name``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("budgetloop"):
+            found += [f"{node.module}:{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [f"{a.name}:" for a in node.names if a.name.startswith("budgetloop")]
+    return found
+
+
+def test_the_check_sees_private_imports() -> None:
+    assert core_imports("from budgetloop._trace import printable\nimport budgetloop._budget") == [
+        "budgetloop._trace:printable",
+        "budgetloop._budget:",
+    ]
+
+
+def test_the_widgets_import_only_public_names() -> None:
+    files = sorted(PACKAGE.glob("*.py"))
+    assert len(files) >= 8
+    seen = set()
+    for path in files:
+        for item in core_imports(path.read_text(encoding="utf-8")):
+            module, name = item.split(":")
+            if module.startswith("budgetloop_widgets"):
+                continue
+            assert module == "budgetloop", f"{path.name} imports from {module}"
+            assert name in budgetloop.__all__, f"{path.name} imports {name}, not in __all__"
+            seen.add(name)
+    assert {"Result", "Session", "Step", "load_trace"} <= seen
