@@ -82,10 +82,12 @@ class Step:
     projection: Projection
     seconds: float
     error: str | None = None
+    final_answer: bool = False  # the tool-less call a run with ``finish=True`` ends on
 
     def to_dict(self) -> dict[str, Any]:
+        """The step as plain data; ``final_answer`` only when True (older readers)."""
         usage = self.usage
-        return {
+        out: dict[str, Any] = {
             "index": self.index,
             "text": self.text,
             "usage": None if usage is None else usage_to_dict(usage),
@@ -95,6 +97,9 @@ class Step:
             "error": self.error,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
         }
+        if self.final_answer:
+            out["final_answer"] = True
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
@@ -108,6 +113,7 @@ class Step:
             projection=Projection.from_dict(data["projection"]),
             seconds=data.get("seconds", 0.0),
             error=data.get("error"),
+            final_answer=data.get("final_answer", False),
         )
 
 
