@@ -76,6 +76,8 @@ class Loop:
         )
         self._ending: Ending | None = None
         self._finishing: Ending | None = None  # finish=True: the stop a final answer comes before
+        self._final_tokens: int | None = None  # finish=True: the last final answer's tokens
+        self._growth = 0  # finish=True: the most those grew in a turn
         self._answer: str | None = None
         self._last_clock = options.clock()
         for message in context:
@@ -387,16 +389,21 @@ class Loop:
                           "was the final answer")  # fmt: skip
         if budget.max_cost_usd is None:
             return None
-        note = Message("user", final_note(Stop.MAX_COST_USD, budget))
-        final = self._project(self._tool_less_tokens([note]))[1]
-        if cost_fits(budget, self._spent + (projected or 0), final):
+        # The final answer after this turn reads a context grown by it: predicted to grow as
+        # much as the most it has grown in a turn so far.
+        tokens = self._tool_less_tokens([Message("user", final_note(Stop.MAX_COST_USD, budget))])
+        if self._final_tokens is not None:
+            self._growth = max(self._growth, tokens - self._final_tokens)
+        self._final_tokens = tokens
+        after = self._project(tokens + self._growth)[1]
+        if cost_fits(budget, self._spent + (projected or 0), after):
             return None
-        turn, answer, spent = (projected or 0) / PICO, (final or 0) / PICO, self._spent / PICO
+        turn, answer, spent = (projected or 0) / PICO, (after or 0) / PICO, self._spent / PICO
         return Ending(
             Stop.MAX_COST_USD,
             f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
-            f"a final answer after it (${answer:.6f}) do not both fit on ${spent:.6f} spent, so "
-            "this step was the final answer",
+            f"a final answer after it (${answer:.6f}) would not both fit on ${spent:.6f} spent, "
+            "so this step was the final answer",
         )
 
     def _stop_before_final(
