@@ -7,6 +7,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from budgetloop import (
     Budget,
@@ -14,6 +16,7 @@ from budgetloop import (
     Message,
     Result,
     ScriptedModel,
+    Stop,
     ToolCall,
     Usage,
     arun,
@@ -22,6 +25,7 @@ from budgetloop import (
     tool,
 )
 from tests.conftest import PRICE, FakeClock, growing_count
+from tests.strategies import PROMPT, Scenario, build, scenarios
 
 RESULT = "r" * 2000  # each result adds 2,000 tokens under growing_count
 ANSWER = "Here is what I found."
@@ -416,3 +420,80 @@ def test_fork_keeps_finish() -> None:
     assert (result.stop, result.answer) == ("max_steps", ANSWER)
     assert result.steps[-1].final_answer
     assert not result.steps[0].final_answer
+
+
+def test_a_failed_final_call_keeps_the_ceiling_as_the_stop_and_says_so() -> None:
+    inner = agent()
+
+    def complete(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        if not tools:
+            raise ConnectionError("provider down")
+        result: Completion = inner(messages, tools)
+        return result
+
+    seen: list[bool] = []
+    model = ScriptedModel([complete], repeat_last=True)
+    result = run(
+        model,
+        "go",
+        tools=[make_search()],
+        budget=Budget(max_steps=2),
+        finish=True,
+        on_step=lambda session, step: seen.append(step is not None and step.final_answer),
+    )
+    assert (result.stop, result.answer, model.calls) == ("max_steps", None, 2)
+    assert result.error == "ConnectionError: provider down"
+    assert result.detail == (
+        "max_steps=2: the last step was kept for a final answer without tools; the final-answer "
+        "call failed"
+    )
+    assert result.steps[-1].final_answer
+    assert result.steps[-1].error == "ConnectionError: provider down"
+    assert seen == [False, True]
+    assert result.messages[-1].role == "tool"  # the note of a failed call is not kept
+
+
+# -- over random runs -----------------------------------------------------------------------------
+
+
+@given(
+    scenarios(),
+    st.sampled_from([None, 2, 3]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_random_runs_with_every_option_keep_every_ceiling_and_end_on_one_final_answer(
+    s: Scenario, cycle_limit: int | None, warn_repeats: bool, budget_note: bool
+) -> None:
+    built = build(s)
+    result = run(
+        built.model,
+        PROMPT,
+        finish=True,
+        cycle_limit=cycle_limit,
+        warn_repeats=warn_repeats,
+        budget_note=budget_note,
+        **built.kwargs,
+    )
+    budget = s.budget
+    assert result.stop is not None
+    assert built.model.calls == len(result.steps)
+    if budget.max_steps is not None:
+        assert len(result.steps) <= budget.max_steps
+    if budget.max_tool_calls is not None:
+        assert len(result.tool_calls) <= budget.max_tool_calls
+    if budget.max_cost_usd is not None and s.counted:
+        assert result.cost_usd <= budget.max_cost_usd
+    finals = [step.index for step in result.steps if step.final_answer]
+    assert finals in ([], [len(result.steps) - 1])
+    if finals:
+        assert built.model.requests[-1].tools == ()
+        assert result.stop is not Stop.ANSWERED
+        assert all(c.status == "skipped" for c in result.steps[-1].tool_calls)
+    ran = [e for e in built.log if e[0] == "tool" and e[3] in finals]
+    assert ran == []  # no tool of the final turn ever started
+    warnings = sum("You are repeating yourself" in (m.content or "") for m in result.messages)
+    assert warnings <= (1 if warn_repeats else 0)
+    for request in built.model.requests:
+        lines = sum("[budgetloop] Budget left" in (m.content or "") for m in request.messages)
+        assert lines <= (1 if budget_note else 0)
