@@ -79,7 +79,7 @@ class ContextTokens:
         message projected before it joins the context is estimated once.
         """
         if self._count_tokens is not None:
-            return _checked(self._count_tokens([*self._messages, *extra], list(self._schemas)))
+            return checked(self._count_tokens([*self._messages, *extra], list(self._schemas)))
         added = sum(self._scaled(self._estimate(m)) for m in extra)
         if self._exact is None:
             return self._base + self._counted_sum + added
@@ -142,7 +142,7 @@ class ContextTokens:
         return raw if self._ratio == 1.0 else math.ceil(raw * self._ratio)
 
 
-def _checked(value: object) -> int:
+def checked(value: object) -> int:
     """What a ``count_tokens`` returned, if it is a token count."""
     index: int | None = None
     if not isinstance(value, bool):  # an int, or what converts to one losslessly (numpy's)

@@ -14,26 +14,26 @@ marked, and the context stays a valid conversation.
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ._budget import MESSAGE_OVERHEAD, Projection
+from ._budget import MESSAGE_OVERHEAD, Projection, cost_fits
 from ._budget import project as project_cost
-from ._check import ArgumentError, parse_arguments
-from ._context import ContextTokens
+from ._context import ContextTokens, checked
 from ._dispatch import WITHHELD, Dispatch, withhold
+from ._finish import budget_line, final_note
 from ._journal import Journal
 from ._options import Model, Options, initial_messages, is_async
 from ._pool import Workers
 from ._redact import redact_message, redact_schemas
+from ._repeats import Repeats, signature_of, warning
 from ._schema import Tool
 from ._trace import Result, Status, Step
-from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Parsed, Ran, Reply
-from ._types import PICO, Budget, Completion, Message, Price, Stop, ToolCall, to_pico
+from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Ran, Reply, received
+from ._types import PICO, Budget, Completion, Message, Price, Stop, to_pico
 
 L = TypeVar("L", bound="Loop")
 Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a BatchDone
@@ -72,8 +72,13 @@ class Loop:
         self._spent = spent  # picodollars
         self._elapsed = 0.0
         self._executed = sum(1 for s in history for r in s.tool_calls if r.status != "skipped")
-        self._batches = [_signature(_calls_of(s)) for s in history if s.tool_calls]
+        self._repeats = Repeats(
+            options.repeat_limit, options.cycle_limit, options.warn_repeats, history
+        )
         self._ending: Ending | None = None
+        self._finishing: Ending | None = None  # finish=True: the stop a final answer comes before
+        self._final_tokens: int | None = None  # finish=True: the last final answer's tokens
+        self._growth = 0  # finish=True: the most those grew in a turn
         self._answer: str | None = None
         self._last_clock = options.clock()
         for message in context:
@@ -194,8 +199,13 @@ class Loop:
     # -- the turn ---------------------------------------------------------------------------------
 
     def _turn(self, started: float) -> Turn:
-        # 1. project this turn's worst case; stop before it if any ceiling says so
-        projection, projected = self._project(self._count.count())
+        # 1. project this turn's worst case; with finish=True it may be the run's last, a call
+        #    without tools for a final answer; stop before it if any ceiling says so
+        extra = self._budget_note(started)  # budget_note=True: sent with the request, not kept
+        projection, projected = self._project(self._count.count(extra))
+        last = self._last_turn(started, projected) if self.options.finish else None
+        if last is not None:
+            return (yield from self._final_turn(started, last))
         ending = self._stop_before_call(started, projection)
         reservation = None
         if ending is None:
@@ -207,7 +217,8 @@ class Loop:
         self._count.sending()
         index = len(self._steps)
         try:
-            reply = yield ModelCall(list(self._messages), list(self.schemas), self._left(started))
+            request = ModelCall([*self._messages, *extra], list(self.schemas), self._left(started))
+            reply = yield request
         except GeneratorExit:
             raise
         except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
@@ -224,9 +235,11 @@ class Loop:
             stop = Stop.MAX_SECONDS if reply.abandoned else Stop.MODEL_ERROR
             step = self._model_step(index, reply, None, projection, started, cost)
             return self._record(step, end=Ending(stop, None, reply.error))
-        calls = _received(completion.tool_calls, index)
+        calls = received(completion.tool_calls, index)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
-        signature = _signature(calls) if calls else None
+        signature = signature_of(calls) if calls else None
+        loop = None if signature is None else self._repeats.loop(signature)
+        warn = self._repeats.warns(loop)  # warn_repeats=True: the first loop is told, not stopped
         records: list[Ran] = []
         dispatched = False
         try:
@@ -234,10 +247,12 @@ class Loop:
             end: Ending | None = None
             if not calls:
                 end = Ending(Stop.ANSWERED)
-            elif block := self._stop_before_batch(started, index, calls, assistant, signature):
+            elif block := self._stop_before_batch(
+                started, index, calls, assistant, None if warn else loop
+            ):
                 records = [self._not_run(c, "skipped", f"the run stopped ({block.detail})")
                            for c in calls]  # fmt: skip
-                end = block
+                end = self._then_final_answer(block)
             else:
                 dispatched = True
                 done: BatchDone = yield Batch(calls, self._left(started))
@@ -263,7 +278,50 @@ class Loop:
         step = self._call_step(index, completion, records, cost, projection, started)
         if end is not None and end.stop is Stop.ANSWERED:
             self._answer = self._traced(completion.text or "")
-        return self._record(step, assistant, records, end, signature)
+        warned = loop is not None and warn and dispatched
+        note = warning(loop) if loop is not None and warned else None
+        return self._record(step, assistant, records, end, signature, warned, note)
+
+    def _final_turn(self, started: float, last: Ending) -> Turn:
+        """finish=True: the run's last model call, without tools, for an answer. ``last`` is the
+        stop it comes before; the run ends with it whatever the model says."""
+        note = Message("user", final_note(last.stop, self.budget))
+        projection, projected = self._project(self._tool_less_tokens([note]))
+        ending = self._stop_before_final(started, projection, last)
+        reservation = None
+        if ending is None:
+            reservation, ending = self._reserve(projected)
+        if ending is not None:
+            self._end_run(ending)
+            return None
+        index = len(self._steps)
+        try:
+            reply = yield ModelCall([*self._messages, note], [], self._left(started))
+        except GeneratorExit:
+            raise
+        except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
+            self._bill(projected or 0, reservation)
+            step = self._model_step(index, None, exc, projection, started)
+            self._record(replace(step, final_answer=True))
+            raise
+        cost = self._cost(reply, projected)
+        self._bill(cost, reservation)
+        completion = reply.completion
+        end = Ending(last.stop, last.detail)
+        if completion is None:
+            step = self._model_step(index, reply, None, projection, started, cost)
+            stop = Stop.MAX_SECONDS if reply.abandoned else last.stop
+            failed = Ending(stop, f"{last.detail}; the final-answer call failed", reply.error)
+            return self._record(replace(step, final_answer=True), end=failed)
+        calls = received(completion.tool_calls, index)  # asked for anyway: recorded, never run
+        records = [
+            self._not_run(c, "skipped", "the final-answer turn runs no tools") for c in calls
+        ]
+        assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
+        step = self._call_step(index, completion, records, cost, projection, started)
+        self._answer = self._traced(completion.text)
+        step = replace(step, final_answer=True)
+        return self._record(step, assistant, records, end, told=[note])
 
     # -- guards: the two checks a turn makes, each called at one place ----------------------------
 
@@ -284,7 +342,7 @@ class Loop:
         index: int,
         calls: list[Call],
         assistant: Message,
-        signature: str | None,
+        loop: str | None,
     ) -> Ending | None:
         """Before the tool batch: is there a later model call to read its results?"""
         budget = self.budget
@@ -300,9 +358,8 @@ class Loop:
                 Stop.MAX_TOOL_CALLS,
                 f"max_tool_calls={limit}: {self._executed} run, this turn asks for {len(calls)}",
             )
-        if self._repeated(signature):
-            n = self.options.repeat_limit
-            return Ending(Stop.REPEATED, f"the same tool calls {n} turns running")
+        if loop is not None:
+            return Ending(Stop.REPEATED, loop)
         # The cheapest next turn carries empty results; if even that cannot fit, none can.
         if budget.max_cost_usd is None:
             return None
@@ -310,7 +367,10 @@ class Loop:
             tokens = self._count.count([assistant]) + MESSAGE_OVERHEAD * len(calls)
         else:
             empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
-            tokens = self._count.count([assistant, *empty])
+            if self.options.finish:  # the turn that reads them may be the final answer
+                tokens = self._tool_less_tokens([assistant, *empty])
+            else:
+                tokens = self._count.count([assistant, *empty])
         cheapest = self._project(tokens, self._spent)[0]
         if not cheapest.fits:
             return Ending(
@@ -318,12 +378,83 @@ class Loop:
             )
         return None
 
-    def _repeated(self, signature: str | None) -> bool:
-        n = self.options.repeat_limit
-        if n is None:
-            return False
-        recent = [*self._batches[-(n - 1) :], signature]
-        return len(recent) == n and len(set(recent)) == 1
+    # -- finish=True: the final-answer turn -------------------------------------------------------
+
+    def _last_turn(self, started: float, projected: int | None) -> Ending | None:
+        """The stop this turn is the last model call before, to be made without tools for a
+        final answer, or None for an ordinary turn (or for no call at all: the guards say)."""
+        if self._finishing is not None:  # a repetition or max_tool_calls stop is pending
+            return self._finishing
+        budget, index = self.budget, len(self._steps)
+        steps = budget.max_steps
+        if (steps is not None and index >= steps) or self._out_of_time(started):
+            return None
+        if steps is not None and index == steps - 1:
+            return Ending(Stop.MAX_STEPS, f"max_steps={steps}: the last step was kept for a "
+                          "final answer without tools")  # fmt: skip
+        left, longest = self._left(started), max((s.seconds for s in self._steps), default=0.0)
+        if left is not None and left < 2 * longest:
+            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds}: {left:.3f}s "
+                          f"left, under twice the longest step ({longest:.3f}s), so this step "
+                          "was the final answer")  # fmt: skip
+        if budget.max_cost_usd is None:
+            return None
+        # The final answer after this turn reads a context grown by it: predicted to grow as
+        # much as the most it has grown in a turn so far.
+        tokens = self._tool_less_tokens([Message("user", final_note(Stop.MAX_COST_USD, budget))])
+        if self._final_tokens is not None:
+            self._growth = max(self._growth, tokens - self._final_tokens)
+        self._final_tokens = tokens
+        after = self._project(tokens + self._growth)[1]
+        if cost_fits(budget, self._spent + (projected or 0), after):
+            return None
+        turn, answer, spent = (projected or 0) / PICO, (after or 0) / PICO, self._spent / PICO
+        return Ending(
+            Stop.MAX_COST_USD,
+            f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
+            f"a final answer after it (${answer:.6f}) would not both fit on ${spent:.6f} spent, "
+            "so this step was the final answer",
+        )
+
+    def _stop_before_final(
+        self, started: float, projection: Projection, last: Ending
+    ) -> Ending | None:
+        """Before the final-answer call: is there a step, time and money for it?"""
+        budget = self.budget
+        if budget.max_steps is not None and len(self._steps) >= budget.max_steps:
+            return Ending(Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached")
+        if self._out_of_time(started):
+            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
+        if projection.fits:
+            return None
+        unfit = "no final answer fits: " + _cost_detail(projection)
+        if last is self._finishing:  # the run stops for what it was stopping for
+            return Ending(last.stop, f"{last.detail}; {unfit}")
+        return Ending(Stop.MAX_COST_USD, unfit)
+
+    def _then_final_answer(self, block: Ending) -> Ending:
+        """A stop that blocks a batch; with finish=True a repetition or ``max_tool_calls`` stop
+        comes after one more call, without tools, for a final answer."""
+        if self.options.finish and block.stop in (Stop.REPEATED, Stop.MAX_TOOL_CALLS):
+            return replace(block, final_next=True)
+        return block
+
+    def _tool_less_tokens(self, extra: list[Message]) -> int:
+        """The input tokens of the context and ``extra`` sent without tool schemas. The default
+        estimate keeps the schemas counted: once a provider has reported a count, what they
+        took in it is not known, so taking them out could count below the truth."""
+        count_tokens = self.options.count_tokens
+        if count_tokens is None:
+            return self._count.count(extra)
+        return checked(count_tokens([*self._messages, *extra], []))
+
+    def _budget_note(self, started: float) -> list[Message]:
+        """budget_note=True: the line that ends this turn's request, telling the model what
+        is left; it is sent, not kept in the context (each request has only the current one)."""
+        if not self.options.budget_note:
+            return []
+        line = budget_line(self.budget, len(self._steps), self._spent, self._left(started))
+        return [] if line is None else [Message("user", line)]
 
     def _out_of_time(self, started: float) -> bool:
         left = self._left(started)
@@ -410,11 +541,16 @@ class Loop:
             return exc
         return None
 
-    def _append_result(self, ran: Ran) -> None:
-        """A tool result joins the context; its trace form was redacted before any cut."""
-        self._messages.append(ran.message)
-        self._count.append(ran.message)
-        self._trace_messages.append(ran.trace_message)
+    def _append_result(self, ran: Ran, note: str | None = None) -> None:
+        """A tool result joins the context; its trace form was redacted before any cut. A
+        ``note`` from the loop ends it, in both forms."""
+        message, traced = ran.message, ran.trace_message
+        if note is not None:
+            message = replace(message, content=f"{message.content}\n\n{note}")
+            traced = replace(traced, content=f"{traced.content}\n\n{self._traced(note)}")
+        self._messages.append(message)
+        self._count.append(message)
+        self._trace_messages.append(traced)
 
     def _not_run(self, call: Call, status: Status, why: str) -> Ran:
         return self._dispatch.refuse(call.request, call.id, status, why)
@@ -488,9 +624,14 @@ class Loop:
         results: Sequence[Ran] = (),
         end: Ending | None = None,
         signature: str | None = None,
+        warned: bool = False,
+        note: str | None = None,
+        told: Sequence[Message] = (),
     ) -> Step:
         """Make a finished turn part of the run, all of it at once (its money is already in),
-        and return the step as the trace keeps it.
+        and return the step as the trace keeps it. ``told`` are messages the call was sent
+        that join the context before its reply (the final-answer note); ``note`` ends the last
+        tool result the model reads (the repetition warning).
 
         A ``redact`` that raises withholds the text of what it could not redact; the turn is
         still recorded, and the error is raised after it."""
@@ -507,18 +648,20 @@ class Loop:
                                  error=_opt(step.error, withhold),
                                  traceback=_opt(step.traceback, withhold))  # fmt: skip
         if signature is not None:
-            self._batches.append(signature)
+            self._repeats.add(signature, warned=warned)
         before = len(self._trace_messages)
-        if assistant is not None:
-            failure = self._append_recorded(assistant)
+        for message in [*told, *([assistant] if assistant is not None else [])]:
+            failure = self._append_recorded(message)
             failures += [failure] if failure is not None else []
-        for ran in results:
-            self._append_result(ran)
+        for i, ran in enumerate(results):
+            self._append_result(ran, note if i == len(results) - 1 else None)
         self._steps.append(traced)
         self._executed += sum(1 for r in step.tool_calls if r.status != "skipped")
         if self._journal is not None:
             self._journal.step(traced, self._trace_messages[before:])
-        if end is not None:
+        if end is not None and end.final_next:
+            self._finishing = end  # finish=True: the next turn is the final answer
+        elif end is not None:
             self._end_run(end)
         if failures:
             raise failures[0]
@@ -571,8 +714,11 @@ def _strict(redact: Callable[[str], str]) -> Callable[[str], str]:
 
 
 def _appended(step: Step) -> int:
-    """How many messages a step added to the context: its assistant turn and each result."""
-    return 0 if step.error is not None else 1 + len(step.tool_calls)
+    """How many messages a step added to the context: its assistant turn and each result, and
+    a final answer's note before them."""
+    if step.error is not None:
+        return 0
+    return 1 + len(step.tool_calls) + (1 if step.final_answer else 0)
 
 
 def _message_list(messages: Sequence[Message]) -> list[Message]:
@@ -591,75 +737,6 @@ def as_reply(value: Any) -> Reply:
         return Reply(None, f"TypeError: the model returned {type(value).__name__}, expected a "
                      "Completion(text=..., tool_calls=[...])")  # fmt: skip
     return Reply(value)
-
-
-def _received(calls: Sequence[ToolCall], index: int) -> list[Call]:
-    """The model's calls as the loop keeps them: each with an id (a missing one made up, a
-    repeated one made unique), a name that is text, and arguments parsed. Malformed parts are
-    made plain text here, so nothing downstream meets a name that is not a str or arguments
-    that JSON cannot write; the argument check then reports them to the model."""
-    out: list[Call] = []
-    seen: set[str] = set()
-    for i, call in enumerate(calls):
-        call_id = call.id if isinstance(call.id, str) and call.id else f"call_{index}_{i}"
-        if call_id in seen:
-            call_id = f"{call_id}_{i}"
-        seen.add(call_id)
-        name, arguments = call.name, call.arguments
-        parsed: Parsed
-        if not isinstance(name, str):
-            name = "" if name is None else _shown(name)
-        if _json_safe(arguments):
-            parsed = _parse(name, arguments)
-        else:
-            arguments = _shown(arguments)
-            parsed = ArgumentError(
-                f"{name}: arguments must be a JSON object, got {type(call.arguments).__name__}"
-            )
-        out.append(Call(ToolCall(name, arguments, call_id), call_id, parsed))
-    return out
-
-
-def _json_safe(arguments: Any) -> bool:
-    """Arguments that JSON can write as they are (a str is parsed later, as the model's JSON)."""
-    if isinstance(arguments, str):
-        return True
-    try:
-        json.dumps(arguments, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        return False
-    return True
-
-
-def _shown(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception:
-        return f"<{type(value).__name__}>"
-
-
-def _parse(name: str, arguments: str | dict[str, Any]) -> Parsed:
-    try:
-        return parse_arguments(name, arguments)
-    except ArgumentError as exc:
-        return exc
-
-
-def _calls_of(step: Step) -> list[Call]:
-    """A recorded step's calls, as the repeat guard compares them (for a fork's history)."""
-    return [
-        Call(ToolCall(r.name, r.raw_arguments, r.id), r.id, _parse(r.name, r.raw_arguments))
-        for r in step.tool_calls
-    ]
-
-
-def _signature(calls: Sequence[Call]) -> str:
-    """The turn's calls, names and arguments, in a form that ignores key order and spacing."""
-    shown = [
-        [c.name, str(c.request.arguments) if isinstance(c.parsed, ArgumentError) else c.parsed]
-        for c in calls
-    ]
-    return json.dumps(shown, sort_keys=True, default=repr)
 
 
 def _interrupted(why: str) -> str:

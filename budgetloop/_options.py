@@ -51,6 +51,10 @@ class Options:
     trace_path: str | os.PathLike[str] | None
     ledger: Any
     on_step: OnStep | None
+    finish: bool
+    cycle_limit: int | None
+    warn_repeats: bool
+    budget_note: bool
     given: dict[str, Any] = field(repr=False, compare=False)  # as passed, for ``with_``
 
     @classmethod
@@ -72,6 +76,10 @@ class Options:
         trace_path: str | os.PathLike[str] | None = None,
         ledger: Any = None,
         on_step: OnStep | None = None,
+        finish: bool = False,
+        cycle_limit: int | None = None,
+        warn_repeats: bool = False,
+        budget_note: bool = False,
     ) -> Options:
         given = {k: v for k, v in locals().items() if k not in ("cls", "complete")}
         if not callable(complete):
@@ -90,6 +98,7 @@ class Options:
         for name, value, least in (
             ("max_output_tokens", max_output_tokens, 0),
             ("repeat_limit", repeat_limit, 2),
+            ("cycle_limit", cycle_limit, 2),
             ("max_workers", max_workers, 1),
             ("max_result_chars", max_result_chars, 1),
         ):
@@ -102,6 +111,10 @@ class Options:
                          ("on_step", on_step)):  # fmt: skip
             if fn is not None and not callable(fn):
                 raise TypeError(f"run: {name} must be a function or None, got {kind(fn)}.")
+        for name, flag in (("finish", finish), ("warn_repeats", warn_repeats),
+                           ("budget_note", budget_note)):  # fmt: skip
+            if not isinstance(flag, bool):
+                raise TypeError(f"run: {name} must be True or False, got {kind(flag)}.")
         _check_clock(clock)
         _check_trace_path(trace_path)
         return cls(
@@ -119,6 +132,10 @@ class Options:
             trace_path=trace_path,
             ledger=ledger,
             on_step=on_step,
+            finish=finish,
+            cycle_limit=cycle_limit,
+            warn_repeats=warn_repeats,
+            budget_note=budget_note,
             given=given,
         )
 

@@ -35,6 +35,10 @@ def start(
     trace_path: str | os.PathLike[str] | None = None,
     ledger: Any = None,
     on_step: OnStep | None = None,
+    finish: bool = False,
+    cycle_limit: int | None = None,
+    warn_repeats: bool = False,
+    budget_note: bool = False,
 ) -> Session:
     """A ``Session`` that has called nothing yet: ``step()`` takes one turn, ``run()`` them all.
 
@@ -62,6 +66,10 @@ def run(
     trace_path: str | os.PathLike[str] | None = None,
     ledger: Any = None,
     on_step: OnStep | None = None,
+    finish: bool = False,
+    cycle_limit: int | None = None,
+    warn_repeats: bool = False,
+    budget_note: bool = False,
 ) -> Result:
     """Run the loop until the model answers or a ceiling stops it: ``start(...).run()``.
 
@@ -89,6 +97,10 @@ def astart(
     trace_path: str | os.PathLike[str] | None = None,
     ledger: Any = None,
     on_step: OnStep | None = None,
+    finish: bool = False,
+    cycle_limit: int | None = None,
+    warn_repeats: bool = False,
+    budget_note: bool = False,
 ) -> AsyncSession:
     """``start`` for an async model and async tools: ``await session.step()``."""
     return AsyncSession(complete, prompt, **_options(locals()))
@@ -112,6 +124,10 @@ async def arun(
     trace_path: str | os.PathLike[str] | None = None,
     ledger: Any = None,
     on_step: OnStep | None = None,
+    finish: bool = False,
+    cycle_limit: int | None = None,
+    warn_repeats: bool = False,
+    budget_note: bool = False,
 ) -> Result:
     """``await arun(...)``: ``run`` for an async model and async tools."""
     return await AsyncSession(complete, prompt, **_options(locals())).run()

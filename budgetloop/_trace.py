@@ -111,8 +111,9 @@ class Step:
         return max(self.usage.input_tokens - self.projection.input_tokens, 0)
 
     def to_dict(self) -> dict[str, Any]:
+        """The step as plain data."""
         usage = self.usage
-        return {
+        out: dict[str, Any] = {
             "index": self.index,
             "text": self.text,
             "usage": None if usage is None else usage_to_dict(usage),
@@ -125,6 +126,7 @@ class Step:
             "traceback": self.traceback,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
         }
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:

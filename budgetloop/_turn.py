@@ -6,14 +6,18 @@ calls and sends back their ``CallRecord``s in request order. The generator then 
 ``Step`` it committed (None when the run stopped before calling the model). When the driver's
 work raises (``KeyboardInterrupt``, a cancelled task), the driver throws the exception into the
 turn, which records what is known (money first) and lets it go on.
+
+``received`` turns the model's tool calls into the turn's ``Call``s.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._check import ArgumentError
+from ._check import ArgumentError, parse_arguments
 from ._trace import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
 
@@ -99,3 +103,56 @@ class Ending:
     stop: Stop
     detail: str | None = None
     error: str | None = None
+    final_next: bool = False  # finish=True: the run ends after one call without tools
+
+
+def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
+    """The model's calls as the loop keeps them: each with an id (a missing one made up, a
+    repeated one made unique), a name that is text, and arguments parsed. Malformed parts are
+    made plain text here, so nothing downstream meets a name that is not a str or arguments
+    that JSON cannot write; the argument check then reports them to the model."""
+    out: list[Call] = []
+    seen: set[str] = set()
+    for i, call in enumerate(calls):
+        call_id = call.id if isinstance(call.id, str) and call.id else f"call_{index}_{i}"
+        if call_id in seen:
+            call_id = f"{call_id}_{i}"
+        seen.add(call_id)
+        name, arguments = call.name, call.arguments
+        parsed: Parsed
+        if not isinstance(name, str):
+            name = "" if name is None else _shown(name)
+        if _json_safe(arguments):
+            parsed = parse(name, arguments)
+        else:
+            arguments = _shown(arguments)
+            parsed = ArgumentError(
+                f"{name}: arguments must be a JSON object, got {type(call.arguments).__name__}"
+            )
+        out.append(Call(ToolCall(name, arguments, call_id), call_id, parsed))
+    return out
+
+
+def _json_safe(arguments: Any) -> bool:
+    """Arguments that JSON can write as they are (a str is parsed later, as the model's JSON)."""
+    if isinstance(arguments, str):
+        return True
+    try:
+        json.dumps(arguments, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def _shown(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def parse(name: str, arguments: str | dict[str, Any]) -> Parsed:
+    try:
+        return parse_arguments(name, arguments)
+    except ArgumentError as exc:
+        return exc

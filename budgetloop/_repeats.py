@@ -1,0 +1,120 @@
+"""The repetition guard: a model that keeps asking for the same tool calls is stopped.
+
+Each turn that asks for tools is reduced to a signature: its calls' names and arguments, in a
+form that ignores key order and JSON spacing. Two kinds of loop are found:
+
+- the same signature ``repeat_limit`` turns running (A A A);
+- a cycle of two or three different turns repeated ``cycle_limit`` times (A B A B A B, or
+  A B C A B C A B C), found on the turn that completes the last repetition.
+
+With ``warn_repeats=True`` the first loop found does not stop the run: its turn runs, and the
+model is told once, in a note after that turn's tool results, that it is repeating itself. The
+next loop found stops the run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ._check import ArgumentError
+from ._trace import Step
+from ._turn import Call, Parsed, parse
+from ._types import ToolCall
+
+CYCLE_PERIODS = (2, 3)
+SHOWN_CALL_CHARS = 80  # a call, as a loop's detail shows it
+WARNING = (
+    "[budgetloop] You are repeating yourself: {loop}. Do something different or give your "
+    "answer; if the loop goes on, the run stops."
+)
+
+
+class Repeats:
+    """The signatures of a run's turns so far, and the loops they form."""
+
+    def __init__(
+        self,
+        repeat_limit: int | None,
+        cycle_limit: int | None,
+        warn: bool,
+        history: Sequence[Step],
+    ) -> None:
+        self._repeat_limit = repeat_limit
+        self._cycle_limit = cycle_limit
+        self._warn = warn
+        self._signatures: list[str] = []
+        self.warned = False  # a warning was given: the next loop stops the run
+        for step in history:  # a fork's history: its signatures, and whether it was warned
+            if step.tool_calls:
+                seen = signature_of(_calls_of(step))
+                self.add(seen, warned=self._warn and self.loop(seen) is not None)
+
+    def loop(self, seen: str) -> str | None:
+        """The loop a turn with signature ``seen`` would close, in words, or None."""
+        n = self._repeat_limit
+        if n is not None:
+            recent = [*self._signatures[-(n - 1) :], seen]
+            if len(recent) == n and len(set(recent)) == 1:
+                return f"the same tool calls {n} turns running: {shown(seen)}"
+        k = self._cycle_limit
+        if k is not None:
+            for period in CYCLE_PERIODS:
+                window = [*self._signatures[-(period * k - 1) :], seen]
+                if _cycles(window, period, k):
+                    turns = " then ".join(shown(s) for s in window[:period])
+                    return f"a cycle of {period} turns repeated {k} times: {turns}"
+        return None
+
+    def warns(self, loop: str | None) -> bool:
+        """Whether the loop found this turn is met with a warning rather than a stop."""
+        return loop is not None and self._warn and not self.warned
+
+    def add(self, seen: str, *, warned: bool = False) -> None:
+        """A turn that asked for tools is part of the run."""
+        self._signatures.append(seen)
+        self.warned = self.warned or warned
+
+
+def warning(loop: str) -> str:
+    """The note a warned turn's last tool result ends with."""
+    return WARNING.format(loop=loop)
+
+
+def signature_of(calls: Sequence[Call]) -> str:
+    """The turn's calls, names and arguments, in a form that ignores key order and spacing."""
+    listed = [
+        [c.name, str(c.request.arguments) if isinstance(c.parsed, ArgumentError) else c.parsed]
+        for c in calls
+    ]
+    return json.dumps(listed, sort_keys=True, default=repr)
+
+
+def shown(seen: str) -> str:
+    """A signature as a loop's detail shows it: ``name({arguments})``, each call shortened."""
+    calls: list[list[Any]] = json.loads(seen)
+    out = []
+    for name, arguments in calls:
+        args = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
+        text = f"{name}({args})"
+        if len(text) > SHOWN_CALL_CHARS:
+            text = text[: SHOWN_CALL_CHARS - 1] + "…"
+        out.append(text)
+    return ", ".join(out)
+
+
+def _cycles(window: list[str], period: int, times: int) -> bool:
+    """``window`` is ``times`` repetitions of ``period`` turns that are not all the same."""
+    if len(window) != period * times or len(set(window[:period])) == 1:
+        return False
+    return all(window[i] == window[i + period] for i in range(len(window) - period))
+
+
+def _calls_of(step: Step) -> list[Call]:
+    """A recorded step's calls, as the guard compares them."""
+    out = []
+    for r in step.tool_calls:
+        parsed: Parsed = parse(r.name, r.raw_arguments)
+        out.append(Call(ToolCall(r.name, r.raw_arguments, r.id), r.id, parsed))
+    return out
