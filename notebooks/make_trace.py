@@ -78,6 +78,7 @@ def main() -> None:
         budget=Budget(max_steps=30, max_cost_usd=0.25),
         clock=fake_clock,
     )
+    (HERE / "trace.json").unlink(missing_ok=True)  # regenerated on purpose: nothing to keep
     result.save(HERE / "trace.json")
     print(f"wrote trace.json: {len(result.steps)} steps, stop={result.stop}")
 
