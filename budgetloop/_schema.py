@@ -221,7 +221,7 @@ def _json_type(value: Any) -> str:
 
 def _hint_name(hint: Any) -> str:
     """A hint as it is written: ``int``, ``list[int]``, ``Literal['a', 'b']``."""
-    if isinstance(hint, type):
+    if isinstance(hint, type) and not typing.get_args(hint):  # list[int] is a type on 3.10
         return hint.__name__
     return repr(hint).replace("typing.", "")
 
