@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ._dispatch import describe
-from ._loop import Loop, Turn, as_reply
+from ._loop import Loop, Turn
 from ._session import abandoned
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import ModelCall, Reply
+from ._turn import ModelCall, Reply, as_reply
 
 AsyncUntil = Callable[["AsyncSession"], bool]
 

@@ -264,3 +264,11 @@ def max_turns_for(
             return turns
         spent += nxt
         turns += 1
+
+
+def cost_detail(p: Projection) -> str:
+    """Why a projection does not fit, in words: what the next turn costs on what was spent."""
+    return (
+        f"next turn projected ${p.cost_usd or 0:.6f} ({p.input_tokens} in + {p.output_tokens} out)"
+        f" on ${p.spent_usd:.6f} spent exceeds max_cost_usd=${p.limit_usd}"
+    )

@@ -1,9 +1,22 @@
-"""What the loop tells the model about its budget: the note of a final-answer turn
-(``finish=True``) and the budget line each request may end with (``budget_note=True``)."""
+"""``finish=True``: the final-answer turn a run may end on, and what the loop tells the model
+about its budget (the final note, and the line each request ends with for ``budget_note=True``).
+
+The turn is the loop's own (``Loop._turn`` hands over to ``final_turn``); it is kept here so
+that ``_loop.py`` reads as the ordinary turn.
+"""
 
 from __future__ import annotations
 
-from ._types import PICO, Budget, Stop
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ._budget import Projection, cost_detail, cost_fits
+from ._context import checked
+from ._turn import Ending, ModelCall, received
+from ._types import PICO, Budget, Message, Stop
+
+if TYPE_CHECKING:
+    from ._loop import Loop, Turn
 
 FINAL_NOTE = (
     "[budgetloop] {why}: tools are no longer available. Give your final answer now, from what "
@@ -42,3 +55,124 @@ def budget_line(
     if seconds_left is not None:
         parts.append(f"{max(0.0, seconds_left):.1f} of {budget.max_seconds} seconds")
     return BUDGET_LINE.format(parts=", ".join(parts)) if parts else None
+
+
+def last_turn(loop: Loop, started: float, projected: int | None) -> Ending | None:
+    """The stop this turn is the last model call before, to be made without tools for a
+    final answer, or None for an ordinary turn (or for no call at all: the guards say)."""
+    if loop._finishing is not None:  # a repetition or max_tool_calls stop is pending
+        return loop._finishing
+    budget, index = loop.budget, len(loop._steps)
+    steps = budget.max_steps
+    if (steps is not None and index >= steps) or loop._out_of_time(started):
+        return None
+    if steps is not None and index == steps - 1:
+        return Ending(Stop.MAX_STEPS, f"max_steps={steps}: the last step was kept for a "
+                      "final answer without tools")  # fmt: skip
+    left, longest = loop._left(started), max((s.seconds for s in loop._steps), default=0.0)
+    if left is not None and left < 2 * longest:
+        return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds}: {left:.3f}s "
+                      f"left, under twice the longest step ({longest:.3f}s), so this step "
+                      "was the final answer")  # fmt: skip
+    if budget.max_cost_usd is None:
+        return None
+    # The final answer after this turn reads a context grown by it: predicted to grow as
+    # much as the most it has grown in a turn so far.
+    tokens = tool_less_tokens(loop, [Message("user", final_note(Stop.MAX_COST_USD, budget))])
+    if loop._final_tokens is not None:
+        loop._growth = max(loop._growth, tokens - loop._final_tokens)
+    loop._final_tokens = tokens
+    after = loop._project(tokens + loop._growth)[1]
+    if cost_fits(budget, loop._spent + (projected or 0), after):
+        return None
+    turn, answer, spent = (projected or 0) / PICO, (after or 0) / PICO, loop._spent / PICO
+    return Ending(
+        Stop.MAX_COST_USD,
+        f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
+        f"a final answer after it (${answer:.6f}) would not both fit on ${spent:.6f} spent, "
+        "so this step was the final answer",
+    )
+
+
+def final_turn(loop: Loop, started: float, last: Ending) -> Turn:
+    """finish=True: the run's last model call, without tools, for an answer. ``last`` is the
+    stop it comes before; the run ends with it whatever the model says."""
+    note = Message("user", final_note(last.stop, loop.budget))
+    projection, projected = loop._project(tool_less_tokens(loop, [note]))
+    ending = stop_before_final(loop, started, projection, last)
+    reservation = None
+    if ending is None:
+        reservation, ending = loop._reserve(projected)
+    if ending is not None:
+        loop._end_run(ending)
+        return None
+    index = len(loop._steps)
+    try:
+        reply = yield ModelCall([*loop._messages, note], [], loop._left(started))
+    except GeneratorExit:
+        raise
+    except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
+        loop._bill(projected or 0, reservation)
+        step = loop._model_step(index, None, exc, projection, started)
+        loop._record(replace(step, final_answer=True))
+        raise
+    cost = loop._cost(reply, projected)
+    loop._bill(cost, reservation)
+    completion = reply.completion
+    end = Ending(last.stop, last.detail)
+    if completion is None:
+        step = loop._model_step(index, reply, None, projection, started, cost)
+        stop = Stop.MAX_SECONDS if reply.abandoned else last.stop
+        failed = Ending(stop, f"{last.detail}; the final-answer call failed", reply.error)
+        return loop._record(replace(step, final_answer=True), end=failed)
+    calls = received(completion.tool_calls, index)  # asked for anyway: recorded, never run
+    records = [loop._not_run(c, "skipped", "the final-answer turn runs no tools") for c in calls]
+    assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
+    step = loop._call_step(index, completion, records, cost, projection, started)
+    loop._answer = loop._traced(completion.text)
+    step = replace(step, final_answer=True)
+    return loop._record(step, assistant, records, end, told=[note])
+
+
+def stop_before_final(
+    loop: Loop, started: float, projection: Projection, last: Ending
+) -> Ending | None:
+    """Before the final-answer call: is there a step, time and money for it?"""
+    budget = loop.budget
+    if budget.max_steps is not None and len(loop._steps) >= budget.max_steps:
+        return Ending(Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached")
+    if loop._out_of_time(started):
+        return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
+    if projection.fits:
+        return None
+    unfit = "no final answer fits: " + cost_detail(projection)
+    if last is loop._finishing:  # the run stops for what it was stopping for
+        return Ending(last.stop, f"{last.detail}; {unfit}")
+    return Ending(Stop.MAX_COST_USD, unfit)
+
+
+def then_final_answer(loop: Loop, block: Ending) -> Ending:
+    """A stop that blocks a batch; with finish=True a repetition or ``max_tool_calls`` stop
+    comes after one more call, without tools, for a final answer."""
+    if loop.options.finish and block.stop in (Stop.REPEATED, Stop.MAX_TOOL_CALLS):
+        return replace(block, final_next=True)
+    return block
+
+
+def tool_less_tokens(loop: Loop, extra: list[Message]) -> int:
+    """The input tokens of the context and ``extra`` sent without tool schemas. The default
+    estimate keeps the schemas counted: once a provider has reported a count, what they
+    took in it is not known, so taking them out could count below the truth."""
+    count_tokens = loop.options.count_tokens
+    if count_tokens is None:
+        return loop._count.count(extra)
+    return checked(count_tokens([*loop._messages, *extra], []))
+
+
+def budget_note(loop: Loop, started: float) -> list[Message]:
+    """budget_note=True: the line that ends this turn's request, telling the model what
+    is left; it is sent, not kept in the context (each request has only the current one)."""
+    if not loop.options.budget_note:
+        return []
+    line = budget_line(loop.budget, len(loop._steps), loop._spent, loop._left(started))
+    return [] if line is None else [Message("user", line)]

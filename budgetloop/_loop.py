@@ -16,23 +16,24 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ._budget import MESSAGE_OVERHEAD, Projection, cost_fits
+from ._budget import MESSAGE_OVERHEAD, Projection, cost_detail
 from ._budget import project as project_cost
-from ._context import ContextTokens, checked
+from ._context import ContextTokens
 from ._dispatch import WITHHELD, Dispatch, withhold
-from ._finish import budget_line, final_note
+from ._finish import budget_note, final_turn, last_turn, then_final_answer, tool_less_tokens
+from ._fork import context_before, fork_point, message_list
 from ._journal import Journal
 from ._options import Model, Options, initial_messages, is_async
 from ._pool import Workers
-from ._redact import redact_message, redact_schemas
+from ._redact import redact_message, redact_schemas, redact_text, strict
 from ._repeats import Repeats, signature_of, warning
 from ._schema import Tool
 from ._trace import Result, Status, Step
-from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Ran, Reply, received
+from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Ran, Reply, interrupted, received
 from ._types import PICO, Budget, Completion, Message, Price, Stop, to_pico
 
 L = TypeVar("L", bound="Loop")
@@ -57,7 +58,7 @@ class Loop:
     ) -> None:
         self.complete = complete
         self.options = options
-        self._redact = None if options.redact is None else _strict(options.redact)
+        self._redact = None if options.redact is None else strict(options.redact)
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
         self._messages: list[Message] = []  # the real context
@@ -120,13 +121,13 @@ class Loop:
         (``complete=`` for another model). Money spent stays spent: the fork starts at all
         this session has spent; its steps and tool calls count those before ``at``.
         """
-        at = self._fork_point(at)
+        at = fork_point(self._steps, at)
         complete = options.pop("complete", self.complete)
         opts = self.options.with_(complete, options)
         if messages is None:
-            context: Sequence[Message] = self._messages[: self._context_before(at)]
+            context = self._messages[: context_before(self._messages, self._steps, at)]
         else:
-            context = _message_list(messages)
+            context = message_list(messages)
         forked = type(self).__new__(type(self))
         forked._build(complete, opts, context, self._steps[:at], self._spent)
         forked._prompt = list(context)
@@ -201,11 +202,11 @@ class Loop:
     def _turn(self, started: float) -> Turn:
         # 1. project this turn's worst case; with finish=True it may be the run's last, a call
         #    without tools for a final answer; stop before it if any ceiling says so
-        extra = self._budget_note(started)  # budget_note=True: sent with the request, not kept
+        extra = budget_note(self, started)  # budget_note=True: sent with the request, not kept
         projection, projected = self._project(self._count.count(extra))
-        last = self._last_turn(started, projected) if self.options.finish else None
+        last = last_turn(self, started, projected) if self.options.finish else None
         if last is not None:
-            return (yield from self._final_turn(started, last))
+            return (yield from final_turn(self, started, last))
         ending = self._stop_before_call(started, projection)
         reservation = None
         if ending is None:
@@ -252,7 +253,7 @@ class Loop:
             ):
                 records = [self._not_run(c, "skipped", f"the run stopped ({block.detail})")
                            for c in calls]  # fmt: skip
-                end = self._then_final_answer(block)
+                end = then_final_answer(self, block)
             else:
                 dispatched = True
                 done: BatchDone = yield Batch(calls, self._left(started))
@@ -264,7 +265,7 @@ class Loop:
         except BaseException as exc:  # the turn broke after the model call: record it, then raise
             why = f"{type(exc).__name__}"
             records = [
-                self._not_run(c, "error", _interrupted(why))
+                self._not_run(c, "error", interrupted(why))
                 if dispatched
                 else self._not_run(
                     c, "skipped", f"the turn broke ({why}) before its batch started"
@@ -282,47 +283,6 @@ class Loop:
         note = warning(loop) if loop is not None and warned else None
         return self._record(step, assistant, records, end, signature, warned, note)
 
-    def _final_turn(self, started: float, last: Ending) -> Turn:
-        """finish=True: the run's last model call, without tools, for an answer. ``last`` is the
-        stop it comes before; the run ends with it whatever the model says."""
-        note = Message("user", final_note(last.stop, self.budget))
-        projection, projected = self._project(self._tool_less_tokens([note]))
-        ending = self._stop_before_final(started, projection, last)
-        reservation = None
-        if ending is None:
-            reservation, ending = self._reserve(projected)
-        if ending is not None:
-            self._end_run(ending)
-            return None
-        index = len(self._steps)
-        try:
-            reply = yield ModelCall([*self._messages, note], [], self._left(started))
-        except GeneratorExit:
-            raise
-        except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
-            self._bill(projected or 0, reservation)
-            step = self._model_step(index, None, exc, projection, started)
-            self._record(replace(step, final_answer=True))
-            raise
-        cost = self._cost(reply, projected)
-        self._bill(cost, reservation)
-        completion = reply.completion
-        end = Ending(last.stop, last.detail)
-        if completion is None:
-            step = self._model_step(index, reply, None, projection, started, cost)
-            stop = Stop.MAX_SECONDS if reply.abandoned else last.stop
-            failed = Ending(stop, f"{last.detail}; the final-answer call failed", reply.error)
-            return self._record(replace(step, final_answer=True), end=failed)
-        calls = received(completion.tool_calls, index)  # asked for anyway: recorded, never run
-        records = [
-            self._not_run(c, "skipped", "the final-answer turn runs no tools") for c in calls
-        ]
-        assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
-        step = self._call_step(index, completion, records, cost, projection, started)
-        self._answer = self._traced(completion.text)
-        step = replace(step, final_answer=True)
-        return self._record(step, assistant, records, end, told=[note])
-
     # -- guards: the two checks a turn makes, each called at one place ----------------------------
 
     def _stop_before_call(self, started: float, projection: Projection) -> Ending | None:
@@ -333,7 +293,7 @@ class Loop:
         if self._out_of_time(started):
             return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
         if not projection.fits:
-            return Ending(Stop.MAX_COST_USD, _cost_detail(projection))
+            return Ending(Stop.MAX_COST_USD, cost_detail(projection))
         return None
 
     def _stop_before_batch(
@@ -368,93 +328,15 @@ class Loop:
         else:
             empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
             if self.options.finish:  # the turn that reads them may be the final answer
-                tokens = self._tool_less_tokens([assistant, *empty])
+                tokens = tool_less_tokens(self, [assistant, *empty])
             else:
                 tokens = self._count.count([assistant, *empty])
         cheapest = self._project(tokens, self._spent)[0]
         if not cheapest.fits:
             return Ending(
-                Stop.MAX_COST_USD, "no turn to read the results fits: " + _cost_detail(cheapest)
+                Stop.MAX_COST_USD, "no turn to read the results fits: " + cost_detail(cheapest)
             )
         return None
-
-    # -- finish=True: the final-answer turn -------------------------------------------------------
-
-    def _last_turn(self, started: float, projected: int | None) -> Ending | None:
-        """The stop this turn is the last model call before, to be made without tools for a
-        final answer, or None for an ordinary turn (or for no call at all: the guards say)."""
-        if self._finishing is not None:  # a repetition or max_tool_calls stop is pending
-            return self._finishing
-        budget, index = self.budget, len(self._steps)
-        steps = budget.max_steps
-        if (steps is not None and index >= steps) or self._out_of_time(started):
-            return None
-        if steps is not None and index == steps - 1:
-            return Ending(Stop.MAX_STEPS, f"max_steps={steps}: the last step was kept for a "
-                          "final answer without tools")  # fmt: skip
-        left, longest = self._left(started), max((s.seconds for s in self._steps), default=0.0)
-        if left is not None and left < 2 * longest:
-            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds}: {left:.3f}s "
-                          f"left, under twice the longest step ({longest:.3f}s), so this step "
-                          "was the final answer")  # fmt: skip
-        if budget.max_cost_usd is None:
-            return None
-        # The final answer after this turn reads a context grown by it: predicted to grow as
-        # much as the most it has grown in a turn so far.
-        tokens = self._tool_less_tokens([Message("user", final_note(Stop.MAX_COST_USD, budget))])
-        if self._final_tokens is not None:
-            self._growth = max(self._growth, tokens - self._final_tokens)
-        self._final_tokens = tokens
-        after = self._project(tokens + self._growth)[1]
-        if cost_fits(budget, self._spent + (projected or 0), after):
-            return None
-        turn, answer, spent = (projected or 0) / PICO, (after or 0) / PICO, self._spent / PICO
-        return Ending(
-            Stop.MAX_COST_USD,
-            f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
-            f"a final answer after it (${answer:.6f}) would not both fit on ${spent:.6f} spent, "
-            "so this step was the final answer",
-        )
-
-    def _stop_before_final(
-        self, started: float, projection: Projection, last: Ending
-    ) -> Ending | None:
-        """Before the final-answer call: is there a step, time and money for it?"""
-        budget = self.budget
-        if budget.max_steps is not None and len(self._steps) >= budget.max_steps:
-            return Ending(Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached")
-        if self._out_of_time(started):
-            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
-        if projection.fits:
-            return None
-        unfit = "no final answer fits: " + _cost_detail(projection)
-        if last is self._finishing:  # the run stops for what it was stopping for
-            return Ending(last.stop, f"{last.detail}; {unfit}")
-        return Ending(Stop.MAX_COST_USD, unfit)
-
-    def _then_final_answer(self, block: Ending) -> Ending:
-        """A stop that blocks a batch; with finish=True a repetition or ``max_tool_calls`` stop
-        comes after one more call, without tools, for a final answer."""
-        if self.options.finish and block.stop in (Stop.REPEATED, Stop.MAX_TOOL_CALLS):
-            return replace(block, final_next=True)
-        return block
-
-    def _tool_less_tokens(self, extra: list[Message]) -> int:
-        """The input tokens of the context and ``extra`` sent without tool schemas. The default
-        estimate keeps the schemas counted: once a provider has reported a count, what they
-        took in it is not known, so taking them out could count below the truth."""
-        count_tokens = self.options.count_tokens
-        if count_tokens is None:
-            return self._count.count(extra)
-        return checked(count_tokens([*self._messages, *extra], []))
-
-    def _budget_note(self, started: float) -> list[Message]:
-        """budget_note=True: the line that ends this turn's request, telling the model what
-        is left; it is sent, not kept in the context (each request has only the current one)."""
-        if not self.options.budget_note:
-            return []
-        line = budget_line(self.budget, len(self._steps), self._spent, self._left(started))
-        return [] if line is None else [Message("user", line)]
 
     def _out_of_time(self, started: float) -> bool:
         left = self._left(started)
@@ -639,14 +521,14 @@ class Loop:
         traced = replace(step, tool_calls=tuple(r.trace for r in results))
         if self._redact is not None:
             try:
-                traced = replace(traced, text=_opt(step.text, self._redact),
-                                 error=_opt(step.error, self._redact),
-                                 traceback=_opt(step.traceback, self._redact))  # fmt: skip
+                traced = replace(traced, text=redact_text(step.text, self._redact),
+                                 error=redact_text(step.error, self._redact),
+                                 traceback=redact_text(step.traceback, self._redact))  # fmt: skip
             except Exception as exc:
                 failures.insert(0, exc)
-                traced = replace(traced, text=_opt(step.text, withhold),
-                                 error=_opt(step.error, withhold),
-                                 traceback=_opt(step.traceback, withhold))  # fmt: skip
+                traced = replace(traced, text=redact_text(step.text, withhold),
+                                 error=redact_text(step.error, withhold),
+                                 traceback=redact_text(step.traceback, withhold))  # fmt: skip
         if signature is not None:
             self._repeats.add(signature, warned=warned)
         before = len(self._trace_messages)
@@ -681,73 +563,3 @@ class Loop:
 
     def _traced_message(self, message: Message) -> Message:
         return message if self._redact is None else redact_message(message, self._redact)
-
-    def _fork_point(self, at: int | None) -> int:
-        if at is None:
-            return len(self._steps)
-        if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= len(self._steps):
-            raise ValueError(
-                f"fork: at must be a step index from 0 to {len(self._steps)}, got {at!r}."
-            )
-        return at
-
-    def _context_before(self, at: int) -> int:
-        """How many messages the context had before step ``at``."""
-        after = sum(_appended(s) for s in self._steps[at:])
-        return len(self._messages) - after
-
-
-def _opt(text: str | None, redact: Callable[[str], str]) -> str | None:
-    return None if text is None else redact(text)
-
-
-def _strict(redact: Callable[[str], str]) -> Callable[[str], str]:
-    """``redact`` made to say so when it returns something other than text."""
-
-    def checked(text: str) -> str:
-        out = redact(text)
-        if not isinstance(out, str):
-            raise TypeError(f"redact: must return a str, got {type(out).__name__}.")
-        return out
-
-    return checked
-
-
-def _appended(step: Step) -> int:
-    """How many messages a step added to the context: its assistant turn and each result, and
-    a final answer's note before them."""
-    if step.error is not None:
-        return 0
-    return 1 + len(step.tool_calls) + (1 if step.final_answer else 0)
-
-
-def _message_list(messages: Sequence[Message]) -> list[Message]:
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, (list, tuple)):
-        raise TypeError(
-            f"fork: messages must be a list of Message, got {type(messages).__name__}."
-        )
-    for i, m in enumerate(messages):
-        if not isinstance(m, Message):
-            raise TypeError(f"fork: messages[{i}] is {type(m).__name__}, expected Message.")
-    return list(messages)
-
-
-def as_reply(value: Any) -> Reply:
-    if not isinstance(value, Completion):
-        return Reply(None, f"TypeError: the model returned {type(value).__name__}, expected a "
-                     "Completion(text=..., tool_calls=[...])")  # fmt: skip
-    return Reply(value)
-
-
-def _interrupted(why: str) -> str:
-    return (
-        f"interrupted ({why}) before the batch finished; this call may or may not have run, "
-        "and it was not run again"
-    )
-
-
-def _cost_detail(p: Projection) -> str:
-    return (
-        f"next turn projected ${p.cost_usd or 0:.6f} ({p.input_tokens} in + {p.output_tokens} out)"
-        f" on ${p.spent_usd:.6f} spent exceeds max_cost_usd=${p.limit_usd}"
-    )

@@ -201,3 +201,15 @@ def redact_schemas(
     if redact is None:
         return tuple(schemas)
     return tuple(redact_value(s, redact) for s in schemas)
+
+
+def strict(redact: Redact) -> Redact:
+    """``redact`` made to say so when it returns something other than text."""
+
+    def checked(text: str) -> str:
+        out = redact(text)
+        if not isinstance(out, str):
+            raise TypeError(f"redact: must return a str, got {type(out).__name__}.")
+        return out
+
+    return checked

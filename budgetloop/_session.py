@@ -14,10 +14,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from ._dispatch import describe
-from ._loop import Loop, Turn, as_reply
+from ._loop import Loop, Turn
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import ModelCall, Reply
+from ._turn import ModelCall, Reply, as_reply
 
 Until = Callable[["Session"], bool]
 

@@ -156,3 +156,19 @@ def parse(name: str, arguments: str | dict[str, Any]) -> Parsed:
         return parse_arguments(name, arguments)
     except ArgumentError as exc:
         return exc
+
+
+def as_reply(value: Any) -> Reply:
+    """What a model returned, as the turn takes it: a ``Completion``, or why it is not one."""
+    if not isinstance(value, Completion):
+        return Reply(None, f"TypeError: the model returned {type(value).__name__}, expected a "
+                     "Completion(text=..., tool_calls=[...])")  # fmt: skip
+    return Reply(value)
+
+
+def interrupted(why: str) -> str:
+    """The error of a call whose batch an interrupt broke."""
+    return (
+        f"interrupted ({why}) before the batch finished; this call may or may not have run, "
+        "and it was not run again"
+    )
