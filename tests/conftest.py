@@ -1,4 +1,5 @@
-"""Fixtures shared by the tests: scripted models whose context grows per turn, and a fake clock."""
+"""Fixtures shared by the tests: scripted models whose context grows per turn, a counting search
+tool, and a fake clock."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from budgetloop import Completion, Message, Price, ToolCall, Usage
+from budgetloop import Completion, Message, Price, ToolCall, Usage, tool
 
 # Assumed rates for the tests, not quoted prices.
 PRICE = Price(input_per_mtok=3.0, output_per_mtok=15.0)
+RESULT = "r" * 2000  # each tool result adds 2,000 tokens to the context under growing_count
 
 
 class FakeClock:
@@ -33,7 +35,7 @@ def clock() -> FakeClock:
 
 def growing_count(start: int = 12_000) -> Callable[[list[Message], list[dict[str, Any]]], int]:
     """A token count that starts at ``start`` and grows by one token per character of tool
-    results: the article's fixture, where each turn appends a tool result to the context."""
+    results, so that each turn's tool result makes the next request larger."""
 
     def count(messages: list[Message], tools: list[dict[str, Any]]) -> int:
         return start + sum(len(m.content or "") for m in messages if m.role == "tool")
@@ -65,3 +67,20 @@ def always_calls(
         )
 
     return complete
+
+
+def make_search(log: list[tuple[str, int]] | None = None) -> Any:
+    """A ``search`` tool that returns ``RESULT``, counts its runs in ``search.count[0]`` and, given
+    ``log``, appends ``("tool", n)`` to it on its n-th run."""
+    calls = [0]
+
+    @tool
+    def search(query: str) -> str:
+        """Search the corpus."""
+        calls[0] += 1
+        if log is not None:
+            log.append(("tool", calls[0]))
+        return RESULT
+
+    search.count = calls  # type: ignore[attr-defined]
+    return search

@@ -1,0 +1,153 @@
+"""What openai_chat and anthropic_messages do alike, each over its real SDK client served recorded
+bodies through httpx's MockTransport: runs to an answer, to a cost stop and to a provider error,
+async models, empty turns, and the examples without an API key. What differs between the two
+providers is tested in test_adapters_openai.py and test_adapters_anthropic.py."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import budgetloop
+from budgetloop import Budget, Completion, Message
+from budgetloop.adapters import AsyncChatModel
+from tests.adapter_support import ANTHROPIC, CASES, OPENAI, Case
+from tests.provider_server import Provider, payload
+
+each_provider = pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+
+
+def answered(case: Case) -> Provider:
+    """A provider that answers the recorded run: a turn of two tool calls, then the final text."""
+    return Provider(case.name, (200, payload(case.tool_turn)), (200, payload(case.final_turn)))
+
+
+@each_provider
+def test_an_async_run_through_the_adapter_answers(case: Case) -> None:
+    provider = answered(case)
+    model = case.adapter(
+        case.async_client(provider), case.model, max_tokens=case.max_tokens, price=case.price
+    )
+    result = asyncio.run(
+        budgetloop.arun(model, case.prompt, tools=list(case.tools), budget=Budget(max_cost_usd=1))
+    )
+    assert (result.stop, result.answer, len(provider.bodies)) == ("answered", case.answer, 2)
+    assert result.cost_usd == case.cost(*case.usages)
+
+
+@each_provider
+def test_a_cost_ceiling_stops_the_run_after_an_exact_number_of_requests(case: Case) -> None:
+    model = case.over(Provider(case.name))
+    assert (model.price, model.max_output_tokens) == (case.price, case.max_tokens)
+    session = budgetloop.start(model, case.prompt, system=case.system, tools=list(case.tools))
+    first_turn = session.projection.cost_usd
+    assert first_turn is not None
+
+    # the first turn's worst case fits exactly (equality fits); after it, no turn to read the
+    # results can
+    provider = answered(case)
+    result = case.run(case.over(provider), Budget(max_cost_usd=first_turn))
+    assert result.stop == "max_cost_usd"
+    assert len(provider.bodies) == 1
+    assert result.cost_usd == case.cost(case.usages[0])
+
+    provider = Provider(case.name, (200, payload(case.tool_turn)))
+    result = case.run(case.over(provider), Budget(max_cost_usd=first_turn - 0.000001))
+    assert result.stop == "max_cost_usd"
+    assert provider.bodies == []
+
+    # room for both turns' worst case: the run answers in two requests
+    provider = answered(case)
+    result = case.run(case.over(provider), Budget(max_cost_usd=1.0))
+    assert (result.stop, len(provider.bodies)) == ("answered", 2)
+
+
+@each_provider
+def test_a_404_raises_the_sdk_error_and_ends_a_run_as_model_error(case: Case) -> None:
+    provider = Provider(case.name, (404, payload(case.error_404)))
+    with pytest.raises(case.sdk.NotFoundError) as raised:
+        case.over(provider)([Message("user", "go")], [])
+    assert (str(raised.value), raised.value.status_code) == (case.error_text, 404)
+    assert {name: getattr(raised.value, name) for name in case.error_fields} == case.error_fields
+
+    provider = Provider(case.name, (404, payload(case.error_404)))
+    result = case.run(case.over(provider))
+    assert result.stop == "model_error"
+    assert result.error == "NotFoundError: " + case.error_text
+    assert len(provider.bodies) == 1
+    assert result.cost_usd == 0
+
+
+@each_provider
+def test_an_async_client_gives_an_awaitable_model(case: Case) -> None:
+    provider = Provider(case.name, (200, payload(case.tool_turn)))
+    model = case.adapter(case.async_client(provider), case.model, max_tokens=64, price=case.price)
+
+    assert isinstance(model, AsyncChatModel)
+    assert inspect.iscoroutinefunction(model.__call__)
+    completion = asyncio.run(model([Message("system", "s"), Message("user", "go")], []))
+    assert tuple(c.id for c in completion.tool_calls) == case.call_ids
+    assert provider.bodies[0][case.max_tokens_field] == 64
+    assert case.system_sent(provider.bodies[0]) == ["s"]
+    assert (model.price, model.max_output_tokens) == (case.price, 64)
+
+
+@each_provider
+def test_an_async_404_raises_the_sdk_error(case: Case) -> None:
+    provider = Provider(case.name, (404, payload(case.error_404)))
+    model = case.adapter(case.async_client(provider), case.missing_model, max_tokens=64)
+    with pytest.raises(case.sdk.NotFoundError) as raised:
+        asyncio.run(model([Message("user", "go")], []))
+    assert (str(raised.value), raised.value.status_code) == (case.error_text, 404)
+
+
+def no_openai_content(body: dict[str, Any]) -> None:
+    body["choices"][0]["message"]["content"] = None
+
+
+def empty_openai_content(body: dict[str, Any]) -> None:
+    body["choices"][0]["message"]["content"] = ""
+
+
+def no_anthropic_blocks(body: dict[str, Any]) -> None:
+    body.update(content=[], stop_reason="refusal")
+
+
+@pytest.mark.parametrize(
+    ("case", "empty", "text"),
+    [
+        (OPENAI, no_openai_content, None),
+        (OPENAI, empty_openai_content, ""),
+        (ANTHROPIC, no_anthropic_blocks, None),
+    ],
+    ids=["openai-null-content", "openai-empty-content", "anthropic-no-blocks"],
+)
+def test_an_empty_turn_is_an_empty_answer(
+    case: Case, empty: Callable[[dict[str, Any]], None], text: str | None
+) -> None:
+    body = payload(case.final_turn)
+    empty(body)
+    completion = case.over(Provider(case.name, (200, body)))([Message("user", "go")], [])
+    assert completion == Completion(text=text, usage=case.usages[1])
+
+    result = case.run(case.over(Provider(case.name, (200, body))))
+    assert (result.stop, result.answer) == ("answered", "")
+
+
+@each_provider
+def test_the_example_exits_with_a_clear_message_without_a_key(case: Case) -> None:
+    env = {k: v for k, v in os.environ.items() if k != case.key_variable}
+    example = Path(__file__).parent.parent / case.example
+    done = subprocess.run(
+        [sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == case.no_key_message

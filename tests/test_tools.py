@@ -1,0 +1,208 @@
+"""Tools as the loop runs them: a raising tool, arguments checked and coerced, results encoded as
+text, several calls of one turn run in parallel, plain functions decorated."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Literal
+
+import pytest
+
+from budgetloop import (
+    Completion,
+    Message,
+    ScriptedModel,
+    ToolCall,
+    run,
+    start,
+    tool,
+)
+
+
+def test_a_tool_that_raises_becomes_a_result_the_model_reads() -> None:
+    @tool
+    def price(isin: str) -> float:
+        """Price."""
+        raise LookupError(f"{isin} is not in the price list")
+
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("price", {"isin": "X1"}, "c1")]), "sorry"]
+    )
+    result = run(model, "go", tools=[price])
+    assert result.stop == "answered"
+    assert result.answer == "sorry"
+    sent = model.requests[1].messages[-1]
+    assert sent == Message(
+        "tool", "error: LookupError: X1 is not in the price list", tool_call_id="c1", name="price"
+    )
+    assert len(result.failed) == 1
+    assert result.failed[0].error == "LookupError: X1 is not in the price list"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "message"),
+    [
+        ("nope", {}, "error: unknown tool 'nope'; available tools: convert, price"),
+        ("convert", '{"amount": 1', "error: convert: arguments are not valid JSON ("),
+        ("convert", "[1, 2]", "error: convert: arguments must be a JSON object, got array"),
+        ("convert", {"amount": 1, "rate": 2, "fee": 3}, "error: convert.fee: unknown argument; expected amount, rate, currency"),
+        ("convert", {"rate": 2}, "error: convert.amount: missing required argument"),
+        ("convert", {"amount": "five", "rate": 2}, "error: convert.amount: expected number, got str"),
+        ("convert", {"amount": 1, "rate": 2, "currency": "EUR"}, 'error: convert.currency: expected one of "SEK", "USD", got "EUR"'),
+        ("price", {"isin": 12}, "error: price.isin: expected string, got int"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_come_back_in_words_the_model_can_act_on(
+    name: str, arguments: Any, message: str
+) -> None:
+    @tool
+    def price(isin: str) -> float:
+        """Price."""
+        return 1.0
+
+    @tool
+    def convert(amount: float, rate: float, currency: Literal["SEK", "USD"] = "USD") -> float:
+        """Convert."""
+        return amount * rate
+
+    model = ScriptedModel([Completion(tool_calls=[ToolCall(name, arguments)]), "ok"])
+    result = run(model, "go", tools=[convert, price])
+    assert result.stop == "answered"
+    content = model.requests[1].messages[-1].content or ""
+    if message.endswith("("):  # the JSON parser's own words follow
+        assert content.startswith(message)
+    else:
+        assert content == message
+    assert result.steps[0].tool_calls[0].status == "error"
+
+
+def test_a_number_written_as_a_string_is_coerced_once_and_both_forms_are_kept() -> None:
+    seen: list[Any] = []
+
+    @tool
+    def convert(amount: float, times: int) -> float:
+        """Convert."""
+        seen.append((amount, times))
+        return amount * times
+
+    raw = '{"amount": "118.4", "times": "2"}'
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("convert", raw)]), "ok"])
+    result = run(model, "go", tools=[convert])
+    call = result.steps[0].tool_calls[0]
+    assert seen == [(118.4, 2)]
+    assert call.raw_arguments == raw
+    assert call.arguments == {"amount": 118.4, "times": 2}
+    assert call.coerced == ("convert.amount", "convert.times")
+    assert call.result == "236.8"
+    not_an_int = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("convert", {"amount": 1, "times": "3.5"})]), "ok"]
+    )
+    run(not_an_int, "go", tools=[convert])
+    assert (
+        not_an_int.requests[1].messages[-1].content
+        == "error: convert.times: expected integer, got str"
+    )
+
+
+def test_results_are_encoded_for_the_model() -> None:
+    class Opaque:
+        def __repr__(self) -> str:
+            return "<Opaque>"
+
+    @tool
+    def info(kind: str) -> Any:
+        """Info."""
+        return {
+            "str": "plain text",
+            "num": 118.4,
+            "dict": {"a": [1, None]},
+            "odd": {"x": Opaque()},
+        }[kind]
+
+    kinds = ["str", "num", "dict", "odd"]
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("info", {"kind": k}) for k in kinds]), "ok"]
+    )
+    result = run(model, "go", tools=[info])
+    assert [c.result for c in result.steps[0].tool_calls] == [
+        "plain text",
+        "118.4",
+        '{"a": [1, null]}',
+        '{"x": "<Opaque>"}',
+    ]
+
+
+def test_a_result_or_an_error_that_cannot_be_shown_is_still_a_result() -> None:
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("no repr")
+
+    class Mute(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no str")
+
+    @tool
+    def odd(fail: bool) -> object:
+        """Odd."""
+        if fail:
+            raise Mute
+        return Unprintable()
+
+    calls = [ToolCall("odd", {"fail": False}), ToolCall("odd", {"fail": True})]
+    result = run(ScriptedModel([Completion(tool_calls=calls), "done"]), "go", tools=[odd])
+    assert result.stop == "answered"
+    assert [c.error for c in result.steps[0].tool_calls] == [
+        "ValueError: the result could not be encoded as text (RuntimeError: no repr)",
+        "Mute: (its message could not be shown)",
+    ]
+
+    def mute_model(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise Mute
+
+    assert run(mute_model, "go").error == "Mute: (its message could not be shown)"
+
+
+@pytest.mark.timeout(10)
+def test_parallel_calls_run_at_once_and_return_in_request_order() -> None:
+    barrier = threading.Barrier(3, timeout=5)  # passes only if all three calls run together
+
+    @tool
+    def wait(delay: float, label: str) -> str:
+        """Wait, then answer."""
+        barrier.wait()
+        time.sleep(delay)
+        return label
+
+    calls = [
+        ToolCall("wait", {"delay": d, "label": lab}, f"id{lab}")
+        for d, lab in [(0.3, "a"), (0.0, "b"), (0.1, "c")]
+    ]
+    model = ScriptedModel([Completion(tool_calls=calls), "done"])
+    result = run(model, "go", tools=[wait])
+    assert [c.result for c in result.steps[0].tool_calls] == ["a", "b", "c"]
+    tool_messages = [m for m in model.requests[1].messages if m.role == "tool"]
+    assert [(m.tool_call_id, m.content) for m in tool_messages] == [
+        ("ida", "a"),
+        ("idb", "b"),
+        ("idc", "c"),
+    ]
+
+
+def test_plain_functions_are_decorated_and_duplicate_names_refused() -> None:
+    def double(x: int) -> int:
+        """Double it."""
+        return 2 * x
+
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("double", {"x": 21})]), "42"])
+    result = run(model, "go", tools=[double])
+    assert result.tool_calls[0].result == "42"
+    assert model.requests[0].tools[0]["name"] == "double"
+    with pytest.raises(ValueError, match="two tools are named 'double'"):
+        run(model, "go", tools=[double, tool(double)])
+
+    def untyped(x):  # type: ignore[no-untyped-def]
+        return x
+
+    with pytest.raises(TypeError, match="tool untyped: parameter 'x' has no type hint"):
+        start(model, "go", tools=[untyped])
