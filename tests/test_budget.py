@@ -1,4 +1,4 @@
-"""Projection arithmetic, the article's worked example, and the default token estimate."""
+"""Projection arithmetic, the worked example of a context that grows per turn, and the default token estimate."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from budgetloop import (
 )
 from budgetloop._budget import estimate_message, estimate_text, project
 
-ARTICLE = {
+WORKED = {
     "start_tokens": 8_000,
     "tokens_per_turn": 2_000,
     "max_output_tokens": 500,
@@ -25,25 +25,25 @@ ARTICLE = {
 }
 
 
-def test_the_articles_worked_example() -> None:
+def test_the_worked_example_of_a_growing_context() -> None:
     # N = 10: input 170,000, output 5,000: $0.51 + $0.075
-    assert worst_case_cost(10, **ARTICLE) == 0.585
+    assert worst_case_cost(10, **WORKED) == 0.585
     # N = 20: input 540,000, output 10,000: $1.62 + $0.15
-    assert worst_case_cost(20, **ARTICLE) == 1.77
-    assert worst_case_cost(0, **ARTICLE) == 0
+    assert worst_case_cost(20, **WORKED) == 1.77
+    assert worst_case_cost(0, **WORKED) == 0
 
 
 def test_doubling_the_steps_triples_the_cost() -> None:
-    assert worst_case_cost(20, **ARTICLE) / worst_case_cost(10, **ARTICLE) == pytest.approx(
+    assert worst_case_cost(20, **WORKED) / worst_case_cost(10, **WORKED) == pytest.approx(
         3.03, abs=0.01
     )
 
 
 def test_max_turns_for_is_the_largest_number_that_fits() -> None:
-    assert max_turns_for(0.585, **ARTICLE) == 10  # equality fits
-    assert max_turns_for(0.584999, **ARTICLE) == 9
-    assert max_turns_for(1.77, **ARTICLE) == 20
-    assert max_turns_for(0.0, **ARTICLE) == 0
+    assert max_turns_for(0.585, **WORKED) == 10  # equality fits
+    assert max_turns_for(0.584999, **WORKED) == 9
+    assert max_turns_for(1.77, **WORKED) == 20
+    assert max_turns_for(0.0, **WORKED) == 0
 
 
 @given(
