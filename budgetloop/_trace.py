@@ -37,9 +37,7 @@ class CallRecord:
     seconds: float = 0.0
     coerced: tuple[str, ...] = ()
     truncated: int | None = None  # the result's full length, when it was cut for the model
-    traceback: str | None = field(
-        default=None, compare=False, repr=False
-    )  # of the tool's exception
+    traceback: str | None = field(default=None, compare=False, repr=False)  # its failure's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
