@@ -27,6 +27,7 @@ _TRUNCATED = re.compile(
     r"\n\[truncated: the result had (\d+) characters; the first (\d+) are shown\]\Z"
 )
 _REPEATED = re.compile(r"the same tool calls (\d+) turns running")
+_CYCLE = re.compile(r"a cycle of \d turns repeated (\d+) times")
 _OWN = ("complete", "prompt", "tools", "clock", "trace_path")
 _OPTIONS = tuple(sorted(p for p in inspect.signature(start).parameters if p not in _OWN))
 
@@ -159,11 +160,15 @@ def _defaults(result: Result) -> dict[str, Any]:
         if match is not None:
             limit = int(match.group(2))
             break
-    repeat = None  # no repeat stop happened, so none happens on the same completions
+    repeat = cycle = None  # no repeat stop happened, so none happens on the same completions
     if result.stop is Stop.REPEATED:
         found = _REPEATED.search(result.detail or "")
         repeat = int(found.group(1)) if found else 3
+        looped = _CYCLE.search(result.detail or "")
+        cycle = int(looped.group(1)) if looped else None
     return {
+        "finish": any(s.final_answer for s in result.steps),
+        "cycle_limit": cycle,
         "budget": result.budget,
         "price": result.price,
         "max_output_tokens": result.max_output_tokens,

@@ -293,3 +293,20 @@ def test_arguments_that_are_not_an_object_are_compared_as_written() -> None:
     assert first_divergence(c, d) is None
     with pytest.raises(TypeError, match="first_divergence: expected a Result"):
         first_divergence(a, [1])  # type: ignore[arg-type]
+
+
+def test_a_run_that_ended_on_a_final_answer_replays_to_the_same_answer() -> None:
+    from budgetloop import Completion, ScriptedModel, ToolCall, run
+
+    calls = [Completion(tool_calls=[ToolCall("lookup", {"isin": f"SE{i}"})]) for i in range(2)]
+    model = ScriptedModel([*calls, "all I found"], price=Price(3.0, 15.0), max_output_tokens=100)
+
+    def lookup(isin: str) -> str:
+        """Look up."""
+        return f"{isin}: 1.0"
+
+    original = run(model, "go", tools=[lookup], budget=Budget(max_steps=3), finish=True)
+    assert (original.stop, original.answer) == ("max_steps", "all I found")
+    again = replay(original)
+    assert (again.stop, again.answer) == ("max_steps", "all I found")
+    assert [s.final_answer for s in again.steps] == [False, False, True]
