@@ -2,9 +2,10 @@
 
 A turn is written once, as a generator (``Loop._turn``; its protocol is in ``_turn.py``) that
 yields what it needs done, a model call and then a tool batch, and is sent back the outcome.
-``Session.step`` does those on the calling thread (on a worker when there is a deadline to keep
-or an ``async def`` model to run) and ``AsyncSession.step`` awaits them, so both drivers obey the
-same guards by construction.
+``Session.step`` calls the model on the calling thread (on a worker thread when there is a
+deadline to keep or an ``async def`` model to run) and runs the batch as ``Dispatch.run_batch``
+says; ``AsyncSession.step`` awaits both. Both drivers run this one turn, so they obey the same
+guards by construction.
 
 A turn is committed whole at its end (step, messages, stop). The one exception is money: a model
 call that returned is billed at once, so a turn that breaks after it (an interrupt in a tool, a
