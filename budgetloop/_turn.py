@@ -2,10 +2,11 @@
 
 A turn (``Loop._turn``) is a generator. It yields a ``ModelCall``; the driver makes the call and
 sends back a ``Reply``. If the model asked for tools, it yields a ``Batch``; the driver runs the
-calls and sends back a ``BatchDone``: each call's outcome (``Ran``) in request order. The generator then returns the
-``Step`` it committed (None when the run stopped before calling the model). When the driver's
-work raises (``KeyboardInterrupt``, a cancelled task), the driver throws the exception into the
-turn, which records what is known (money first) and lets it go on.
+calls and sends back a ``BatchDone``: each call's outcome (``Ran``) in request order. The
+generator then returns the ``Step`` it committed (None when the run stopped before calling the
+model). When the driver's work raises (``KeyboardInterrupt``, a cancelled task), the driver
+throws the exception into the turn, which records what is known (money first) and lets it go
+on.
 
 ``received`` turns the model's tool calls into the turn's ``Call``s.
 """
