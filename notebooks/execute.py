@@ -20,6 +20,7 @@ NOTEBOOKS = (
     "inspect_trace.ipynb",
     "choosing_a_budget.ipynb",
     "many_runs.ipynb",
+    "debugging.ipynb",
 )
 
 
