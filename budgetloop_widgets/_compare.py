@@ -39,7 +39,7 @@ def compare_chart(a: Result, b: Result, at: int | None, names: tuple[str, str]) 
     """Both runs' cost so far on one chart, each run's max_cost_usd dashed (one line when
     they are the same), and a marker where the runs part."""
     ceilings: list[tuple[float, str]] = []
-    for name, result in zip(names, (a, b)):
+    for name, result in zip(names, (a, b), strict=True):
         limit = result.budget.max_cost_usd
         if limit is None:
             continue
@@ -95,7 +95,7 @@ def compare_html(a: Result, b: Result, names: tuple[str, str] = ("a", "b")) -> s
     heads = "".join(
         f'<div class="bl-compare-col"><div class="bl-section">{text(name)}</div>'
         f"{stop_html(result)}</div>"
-        for name, result in zip(names, (a, b))
+        for name, result in zip(names, (a, b), strict=True)
     )
     parts = [
         f'<div class="bl-compare-cols">{heads}</div>',
