@@ -91,7 +91,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.chart_points = chart_points
         self._lock = threading.RLock()  # the session, the caches and every redraw
         self._pause = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()  # set while no Run is going
+        self._idle.set()
         self._running = False  # a Run is going on the worker thread
         self._busy = False  # a Step, Reset or Continue is going on the calling thread
         self._paused_by: str | None = None  # why the last Run paused, until the next action
@@ -184,11 +185,11 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 self.refresh()
                 return
             self._running = True
+            self._idle.clear()
             thread = threading.Thread(
                 target=self._background, args=(session, until, why), name="RunPanel.run",
                 daemon=True,
             )  # fmt: skip
-            self._thread = thread
             self.refresh()
         thread.start()
 
@@ -218,6 +219,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 self._running = False
                 self._paused_by = None if session.done else paused
                 self.refresh()
+                self._idle.set()
 
     def _on_pause(self, _button: object = None) -> None:
         self.pause()
@@ -237,11 +239,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         """Block until the Run in the background is over; True if it is (or none was going),
         False if ``timeout`` seconds passed first. An interrupt while waiting (the kernel's
         Interrupt, Ctrl-C) asks the Run to pause, says so in the panel, and is raised again."""
-        thread = self._thread
-        if thread is None:
-            return True
         try:
-            thread.join(timeout)
+            return self._idle.wait(timeout)
         except KeyboardInterrupt:
             self.pause()
             self.show_error(
@@ -250,7 +249,6 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 "",
             )
             raise
-        return not thread.is_alive()
 
     # -- Step, Reset, Fork -------------------------------------------------------------------
 
