@@ -206,7 +206,8 @@ def test_run_until_the_next_error_shows_the_traceback_folded_under_the_message()
     assert "(Run until: the step went wrong (breakpoints.on_error))" in panel.status.value
     card = panel.step_cards.children[0].children[0].value
     record = panel.session.steps[1].tool_calls[0]
-    assert record.status == "error" and record.traceback is not None
+    assert record.status == "error"
+    assert record.traceback is not None
     lines = record.traceback.rstrip("\n").count("\n") + 1
     assert f'<details class="bl-traceback"><summary>traceback ({lines} lines)</summary>' in card
     assert "LookupError: no account &lt;img src=x onerror=alert(1)&gt;" in card
@@ -328,7 +329,8 @@ def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
     cards = panel.step_cards.children  # newest first: step 2, 1, 0
     cards[1].children[1].click()  # Fork here, on step 1
     editor = panel.editor
-    assert editor is not None and panel.fork_area.children == (editor,)
+    assert editor is not None
+    assert panel.fork_area.children == (editor,)
     assert editor.at == 1
     assert [m.role for m in editor.shown] == ["user", "assistant", "tool"]
     assert sorted(editor.texts) == [0, 2]
@@ -337,14 +339,16 @@ def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
     editor.continue_button.click()
     fork = panel.session
     assert fork is not first
-    assert panel.editor is None and panel.fork_area.children == ()
+    assert panel.editor is None
+    assert panel.fork_area.children == ()
     assert fork.messages[2].content == "balance: 1,250.00 EUR"
     assert fork.messages[:2] == first.messages[:2]
     assert (len(fork.steps), fork.done, fork.result.cost_usd) == (1, False, spent)
     assert len(panel.step_cards.children) == 1
     assert "balance: 1,250.00 EUR" in panel.context.value
     panel.reset_button.click()  # Reset still goes back to the start
-    assert panel.session.steps == () and panel.session.result.cost_usd == 0
+    assert panel.session.steps == ()
+    assert panel.session.result.cost_usd == 0
 
 
 def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
@@ -353,7 +357,8 @@ def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
     panel.step_cards.children[0].children[1].click()
     assert panel.editor is not None
     panel.editor.cancel_button.click()
-    assert panel.editor is None and panel.fork_area.children == ()
+    assert panel.editor is None
+    assert panel.fork_area.children == ()
     assert panel.open_fork(5) is None
     assert "Fork here raised ValueError: fork: at must be a step index from 0 to 1" in (
         panel.error.value
