@@ -228,6 +228,14 @@ SERIES = (
 )
 
 
+def _thinned(points: Sequence[tuple[float, float]], limit: int) -> Sequence[tuple[float, float]]:
+    """Every n-th point and the last, at most about ``limit`` of them."""
+    size = max(-(-len(points) // limit), 1)
+    if size == 1:
+        return points
+    return [*points[::size], *([points[-1]] if (len(points) - 1) % size else [])]
+
+
 def lines_chart(
     series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     *,
@@ -238,11 +246,14 @@ def lines_chart(
     marker_x: float | None = None,
     marker_label: str = "",
     empty: str = "nothing spent yet",
+    max_points: int = MAX_POINTS,
 ) -> str:
-    """Two lines (at most) on one frame, each named in a legend, with dashed ceilings and an
-    optional vertical marker at ``marker_x`` (such as where two runs part)."""
+    """Two lines (at most) on one frame, each named in a legend and drawn from at most
+    ``max_points`` points (every n-th, and the last), with dashed ceilings and an optional
+    vertical marker at ``marker_x`` (such as where two runs part)."""
     if len(series) > len(SERIES):
         raise ValueError(f"lines_chart: at most {len(SERIES)} series, got {len(series)}.")
+    series = [(name, _thinned(points, max_points)) for name, points in series]
     every = [p for _, points in series for p in points]
     if not every:
         parts, left = _frame(title, None, y_format, "", "", x_label)

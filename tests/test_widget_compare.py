@@ -111,3 +111,11 @@ def test_compareview_opens_results_dicts_and_paths(tmp_path: Path) -> None:
         CompareView(a, 3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="CompareView: names must be a tuple of two str"):
         CompareView(a, b, names=("one",))  # type: ignore[arg-type]
+
+
+def test_a_long_line_is_drawn_from_at_most_max_points() -> None:
+    points = [(float(i), i / 1000) for i in range(1001)]
+    svg = lines_chart([("long", points)], title="t", max_points=100)
+    drawn = re.search(r'<polyline points="([^"]*)"', svg)
+    assert drawn is not None
+    assert len(drawn.group(1).split()) == 92  # every 11th of 1,001 (91 points), and the last
