@@ -266,6 +266,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     def _adopt(self, session: Session) -> None:
         with self._lock:
             self.session = session
+            self.step_cards.children = ()
+            for card in self._cards.values():
+                _close(card)
             self._cards, self._rows = {}, {}
             self.until.set_tools(session.tools)
             self.close_fork()
@@ -406,6 +409,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             children.append(card.box)
         if tuple(children) != tuple(self.step_cards.children):
             self.step_cards.children = tuple(children)
+        shown = {step.index for step in latest}
+        for index in [i for i in self._cards if i not in shown]:  # scrolled out: never back
+            _close(self._cards.pop(index))
 
     def _card(self, step: Step, *, open_: bool) -> _Card:
         html = widgets.HTML(step_html(step, open_=open_))
@@ -419,6 +425,12 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         box = widgets.VBox([html, fork])
         box.add_class("bl-step-card")
         return _Card(html, fork, box, open_)
+
+
+def _close(card: _Card) -> None:
+    """Close a card's widgets, so the kernel and the page let them go."""
+    for widget in (card.box, card.html, card.fork):
+        widget.close()
 
 
 def _holds(until: Breakpoint, session: Session) -> bool:

@@ -470,3 +470,24 @@ def test_a_shared_budget_stop_is_said_in_words_and_every_stop_has_words() -> Non
 
 def _with_stop(result: Result, stop: Stop) -> Result:
     return replace(result, stop=stop)
+
+
+def test_a_long_run_keeps_only_the_shown_cards_and_closes_the_rest() -> None:
+    loop = Completion(text="again", tool_calls=[ToolCall("balance", {"account": "42"}, "b")])
+    model = ScriptedModel([loop], repeat_last=True, price=PRICE, max_output_tokens=100)
+    session = start(model, "go", tools=[balance], budget=Budget(max_steps=12), repeat_limit=None)
+    panel = RunPanel(session, steps_shown=5)
+    first = None
+    for _ in range(12):
+        panel.step_button.click()
+        if first is None:
+            first = panel.step_cards.children[0]
+    assert first is not None
+    assert first.comm is None  # step 0's card was closed once it scrolled out
+    cards = panel.step_cards.children
+    assert [c.children[1].tooltip for c in cards] == [
+        f"edit the context as it stood before step {i} and go on from it"
+        for i in (11, 10, 9, 8, 7)
+    ]
+    assert sorted(panel._cards) == [7, 8, 9, 10, 11]
+    assert "showing the latest 5 of 12 steps" in panel.steps_view.value
