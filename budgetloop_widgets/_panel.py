@@ -6,14 +6,14 @@ from __future__ import annotations
 import threading
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from html import escape
 
 import ipywidgets as widgets
 
-from budgetloop import Projection, ScriptedModel, Session, Step
+from budgetloop import Projection, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
 
+from ._cards import StepCards
 from ._fork import ForkEditor, context_before
 from ._status import error_html, ledger_html, paused_html, running_html, stop_html
 from ._text import count, plural
@@ -23,7 +23,6 @@ from ._views import (
     charts_html,
     context_html,
     meter_html,
-    step_html,
     steps_note,
     stopped_by_cost,
     stylesheet,
@@ -41,16 +40,6 @@ def rewind(model: object) -> None:
 
 def _section(title: str) -> widgets.HTML:
     return widgets.HTML(f'<div class="bl-section">{escape(title)}</div>')
-
-
-@dataclass
-class _Card:
-    """One step's card in the list: its markup, its Fork here button, and whether it is open."""
-
-    html: widgets.HTML
-    fork: widgets.Button
-    box: widgets.VBox
-    open: bool
 
 
 class RunPanel(widgets.VBox):  # type: ignore[misc]
@@ -96,7 +85,6 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self._running = False  # a Run is going on the worker thread
         self._busy = False  # a Step, Reset or Continue is going on the calling thread
         self._paused_by: str | None = None  # why the last Run paused, until the next action
-        self._cards: dict[int, _Card] = {}  # this session's step cards, by index
         self._rows: dict[tuple[int, bool], str] = {}  # its context rows, by position
         self.step_button = widgets.Button(description="Step", tooltip="take one turn")
         self.run_button = widgets.Button(
@@ -119,8 +107,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.meter = widgets.HTML()
         self.charts = widgets.HTML()
         self.steps_view = widgets.HTML()  # a line about the list: empty, or how much is shown
-        self.step_cards = widgets.VBox()
-        self.step_cards.add_class("bl-steps-box")
+        self.cards = StepCards(self.open_fork)  # this session's step cards, by index
+        self.step_cards = self.cards.box
         self.fork_area = widgets.VBox()
         self.editor: ForkEditor | None = None
         self.context = widgets.HTML()
@@ -266,10 +254,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     def _adopt(self, session: Session) -> None:
         with self._lock:
             self.session = session
-            self.step_cards.children = ()
-            for card in self._cards.values():
-                _close(card)
-            self._cards, self._rows = {}, {}
+            self.cards.clear()
+            self._rows = {}
             self.until.set_tools(session.tools)
             self.close_fork()
 
@@ -330,8 +316,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.reset_button.disabled = busy
         self.pause_button.disabled = not self._running or self._pause.is_set()
         self.until.set_disabled(busy)
-        for card in self._cards.values():
-            card.fork.disabled = busy
+        self.cards.set_disabled(busy)
         if self.editor is not None:
             self.editor.continue_button.disabled = busy
 
@@ -370,7 +355,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         )  # fmt: skip
         ledger = session.options.ledger
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
-        self._draw_steps(result.steps)
+        self.steps_view.value = steps_note(len(result.steps), self.steps_shown)
+        self.cards.draw(result.steps, self.steps_shown)
         # after a cost stop, the projection that stopped the run is still the crossing point
         drawn = projection if not session.done or stopped_by_cost(result) else None
         self.charts.value = charts_html(
@@ -391,46 +377,6 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             rows_cache=self._rows,
         )
         self._set_busy()
-
-    def _draw_steps(self, steps: tuple[Step, ...]) -> None:
-        """The latest steps, newest first and the only one unfolded, each with Fork here. A
-        step never changes once taken, so a card is drawn once, and again when it folds."""
-        self.steps_view.value = steps_note(len(steps), self.steps_shown)
-        latest = list(steps[-self.steps_shown :])[::-1]
-        children = []
-        for k, step in enumerate(latest):
-            card = self._cards.get(step.index)
-            if card is None:
-                card = self._card(step, open_=k == 0)
-                self._cards[step.index] = card
-            elif card.open != (k == 0):
-                card.html.value = step_html(step, open_=k == 0)
-                card.open = k == 0
-            children.append(card.box)
-        if tuple(children) != tuple(self.step_cards.children):
-            self.step_cards.children = tuple(children)
-        shown = {step.index for step in latest}
-        for index in [i for i in self._cards if i not in shown]:  # scrolled out: never back
-            _close(self._cards.pop(index))
-
-    def _card(self, step: Step, *, open_: bool) -> _Card:
-        html = widgets.HTML(step_html(step, open_=open_))
-        fork = widgets.Button(
-            description="Fork here",
-            tooltip=f"edit the context as it stood before step {step.index} and go on from it",
-        )
-        fork.add_class("bl-fork-button")
-        at = step.index
-        fork.on_click(lambda _b: self.open_fork(at))
-        box = widgets.VBox([html, fork])
-        box.add_class("bl-step-card")
-        return _Card(html, fork, box, open_)
-
-
-def _close(card: _Card) -> None:
-    """Close a card's widgets, so the kernel and the page let them go."""
-    for widget in (card.box, card.html, card.fork):
-        widget.close()
 
 
 def _holds(until: Breakpoint, session: Session) -> bool:

@@ -489,5 +489,5 @@ def test_a_long_run_keeps_only_the_shown_cards_and_closes_the_rest() -> None:
         f"edit the context as it stood before step {i} and go on from it"
         for i in (11, 10, 9, 8, 7)
     ]
-    assert sorted(panel._cards) == [7, 8, 9, 10, 11]
+    assert sorted(panel.cards.cards) == [7, 8, 9, 10, 11]
     assert "showing the latest 5 of 12 steps" in panel.steps_view.value
