@@ -1,7 +1,9 @@
-"""``RunPanel``: Step, Run and Reset buttons over a ``budgetloop.Session``, and what it shows."""
+"""``RunPanel``: Step, Run (in the background, with Pause and a breakpoint), Reset and Fork
+over a ``budgetloop.Session``, and what it shows."""
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable
 from html import escape
@@ -9,16 +11,19 @@ from html import escape
 import ipywidgets as widgets
 
 from budgetloop import Projection, ScriptedModel, Session
+from budgetloop.breakpoints import Breakpoint
 
+from ._cards import StepCards
+from ._fork import ForkEditor, context_before
+from ._status import error_html, ledger_html, paused_html, running_html, stop_html
 from ._text import count, plural
+from ._until import COST, UntilControl
 from ._views import (
     IGNORE_MATH,
     charts_html,
     context_html,
-    error_html,
     meter_html,
-    steps_html,
-    stop_html,
+    steps_note,
     stopped_by_cost,
     stylesheet,
     used_by,
@@ -44,6 +49,11 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     returns a new one. Reset builds a fresh session: by calling the function, or, for a bare
     session, with ``session.fresh()`` (the same model, prompt, tools, budget and options). A
     ``ScriptedModel`` is rewound on Reset so that it plays its script from the first entry.
+
+    Run steps on a worker thread and returns at once; the panel redraws after every step.
+    Pause ends the Run after the turn in flight, and a breakpoint (the "Run until" control)
+    ends it when its predicate holds; either way the run is paused, not ended, and Run or Step
+    goes on. ``wait()`` blocks until a Run is over.
     """
 
     def __init__(
@@ -68,35 +78,61 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.steps_shown = steps_shown
         self.context_shown = context_shown
         self.chart_points = chart_points
-        self._folded: dict[int, str] = {}  # this session's folded step cards, by index
+        self._lock = threading.RLock()  # the session, the caches and every redraw
+        self._pause = threading.Event()
+        self._idle = threading.Event()  # set while no Run is going
+        self._idle.set()
+        self._running = False  # a Run is going on the worker thread
+        self._busy = False  # a Step, Reset or Continue is going on the calling thread
+        self._paused_by: str | None = None  # why the last Run paused, until the next action
         self._rows: dict[tuple[int, bool], str] = {}  # its context rows, by position
         self.step_button = widgets.Button(description="Step", tooltip="take one turn")
-        self.run_button = widgets.Button(description="Run", tooltip="step until the run stops")
+        self.run_button = widgets.Button(
+            description="Run", tooltip="step in the background until the run stops or pauses"
+        )
+        self.pause_button = widgets.Button(
+            description="Pause", tooltip="end the Run after the turn in flight", disabled=True
+        )
         self.reset_button = widgets.Button(description="Reset", tooltip="a fresh session")
-        self.step_button.add_class("bl-step-button")
-        self.run_button.add_class("bl-run-button")
-        self.reset_button.add_class("bl-reset-button")
+        for button, name in (
+            (self.step_button, "step"),
+            (self.run_button, "run"),
+            (self.pause_button, "pause"),
+            (self.reset_button, "reset"),
+        ):
+            button.add_class(f"bl-{name}-button")
+        self.until = UntilControl(session.tools)
         self.status = widgets.HTML()
         self.error = widgets.HTML()
         self.meter = widgets.HTML()
         self.charts = widgets.HTML()
-        self.steps_view = widgets.HTML()
+        self.steps_view = widgets.HTML()  # a line about the list: empty, or how much is shown
+        self.cards = StepCards(self.open_fork)  # this session's step cards, by index
+        self.step_cards = self.cards.box
+        self.fork_area = widgets.VBox()
+        self.editor: ForkEditor | None = None
         self.context = widgets.HTML()
         self.step_button.on_click(self._on_step)
         self.run_button.on_click(self._on_run)
+        self.pause_button.on_click(self._on_pause)
         self.reset_button.on_click(self._on_reset)
         header = widgets.HTML(stylesheet() + f'<div class="bl-title">{escape(title)}</div>')
-        buttons = widgets.HBox([self.step_button, self.run_button, self.reset_button])
+        buttons = widgets.HBox(
+            [self.step_button, self.run_button, self.pause_button, self.reset_button]
+        )
         super().__init__(
             [
                 header,
                 buttons,
+                self.until,
                 self.status,
                 self.error,
+                self.fork_area,
                 self.meter,
                 self.charts,
                 _section("Steps, newest first (click a step to unfold it)"),
                 self.steps_view,
+                self.step_cards,
                 _section("Context"),
                 self.context,
             ]
@@ -111,52 +147,191 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     def buttons(self) -> tuple[widgets.Button, widgets.Button, widgets.Button]:
         return self.step_button, self.run_button, self.reset_button
 
-    # -- the buttons -------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """True while a Run is going on the worker thread."""
+        return self._running
+
+    # -- Run in the background ---------------------------------------------------------------
+
+    def _on_run(self, _button: object = None) -> None:
+        with self._lock:
+            if self._running or self._busy or self.session.done:
+                return
+            self.error.value = ""
+            session = self.session
+            try:
+                until, why = self.until.breakpoint(session)
+            except (TypeError, ValueError) as exc:
+                self.show_error(f"Run until: {exc}", "")
+                return
+            self._pause.clear()
+            self._paused_by = None
+            if self.until.kind.value == COST and until is not None and _holds(until, session):
+                # the next turn would already pass the amount: not one dollar more
+                self._paused_by = f"before any step: {why}"
+                self.refresh()
+                return
+            self._running = True
+            self._idle.clear()
+            thread = threading.Thread(
+                target=self._background, args=(session, until, why), name="RunPanel.run",
+                daemon=True,
+            )  # fmt: skip
+            self.refresh()
+        thread.start()
+
+    def _background(self, session: Session, until: Breakpoint | None, why: str) -> None:
+        """The Run, on the worker thread: a step, a redraw, then the pause and the breakpoint."""
+        paused: str | None = None
+        try:
+            while not session.done:
+                if self._pause.is_set():
+                    paused = "Pause pressed"
+                    break
+                session.step()
+                self.refresh()
+                if session.done:
+                    break
+                if self._pause.is_set():
+                    paused = "Pause pressed"
+                    break
+                if until is not None and until(session):
+                    paused = f"Run until: {why}"
+                    break
+        except BaseException as exc:  # reported in the panel, never lost on a worker thread
+            paused = f"the Run raised {type(exc).__name__}"
+            self.show_error(f"Run raised {type(exc).__name__}: {exc}", traceback.format_exc())
+        finally:
+            with self._lock:
+                self._running = False
+                self._paused_by = None if session.done else paused
+                self.refresh()
+                self._idle.set()
+
+    def _on_pause(self, _button: object = None) -> None:
+        self.pause()
+
+    def pause(self) -> None:
+        """Ask a Run to end after the turn in flight (what the Pause button does)."""
+        with self._lock:
+            if self._running:
+                self._pause.set()
+                self.status.value = (
+                    '<div class="bl-running bl-live">pausing: the turn in flight finishes '
+                    "first</div>"
+                )
+                self.pause_button.disabled = True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the Run in the background is over; True if it is (or none was going),
+        False if ``timeout`` seconds passed first. An interrupt while waiting (the kernel's
+        Interrupt, Ctrl-C) asks the Run to pause, says so in the panel, and is raised again."""
+        try:
+            return self._idle.wait(timeout)
+        except KeyboardInterrupt:
+            self.pause()
+            self.show_error(
+                "Interrupted (KeyboardInterrupt) while waiting for the Run: it pauses after "
+                "the turn in flight",
+                "",
+            )
+            raise
+
+    # -- Step, Reset, Fork -------------------------------------------------------------------
 
     def _on_step(self, _button: object = None) -> None:
         self._drive("Step", self.session.step)
-
-    def _on_run(self, _button: object = None) -> None:
-        def run() -> None:
-            while not self.session.done:
-                self.session.step()
-                self.status.value = stop_html(self.session.result)
-
-        self._drive("Run", run)
 
     def _on_reset(self, _button: object = None) -> None:
         def reset() -> None:
             session = _built(self._factory)
             rewind(session.complete)
-            self.session = session
-            self._folded, self._rows = {}, {}
+            self._adopt(session)
 
         self._drive("Reset", reset)
 
+    def _adopt(self, session: Session) -> None:
+        with self._lock:
+            self.session = session
+            self.cards.clear()
+            self._rows = {}
+            self.until.set_tools(session.tools)
+            self.close_fork()
+
+    def open_fork(self, at: int) -> ForkEditor | None:
+        """Open the editor on the context as it stood before step ``at`` (what "Fork here"
+        on that step's card does); None if it could not be opened (the error is shown)."""
+        with self._lock:
+            if self._running or self._busy:
+                return None
+            self.error.value = ""
+            try:
+                real, shown = context_before(self.session, at)
+            except Exception as exc:
+                self.show_error(f"Fork here raised {type(exc).__name__}: {exc}",
+                                traceback.format_exc())  # fmt: skip
+                return None
+            editor = ForkEditor(at, real, shown)
+            editor.continue_button.on_click(lambda _b: self._continue(editor))
+            editor.cancel_button.on_click(lambda _b: self.close_fork())
+            self.editor = editor
+            self.fork_area.children = (editor,)
+            return editor
+
+    def close_fork(self) -> None:
+        with self._lock:
+            self.editor = None
+            self.fork_area.children = ()
+
+    def _continue(self, editor: ForkEditor) -> None:
+        def go_on() -> None:
+            fork = self.session.fork(editor.at, messages=editor.messages())
+            self._adopt(fork)
+
+        self._drive("Continue", go_on)
+
     def _drive(self, name: str, action: Callable[[], object]) -> None:
-        self._set_busy(True)
-        self.error.value = ""
+        with self._lock:
+            if self._running or self._busy:
+                return
+            self._busy = True
+            self._paused_by = None
+            self._set_busy()
+            self.error.value = ""
         try:
             action()
-        except Exception as exc:  # shown in the panel, never lost in a callback's log
+        except BaseException as exc:  # an interrupt too: shown in the panel, never lost
             self.show_error(f"{name} raised {type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
-            self.refresh()
-            self._set_busy(False)
+            with self._lock:
+                self._busy = False
+                self.refresh()
 
-    def _set_busy(self, busy: bool) -> None:
+    def _set_busy(self) -> None:
+        busy = self._running or self._busy
         done = self.session.done
         self.step_button.disabled = busy or done
         self.run_button.disabled = busy or done
         self.reset_button.disabled = busy
+        self.pause_button.disabled = not self._running or self._pause.is_set()
+        self.until.set_disabled(busy)
+        self.cards.set_disabled(busy)
+        if self.editor is not None:
+            self.editor.continue_button.disabled = busy
 
     # -- what it shows -----------------------------------------------------------------------
 
     def show_error(self, title: str, detail: str) -> None:
-        self.error.value += error_html(title, detail)
+        with self._lock:
+            self.error.value += error_html(title, detail)
 
     def refresh(self) -> None:
         """Redraw everything from the session."""
+        with self._lock:
+            self._redraw()
+
+    def _redraw(self) -> None:
         session = self.session
         result = session.result
         projection: Projection | None = None
@@ -168,14 +343,20 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.show_error(f"Projecting the next turn raised {type(exc).__name__}: {exc}",
                             traceback.format_exc())  # fmt: skip
         label = "Before the next step" if not session.done else "After the run: the next step"
-        self.status.value = stop_html(result)
-        self.meter.value = meter_html(
+        if self._running:
+            self.status.value = running_html(len(result.steps))
+        elif self._paused_by is not None and not session.done:
+            self.status.value = paused_html(len(result.steps), self._paused_by)
+        else:
+            self.status.value = stop_html(result)
+        meter = meter_html(
             projection, used_by(result), session.budget, done=session.done, label=label,
             missing=missing,
         )  # fmt: skip
-        self.steps_view.value = steps_html(
-            result.steps, shown=self.steps_shown, folded=self._folded
-        )
+        ledger = session.options.ledger
+        self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
+        self.steps_view.value = steps_note(len(result.steps), self.steps_shown)
+        self.cards.draw(result.steps, self.steps_shown)
         # after a cost stop, the projection that stopped the run is still the crossing point
         drawn = projection if not session.done or stopped_by_cost(result) else None
         self.charts.value = charts_html(
@@ -195,7 +376,16 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             head=head,
             rows_cache=self._rows,
         )
-        self._set_busy(False)
+        self._set_busy()
+
+
+def _holds(until: Breakpoint, session: Session) -> bool:
+    """Whether a breakpoint holds already; one that cannot be asked does not (the Run will
+    report why when it asks after the first step)."""
+    try:
+        return until(session)
+    except Exception:
+        return False
 
 
 def _built(factory: Factory) -> Session:

@@ -220,3 +220,83 @@ def line_chart(
         parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" {_look("projected")}/>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+SERIES = (
+    f'fill="none" stroke-width="2" style="stroke:{LINE}"',
+    f'fill="none" stroke-width="2" stroke-dasharray="6 3" style="stroke:{NEXT}"',
+)
+
+
+def _thinned(points: Sequence[tuple[float, float]], limit: int) -> Sequence[tuple[float, float]]:
+    """Every n-th point and the last, at most about ``limit`` of them."""
+    size = max(-(-len(points) // limit), 1)
+    if size == 1:
+        return points
+    return [*points[::size], *([points[-1]] if (len(points) - 1) % size else [])]
+
+
+def lines_chart(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    title: str,
+    x_label: str = "step",
+    y_format: Format = count,
+    ceilings: Sequence[tuple[float, str]] = (),
+    marker_x: float | None = None,
+    marker_label: str = "",
+    empty: str = "nothing spent yet",
+    max_points: int = MAX_POINTS,
+) -> str:
+    """Two lines (at most) on one frame, each named in a legend and drawn from at most
+    ``max_points`` points (every n-th, and the last), with dashed ceilings and an optional
+    vertical marker at ``marker_x`` (such as where two runs part)."""
+    if len(series) > len(SERIES):
+        raise ValueError(f"lines_chart: at most {len(SERIES)} series, got {len(series)}.")
+    series = [(name, _thinned(points, max_points)) for name, points in series]
+    every = [p for _, points in series for p in points]
+    if not every:
+        parts, left = _frame(title, None, y_format, "", "", x_label)
+        return _empty(parts, left, empty)
+    xs = [x for x, _ in every]
+    top = nice_top(max([y for _, y in every] + [c for c, _ in ceilings]))
+    x0, x1 = min(xs), max(xs)
+    span = (x1 - x0) or 1.0
+    parts, left = _frame(title, top, y_format, _num(x0), _num(x1), x_label)
+    plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def at(x: float, y: float) -> tuple[str, str]:
+        return _num(left + plot_w * (x - x0) / span), _num(TOP + plot_h * (1 - y / top))
+
+    for n, (value, label) in enumerate(ceilings):
+        y = TOP + plot_h * (1 - value / top)
+        label_y = y - 4 if y - 4 - 11 >= 20 else y + 13
+        parts.append(
+            f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
+            f'{_look("ceiling")}/><text x="{left + plot_w - 150 * n}" y="{_num(label_y)}" '
+            f"{_look('ceiling-label')}>{escape(label)}</text>"
+        )
+    if marker_x is not None:
+        mx = at(marker_x, 0)[0]
+        parts.append(
+            f'<line class="bl-marker" x1="{mx}" y1="{TOP}" x2="{mx}" y2="{TOP + plot_h}" '
+            f'stroke-dasharray="2 2" style="stroke:{MUTED}"/>'
+            f'<text x="{mx}" y="{TOP - 2}" text-anchor="middle" {_look("tick")}>'
+            f"{escape(marker_label)}</text>"
+        )
+    for n, (name, points) in enumerate(series):
+        look = f'class="bl-series-{n}" {SERIES[n]}'
+        if len(points) > 1:
+            line = " ".join(",".join(at(x, y)) for x, y in points)
+            parts.append(f'<polyline points="{line}" {look}/>')
+        elif points:
+            cx, cy = at(*points[0])
+            parts.append(f'<circle cx="{cx}" cy="{cy}" r="3" {look}/>')
+        lx = WIDTH - RIGHT - 120
+        ly = 12 + 12 * n
+        parts.append(
+            f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 16}" y2="{ly - 4}" {SERIES[n]}/>'
+            f'<text x="{lx + 20}" y="{ly}" {_look("tick")}>{escape(name)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

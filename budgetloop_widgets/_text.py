@@ -52,3 +52,13 @@ def count(value: float) -> str:
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``1 step``, ``2 steps``, ``0 steps``: the count and the word in the right form."""
     return f"{count(n)} {word if n == 1 else (words or word + 's')}"
+
+
+PREVIEW_CHARS = 600  # of a model's text or a message
+
+
+def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
+    """``value`` cut to ``limit`` characters, saying how many more there were."""
+    if len(value) <= limit:
+        return value
+    return f"{value[:limit]}… ({plural(len(value) - limit, 'more character')})"

@@ -13,6 +13,7 @@ import ipywidgets as widgets
 from budgetloop import Result
 
 from ._log import JUMPS, ROW_HEAD, STATUSES, jump_target, matches, request_html, row_label
+from ._status import stop_html
 from ._text import count, plural
 from ._views import (
     IGNORE_MATH,
@@ -22,7 +23,6 @@ from ._views import (
     context_html,
     meter_html,
     step_html,
-    stop_html,
     stylesheet,
 )
 

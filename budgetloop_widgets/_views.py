@@ -20,10 +20,10 @@ from typing import Any
 
 from budgetloop import Budget, CallRecord, Message, Projection, Result, Step, Stop, load_trace
 
+from ._status import traceback_html
 from ._svg import MAX_POINTS, bar_chart, line_chart
-from ._text import count, plural, text, usd
+from ._text import count, plural, preview, text, usd
 
-PREVIEW_CHARS = 600  # of a model's text or a message
 CELL_CHARS = 240  # of a tool's result in the calls table
 IGNORE_MATH = "tex2jax_ignore mathjax_ignore"  # MathJax 2 and 3 leave "$0.03 ... $0.05" alone
 
@@ -195,7 +195,7 @@ def calls_table(calls: Sequence[CallRecord]) -> str:
             f'<td class="bl-checked"><code>{checked_html(call)}</code></td>'
             f'<td class="bl-status">{escape(call.status)}</td>'
             f'<td class="bl-outcome"><pre>{text(preview(outcome or "", CELL_CHARS))}</pre>'
-            f"{_cut_note(call.truncated)}</td>"
+            f"{_cut_note(call.truncated)}{traceback_html(call.traceback)}</td>"
             f'<td class="bl-num">{call.seconds:.3f}</td></tr>'
         )
     return f'<table class="bl-table bl-calls"><tr>{head}</tr>{"".join(rows)}</table>'
@@ -240,6 +240,7 @@ def step_html(step: Step, *, open_: bool = True, selected: bool = False) -> str:
         )
     if step.error is not None:
         parts.append(f'<div class="bl-error">model error: {text(step.error)}</div>')
+        parts.append(traceback_html(step.traceback))
     if step.text:
         parts.append(f'<pre class="bl-text">{text(preview(step.text))}</pre>')
     elif step.error is None:
@@ -247,6 +248,19 @@ def step_html(step: Step, *, open_: bool = True, selected: bool = False) -> str:
     parts.append(calls_table(step.tool_calls))
     parts.append("</details>")
     return "".join(parts)
+
+
+def steps_note(taken: int, shown: int) -> str:
+    """The line above a list of the latest ``shown`` of ``taken`` steps: none yet, or how
+    many it leaves out; empty when it shows them all."""
+    if not taken:
+        return '<div class="bl-muted">no steps yet: press Step</div>'
+    if taken <= shown:
+        return ""
+    return (
+        f'<div class="bl-muted">showing the latest {shown} of '
+        f"{plural(taken, 'step')}; open the result in a TraceView to see them all</div>"
+    )
 
 
 def steps_html(
@@ -258,14 +272,9 @@ def steps_html(
     redraw renders one card whatever the run's length.
     """
     if not steps:
-        return '<div class="bl-muted">no steps yet: press Step</div>'
+        return steps_note(0, shown)
     latest = list(steps[-shown:])[::-1]
-    note = ""
-    if len(steps) > shown:
-        note = (
-            f'<div class="bl-muted">showing the latest {shown} of '
-            f"{plural(len(steps), 'step')}; open the result in a TraceView to see them all</div>"
-        )
+    note = steps_note(len(steps), shown)
     cache = {} if folded is None else folded
     cards = [step_html(latest[0], open_=True)]
     for step in latest[1:]:
@@ -320,12 +329,6 @@ def context_html(
     )
 
 
-def preview(value: str, limit: int = PREVIEW_CHARS) -> str:
-    if len(value) <= limit:
-        return value
-    return f"{value[:limit]}… ({plural(len(value) - limit, 'more character')})"
-
-
 def charts_html(
     steps: Sequence[Step],
     budget: Budget,
@@ -364,31 +367,5 @@ def charts_html(
     return f'<div class="bl-charts">{bars}{line}</div>'
 
 
-def stop_html(result: Result) -> str:
-    """How the run ended, impossible to miss; a quiet line while it is still going."""
-    if result.stop is None:
-        return f'<div class="bl-running">running: {plural(len(result.steps), "step")} taken</div>'
-    answered = result.answered
-    verdict = "answered" if answered else "did NOT answer"
-    parts = [
-        f'<div class="bl-stop {"bl-answered" if answered else "bl-unanswered"}">',
-        f'<div class="bl-stop-head">Run ended: {escape(result.stop.value)} — {verdict}'
-        f" · {plural(len(result.steps), 'step')} taken · {usd(result.cost_usd)} spent</div>",
-    ]
-    if result.detail:
-        parts.append(f"<div>{text(result.detail)}</div>")
-    if result.error:
-        parts.append(f"<div>error: {text(result.error)}</div>")
-    if answered and result.answer:
-        parts.append(f'<pre class="bl-text">{text(preview(result.answer))}</pre>')
-    parts.append("</div>")
-    return "".join(parts)
-
-
 def stopped_by_cost(result: Result) -> bool:
     return result.stop is Stop.MAX_COST_USD
-
-
-def error_html(title: str, detail: str) -> str:
-    """An exception raised while driving the session, shown in full."""
-    return f'<div class="bl-error"><b>{escape(title)}</b><pre>{text(detail)}</pre></div>'

@@ -21,6 +21,7 @@ NOTEBOOKS = (
     "choosing_a_budget.ipynb",
     "many_runs.ipynb",
     "cached_and_final.ipynb",
+    "debugging.ipynb",
 )
 
 

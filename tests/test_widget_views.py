@@ -23,6 +23,7 @@ from budgetloop import (
     tool,
 )
 from budgetloop_widgets import bar_chart, line_chart, projection_text, usd
+from budgetloop_widgets._status import stop_html
 from budgetloop_widgets._svg import bucketed, nice_top
 from budgetloop_widgets._text import count, plural, text
 from budgetloop_widgets._views import (
@@ -34,7 +35,6 @@ from budgetloop_widgets._views import (
     meter_html,
     step_html,
     steps_html,
-    stop_html,
     worst_case_text,
 )
 

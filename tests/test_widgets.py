@@ -83,6 +83,11 @@ def html_of(panel: RunPanel | TraceView) -> str:
     return "".join(out)
 
 
+def cards_of(panel: RunPanel) -> str:
+    """The step list's markup: the line above it and every card, newest first."""
+    return panel.steps_view.value + "".join(c.children[0].value for c in panel.step_cards.children)
+
+
 def shown_projection(panel: RunPanel) -> str:
     match = re.search(r'<div class="bl-projection">(.*?)</div>', panel.meter.value)
     assert match is not None, panel.meter.value
@@ -107,7 +112,7 @@ def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None
         assert before == projection_text(step.projection)  # what was shown is what was checked
         assert shown_projection(panel) == projection_text(panel.session.projection)
         assert shown_projection(panel) != before
-        assert f'data-step="{turn}"' in panel.steps_view.value
+        assert f'data-step="{turn}"' in cards_of(panel)
         assert f"<b>steps taken</b> {turn + 1} of max_steps 8" in panel.meter.value
     assert "<b>tool calls run</b> 3 (no max_tool_calls)" in panel.meter.value
     assert "worst case: 500 output tokens assumed: max_output_tokens" in panel.meter.value
@@ -121,7 +126,7 @@ def test_rendered_table_shows_raw_and_checked_arguments() -> None:
     panel = RunPanel(make)
     panel.step_button.click()
     panel.step_button.click()
-    step1 = panel.steps_view.value.split('data-step="1"')[1].split('data-step="0"')[0]
+    step1 = cards_of(panel).split('data-step="1"')[1].split('data-step="0"')[0]
     assert (
         '<td class="bl-raw"><code>{&quot;topic&quot;: &quot;b&quot;, &quot;pages&quot;: '
         "&quot;2&quot;}</code></td>"
@@ -131,13 +136,14 @@ def test_rendered_table_shows_raw_and_checked_arguments() -> None:
         "pages: 2</mark> <i>(coerced)</i></code></td>"
     ) in step1
     panel.step_button.click()
-    assert '<td class="bl-status">error</td>' in panel.steps_view.value
-    assert "LookupError: no notes on missing" in panel.steps_view.value
+    assert '<td class="bl-status">error</td>' in cards_of(panel)
+    assert "LookupError: no notes on missing" in cards_of(panel)
 
 
 def test_run_goes_to_the_end_and_the_buttons_stop() -> None:
     panel = RunPanel(make)
     panel.run_button.click()
+    assert panel.wait(10)
     assert len(panel.session.steps) == 4
     assert panel.session.result.stop is Stop.ANSWERED
     assert "Run ended: answered — answered · 4 steps" in panel.status.value
@@ -181,14 +187,16 @@ def test_the_panel_says_when_the_next_turn_will_not_fit_and_stops_there() -> Non
 def test_reset_with_a_factory_starts_over() -> None:
     panel = RunPanel(make)
     panel.run_button.click()
+    assert panel.wait(10)
     old = panel.session
     panel.reset_button.click()
     assert panel.session is not old
     assert panel.session.steps == ()
     assert not panel.step_button.disabled
     assert panel.status.value == '<div class="bl-running">running: 0 steps taken</div>'
-    assert panel.steps_view.value == '<div class="bl-muted">no steps yet: press Step</div>'
+    assert cards_of(panel) == '<div class="bl-muted">no steps yet: press Step</div>'
     panel.run_button.click()
+    assert panel.wait(10)
     assert panel.session.result.stop is Stop.ANSWERED
     assert len(panel.session.steps) == 4
 
@@ -219,6 +227,7 @@ def test_reset_of_a_bare_session_rebuilds_it_and_rewinds_the_scripted_model() ->
     assert fresh.options.clock is clock
     assert list(fresh.tools) == ["read"]
     panel.run_button.click()
+    assert panel.wait(10)
     assert fresh.result.stop is Stop.ANSWERED
     assert [s.text for s in fresh.steps] == ["first", "second", "third", "the answer"]
 
@@ -293,15 +302,16 @@ def test_what_the_model_and_tools_wrote_is_escaped_everywhere() -> None:
     )
     panel = RunPanel(start(model, XSS, tools=[read], budget=Budget(max_cost_usd=1.0)))
     panel.run_button.click()
+    assert panel.wait(10)
     page = html_of(panel)
     assert "<img" not in page
     assert "\x1b" not in page
     assert "\x00" not in page
-    assert f"{XSS_SHOWN} \\x1b[31mred\\x00" in panel.steps_view.value  # the model's text
-    assert f"<pre>{XSS_SHOWN}</pre>" in panel.steps_view.value  # a tool's result
-    assert f"&quot;topic&quot;: &quot;{XSS_SHOWN}&quot;" in panel.steps_view.value  # arguments
-    assert f"<td><code>{XSS_SHOWN}</code></td>" in panel.steps_view.value  # a tool's name
-    assert f"unknown tool &#x27;{XSS_SHOWN}&#x27;" in panel.steps_view.value  # an error
+    assert f"{XSS_SHOWN} \\x1b[31mred\\x00" in cards_of(panel)  # the model's text
+    assert f"<pre>{XSS_SHOWN}</pre>" in cards_of(panel)  # a tool's result
+    assert f"&quot;topic&quot;: &quot;{XSS_SHOWN}&quot;" in cards_of(panel)  # arguments
+    assert f"<td><code>{XSS_SHOWN}</code></td>" in cards_of(panel)  # a tool's name
+    assert f"unknown tool &#x27;{XSS_SHOWN}&#x27;" in cards_of(panel)  # an error
     assert XSS_SHOWN in panel.context.value
     assert XSS_SHOWN in panel.status.value  # the answer
 

@@ -1,0 +1,493 @@
+"""RunPanel as a debugger, driven from Python: Run in the background, Pause, Run until, errors
+with their tracebacks, Fork here and Continue, a shared ledger beside the meter."""
+
+from __future__ import annotations
+
+import re
+import signal
+import threading
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from budgetloop import (
+    Budget,
+    Completion,
+    MemoryLedger,
+    Message,
+    Price,
+    Result,
+    ScriptedModel,
+    Session,
+    Stop,
+    ToolCall,
+    start,
+    tool,
+)
+from budgetloop_widgets import RunPanel, usd
+from budgetloop_widgets._fork import editable_positions, edited_messages
+from budgetloop_widgets._status import STOP_WORDS, ledger_html, stop_html
+
+PRICE = Price(3.00, 15.00)  # assumed rates for the tests
+XSS = "<img src=x onerror=alert(1)>"
+
+
+@tool
+def balance(account: str) -> str:
+    """The balance of an account."""
+    if account == "broken":
+        raise LookupError(f"no account {XSS}")
+    return "balance: -500.00 EUR"
+
+
+@tool
+def transfer(amount: float) -> str:
+    """Move money."""
+    return f"moved {amount}"
+
+
+def turns() -> list[Completion]:
+    return [
+        Completion(text="checking", tool_calls=[ToolCall("balance", {"account": "42"}, "b1")]),
+        Completion(text="covering", tool_calls=[ToolCall("transfer", {"amount": 500}, "t1")]),
+        Completion(text="moved 500"),
+    ]
+
+
+class Gate:
+    """Model turns that each wait until the test lets them finish."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Semaphore(0)
+        self.go = threading.Semaphore(0)
+
+    def hold(self, completion: Completion) -> Any:
+        def entry(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+            self.entered.release()
+            if not self.go.acquire(timeout=10):
+                raise TimeoutError("the test never let this turn go")
+            return completion
+
+        return entry
+
+    def in_flight(self) -> None:
+        assert self.entered.acquire(timeout=10), "no turn started"
+
+
+def make(script: list[Any] | None = None, **options: Any) -> Session:
+    model = ScriptedModel(script or turns(), price=PRICE, max_output_tokens=100)
+    options.setdefault("budget", Budget(max_steps=6, max_cost_usd=1.0))
+    return start(model, "What is the balance of account 42?", tools=[balance, transfer], **options)
+
+
+def gated(gate: Gate) -> Session:
+    return make([gate.hold(c) for c in turns()])
+
+
+def text_of(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def controls_disabled(panel: RunPanel) -> list[bool]:
+    return [
+        panel.step_button.disabled,
+        panel.run_button.disabled,
+        panel.reset_button.disabled,
+        panel.until.kind.disabled,
+        *(card.children[1].disabled for card in panel.step_cards.children),
+    ]
+
+
+def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() -> None:
+    gate = Gate()
+    panel = RunPanel(lambda: gated(gate))
+    assert panel.pause_button.disabled  # nothing to pause
+    panel.run_button.click()  # returns while the model is still in its first turn
+    gate.in_flight()
+    assert panel.running
+    assert controls_disabled(panel) == [True, True, True, True]
+    assert not panel.pause_button.disabled
+    assert text_of(panel.status.value) == (
+        "Run going: 0 steps taken; Pause stops it after the turn in flight"
+    )
+    panel.step_button.click()  # a disabled button's handler still runs from Python: no effect
+    panel.reset_button.click()
+    panel.run_button.click()
+    gate.go.release()
+    gate.in_flight()  # step 0 is drawn before step 1 starts
+    assert len(panel.session.steps) == 1
+    assert [c.children[1].description for c in panel.step_cards.children] == ["Fork here"]
+    assert 'data-step="0"' in panel.step_cards.children[0].children[0].value
+    assert "<b>steps taken</b> 1 of max_steps 6" in panel.meter.value
+    assert text_of(panel.status.value).startswith("Run going: 1 step taken")
+    assert controls_disabled(panel) == [True, True, True, True, True]
+    gate.go.release()
+    gate.in_flight()
+    gate.go.release()
+    assert panel.wait(10)
+    assert not panel.running
+    result = panel.session.result
+    assert (result.stop, len(result.steps), result.answer) == ("answered", 3, "moved 500")
+    assert "Run ended: answered — answered · 3 steps taken" in panel.status.value
+    assert controls_disabled(panel) == [True, True, False, False, False, False, False]
+    assert panel.pause_button.disabled
+    assert panel.error.value == ""
+
+
+def test_pause_ends_the_run_after_the_turn_in_flight_and_run_goes_on() -> None:
+    gate = Gate()
+    panel = RunPanel(lambda: gated(gate))
+    panel.run_button.click()
+    gate.in_flight()
+    gate.go.release()
+    gate.in_flight()  # step 1 is in flight
+    panel.pause_button.click()
+    assert panel.pause_button.disabled
+    assert text_of(panel.status.value) == "pausing: the turn in flight finishes first"
+    gate.go.release()  # the turn in flight finishes: nothing is abandoned
+    assert panel.wait(10)
+    session = panel.session
+    assert (len(session.steps), session.done, session.result.stop) == (2, False, None)
+    assert session.steps[1].tool_calls[0].status == "ok"
+    assert text_of(panel.status.value) == (
+        "paused after 2 steps (Pause pressed); the run is not over: Run or Step goes on"
+    )
+    assert controls_disabled(panel)[:3] == [False, False, False]
+    panel.run_button.click()  # Run again continues
+    gate.in_flight()
+    gate.go.release()
+    assert panel.wait(10)
+    assert panel.session is session
+    assert (session.result.stop, len(session.steps)) == ("answered", 3)
+
+
+def test_wait_times_out_while_the_run_goes_on() -> None:
+    gate = Gate()
+    panel = RunPanel(lambda: gated(gate))
+    assert panel.wait(0.01)  # no Run yet
+    panel.run_button.click()
+    gate.in_flight()
+    assert not panel.wait(0.05)
+    panel.pause()
+    gate.go.release()
+    assert panel.wait(10)
+    assert len(panel.session.steps) == 1
+
+
+def test_run_until_the_next_call_of_a_tool() -> None:
+    panel = RunPanel(make)
+    assert panel.until.tool.options == ("balance", "transfer")
+    panel.until.kind.value = "tool"
+    assert panel.until.tool.layout.display is None
+    assert panel.until.usd.layout.display == "none"
+    panel.until.tool.value = "transfer"
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert [s.tool_calls[0].name for s in panel.session.steps] == ["balance", "transfer"]
+    assert not panel.session.done
+    assert "paused after 2 steps (Run until: the model called transfer)" in panel.status.value
+    panel.run_button.click()  # the breakpoint held after the last step; the next Run goes on
+    assert panel.wait(10)
+    assert panel.session.result.stop == "answered"
+
+
+def test_run_until_the_next_error_shows_the_traceback_folded_under_the_message() -> None:
+    script = [
+        Completion(text="a", tool_calls=[ToolCall("balance", {"account": "42"}, "b1")]),
+        Completion(text="b", tool_calls=[ToolCall("balance", {"account": "broken"}, "b2")]),
+        "done",
+    ]
+    panel = RunPanel(lambda: make(script))
+    panel.until.kind.value = "error"
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert len(panel.session.steps) == 2
+    assert "(Run until: the step went wrong (breakpoints.on_error))" in panel.status.value
+    card = panel.step_cards.children[0].children[0].value
+    record = panel.session.steps[1].tool_calls[0]
+    assert record.status == "error"
+    assert record.traceback is not None
+    lines = record.traceback.rstrip("\n").count("\n") + 1
+    assert f'<details class="bl-traceback"><summary>traceback ({lines} lines)</summary>' in card
+    assert "LookupError: no account &lt;img src=x onerror=alert(1)&gt;" in card
+    assert XSS not in card
+
+
+def test_run_until_spend_would_pass_pauses_before_the_money_goes() -> None:
+    first = PRICE.cost(*_usage_of_first_turn())
+    worst = make().projection.total_usd  # the first turn's worst case: equal does not pass
+    assert worst is not None
+    panel = RunPanel(make)
+    panel.until.kind.value = "cost"
+    panel.until.usd.value = worst
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert len(panel.session.steps) == 1
+    assert panel.session.result.cost_usd == first
+    assert "the next turn&#x27;s worst case would pass" in panel.status.value
+    panel.run_button.click()  # it still holds: not one step more
+    assert panel.wait(10)
+    assert len(panel.session.steps) == 1
+    assert "paused after 1 step (before any step: the next turn" in text_of(
+        panel.status.value
+    ).replace("&#x27;", "'")
+
+
+def _usage_of_first_turn() -> tuple[int, int]:
+    s = make()
+    s.step()
+    usage = s.steps[0].usage
+    assert usage is not None
+    return usage.input_tokens, usage.output_tokens
+
+
+def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
+    panel = RunPanel(make)
+    panel.until.kind.value = "step"
+    panel.until.steps.value = 1
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert len(panel.session.steps) == 1
+    assert "paused after 1 step (Run until: 1 step taken)" in panel.status.value
+    panel.run_button.click()  # 1 is taken already: said, and nothing runs
+    assert panel.wait(10)
+    assert len(panel.session.steps) == 1
+    assert (
+        "Run until: steps taken reach 1: 1 step is taken already; choose a larger number"
+        in panel.error.value
+    )
+    unpriced = RunPanel(lambda: start(ScriptedModel(["hi"]), "go", tools=[]))
+    assert unpriced.until.tool.options == ()
+    unpriced.until.kind.value = "cost"
+    unpriced.run_button.click()
+    assert "the session has no price" in unpriced.error.value
+    unpriced.until.kind.value = "tool"
+    unpriced.run_button.click()
+    assert "the next call of a tool: the session has no tools" in unpriced.error.value
+    assert unpriced.session.steps == ()
+
+
+def test_an_exception_during_run_is_reported_with_its_traceback() -> None:
+    def hook(session: Session, step: object) -> None:
+        if len(session.steps) == 2:
+            raise RuntimeError(f"hook broke {XSS}")
+
+    panel = RunPanel(lambda: make(on_step=hook))
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert not panel.running
+    assert len(panel.session.steps) == 2  # the step was taken; the run is not over
+    assert "Run raised RuntimeError: hook broke &lt;img src=x" in panel.error.value
+    assert '<details class="bl-traceback"><summary>traceback (' in panel.error.value
+    assert "paused after 2 steps (the Run raised RuntimeError)" in panel.status.value
+    assert XSS not in panel.error.value
+    assert not panel.run_button.disabled
+
+
+def test_an_interrupt_in_the_model_during_run_or_step_is_reported() -> None:
+    def interrupted(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise KeyboardInterrupt
+
+    panel = RunPanel(lambda: make([interrupted, *turns()]))
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert "Run raised KeyboardInterrupt" in panel.error.value
+    assert "(the Run raised KeyboardInterrupt)" in panel.status.value
+    panel.reset_button.click()
+    panel.step_button.click()
+    assert "Step raised KeyboardInterrupt" in panel.error.value
+    assert not panel.step_button.disabled
+
+
+def test_an_interrupt_while_waiting_pauses_the_run_and_says_so() -> None:
+    gate = Gate()
+    panel = RunPanel(lambda: gated(gate))
+    panel.run_button.click()
+    gate.in_flight()
+    main = threading.main_thread().ident
+    assert main == threading.get_ident()
+    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        panel.wait(10)
+    assert "Interrupted (KeyboardInterrupt) while waiting for the Run" in panel.error.value
+    gate.go.release()
+    assert panel.wait(10)
+    assert (len(panel.session.steps), panel.session.done) == (1, False), (
+        panel.error.value + panel.status.value
+    )
+    assert "(Pause pressed)" in panel.status.value
+
+
+def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
+    panel = RunPanel(make)
+    panel.run_button.click()
+    assert panel.wait(10)
+    first = panel.session
+    spent = first.result.cost_usd
+    cards = panel.step_cards.children  # newest first: step 2, 1, 0
+    cards[1].children[1].click()  # Fork here, on step 1
+    editor = panel.editor
+    assert editor is not None
+    assert panel.fork_area.children == (editor,)
+    assert editor.at == 1
+    assert [m.role for m in editor.shown] == ["user", "assistant", "tool"]
+    assert sorted(editor.texts) == [0, 2]
+    assert editor.texts[2].value == "balance: -500.00 EUR"
+    editor.texts[2].value = "balance: 1,250.00 EUR"
+    editor.continue_button.click()
+    fork = panel.session
+    assert fork is not first
+    assert panel.editor is None
+    assert panel.fork_area.children == ()
+    assert fork.messages[2].content == "balance: 1,250.00 EUR"
+    assert fork.messages[:2] == first.messages[:2]
+    assert (len(fork.steps), fork.done, fork.result.cost_usd) == (1, False, spent)
+    assert len(panel.step_cards.children) == 1
+    assert "balance: 1,250.00 EUR" in panel.context.value
+    panel.reset_button.click()  # Reset still goes back to the start
+    assert panel.session.steps == ()
+    assert panel.session.result.cost_usd == 0
+
+
+def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
+    panel = RunPanel(make)
+    panel.step_button.click()
+    panel.step_cards.children[0].children[1].click()
+    assert panel.editor is not None
+    panel.editor.cancel_button.click()
+    assert panel.editor is None
+    assert panel.fork_area.children == ()
+    assert panel.open_fork(5) is None
+    assert "Fork here raised ValueError: fork: at must be a step index from 0 to 1" in (
+        panel.error.value
+    )
+
+
+def test_the_editor_shows_redacted_text_and_keeps_what_was_not_edited() -> None:
+    secret = "hunter2"
+    script = [
+        Completion(text="a", tool_calls=[ToolCall("balance", {"account": "42"}, "b1")]),
+        "done",
+    ]
+    panel = RunPanel(lambda: _secret_session(script, secret))
+    panel.run_button.click()
+    assert panel.wait(10)
+    editor = panel.open_fork(1)
+    assert editor is not None
+    assert editor.texts[0].value == "What is the balance? password [REDACTED]"
+    assert secret not in editor.texts[0].value
+    unchanged = editor.messages()
+    assert unchanged[0].content == f"What is the balance? password {secret}"
+    editor.texts[2].value = "balance: 0"
+    edited = editor.messages()
+    assert (edited[0].content, edited[2].content) == (unchanged[0].content, "balance: 0")
+
+
+def _secret_session(script: list[Any], secret: str) -> Session:
+    model = ScriptedModel(script, price=PRICE, max_output_tokens=100)
+    return start(
+        model,
+        f"What is the balance? password {secret}",
+        tools=[balance],
+        redact=lambda text: text.replace(secret, "[REDACTED]"),
+    )
+
+
+def test_editable_positions_and_edits_as_pure_functions() -> None:
+    messages = [
+        Message("system", "s"),
+        Message("user", "first"),
+        Message("assistant", None, (ToolCall("balance", "{}", "b1"),)),
+        Message("tool", "r1", tool_call_id="b1", name="balance"),
+        Message("user", "second"),
+        Message("tool", "r2", tool_call_id="b2", name="balance"),
+    ]
+    assert editable_positions(messages) == [3, 4, 5]
+    assert editable_positions([]) == []
+    out = edited_messages(messages, messages, {3: "r1", 4: "changed"})
+    assert out[3] is messages[3]
+    assert out[4] == Message("user", "changed")
+    with pytest.raises(
+        ValueError, match="fork editor: the context has 6 messages but 1 was shown"
+    ):
+        edited_messages(messages, messages[:1], {})
+    with pytest.raises(TypeError, match="fork editor: message 3: expected text, got int"):
+        edited_messages(messages, messages, {3: 7})  # type: ignore[dict-item]
+
+
+def test_a_shared_ledger_is_shown_beside_the_meter() -> None:
+    ledger = MemoryLedger(0.5, period="day")
+    panel = RunPanel(lambda: make(ledger=ledger))
+    assert ledger_html(ledger) in panel.meter.value
+    assert (
+        "shared ledger</b> (MemoryLedger, every run sharing it, this day (UTC)): "
+        "spent $0.00 · reserved $0.00 · limit $0.50"
+    ) in panel.meter.value
+    panel.step_button.click()
+    spent = panel.session.result.cost_usd
+    assert ledger.spent_usd() == spent
+    assert f"spent {usd(spent)} · reserved $0.00 · limit $0.50" in panel.meter.value
+    plain = RunPanel(make)
+    assert "bl-ledger" not in plain.meter.value
+
+
+def test_a_ledger_that_cannot_be_read_says_so() -> None:
+    class Down:
+        limit_usd = 1.0
+
+        def spent_usd(self) -> float:
+            raise ConnectionError(f"redis down {XSS}")
+
+        def reserved_usd(self) -> float:
+            return 0.0
+
+    html = ledger_html(Down())
+    assert html == (
+        '<div class="bl-ledger"><b>shared ledger</b> (Down): could not be read: '
+        "ConnectionError: redis down &lt;img src=x onerror=alert(1)&gt;</div>"
+    )
+
+
+def test_a_shared_budget_stop_is_said_in_words_and_every_stop_has_words() -> None:
+    assert set(STOP_WORDS) == set(Stop)
+    ledger = MemoryLedger(0.0001)  # less than one turn's worst case
+    panel = RunPanel(lambda: make(ledger=ledger))
+    panel.step_button.click()
+    assert panel.session.result.stop == "shared_budget"
+    assert "Run ended: shared_budget — did NOT answer · 0 steps taken" in panel.status.value
+    assert (
+        '<div class="bl-stop-why">the shared ledger refused to reserve the next turn&#x27;s '
+        "worst case: its limit is spent or reserved (by this run or others)</div>"
+    ) in panel.status.value
+    for stop in Stop:
+        result = make().result
+        shown = stop_html(_with_stop(result, stop))
+        assert f"Run ended: {stop.value} — " in shown
+        assert STOP_WORDS[stop].replace("'", "&#x27;") in shown
+
+
+def _with_stop(result: Result, stop: Stop) -> Result:
+    return replace(result, stop=stop)
+
+
+def test_a_long_run_keeps_only_the_shown_cards_and_closes_the_rest() -> None:
+    loop = Completion(text="again", tool_calls=[ToolCall("balance", {"account": "42"}, "b")])
+    model = ScriptedModel([loop], repeat_last=True, price=PRICE, max_output_tokens=100)
+    session = start(model, "go", tools=[balance], budget=Budget(max_steps=12), repeat_limit=None)
+    panel = RunPanel(session, steps_shown=5)
+    first = None
+    for _ in range(12):
+        panel.step_button.click()
+        if first is None:
+            first = panel.step_cards.children[0]
+    assert first is not None
+    assert first.comm is None  # step 0's card was closed once it scrolled out
+    cards = panel.step_cards.children
+    assert [c.children[1].tooltip for c in cards] == [
+        f"edit the context as it stood before step {i} and go on from it"
+        for i in (11, 10, 9, 8, 7)
+    ]
+    assert sorted(panel.cards.cards) == [7, 8, 9, 10, 11]
+    assert "showing the latest 5 of 12 steps" in panel.steps_view.value
