@@ -120,7 +120,8 @@ class Loop:
         Its context is the messages as they stood before step ``at``, or ``messages`` (an
         edited context) when given; every ``start()`` option is kept unless given here
         (``complete=`` for another model). Money spent stays spent: the fork starts at all
-        this session has spent; its steps and tool calls count those before ``at``.
+        this session has spent; its steps and tool calls count those before ``at``; its
+        ``max_seconds`` counts only its own steps' time.
         """
         at = fork_point(self._steps, at)
         complete = options.pop("complete", self.complete)
