@@ -2,7 +2,8 @@
 prompt, the model's text, argument values and keys, JSON escapes, coerced numbers, tool defaults,
 results cut around ``max_result_chars``, dict results, tool errors, argument-error previews, tool
 names, call ids, the answer or a model error) never survives in any form in the saved JSON, the
-JSON Lines file or ``format()``, and ``redact`` is never handed its own output."""
+JSON Lines file, ``format()``, the static HTML view or the widgets' HTML, and ``redact`` is never
+handed its own output."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from budgetloop import Completion, Message, ScriptedModel, ToolCall, run, tool
@@ -19,6 +20,33 @@ from tests.conftest import FakeClock
 from tests.test_redact import forms
 
 MASK = "[R]"
+
+
+def widget_text(result: Any) -> str:
+    """Everything TraceView shows of a run, step by step, its requests included: each widget's
+    text value and option labels (empty where ipywidgets is not installed)."""
+    try:
+        from budgetloop_widgets import TraceView
+    except ImportError:
+        return ""
+    view = TraceView(result)
+    seen: list[str] = []
+
+    def walk(widget: Any) -> None:
+        value = getattr(widget, "value", None)
+        if isinstance(value, str):
+            seen.append(value)
+        seen.extend(str(o) for o in getattr(widget, "options", ()))
+        for child in getattr(widget, "children", ()):
+            walk(child)
+
+    for index in range(len(result.steps)):
+        view.show(index)
+        view.show_request.value = True
+        walk(view)
+    return "\n".join(seen)
+
+
 FILLER = st.text(alphabet="abxyz ", max_size=8)
 WORDY = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 text_secrets = st.text(alphabet=WORDY + "\"'\\-_ é€😀", min_size=6, max_size=14).map(
@@ -46,6 +74,7 @@ def placements(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+@settings(deadline=None)  # the first example imports and builds the widgets
 @given(placements())
 def test_no_form_of_a_secret_survives_anywhere(tmp_path_factory: Any, p: dict[str, Any]) -> None:
     secret, around = p["secret"], p["around"]
@@ -136,6 +165,8 @@ def test_no_form_of_a_secret_survives_anywhere(tmp_path_factory: Any, p: dict[st
         "to_dict, ensure_ascii=False": json.dumps(data, ensure_ascii=False),
         "format": result.format(),
         "journal": Path(journal).read_text(encoding="utf-8"),
+        "static HTML": result._repr_html_(),
+        "widgets": widget_text(result),
     }
     for where, text in texts.items():
         for form in [*forms(secret), u_escaped(secret)]:
