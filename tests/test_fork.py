@@ -140,3 +140,17 @@ def test_on_step_sees_every_committed_step_and_the_stop() -> None:
     model = ScriptedModel(["x"], price=PRICE, max_output_tokens=50)
     start(model, "go", budget=Budget(max_steps=0), on_step=hook).run()
     assert seen == [(None, True)]
+
+
+def test_a_fork_with_a_trace_path_writes_its_whole_history(tmp_path: Any) -> None:
+    from budgetloop import load_trace
+
+    s = session(trace_path=tmp_path / "run.jsonl")
+    s.run()
+    edited = [*s.messages[:2], Message("tool", "0.5", tool_call_id="r1", name="rate")]
+    fixed = ScriptedModel(["not sending"], price=PRICE, max_output_tokens=50)
+    fork = s.fork(1, messages=edited, complete=fixed)
+    result = fork.run()
+    # the source's trace was kept aside; the fork's file holds its kept step, its context, its own
+    assert load_trace(tmp_path / "run.1.jsonl") == s.result
+    assert load_trace(tmp_path / "run.jsonl") == result
