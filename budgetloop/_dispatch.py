@@ -16,12 +16,11 @@ import inspect
 import json
 import math
 from collections.abc import Callable, Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Any
 
 from ._check import ArgumentError, Name, check_arguments
-from ._pool import Workers
+from ._pool import Slots, Workers
 from ._redact import Redact, redact_call, redact_request, redact_text, redact_value
 from ._schema import Tool
 from ._trace import CallRecord, Status
@@ -235,34 +234,68 @@ class Dispatch:
     def run_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """Run the calls at once and return their outcomes in request order.
 
-        Every call is offered to the workers. Without a deadline this thread works too: it runs
-        the first call, then takes back any call no worker has started yet, so trivial tools
-        cost no thread hand-off while slow ones still overlap. With a ``timeout`` every call
-        runs on a worker, and a call still running when it passes is abandoned.
+        Without a deadline this thread runs the first call and offers the others to the
+        workers, then takes back any call no worker has started yet and runs it too: trivial
+        tools cost no thread hand-off while slow ones still overlap. With a ``timeout`` (or an
+        ``async def`` tool, which gets a loop of its own) the batch is handed, the same way, to
+        the session's own thread while this one waits; a call still running when the timeout
+        passes is abandoned, and a call not started by then is not started.
         """
         if not calls:
             return BatchDone([])
-        inline = timeout is None and not any(self._is_async(c) for c in calls)
-        if inline and (len(calls) == 1 or self.workers.limit == 1):  # nothing to overlap
+        if timeout is not None or any(self._is_async(c) for c in calls):
+            return self._handed(calls, timeout)
+        if len(calls) == 1 or self.workers.limit == 1:  # nothing to overlap
             return BatchDone([self.run_one(c) for c in calls])
-        started = self.clock()
-        offered = calls[1:] if inline else calls
-        futures = [self.workers.submit(self.run_one, c) for c in offered]
-        done = [self.run_one(calls[0])] if inline else []
-        abandoned = False
-        for future, job in zip(futures, offered, strict=True):
-            if inline and self.workers.cancel(future):  # no worker started it: run it here
+        futures = [self.workers.submit(self.run_one, c) for c in calls[1:]]
+        done = [self.run_one(calls[0])]
+        for future, job in zip(futures, calls[1:], strict=True):
+            if self.workers.cancel(future):  # no worker started it: run it here
                 done.append(self.run_one(job))
-                continue
-            left = None if timeout is None else max(0.0, timeout - (self.clock() - started))
-            try:
-                done.append(future.result(timeout=left))
-            except FutureTimeout:
-                self.workers.cancel(future)
-                abandoned = True
+            else:
+                done.append(future.result())
+        return BatchDone(done)
+
+    def _handed(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
+        """The batch on the session's own thread, awaited here up to ``timeout``."""
+        started = self.clock()
+        slots = Slots(len(calls))
+        self.workers.hand(self._spread, slots, calls)
+        finished = slots.wait(timeout)
+        done = []
+        for job, value in zip(calls, slots.values, strict=True):
+            if isinstance(value, BaseException):  # an interrupt raised inside a tool
+                raise value
+            if value is None:  # still running, or never started, at the deadline
                 seconds = self.clock() - started
-                done.append(self.refuse(job.request, job.id, "error", ABANDONED, seconds))
-        return BatchDone(done, abandoned)
+                value = self.refuse(job.request, job.id, "error", ABANDONED, seconds)
+            done.append(value)
+        return BatchDone(done, not finished)
+
+    def _spread(self, slots: Slots, calls: Sequence[Call]) -> None:
+        """On the session's own thread: run the first call, offer the others to the workers,
+        and run here any a worker has not started, each outcome into its slot."""
+        if len(calls) == 1 or self.workers.limit == 1:
+            for i, job in enumerate(calls):
+                self._fill(slots, i, job)
+            return
+        offered = [
+            self.workers.submit(self._fill, slots, i, c) for i, c in enumerate(calls[1:], 1)
+        ]
+        self._fill(slots, 0, calls[0])
+        for i, future in enumerate(offered, 1):
+            if self.workers.cancel(future):
+                self._fill(slots, i, calls[i])
+
+    def _fill(self, slots: Slots, index: int, job: Call) -> None:
+        """Run one call into ``slots[index]``, unless the wait for them is over."""
+        if slots.closed:  # past the deadline: a call not started by then is not started
+            return
+        try:
+            outcome: Ran | BaseException = self.run_one(job)
+        except BaseException as exc:  # KeyboardInterrupt or SystemExit: the waiting side raises
+            outcome = exc
+        slots.put(index, outcome)
 
     def _is_async(self, call: Call) -> bool:
         name = call.request.name

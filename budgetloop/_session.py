@@ -1,8 +1,9 @@
 """``Session``: the loop with the ``while`` taken out, driven one turn at a time.
 
-The model and the tools run on the calling thread, or on worker threads when there is a
+The model and the tools run on the calling thread, or on other threads when there is a
 deadline to keep, an ``async def`` model to run on a loop of its own, or several calls in one
-batch to overlap.
+batch to overlap. With a deadline the model call, and each tool batch, is handed to the
+session's own thread (one wake-up each way) while this thread waits until the deadline.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from ._dispatch import describe
 from ._loop import Loop, Turn, as_reply
+from ._pool import Slots
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
 from ._turn import ModelCall, Reply
@@ -77,22 +78,30 @@ class Session(Loop):
             if request.timeout is None and not self._async_model:
                 value = self.complete(request.messages, request.tools)
             else:
-                future = self._workers.submit(self._call_on_worker, request)
-                try:
-                    value = future.result(timeout=request.timeout)
-                except FutureTimeout:
+                slots = Slots(1)
+                self._workers.hand(self._call_on_worker, slots, request)
+                if not slots.wait(request.timeout):
                     return abandoned()
+                value, failure = slots.values[0]
+                if failure is not None:
+                    raise failure
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
             return Reply(None, describe(exc), traceback=own_traceback(exc))
         return as_reply(value)
 
-    def _call_on_worker(self, request: ModelCall) -> Any:
-        value = self.complete(request.messages, request.tools)
-        if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
-            value = asyncio.run(_awaited(value))
-        return value
+    def _call_on_worker(self, slots: Slots, request: ModelCall) -> None:
+        """The model call on the session's own thread: (value, None) or (None, what it raised)
+        into ``slots``."""
+        try:
+            value = self.complete(request.messages, request.tools)
+            if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
+                value = asyncio.run(_awaited(value))
+        except BaseException as exc:  # handed to the waiting side, which decides
+            slots.put(0, (None, exc))
+        else:
+            slots.put(0, (value, None))
 
 
 def abandoned() -> Reply:

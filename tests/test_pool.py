@@ -1,0 +1,107 @@
+"""The session's own thread and the slots a caller waits on up to a deadline."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from budgetloop import Budget, Completion, ScriptedModel, ToolCall, run, tool
+from budgetloop._pool import Slots, Workers
+
+
+def test_slots_filled_before_the_deadline_are_all_returned() -> None:
+    slots = Slots(2)
+    slots.put(1, "b")
+    slots.put(0, "a")
+    assert slots.wait(5.0) is True
+    assert slots.values == ["a", "b"]
+    assert slots.filled
+    assert not slots.closed
+
+
+def test_at_the_deadline_the_slots_close_and_a_late_value_is_dropped() -> None:
+    slots = Slots(2)
+    slots.put(0, "a")
+    assert slots.wait(0.01) is False
+    assert slots.closed
+    assert not slots.filled
+    slots.put(1, "late")
+    assert slots.values == ["a", None]
+
+
+def test_a_negative_or_huge_timeout_is_a_wait_of_zero_or_of_the_longest_possible() -> None:
+    slots = Slots(1)
+    assert slots.wait(-1.0) is False
+    full = Slots(1)
+    full.put(0, "x")
+    assert full.wait(1e300) is True
+
+
+@pytest.mark.timeout(10)
+def test_a_task_still_running_retires_the_thread_and_the_next_gets_a_new_one() -> None:
+    workers = Workers()
+    release = threading.Event()
+
+    def hang(slots: Slots) -> None:
+        release.wait(5)
+        slots.put(0, "late")
+
+    def name(slots: Slots) -> None:
+        slots.put(0, threading.current_thread().ident)
+
+    first = Slots(1)
+    workers.hand(hang, first)
+    assert first.wait(0.05) is False
+    second = Slots(1)
+    workers.hand(name, second)
+    assert second.wait(5) is True
+    third = Slots(1)
+    workers.hand(name, third)
+    assert third.wait(5) is True
+    assert second.values == third.values  # a filled task leaves its thread to the next
+    release.set()
+    workers.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(
+        t.name == "budgetloop-session" for t in threading.enumerate()
+    ):
+        time.sleep(0.01)
+    assert not [t for t in threading.enumerate() if t.name == "budgetloop-session"]
+
+
+@pytest.mark.timeout(10)
+def test_a_call_not_started_by_the_deadline_is_never_started() -> None:
+    release = threading.Event()
+    ran: list[str] = []
+
+    @tool
+    def hang(query: str) -> str:
+        """Never returns on its own."""
+        release.wait(5)
+        return "late"
+
+    @tool
+    def quick(query: str) -> str:
+        """Returns at once."""
+        ran.append(query)
+        return "fast"
+
+    model = ScriptedModel(
+        [
+            Completion(
+                tool_calls=[ToolCall("hang", {"query": "a"}), ToolCall("quick", {"query": "b"})]
+            )
+        ]
+    )
+    result = run(model, "go", tools=[hang, quick], budget=Budget(max_seconds=0.2), max_workers=1)
+    time.sleep(0.05)
+    release.set()
+    time.sleep(0.1)  # the hung call returns; the call behind it must still not run
+    assert result.stop == "max_seconds"
+    assert [c.status for c in result.steps[0].tool_calls] == ["error", "error"]
+    assert {c.error for c in result.steps[0].tool_calls} == {
+        "abandoned: still running when the max_seconds deadline passed"
+    }
+    assert ran == []
