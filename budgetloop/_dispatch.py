@@ -15,6 +15,7 @@ import asyncio
 import inspect
 import json
 import math
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -30,6 +31,7 @@ from ._types import ToolCall
 
 Clock = Callable[[], float]
 
+OFFER_AFTER = 0.001  # seconds a batch runs on the session's thread alone before others help
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
 WITHHELD = "[withheld: redact raised]"
 
@@ -237,9 +239,9 @@ class Dispatch:
         Without a deadline this thread runs the first call and offers the others to the
         workers, then takes back any call no worker has started yet and runs it too: trivial
         tools cost no thread hand-off while slow ones still overlap. With a ``timeout`` (or an
-        ``async def`` tool, which gets a loop of its own) the batch is handed, the same way, to
-        the session's own thread while this one waits; a call still running when the timeout
-        passes is abandoned, and a call not started by then is not started.
+        ``async def`` tool, which gets a loop of its own) the batch is handed to the session's
+        own thread while this one waits (see ``_handed``); a call still running when the
+        timeout passes is abandoned, and a call not started by then is not started.
         """
         if not calls:
             return BatchDone([])
@@ -257,11 +259,24 @@ class Dispatch:
         return BatchDone(done)
 
     def _handed(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
-        """The batch on the session's own thread, awaited here up to ``timeout``."""
+        """The batch on the session's own thread, awaited here up to ``timeout``. That thread
+        runs the calls in order; if they are not all done ``OFFER_AFTER`` seconds on, the ones
+        not yet started are offered to the workers too, so slow calls overlap while a batch of
+        trivial ones costs one hand-off."""
         started = self.clock()
         slots = Slots(len(calls))
-        self.workers.hand(self._spread, slots, calls)
-        finished = slots.wait(timeout)
+        pending = deque(range(len(calls)))  # calls no thread has claimed yet
+        self.workers.hand(self._claiming, slots, calls, pending)
+        if (
+            len(calls) > 1
+            and self.workers.limit != 1
+            and (timeout is None or timeout > OFFER_AFTER)
+            and not slots.filled_within(OFFER_AFTER)
+        ):
+            for _ in range(len(pending)):
+                self.workers.submit(self._claiming, slots, calls, pending)
+        left = None if timeout is None else timeout - (self.clock() - started)
+        finished = slots.wait(left)
         done = []
         for job, value in zip(calls, slots.values, strict=True):
             if isinstance(value, BaseException):  # an interrupt raised inside a tool
@@ -272,20 +287,14 @@ class Dispatch:
             done.append(value)
         return BatchDone(done, not finished)
 
-    def _spread(self, slots: Slots, calls: Sequence[Call]) -> None:
-        """On the session's own thread: run the first call, offer the others to the workers,
-        and run here any a worker has not started, each outcome into its slot."""
-        if len(calls) == 1 or self.workers.limit == 1:
-            for i, job in enumerate(calls):
-                self._fill(slots, i, job)
-            return
-        offered = [
-            self.workers.submit(self._fill, slots, i, c) for i, c in enumerate(calls[1:], 1)
-        ]
-        self._fill(slots, 0, calls[0])
-        for i, future in enumerate(offered, 1):
-            if self.workers.cancel(future):
-                self._fill(slots, i, calls[i])
+    def _claiming(self, slots: Slots, calls: Sequence[Call], pending: deque[int]) -> None:
+        """Run the calls no thread has claimed yet, one at a time, each into its slot."""
+        while True:
+            try:
+                index = pending.popleft()  # atomic: each call is claimed by one thread
+            except IndexError:
+                return
+            self._fill(slots, index, calls[index])
 
     def _fill(self, slots: Slots, index: int, job: Call) -> None:
         """Run one call into ``slots[index]``, unless the wait for them is over."""

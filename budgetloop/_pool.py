@@ -47,19 +47,27 @@ class Slots:
     def filled(self) -> bool:
         return self._left == 0
 
-    def wait(self, timeout: float | None) -> bool:
-        """True once every slot is filled; False if ``timeout`` seconds pass first, and then
-        the slots are closed, with the values put so far kept."""
+    def filled_within(self, seconds: float) -> bool:
+        """True if every slot is filled within ``seconds``; the slots stay open either way."""
+        if not self._wait(seconds):
+            return False
+        self._full.release()  # for ``wait``, which takes it again at once
+        return True
+
+    def _wait(self, timeout: float | None) -> bool:
         try:
             if timeout is None:
-                full = self._full.acquire()
-            else:
-                full = self._full.acquire(timeout=min(max(timeout, 0.0), threading.TIMEOUT_MAX))
+                return self._full.acquire()
+            return self._full.acquire(timeout=min(max(timeout, 0.0), threading.TIMEOUT_MAX))
         except BaseException:  # an interrupt while waiting: nothing more is taken
             with self._lock:
                 self.closed = True
             raise
-        if full:
+
+    def wait(self, timeout: float | None) -> bool:
+        """True once every slot is filled; False if ``timeout`` seconds pass first, and then
+        the slots are closed, with the values put so far kept."""
+        if self._wait(timeout):
             return True
         with self._lock:
             self.closed = True

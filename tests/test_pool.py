@@ -27,7 +27,7 @@ def test_at_the_deadline_the_slots_close_and_a_late_value_is_dropped() -> None:
     assert slots.wait(0.01) is False
     assert slots.closed
     assert not slots.filled
-    slots.put(1, "late")
+    slots.put(1, "late")  # dropped
     assert slots.values == ["a", None]
 
 
@@ -45,13 +45,13 @@ def test_a_task_still_running_retires_the_thread_and_the_next_gets_a_new_one() -
     release = threading.Event()
 
     def hang(slots: Slots) -> None:
+        slots.put(0, threading.current_thread())
         release.wait(5)
-        slots.put(0, "late")
 
     def name(slots: Slots) -> None:
-        slots.put(0, threading.current_thread().ident)
+        slots.put(0, threading.current_thread())
 
-    first = Slots(1)
+    first = Slots(2)  # the second slot is never filled: the task is abandoned
     workers.hand(hang, first)
     assert first.wait(0.05) is False
     second = Slots(1)
@@ -60,15 +60,15 @@ def test_a_task_still_running_retires_the_thread_and_the_next_gets_a_new_one() -
     third = Slots(1)
     workers.hand(name, third)
     assert third.wait(5) is True
-    assert second.values == third.values  # a filled task leaves its thread to the next
+    hung, fresh = first.values[0], second.values[0]
+    assert hung is not fresh
+    assert third.values[0] is fresh  # a filled task leaves its thread to the next
     release.set()
     workers.close()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(
-        t.name == "budgetloop-session" for t in threading.enumerate()
-    ):
-        time.sleep(0.01)
-    assert not [t for t in threading.enumerate() if t.name == "budgetloop-session"]
+    hung.join(5)
+    fresh.join(5)
+    assert not hung.is_alive()
+    assert not fresh.is_alive()
 
 
 @pytest.mark.timeout(10)
@@ -105,3 +105,29 @@ def test_a_call_not_started_by_the_deadline_is_never_started() -> None:
         "abandoned: still running when the max_seconds deadline passed"
     }
     assert ran == []
+
+
+@pytest.mark.timeout(10)
+def test_with_a_deadline_slow_calls_still_run_at_once_in_request_order() -> None:
+    barrier = threading.Barrier(3, timeout=5)  # passes only if all three calls run together
+    threads: set[tuple[str, int | None]] = set()
+
+    @tool
+    def meet(label: str) -> str:
+        """Wait for the others, then answer."""
+        here = threading.current_thread()
+        threads.add((here.name, here.ident))
+        barrier.wait()
+        return label
+
+    calls = [ToolCall("meet", {"label": x}, f"id{x}") for x in "abc"]
+    model = ScriptedModel([Completion(tool_calls=calls), "done"])
+    result = run(model, "go", tools=[meet], budget=Budget(max_seconds=30))
+    assert result.stop == "answered"
+    assert [(c.status, c.result) for c in result.steps[0].tool_calls] == [
+        ("ok", "a"),
+        ("ok", "b"),
+        ("ok", "c"),
+    ]
+    assert len(threads) == 3
+    assert {name for name, _ in threads} <= {"budgetloop-session", "budgetloop-worker"}
