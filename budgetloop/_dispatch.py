@@ -276,7 +276,31 @@ class Dispatch:
             for _ in range(len(pending)):
                 self.workers.submit(self._claiming, slots, calls, pending)
         left = None if timeout is None else timeout - (self.clock() - started)
-        finished = slots.wait(left)
+        slots.wait(left)
+        return self.settled(calls, slots, started)
+
+    def fill(self, calls: Sequence[Call], slots: Slots) -> None:
+        """Run the calls from this thread (with no deadline of its own: another thread keeps
+        it, and may ``close`` the slots), each outcome into its slot, as ``run_batch`` runs
+        them: the first here, the others offered to the workers and taken back if no worker
+        has started them. Returns once every slot is filled or the slots are closed."""
+        if len(calls) == 1 or self.workers.limit == 1:
+            for i, job in enumerate(calls):
+                self._fill(slots, i, job)
+        else:
+            futures = [
+                self.workers.submit(self._fill, slots, i, c) for i, c in enumerate(calls[1:], 1)
+            ]
+            self._fill(slots, 0, calls[0])
+            for i, future in enumerate(futures, 1):
+                if self.workers.cancel(future):
+                    self._fill(slots, i, calls[i])
+        slots.wait(None)
+
+    def settled(self, calls: Sequence[Call], slots: Slots, started: float) -> BatchDone:
+        """The batch's outcomes from its slots, once they are filled or closed: a call with no
+        outcome was still running (or never started) at the deadline, and is abandoned."""
+        finished = slots.close()
         done = []
         for job, value in zip(calls, slots.values, strict=True):
             if isinstance(value, BaseException):  # an interrupt raised inside a tool

@@ -64,11 +64,21 @@ class Slots:
                 self.closed = True
             raise
 
+    def close(self) -> bool:
+        """End the wait now: values put later are dropped, and a thread in ``wait`` returns.
+        True if every slot was filled."""
+        with self._lock:
+            if not self.closed:
+                self.closed = True
+                if self._left:
+                    self._full.release()  # wakes the waiter, which finds the slots not filled
+            return self._left == 0
+
     def wait(self, timeout: float | None) -> bool:
         """True once every slot is filled; False if ``timeout`` seconds pass first, and then
         the slots are closed, with the values put so far kept."""
         if self._wait(timeout):
-            return True
+            return self._left == 0  # filled, or woken by ``close``
         with self._lock:
             self.closed = True
             return self._left == 0  # the last value arrived with the deadline
