@@ -102,6 +102,50 @@ def panel_ratio(
     return statistics.median(small), statistics.median(large)
 
 
+def refresh_profile(repeats: int = 41) -> None:
+    """Each view function the panel calls, timed inside the refresh that follows a step (medians,
+    us), at step 10 and step 400, after a counting model's step and after a fixed-usage one."""
+    from budgetloop_widgets import _panel
+
+    names = ("stop_html", "meter_html", "steps_html", "charts_html", "context_html")
+    spent: dict[str, list[float]] = {name: [] for name in names}
+    originals = {name: getattr(_panel, name) for name in names}
+
+    def timed(name: str) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            started = time.perf_counter()
+            out = originals[name](*args, **kwargs)
+            spent[name].append(time.perf_counter() - started)
+            return out
+
+        return call
+
+    print("refresh after a step of | at step | " + " | ".join(names) + " | whole refresh")
+    try:
+        for name in names:
+            setattr(_panel, name, timed(name))
+        for scripted in (False, True):
+            for steps in (10, 400):
+                panel = RunPanel(session(scripted))
+                for _ in range(steps):
+                    panel.session.step()
+                panel.refresh()
+                spent.update({name: [] for name in names})
+                whole = []
+                for _ in range(repeats):
+                    panel.session.step()
+                    started = time.perf_counter()
+                    panel.refresh()
+                    whole.append(time.perf_counter() - started)
+                cells = [f"{statistics.median(spent[n]) * 1e6:.0f}" for n in names]
+                model = "a fixed-usage model" if scripted else "a counting model"
+                print(f"{model} | {steps} | " + " | ".join(cells) +
+                      f" | {statistics.median(whole) * 1e6:.0f}")  # fmt: skip
+    finally:
+        for name, original in originals.items():
+            setattr(_panel, name, original)
+
+
 def journal(path: Path, steps: int) -> None:
     """A JSON Lines trace of ``steps`` steps: a real run's header, step and end lines, with the
     step line repeated (renumbered)."""
@@ -148,7 +192,13 @@ print(loaded - started, opened - loaded, peak, len(view.result.steps))
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="few repeats, 10,000-line journal")
+    parser.add_argument(
+        "--profile", action="store_true", help="only the refresh's view functions, timed"
+    )
     args = parser.parse_args()
+    if args.profile:
+        refresh_profile()
+        return
     repeats = 3 if args.quick else 15
     rows = []
 
