@@ -5,9 +5,11 @@ the interpreter at exit, which the standard ThreadPoolExecutor's workers would.
 
 Two kinds of thread. ``Workers.submit`` offers a task to a pool started on demand (a batch's
 calls overlap there). ``Workers.hand`` gives a task to the session's own thread, one task at a
-time, for work that must be abandoned at a deadline: the caller waits on ``Slots`` the task
-fills, which costs one wake-up each way and no ``Future``. A task still running when the next
-is handed is left to finish on its own: the thread is retired and a new one takes over.
+time, for work that must be abandoned at a deadline (with ``max_seconds``, a whole step): the
+caller waits on what the task fills (``Slots``, or a lock of the task's own), one wake-up each
+way and no ``Future``. A task whose ``Slots`` were not filled (abandoned) may still be running
+when the next is handed: that thread is retired, to end when the task returns, and a new one
+takes over.
 """
 
 from __future__ import annotations
