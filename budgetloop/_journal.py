@@ -111,11 +111,11 @@ def _collector_paused() -> Iterator[None]:
     """The cyclic garbage collector paused while a trace is read.
 
     Reading a long trace makes a million objects, none of them part of a cycle, and each time
-    the objects kept grow by a quarter the collector walks all of them: five walks of the whole
-    trace over a load, most of the time a 100,000-step trace took (benchmarks/README.md). Paused,
-    and with one full collection after a load that left more than ``_MANY_OBJECTS`` (about
-    10,000 steps' worth), they are walked once; left young, they would be walked three times
-    (once per generation) by the next collections.
+    the objects kept grow by a quarter the collector walks all of them: about a third of the time
+    a 100,000-step trace took to load (benchmarks/README.md). Paused, and with one full
+    collection after a load that left more than ``_MANY_OBJECTS`` (about 10,000 steps' worth),
+    they are walked once; left young, they would be walked once per generation by the next
+    collections.
     """
     was_on = gc.isenabled()
     gc.disable()
