@@ -98,7 +98,8 @@ def load_trace(path: str | os.PathLike[str]) -> Result:
     too deep, a field missing or of the wrong type, a negative or non-finite number, a second
     header, steps repeated or out of order), or one written by a newer budgetloop, is a
     ``ValueError`` naming the file (and line, for JSON Lines). A path that is not a regular
-    file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read.
+    file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read. Python's
+    cyclic garbage collector is paused while the file is read, and restored (docs/threads.md).
     """
     where = os.fspath(path)
     raw = read_regular(path)
