@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from budgetloop import Completion, Price, ScriptedModel, Step, ToolCall, start, tool
-from budgetloop_widgets._views import Series, charts_html, series_of
+from budgetloop_widgets._series import Series, series_of
+from budgetloop_widgets._views import charts_html
 
 
 @tool
