@@ -15,13 +15,13 @@ import asyncio
 import inspect
 import json
 import math
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
 from typing import Any
 
 from ._check import ArgumentError, Name, check_arguments
-from ._pool import Workers
+from ._pool import Slots, Workers
 from ._redact import Redact, redact_call, redact_request, redact_text, redact_value
 from ._schema import Tool
 from ._trace import CallRecord, Status
@@ -31,6 +31,7 @@ from ._types import ToolCall
 
 Clock = Callable[[], float]
 
+OFFER_AFTER = 0.001  # seconds a batch runs on the session's thread alone before others help
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
 WITHHELD = "[withheld: redact raised]"
 
@@ -235,34 +236,99 @@ class Dispatch:
     def run_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """Run the calls at once and return their outcomes in request order.
 
-        Every call is offered to the workers. Without a deadline this thread works too: it runs
-        the first call, then takes back any call no worker has started yet, so trivial tools
-        cost no thread hand-off while slow ones still overlap. With a ``timeout`` every call
-        runs on a worker, and a call still running when it passes is abandoned.
+        Without a deadline this thread runs the first call and offers the others to the
+        workers, then takes back any call no worker has started yet and runs it too: trivial
+        tools cost no thread hand-off while slow ones still overlap. With a ``timeout`` (or an
+        ``async def`` tool, which gets a loop of its own) the batch is handed to the session's
+        own thread while this one waits (see ``_handed``); a call still running when the
+        timeout passes is abandoned, and a call not started by then is not started.
         """
         if not calls:
             return BatchDone([])
-        inline = timeout is None and not any(self._is_async(c) for c in calls)
-        if inline and (len(calls) == 1 or self.workers.limit == 1):  # nothing to overlap
+        if timeout is not None or any(self._is_async(c) for c in calls):
+            return self._handed(calls, timeout)
+        if len(calls) == 1 or self.workers.limit == 1:  # nothing to overlap
             return BatchDone([self.run_one(c) for c in calls])
-        started = self.clock()
-        offered = calls[1:] if inline else calls
-        futures = [self.workers.submit(self.run_one, c) for c in offered]
-        done = [self.run_one(calls[0])] if inline else []
-        abandoned = False
-        for future, job in zip(futures, offered, strict=True):
-            if inline and self.workers.cancel(future):  # no worker started it: run it here
+        futures = [self.workers.submit(self.run_one, c) for c in calls[1:]]
+        done = [self.run_one(calls[0])]
+        for future, job in zip(futures, calls[1:], strict=True):
+            if self.workers.cancel(future):  # no worker started it: run it here
                 done.append(self.run_one(job))
-                continue
-            left = None if timeout is None else max(0.0, timeout - (self.clock() - started))
-            try:
-                done.append(future.result(timeout=left))
-            except FutureTimeout:
-                self.workers.cancel(future)
-                abandoned = True
+            else:
+                done.append(future.result())
+        return BatchDone(done)
+
+    def _handed(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
+        """The batch on the session's own thread, awaited here up to ``timeout``. That thread
+        runs the calls in order; if they are not all done ``OFFER_AFTER`` seconds on, the ones
+        not yet started are offered to the workers too, so slow calls overlap while a batch of
+        trivial ones costs one hand-off."""
+        started = self.clock()
+        slots = Slots(len(calls))
+        pending = deque(range(len(calls)))  # calls no thread has claimed yet
+        self.workers.hand(self._claiming, slots, calls, pending)
+        if (
+            len(calls) > 1
+            and self.workers.limit != 1
+            and (timeout is None or timeout > OFFER_AFTER)
+            and not slots.filled_within(OFFER_AFTER)
+        ):
+            for _ in range(len(pending)):
+                self.workers.submit(self._claiming, slots, calls, pending)
+        left = None if timeout is None else timeout - (self.clock() - started)
+        slots.wait(left)
+        return self.settled(calls, slots, started)
+
+    def fill(self, calls: Sequence[Call], slots: Slots) -> None:
+        """Run the calls from this thread (with no deadline of its own: another thread keeps
+        it, and may ``close`` the slots), each outcome into its slot, as ``run_batch`` runs
+        them: the first here, the others offered to the workers and taken back if no worker
+        has started them. Returns once every slot is filled or the slots are closed."""
+        if len(calls) == 1 or self.workers.limit == 1:
+            for i, job in enumerate(calls):
+                self._fill(slots, i, job)
+        else:
+            futures = [
+                self.workers.submit(self._fill, slots, i, c) for i, c in enumerate(calls[1:], 1)
+            ]
+            self._fill(slots, 0, calls[0])
+            for i, future in enumerate(futures, 1):
+                if self.workers.cancel(future):
+                    self._fill(slots, i, calls[i])
+        slots.wait(None)
+
+    def settled(self, calls: Sequence[Call], slots: Slots, started: float) -> BatchDone:
+        """The batch's outcomes from its slots, once they are filled or closed: a call with no
+        outcome was still running (or never started) at the deadline, and is abandoned."""
+        finished = slots.close()
+        done = []
+        for job, value in zip(calls, slots.values, strict=True):
+            if isinstance(value, BaseException):  # an interrupt raised inside a tool
+                raise value
+            if value is None:  # still running, or never started, at the deadline
                 seconds = self.clock() - started
-                done.append(self.refuse(job.request, job.id, "error", ABANDONED, seconds))
-        return BatchDone(done, abandoned)
+                value = self.refuse(job.request, job.id, "error", ABANDONED, seconds)
+            done.append(value)
+        return BatchDone(done, not finished)
+
+    def _claiming(self, slots: Slots, calls: Sequence[Call], pending: deque[int]) -> None:
+        """Run the calls no thread has claimed yet, one at a time, each into its slot."""
+        while True:
+            try:
+                index = pending.popleft()  # atomic: each call is claimed by one thread
+            except IndexError:
+                return
+            self._fill(slots, index, calls[index])
+
+    def _fill(self, slots: Slots, index: int, job: Call) -> None:
+        """Run one call into ``slots[index]``, unless the wait for them is over."""
+        if slots.closed:  # past the deadline: a call not started by then is not started
+            return
+        try:
+            outcome: Ran | BaseException = self.run_one(job)
+        except BaseException as exc:  # KeyboardInterrupt or SystemExit: the waiting side raises
+            outcome = exc
+        slots.put(index, outcome)
 
     def _is_async(self, call: Call) -> bool:
         name = call.request.name

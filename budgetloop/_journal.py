@@ -11,8 +11,13 @@ run's trace is a new file at the path (see ``_files``).
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import json
 import os
+import re
+from collections.abc import Iterator
 from typing import IO, Any
 
 from ._files import check_trace_path, open_new, read_regular
@@ -34,6 +39,9 @@ from ._validate_trace import (
 )
 
 __all__ = ["Journal", "check_trace_path", "load_trace"]
+
+_MANY_OBJECTS = 100_000
+_BLANK_TO_END = re.compile(rb"\s*\Z")  # what follows a one-line trace's line (no copy made)
 
 
 class Journal:
@@ -90,12 +98,41 @@ def load_trace(path: str | os.PathLike[str]) -> Result:
     too deep, a field missing or of the wrong type, a negative or non-finite number, a second
     header, steps repeated or out of order), or one written by a newer budgetloop, is a
     ``ValueError`` naming the file (and line, for JSON Lines). A path that is not a regular
-    file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read.
+    file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read. Python's
+    cyclic garbage collector is paused while the file is read, and restored (docs/threads.md).
     """
     where = os.fspath(path)
     raw = read_regular(path)
-    first = raw.split(b"\n", 1)[0]
-    if raw.strip() == first.strip():  # one line: parse it once
+    with _collector_paused():
+        return _load(raw, where)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while a trace is read.
+
+    Reading a long trace makes a million objects, none of them part of a cycle, and each time
+    the objects kept grow by a quarter the collector walks all of them: about a third of the time
+    a 100,000-step trace took to load (benchmarks/README.md). Paused, and with one full
+    collection after a load that left more than ``_MANY_OBJECTS`` (about 10,000 steps' worth),
+    they are walked once; left young, they would be walked once per generation by the next
+    collections.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+            if gc.get_count()[0] > _MANY_OBJECTS:
+                gc.collect()
+
+
+def _load(raw: bytes, where: str) -> Result:
+    end = raw.find(b"\n")
+    first = raw if end < 0 else raw[:end]
+    if end < 0 or _BLANK_TO_END.match(raw, end):  # one line: parse it once
         data = _parse(_decode(raw, where), where)
         if _is_header(data):
             return _from_lines(raw, where)
@@ -137,19 +174,21 @@ def _decode(raw: bytes, where: str, line: int | None = None) -> str:
 
 
 def _from_lines(raw: bytes, where: str) -> Result:
-    lines = raw.split(b"\n")
-    torn = lines[-1] != b""  # a file cut mid-write does not end in a newline
     header: dict[str, Any] = {}
     steps: list[Step] = []
     seen: dict[int, int] = {}  # step index -> its line
     messages: list[Any] = []
     end: dict[str, Any] = {}
     end_line = 0
-    for number, line in enumerate(lines, start=1):
-        at = f"{where}:{number}"
-        last = torn and number == len(lines)
+    for number, line in enumerate(io.BytesIO(raw), start=1):  # one line at a time, no list
+        if line[-1:] == b"\n":
+            line = line[:-1]
+            last = False
+        else:
+            last = True  # a file cut mid-write does not end in a newline
         if not line.strip():
             continue
+        at = f"{where}:{number}"
         try:
             decoded = _decode(line, where, number)
         except ValueError:

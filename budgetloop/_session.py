@@ -1,23 +1,27 @@
 """``Session``: the loop with the ``while`` taken out, driven one turn at a time.
 
-The model and the tools run on the calling thread, or on worker threads when there is a
+The model and the tools run on the calling thread, or on other threads when there is a
 deadline to keep, an ``async def`` model to run on a loop of its own, or several calls in one
-batch to overlap.
+batch to overlap. With a deadline (``max_seconds``) the whole step, the turn's own bookkeeping
+with its model call and tool batch, runs on the session's own thread while the calling thread
+waits until the deadline: one hand-off each way a step. At the deadline the calling thread takes
+the turn back, records what was in flight as abandoned, and returns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import Callable
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from ._dispatch import describe
 from ._loop import Loop, Turn
+from ._pool import Slots
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import ModelCall, Reply, as_reply
+from ._turn import Batch, ModelCall, Reply, as_reply
 
 Until = Callable[["Session"], bool]
 
@@ -43,7 +47,10 @@ class Session(Loop):
             return None
         started = self._begin()
         try:
-            step = self._drive(self._turn(started))
+            if self.budget.max_seconds is None:
+                step = self._drive(self._turn(started))
+            else:
+                step = self._drive_handed(self._turn(started), started)
         finally:
             self._end(started)
         if self.options.on_step is not None:
@@ -70,6 +77,116 @@ class Session(Loop):
         finally:
             turn.close()
 
+    # -- with a deadline: the whole turn on the session's own thread -----------------------------
+
+    def _drive_handed(self, turn: Turn, started: float) -> Step | None:
+        """``_drive`` on the session's own thread while this one waits until the deadline: one
+        hand-off a step. At the deadline (or an interrupt) this thread takes the turn back:
+        what is in flight is abandoned, and the turn records it here."""
+        shared = _Shared()
+        self._workers.hand(self._drive_there, Slots(1), turn, shared)
+        try:
+            ended = shared.done.acquire(timeout=_seconds(self._left(started)))
+        except BaseException as exc:  # an interrupt while waiting
+            return self._take_over(turn, shared, exc)
+        if not ended:
+            return self._take_over(turn, shared, None)
+        return self._ended(turn, shared)
+
+    def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared) -> None:
+        """On the session's own thread: ``_drive``, handing the turn back between requests if
+        the waiting thread has taken it over. ``finished`` is filled when this returns."""
+        try:
+            request = next(turn)
+            while True:
+                with shared.lock:
+                    if shared.taken:  # the deadline passed while the turn ran: not performed
+                        shared.parked = request
+                        return
+                    since = shared.since = self.options.clock()
+                    shared.request = request
+                    slots = shared.slots = (
+                        None if isinstance(request, ModelCall) else Slots(len(request.calls))
+                    )
+                failure: BaseException | None = None
+                outcome: Any = None
+                try:
+                    if isinstance(request, ModelCall):
+                        outcome = self._call_model_here(request)
+                    elif slots is not None:
+                        self._dispatch.fill(request.calls, slots)
+                        outcome = self._dispatch.settled(request.calls, slots, since)
+                except BaseException as exc:  # the turn records what it knows, and re-raises
+                    failure = exc
+                with shared.lock:
+                    if shared.taken:  # abandoned at the deadline: the waiting thread has it
+                        return
+                    shared.request = None
+                request = turn.send(outcome) if failure is None else turn.throw(failure)
+        except StopIteration as stop:
+            shared.ending = (stop.value, None)
+        except BaseException as exc:  # raised out of the turn: the waiting thread raises it
+            shared.ending = (None, exc)
+        finally:
+            shared.done.release()
+            finished.put(0, True)
+
+    def _take_over(
+        self, turn: Turn, shared: _Shared, interrupt: BaseException | None
+    ) -> Step | None:
+        """The deadline passed (or ``interrupt`` came): end the turn on this thread."""
+        with shared.lock:
+            shared.taken = True
+            request = shared.request
+            slots = shared.slots
+        if request is None:  # the turn's own code is running there: it stops at its next request
+            shared.done.acquire()
+            if shared.ending is not None:  # the turn ended first
+                if interrupt is not None:
+                    raise interrupt
+                return self._ended(turn, shared)
+            request, slots = shared.parked, None
+        try:
+            if interrupt is not None:
+                if slots is not None:
+                    slots.close()
+                request = turn.throw(interrupt)
+            while True:
+                if isinstance(request, ModelCall):
+                    outcome: Any = abandoned()
+                else:
+                    slots = slots or Slots(len(request.calls))
+                    slots.close()
+                    since = shared.since if shared.since is not None else self.options.clock()
+                    outcome = self._dispatch.settled(request.calls, slots, since)
+                slots = None
+                request = turn.send(outcome)
+        except StopIteration as stop:
+            step: Step | None = stop.value
+            return step
+        finally:
+            turn.close()
+
+    def _ended(self, turn: Turn, shared: _Shared) -> Step | None:
+        turn.close()
+        step, failure = shared.ending or (None, None)
+        if failure is not None:
+            raise failure
+        return step
+
+    def _call_model_here(self, request: ModelCall) -> Reply:
+        """The model call on this thread, with no deadline of its own (another thread keeps
+        it); an ``async def`` model on a loop of this thread's own."""
+        try:
+            value = self.complete(request.messages, request.tools)
+            if inspect.isawaitable(value):
+                value = asyncio.run(_awaited(value))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # the model's failure ends the run, with the steps kept
+            return Reply(None, describe(exc), traceback=own_traceback(exc))
+        return as_reply(value)
+
     # -- the model, on this thread or a worker ----------------------------------------------------
 
     def _call_model(self, request: ModelCall) -> Reply:
@@ -77,22 +194,49 @@ class Session(Loop):
             if request.timeout is None and not self._async_model:
                 value = self.complete(request.messages, request.tools)
             else:
-                future = self._workers.submit(self._call_on_worker, request)
-                try:
-                    value = future.result(timeout=request.timeout)
-                except FutureTimeout:
+                slots = Slots(1)
+                self._workers.hand(self._call_on_worker, slots, request)
+                if not slots.wait(request.timeout):
                     return abandoned()
+                value, failure = slots.values[0]
+                if failure is not None:
+                    raise failure
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
             return Reply(None, describe(exc), traceback=own_traceback(exc))
         return as_reply(value)
 
-    def _call_on_worker(self, request: ModelCall) -> Any:
-        value = self.complete(request.messages, request.tools)
-        if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
-            value = asyncio.run(_awaited(value))
-        return value
+    def _call_on_worker(self, slots: Slots, request: ModelCall) -> None:
+        """The model call on the session's own thread: (value, None) or (None, what it raised)
+        into ``slots``."""
+        try:
+            value = self.complete(request.messages, request.tools)
+            if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
+                value = asyncio.run(_awaited(value))
+        except BaseException as exc:  # handed to the waiting side, which decides
+            slots.put(0, (None, exc))
+        else:
+            slots.put(0, (value, None))
+
+
+class _Shared:
+    """A turn driven on the session's own thread, as the waiting thread sees it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done = threading.Lock()  # released when that thread lets go of the turn
+        self.done.acquire()
+        self.taken = False  # the waiting thread has taken the turn back
+        self.request: ModelCall | Batch | None = None  # in flight there (None: turn code runs)
+        self.slots: Slots | None = None  # the in-flight batch's outcomes
+        self.since: float | None = None  # when the in-flight request started
+        self.parked: Any = None  # the request the turn asked for after it was taken back
+        self.ending: tuple[Step | None, BaseException | None] | None = None
+
+
+def _seconds(left: float | None) -> float:
+    return -1 if left is None else min(max(left, 0.0), threading.TIMEOUT_MAX)
 
 
 def abandoned() -> Reply:

@@ -7,6 +7,9 @@ absent reads as its field's default where the field has one (older traces load);
 (``answered``, ``totals``, a step's ``under_projected``) are ignored; unknown keys are ignored.
 Values the trace keeps as they came (tool arguments, tool schemas) must be JSON data nested at
 most ``MAX_DEPTH`` levels deep.
+
+Steps, calls and messages are first tried by ``_read_fast``, which accepts the common case with
+plain type tests; whatever it does not accept is read here, field by field.
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from . import _read_fast as _fast
 from ._budget import Projection
 from ._trace import STATUSES, CallRecord, Result, Step, check_header
 from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage
 from ._valid import check_int, check_number, kind
 
 T = TypeVar("T")
-MAX_DEPTH = 100
+MAX_DEPTH = _fast.MAX_DEPTH
 _MISSING = object()
 _STOPS = tuple(s.value for s in Stop)
 
@@ -180,6 +184,12 @@ def read_projection(value: Any, path: str) -> Projection:
 
 
 def read_call(value: Any, path: str) -> CallRecord:
+    fast = _fast.call(value)
+    return read_call_fully(value, path) if fast is None else fast
+
+
+def read_call_fully(value: Any, path: str) -> CallRecord:
+    """``read_call`` field by field, with a message ready for each thing that can be wrong."""
     data = as_object(value, path)
 
     def get(name: str, default: Any = _MISSING) -> Any:
@@ -213,6 +223,12 @@ def read_call(value: Any, path: str) -> CallRecord:
 
 def read_step(value: Any, path: str, index: int | None = None) -> Step:
     """A step; with ``index``, its ``index`` field must be that (steps are numbered 0, 1, ...)."""
+    fast = _fast.step(value, index)
+    return read_step_fully(value, path, index) if fast is None else fast
+
+
+def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
+    """``read_step`` field by field, with a message ready for each thing that can be wrong."""
     data = as_object(value, path)
 
     def get(name: str, default: Any = _MISSING) -> Any:
@@ -229,7 +245,7 @@ def read_step(value: Any, path: str, index: int | None = None) -> Step:
         index=number,
         text=as_text(get("text", None), _at(path, "text")),
         tool_calls=tuple(
-            read_call(c, _at(_at(path, "tool_calls"), i)) for i, c in enumerate(calls)
+            read_call_fully(c, _at(_at(path, "tool_calls"), i)) for i, c in enumerate(calls)
         ),
         usage=read_usage(get("usage", None), _at(path, "usage")),
         cost_usd=as_number(get("cost_usd"), _at(path, "cost_usd")),
@@ -242,6 +258,12 @@ def read_step(value: Any, path: str, index: int | None = None) -> Step:
 
 
 def read_message(value: Any, path: str) -> Message:
+    fast = _fast.message(value)
+    return read_message_fully(value, path) if fast is None else fast
+
+
+def read_message_fully(value: Any, path: str) -> Message:
+    """``read_message`` field by field, with a message ready for each thing that can be wrong."""
     data = as_object(value, path)
     role = get_key(data, path, "role")
     if role not in ROLES:
@@ -268,7 +290,11 @@ def read_message(value: Any, path: str) -> Message:
 
 
 def read_messages(value: Any, path: str) -> tuple[Message, ...]:
-    return tuple(read_message(m, _at(path, i)) for i, m in enumerate(as_list(value, path)))
+    out = []
+    for i, item in enumerate(as_list(value, path)):
+        fast = _fast.message(item)
+        out.append(read_message_fully(item, _at(path, i)) if fast is None else fast)
+    return tuple(out)
 
 
 def read_tools(value: Any, path: str) -> tuple[dict[str, Any], ...]:

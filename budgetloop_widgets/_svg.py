@@ -9,6 +9,7 @@ so a chart shown on its own follows the front end's theme too. A long run is dra
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from html import escape
 
@@ -64,6 +65,15 @@ def nice_top(value: float) -> float:
 def _num(value: float) -> str:
     out = f"{value:.1f}"
     return out[:-2] if out.endswith(".0") else out
+
+
+_POINT_ZERO = re.compile(r"\.0(?![0-9])")  # the ".0" that ``_num`` drops, in a run of numbers
+
+
+def _nums(formatted: str) -> str:
+    """Many numbers formatted with ``:.1f`` at once, written as ``_num`` writes each (one pass
+    over the joined text instead of a call per number: a long run's chart has hundreds)."""
+    return _POINT_ZERO.sub("", formatted)
 
 
 def bucketed(values: Sequence[float], limit: int = MAX_POINTS) -> tuple[list[float], int]:
@@ -156,8 +166,8 @@ def bar_chart(
         h = plot_h * max(value, 0) / top
         x = left + i * slot + (slot - width) / 2
         y = TOP + plot_h - h
-        commands.append(f"M{_num(x)} {_num(y)}h{_num(width)}v{_num(h)}h{_num(-width)}z")
-    parts.append(f'<path d="{"".join(commands)}" {_look("bars")}/>')
+        commands.append(f"M{x:.1f} {y:.1f}h{width:.1f}v{h:.1f}h{-width:.1f}z")
+    parts.append(f'<path d="{_nums("".join(commands))}" {_look("bars")}/>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -203,17 +213,24 @@ def line_chart(
             f'{_look("ceiling")}/><text x="{left + plot_w}" y="{_num(label_y)}" '
             f"{_look('ceiling-label')}>{escape(ceiling_label)}</text>"
         )
+    # "x,y" of each point, as ``at`` writes them, formatted in one pass
+    pairs = _nums(
+        " ".join(
+            f"{left + plot_w * (x - x0) / span:.1f},{TOP + plot_h * (1 - y / top):.1f}"
+            for x, y in points
+        )
+    ).split(" ")
     if len(points) > 1:
-        line = " ".join(",".join(at(x, y)) for x, y in points)
-        parts.append(f'<polyline points="{line}" {_look("line")}/>')
+        parts.append(f'<polyline points="{" ".join(pairs)}" {_look("line")}/>')
     if len(points) <= 60:
-        for x, y in points:
-            cx, cy = at(x, y)
-            parts.append(f'<circle cx="{cx}" cy="{cy}" r="2.5" {_look("dot")}/>')
+        dot = _look("dot")
+        for pair in pairs if points else ():
+            cx, cy = pair.split(",")
+            parts.append(f'<circle cx="{cx}" cy="{cy}" r="2.5" {dot}/>')
     if projected is not None:
         cx, cy = at(*projected)
         if points:
-            px, py = at(*points[-1])
+            px, py = pairs[-1].split(",")
             parts.append(
                 f'<line x1="{px}" y1="{py}" x2="{cx}" y2="{cy}" {_look("projected-line")}/>'
             )

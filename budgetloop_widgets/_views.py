@@ -20,6 +20,7 @@ from typing import Any
 
 from budgetloop import Budget, CallRecord, Message, Projection, Result, Step, Stop, load_trace
 
+from ._series import series_of
 from ._status import traceback_html
 from ._svg import MAX_POINTS, bar_chart, line_chart
 from ._text import count, plural, preview, text, usd
@@ -81,7 +82,7 @@ class Used:
 
 
 def used_by(result: Result) -> Used:
-    return Used(len(result.steps), result.seconds, len(result.tool_calls))
+    return Used(len(result.steps), result.seconds, series_of(result.steps).executed)
 
 
 def _of(used: str, name: str, limit: object | None) -> str:
@@ -342,13 +343,11 @@ def charts_html(
     ``next_projection`` (the next step's, or the one that stopped the run) is drawn as a hollow
     point at spent + projected.
     """
-    tokens = [s.usage.input_tokens if s.usage else 0 for s in steps]
-    bars = bar_chart(tokens, title="input tokens per step, reported", max_points=max_points)
-    total = 0.0
-    points: list[tuple[float, float]] = [(0, 0.0)] if steps else []
-    for step in steps:
-        total += step.cost_usd
-        points.append((step.index + 1, total))
+    figures = series_of(steps)
+    bars = bar_chart(
+        figures.tokens, title="input tokens per step, reported", max_points=max_points
+    )
+    points: Sequence[tuple[float, float]] = figures.points
     projected = None
     if next_projection is not None and next_projection.total_usd is not None:
         projected = (len(steps) + 1, next_projection.total_usd)

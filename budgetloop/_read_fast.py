@@ -1,0 +1,239 @@
+"""The common case of reading trace data, checked with exact type tests and built at once.
+
+``_validate_trace``'s readers walk every field with a message ready for each thing that can be
+wrong; for a 100,000-step trace that is most of the load. These readers make the same checks
+as plain type and range tests, accept only values the full readers accept (exact ``dict``,
+``list``, ``str``, ``int``, ``float``, ``bool``, as ``json.loads`` makes them), building no path
+strings and no messages. On anything else they return None, and the full reader runs: it builds
+the same object, or raises the ``ValueError`` that names the field. ``tests/test_read_fast.py``
+holds the two readers to the same results.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from ._budget import Projection
+from ._trace import STATUSES, CallRecord, Status, Step
+from ._types import ROLES, Message, ToolCall, Usage
+
+MAX_DEPTH = 100  # as _validate_trace.MAX_DEPTH: containers nested at most this deep
+_NO: Any = object()
+_INF = float("inf")
+_BIG = 2**1023  # an int below this converts to a float
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _number(value: Any) -> bool:
+    """What ``as_number`` accepts: a finite number >= 0 a float can hold (not a bool)."""
+    kind = type(value)
+    ok: bool = (0.0 <= value < _INF) if kind is float else (kind is int and 0 <= value < _BIG)
+    return ok
+
+
+def _json(value: Any) -> bool:
+    """What ``as_json`` accepts: JSON data with string keys, at most ``MAX_DEPTH`` deep."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind in _SCALARS:
+            continue
+        if depth >= MAX_DEPTH:
+            return False
+        if kind is dict:
+            for key, inner in item.items():
+                if type(key) is not str:
+                    return False
+                if type(inner) not in _SCALARS:
+                    stack.append((inner, depth + 1))
+        elif kind is list:
+            for inner in item:
+                if type(inner) not in _SCALARS:
+                    stack.append((inner, depth + 1))
+        else:
+            return False
+    return True
+
+
+def call(data: Any) -> CallRecord | None:
+    """``read_call``'s CallRecord, or None: leave it to ``read_call``."""
+    if type(data) is not dict:
+        return None
+    get = data.get
+    name: Any = get("name", _NO)
+    id_, status = get("id", _NO), cast(Status, get("status", _NO))
+    raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
+    result, error, traceback = get("result"), get("error"), get("traceback")
+    seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
+    if not (
+        (name is None or type(name) is str)
+        and type(id_) is str
+        and type(status) is str
+        and status in STATUSES
+        and (result is None or type(result) is str)
+        and (error is None or type(error) is str)
+        and (traceback is None or type(traceback) is str)
+        and _number(seconds)
+        and (truncated is None or (type(truncated) is int and truncated >= 0))
+        and (arguments is None or (type(arguments) is dict and _json(arguments)))
+        and raw is not _NO
+        and _json(raw)
+        and type(coerced) in (list, tuple)
+        and all(type(c) is str for c in coerced)
+    ):
+        return None
+    return CallRecord(
+        name=cast(str, name),  # None too: a trace may hold a call that had no name
+        id=id_,
+        raw_arguments=raw,
+        arguments=arguments,
+        status=status,
+        result=result,
+        error=error,
+        seconds=seconds,
+        coerced=tuple(coerced),
+        truncated=truncated,
+        traceback=traceback,
+    )
+
+
+def _usage(data: Any) -> Any:
+    """``read_usage``'s Usage or None, or ``_NO``: leave it to ``read_usage``."""
+    if data is None:
+        return None
+    if type(data) is not dict:
+        return _NO
+    get = data.get
+    inp, out = get("input_tokens", _NO), get("output_tokens", _NO)
+    read, write = get("cache_read_tokens", 0), get("cache_write_tokens", 0)
+    if not (
+        type(inp) is int
+        and type(out) is int
+        and type(read) is int
+        and type(write) is int
+        and inp >= 0
+        and out >= 0
+        and read >= 0
+        and write >= 0
+        and read + write <= inp
+    ):
+        return _NO
+    return Usage(
+        input_tokens=inp,
+        output_tokens=out,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def _projection(data: Any) -> Projection | None:
+    if type(data) is not dict:
+        return None
+    get = data.get
+    inp, out, cost = get("input_tokens", _NO), get("output_tokens", _NO), get("cost_usd", _NO)
+    spent, limit, fits = get("spent_usd", _NO), get("limit_usd", _NO), get("fits", _NO)
+    if not (
+        type(inp) is int
+        and inp >= 0
+        and (out is None or (type(out) is int and out >= 0))
+        and (cost is None or _number(cost))
+        and _number(spent)
+        and (limit is None or _number(limit))
+        and type(fits) is bool
+    ):
+        return None
+    return Projection(
+        input_tokens=inp,
+        output_tokens=out,
+        cost_usd=cost,
+        spent_usd=spent,
+        limit_usd=limit,
+        fits=fits,
+    )
+
+
+def step(data: Any, index: int | None) -> Step | None:
+    """``read_step``'s Step (numbered ``index`` when given), or None: leave it to ``read_step``."""
+    if type(data) is not dict:
+        return None
+    get = data.get
+    number, text, cost = get("index", _NO), get("text"), get("cost_usd", _NO)
+    seconds, error, traceback = get("seconds", 0.0), get("error"), get("traceback")
+    final, raw_calls = get("final_answer", False), get("tool_calls", ())
+    if not (
+        type(number) is int
+        and number >= 0
+        and (index is None or number == index)
+        and (text is None or type(text) is str)
+        and _number(cost)
+        and _number(seconds)
+        and (error is None or type(error) is str)
+        and (traceback is None or type(traceback) is str)
+        and type(final) is bool
+        and type(raw_calls) in (list, tuple)
+    ):
+        return None
+    usage = _usage(get("usage"))
+    projection = _projection(get("projection", _NO))
+    if usage is _NO or projection is None:
+        return None
+    calls = []
+    for raw in raw_calls:
+        record = call(raw)
+        if record is None:
+            return None
+        calls.append(record)
+    return Step(
+        index=number,
+        text=text,
+        tool_calls=tuple(calls),
+        usage=usage,
+        cost_usd=cost,
+        projection=projection,
+        seconds=seconds,
+        error=error,
+        final_answer=final,
+        traceback=traceback,
+    )
+
+
+def message(data: Any) -> Message | None:
+    """``read_message``'s Message, or None: leave it to ``read_message``."""
+    if type(data) is not dict:
+        return None
+    get = data.get
+    role, content, raw_calls = get("role"), get("content"), get("tool_calls", ())
+    call_id, name = get("tool_call_id"), get("name")
+    if not (
+        type(role) is str
+        and role in ROLES
+        and (content is None or type(content) is str)
+        and (call_id is None or type(call_id) is str)
+        and (name is None or type(name) is str)
+        and type(raw_calls) in (list, tuple)
+    ):
+        return None
+    calls = []
+    for raw in raw_calls:
+        if type(raw) is not dict:
+            return None
+        tool: Any = raw.get("name", _NO)
+        arguments, id_ = raw.get("arguments", "{}"), raw.get("id")
+        if not (
+            (tool is None or type(tool) is str)
+            and (id_ is None or type(id_) is str)
+            and _json(arguments)
+        ):
+            return None
+        calls.append(ToolCall(name=cast(str, tool), arguments=arguments, id=id_))
+    return Message(
+        role=role,
+        content=content,
+        tool_calls=tuple(calls),
+        tool_call_id=call_id,
+        name=name,
+    )

@@ -1,0 +1,67 @@
+"""The per-step figures the charts and the meter draw, kept across a panel's refreshes.
+
+A refresh after a step passes over the new steps only: the figures of the last few runs drawn
+are kept and extended, so a refresh's cost does not grow with the run's length.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from budgetloop import Step
+
+
+@dataclass(frozen=True)
+class Series:
+    """Per-step figures of a run, as the charts and the meter draw them."""
+
+    tokens: tuple[int, ...]  # input tokens each step reported (0 when it reported none)
+    points: tuple[tuple[float, float], ...]  # (step.index + 1, cost so far), after (0, 0.0)
+    executed: int  # tool calls run (ok or error), as ``len(Result.tool_calls)``
+
+
+class _Growing:
+    """The figures of one run's steps, extended as the run grows."""
+
+    def __init__(self) -> None:
+        self.steps: tuple[Step, ...] = ()
+        self.tokens: list[int] = []
+        self.points: list[tuple[float, float]] = []
+        self.total = 0.0
+        self.executed = 0
+
+    def extend(self, steps: tuple[Step, ...]) -> None:
+        for step in steps[len(self.steps) :]:
+            self.tokens.append(step.usage.input_tokens if step.usage else 0)
+            self.total += step.cost_usd
+            self.points.append((step.index + 1, self.total))
+            self.executed += sum(1 for c in step.tool_calls if c.status != "skipped")
+        self.steps = steps
+
+
+_GROWING: list[_Growing] = []  # the runs drawn last, newest first
+_KEPT = 4
+_LOCK = threading.Lock()
+
+
+def series_of(steps: Sequence[Step]) -> Series:
+    """The figures of ``steps``. A refresh after a step passes over the new steps only: the
+    figures of the last few runs drawn are kept, and reused for any steps that begin with the
+    same steps (equal ones: the comparison is by identity first, so it costs little)."""
+    steps = tuple(steps)
+    with _LOCK:
+        for i, growing in enumerate(_GROWING):
+            n = len(growing.steps)
+            if n <= len(steps) and steps[:n] == growing.steps:
+                del _GROWING[i]
+                break
+        else:
+            growing = _Growing()
+        growing.extend(steps)
+        _GROWING.insert(0, growing)
+        del _GROWING[_KEPT:]
+        return Series(
+            tuple(growing.tokens), ((0, 0.0), *growing.points) if steps else (), growing.executed
+        )

@@ -1,0 +1,140 @@
+"""The fast trace readers accept only what the full readers accept, and build the same objects."""
+
+from __future__ import annotations
+
+import gc
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from budgetloop import _read_fast as fast
+from budgetloop import load_trace
+from budgetloop._trace import message_to_dict
+from budgetloop._validate_trace import read_call_fully, read_message_fully, read_step_fully
+from tests.test_trace_load import rich_run, substituted
+
+REFUSED = object()
+
+
+def full_or_refused(read: Any, *args: Any) -> Any:
+    try:
+        return read(*args)
+    except ValueError:
+        return REFUSED
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, tracebacks (left out of ==) and the exact dict form too."""
+    return (
+        type(a) is type(b)
+        and a == b
+        and getattr(a, "traceback", None) == getattr(b, "traceback", None)
+        and repr(a) == repr(b)
+    )
+
+
+def rich_data() -> dict[str, Any]:
+    result = rich_run()
+    data: dict[str, Any] = json.loads(json.dumps(result.to_dict()))
+    return data
+
+
+def test_the_fast_readers_take_every_part_of_a_real_trace() -> None:
+    data = rich_data()
+    steps, messages = data["steps"], data["messages"]
+    assert len(steps) == 2
+    assert len(messages) == 8
+    for i, step in enumerate(steps):
+        got = fast.step(step, i)
+        assert got is not None
+        assert same(got, read_step_fully(step, "s", i))
+        for call in step["tool_calls"]:
+            record = fast.call(call)
+            assert record is not None
+            assert same(record, read_call_fully(call, "c"))
+    for message in messages:
+        got_message = fast.message(message)
+        assert got_message is not None
+        assert same(got_message, read_message_fully(message, "m"))
+
+
+def test_a_step_out_of_its_place_is_left_to_the_full_reader() -> None:
+    step = rich_data()["steps"][1]
+    assert fast.step(step, 0) is None
+    assert fast.step(step, None) is not None
+
+
+def test_every_wrong_typed_field_the_full_reader_refuses_the_fast_one_leaves_to_it() -> None:
+    data = rich_data()
+    accepted = left = 0
+    for i, step in enumerate(data["steps"]):
+        for _, _, changed in substituted(step):
+            full = full_or_refused(read_step_fully, changed, "s", i)
+            got = fast.step(changed, i)
+            if got is None:
+                left += 1
+            else:
+                assert full is not REFUSED, changed
+                assert same(got, full), changed
+                accepted += 1
+    for message in data["messages"]:
+        for _, _, changed in substituted(message):
+            full = full_or_refused(read_message_fully, changed, "m")
+            got_message = fast.message(changed)
+            if got_message is None:
+                left += 1
+            else:
+                assert full is not REFUSED, changed
+                assert same(got_message, full), changed
+                accepted += 1
+    assert left > 500
+    assert accepted > 20  # a string for a string, null for a nullable field, ...
+
+
+def test_values_json_never_makes_are_left_to_the_full_reader() -> None:
+    step = rich_data()["steps"][0]
+    call = step["tool_calls"][0]
+    assert fast.call({**call, "coerced": ("n",)}) is not None  # a tuple is a list here
+    assert fast.call({**call, "seconds": True}) is None
+    assert fast.call({**call, "seconds": float("nan")}) is None
+    assert fast.call({**call, "seconds": 2**1024}) is None
+    assert fast.call({**call, "truncated": -1}) is None
+    assert fast.call({**call, "arguments": {"k": (1, 2)}}) is None
+    assert fast.call({**call, "arguments": {1: "k"}}) is None
+    deep: Any = "leaf"
+    for _ in range(fast.MAX_DEPTH):
+        deep = [deep]
+    assert fast.call({**call, "raw_arguments": deep}) is not None
+    assert fast.call({**call, "raw_arguments": [deep]}) is None
+    assert full_or_refused(read_call_fully, {**call, "raw_arguments": [deep]}, "c") is REFUSED
+    usage = {"input_tokens": 10, "output_tokens": 1, "cache_read_tokens": 6}
+    assert fast.step({**step, "usage": {**usage, "cache_write_tokens": 5}}, 0) is None
+    assert fast.step({**step, "usage": {**usage, "cache_write_tokens": 4}}, 0) is not None
+    message = message_to_dict(fast.message({"role": "tool", "content": "x"}) or _fail())
+    assert message == {"role": "tool", "content": "x"}
+    assert fast.message({"role": "robot"}) is None
+    assert fast.message({"role": "assistant", "tool_calls": [{"arguments": "{}"}]}) is None
+
+
+def _fail() -> Any:
+    raise AssertionError("the fast reader refused a plain message")
+
+
+def test_loading_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    good = tmp_path / "run.jsonl"
+    rich_run(good)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text(encoding="utf-8").replace('"index": 1', '"index": 7'))
+    was_on = gc.isenabled()
+    try:
+        for on in (True, False):
+            gc.enable() if on else gc.disable()
+            assert len(load_trace(good).steps) == 2
+            assert gc.isenabled() is on
+            with pytest.raises(ValueError, match=r"bad\.jsonl:3: step index 7 out of order"):
+                load_trace(bad)
+            assert gc.isenabled() is on
+    finally:
+        gc.enable() if was_on else gc.disable()

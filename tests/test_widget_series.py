@@ -1,0 +1,52 @@
+"""The charts' and the meter's per-step figures, kept across refreshes, equal a fresh pass."""
+
+from __future__ import annotations
+
+from budgetloop import Completion, Price, ScriptedModel, Step, ToolCall, start, tool
+from budgetloop_widgets._series import Series, series_of
+from budgetloop_widgets._views import charts_html
+
+
+@tool
+def read(topic: str) -> str:
+    """Read."""
+    return f"notes on {topic}"
+
+
+def fresh(steps: tuple[Step, ...]) -> Series:
+    points = [(0, 0.0)] if steps else []
+    total = 0.0
+    for s in steps:
+        total += s.cost_usd
+        points.append((s.index + 1, total))
+    return Series(
+        tuple(s.usage.input_tokens if s.usage else 0 for s in steps),
+        tuple(points),
+        sum(1 for s in steps for c in s.tool_calls if c.status != "skipped"),
+    )
+
+
+def test_figures_follow_a_growing_run_a_fork_and_a_shorter_one() -> None:
+    turn = Completion(
+        text="reading",
+        tool_calls=[ToolCall("read", {"topic": "a"}), ToolCall("nope", {})],
+    )
+    model = ScriptedModel([turn], price=Price(3.0, 15.0), max_output_tokens=50, repeat_last=True)
+    session = start(model, "Go.", tools=[read], repeat_limit=None)
+    seen = []
+    for _ in range(12):
+        session.step()
+        steps = session.result.steps
+        assert series_of(steps) == fresh(steps)
+        seen.append(steps)
+    assert series_of(seen[3]) == fresh(seen[3])  # shorter than the figures kept
+    fork = session.fork(at=5)
+    fork.step()
+    assert fork.result.steps[:5] == seen[-1][:5]
+    assert series_of(fork.result.steps) == fresh(fork.result.steps)
+    assert series_of(()) == Series((), (), 0)
+    result = session.result
+    assert len(result.steps) == 10  # max_steps by default; a step after that stops the run
+    assert series_of(result.steps).executed == len(result.tool_calls) == 18
+    for steps in (seen[0], seen[-1], fork.result.steps):  # any order of runs
+        assert charts_html(steps, session.budget) == charts_html(list(steps), session.budget)
