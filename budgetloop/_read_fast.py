@@ -22,6 +22,7 @@ _NO: Any = object()
 _INF = float("inf")
 _BIG = 2**1023  # an int below this converts to a float
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_PLAIN = _SCALARS - {float}  # scalars that need no further look (a float may be NaN)
 
 
 def _number(value: Any) -> bool:
@@ -32,14 +33,16 @@ def _number(value: Any) -> bool:
 
 
 def _json(value: Any) -> bool:
-    """What ``as_json`` accepts: JSON data with string keys, at most ``MAX_DEPTH`` deep."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return True
+    """What ``as_json`` accepts: JSON data with string keys and finite numbers, at most
+    ``MAX_DEPTH`` deep."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
         kind = type(item)
+        if kind is float:
+            if not -_INF < item < _INF:  # NaN and infinities are not JSON
+                return False
+            continue
         if kind in _SCALARS:
             continue
         if depth >= MAX_DEPTH:
@@ -48,12 +51,11 @@ def _json(value: Any) -> bool:
             for key, inner in item.items():
                 if type(key) is not str:
                     return False
-                if type(inner) not in _SCALARS:
-                    stack.append((inner, depth + 1))
+                if type(inner) in _PLAIN:
+                    continue
+                stack.append((inner, depth + 1))
         elif kind is list:
-            for inner in item:
-                if type(inner) not in _SCALARS:
-                    stack.append((inner, depth + 1))
+            stack.extend((inner, depth + 1) for inner in item if type(inner) not in _PLAIN)
         else:
             return False
     return True

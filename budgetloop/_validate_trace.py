@@ -14,6 +14,7 @@ plain type tests; whatever it does not accept is read here, field by field.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -109,6 +110,8 @@ def as_json(value: Any, path: str) -> Any:
                 stack.extend((v, depth + 1) for v in item.values())
             else:
                 stack.extend((v, depth + 1) for v in item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{path}: expected JSON data, found the number {item!r}.")
         elif item is not None and not isinstance(item, (str, int, float)):
             raise ValueError(f"{path}: expected JSON data, found {kind(item)}.")
     return value

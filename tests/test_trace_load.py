@@ -379,3 +379,18 @@ def test_a_message_the_loop_never_writes_is_still_a_message() -> None:
     data = rich_run().to_dict()
     data["messages"].append({"role": "user"})
     assert Result.from_dict(data).messages[-1] == Message("user")
+
+
+def test_arguments_with_a_nan_or_an_infinity_are_not_json_and_are_refused() -> None:
+    from budgetloop import Completion, ScriptedModel, ToolCall, run
+
+    data = run(
+        ScriptedModel([Completion(tool_calls=[ToolCall("t", {"x": 1})]), "ok"]), "go"
+    ).to_dict()
+    for bad in (float("nan"), float("inf")):
+        data["steps"][0]["tool_calls"][0]["raw_arguments"] = {"x": [bad]}
+        with pytest.raises(
+            ValueError,
+            match=r"steps\[0\]\.tool_calls\[0\]\.raw_arguments: expected JSON data, found the number",
+        ):
+            Result.from_dict(data)
