@@ -520,7 +520,9 @@ class Loop:
         A ``redact`` that raises withholds the text of what it could not redact; the turn is
         still recorded, and the error is raised after it."""
         failures: list[BaseException] = [r.redact_error for r in results if r.redact_error]
-        traced = replace(step, tool_calls=tuple(r.trace for r in results))
+        traced = step  # its calls as the trace keeps them: redacted, when there is a redact
+        if any(r.trace is not r.record for r in results):
+            traced = replace(step, tool_calls=tuple(r.trace for r in results))
         if self._redact is not None:
             try:
                 traced = replace(traced, text=redact_text(step.text, self._redact),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ._check import ArgumentError, parse_arguments
@@ -74,13 +75,13 @@ class Ran:
     trace: CallRecord  # redacted (before any cut) when there is a ``redact``; else ``record``
     redact_error: Exception | None = None  # ``redact`` raised: ``trace`` withholds every text
 
-    @property
+    @cached_property
     def message(self) -> Message:
         """The ``tool`` message the model reads."""
         r = self.record
         return Message("tool", r.content, tool_call_id=r.id, name=r.name)
 
-    @property
+    @cached_property
     def trace_message(self) -> Message:
         """The same message as the trace keeps it (already redacted: do not redact it again)."""
         if self.trace is self.record:

@@ -65,9 +65,12 @@ class Message:
             raise ValueError(
                 f"Message.role: expected one of {', '.join(ROLES)}, got {self.role!r}."
             )
-        for name in ("content", "tool_call_id", "name"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
+        for name, value in (
+            ("content", self.content),
+            ("tool_call_id", self.tool_call_id),
+            ("name", self.name),
+        ):
+            if value is not None and type(value) is not str and not isinstance(value, str):
                 raise TypeError(f"Message.{name}: expected str or None, got {kind(value)}.")
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", _calls_tuple(self.tool_calls, "Message"))

@@ -73,6 +73,7 @@ def rich_run(trace_path: Path | None = None) -> Result:
         price=CACHED_PRICE,
         max_output_tokens=200,
         max_result_chars=20,
+        max_workers=1,  # the calls in order on one thread: the fake clock's readings repeat
         clock=clock,
         trace_path=trace_path,
     )
@@ -241,14 +242,15 @@ def test_step_and_call_from_dict_name_the_field_too() -> None:
 
 
 def test_keys_older_traces_lack_read_as_defaults() -> None:
-    data = rich_run().to_dict()
+    original = rich_run()
+    data = original.to_dict()
     for step in data["steps"]:
         for key in ("final_answer", "under_projected", "traceback"):
             del step[key]
         for call in step["tool_calls"]:
             del call["traceback"]
     loaded = Result.from_dict(data)
-    assert loaded == rich_run()
+    assert loaded == original
     assert [s.final_answer for s in loaded.steps] == [False, False]
 
 
