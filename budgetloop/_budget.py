@@ -80,10 +80,10 @@ def estimate_message(message: Message) -> int:
 def _texts(message: Message) -> list[str]:
     """Every text of a message that goes into a request (role aside), as text even when a
     malformed value (a name that is not a str, arguments that are bytes) sits where text goes."""
-    parts = [_str(message.content), _str(message.tool_call_id), _str(message.name)]
+    parts: list[Any] = [message.content, message.tool_call_id, message.name]
     for call in message.tool_calls:
-        parts += (_str(call.name), arguments_text(call.arguments), _str(call.id))
-    return parts
+        parts += (call.name, arguments_text(call.arguments), call.id)
+    return [p if type(p) is str else _str(p) for p in parts]
 
 
 def _str(value: object) -> str:

@@ -32,6 +32,7 @@ from ._types import ToolCall
 Clock = Callable[[], float]
 
 OFFER_AFTER = 0.001  # seconds a batch runs on the session's thread alone before others help
+_PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple})  # never awaitable
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
 WITHHELD = "[withheld: redact raised]"
 
@@ -201,7 +202,7 @@ class Dispatch:
                 value, failure = asyncio.run(_settled(tool.fn, args))
             else:
                 value = tool.fn(**args)
-                if inspect.isawaitable(value):
+                if type(value) not in _PLAIN and inspect.isawaitable(value):
                     failure = _unawaited(value)
         except (KeyboardInterrupt, SystemExit):
             raise

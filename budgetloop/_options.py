@@ -56,6 +56,7 @@ class Options:
     warn_repeats: bool
     budget_note: bool
     given: dict[str, Any] = field(repr=False, compare=False)  # as passed, for ``with_``
+    _schemas: list[dict[str, Any]] = field(init=False, repr=False, compare=False)
 
     @classmethod
     def read(
@@ -150,7 +151,11 @@ class Options:
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
-        return [t.schema for t in self.tools.values()]
+        """The tools' schemas, as every request sends them (built once)."""
+        return self._schemas
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_schemas", [t.schema for t in self.tools.values()])
 
 
 def is_async(complete: Any) -> bool:

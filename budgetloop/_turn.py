@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Any
 
 from ._check import ArgumentError, parse_arguments
@@ -74,20 +73,16 @@ class Ran:
     record: CallRecord  # the real values: what the model is sent
     trace: CallRecord  # redacted (before any cut) when there is a ``redact``; else ``record``
     redact_error: Exception | None = None  # ``redact`` raised: ``trace`` withholds every text
+    message: Message = field(init=False, repr=False, compare=False)  # the result the model reads
+    trace_message: Message = field(init=False, repr=False, compare=False)  # as the trace keeps it
 
-    @cached_property
-    def message(self) -> Message:
-        """The ``tool`` message the model reads."""
-        r = self.record
-        return Message("tool", r.content, tool_call_id=r.id, name=r.name)
-
-    @cached_property
-    def trace_message(self) -> Message:
-        """The same message as the trace keeps it (already redacted: do not redact it again)."""
-        if self.trace is self.record:
-            return self.message
-        t = self.trace
-        return Message("tool", t.content, tool_call_id=t.id, name=t.name)
+    def __post_init__(self) -> None:
+        r, t = self.record, self.trace
+        message = Message("tool", r.content, tool_call_id=r.id, name=r.name)
+        object.__setattr__(self, "message", message)
+        if t is not r:  # already redacted: not to be redacted again
+            message = Message("tool", t.content, tool_call_id=t.id, name=t.name)
+        object.__setattr__(self, "trace_message", message)
 
 
 @dataclass(frozen=True)
