@@ -70,11 +70,14 @@ def estimate_text(text: str) -> int:
 def estimate_message(message: Message) -> int:
     """The estimated tokens one message adds to a request."""
     # One pass over the parts joined by a space (which the count treats as free).
-    return (
-        MESSAGE_OVERHEAD
-        + CALL_OVERHEAD * len(message.tool_calls)
-        + estimate_text(" ".join(p for p in _texts(message) if p))
-    )
+    parts: list[Any] = [message.content, message.tool_call_id, message.name]
+    for call in message.tool_calls:
+        parts += (call.name, arguments_text(call.arguments), call.id)
+    try:
+        text = " ".join(p for p in parts if p)
+    except TypeError:  # a malformed value where text goes: counted as its text
+        text = " ".join(_str(p) for p in parts if p)
+    return MESSAGE_OVERHEAD + CALL_OVERHEAD * len(message.tool_calls) + estimate_text(text)
 
 
 def _texts(message: Message) -> list[str]:

@@ -59,6 +59,9 @@ class Loop:
     ) -> None:
         self.complete = complete
         self.options = options
+        self.budget: Budget = options.budget  # these three are read on every turn
+        self.price: Price | None = options.price
+        self.max_output_tokens: int | None = options.max_output_tokens
         self._redact = None if options.redact is None else strict(options.redact)
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
@@ -140,18 +143,6 @@ class Loop:
     @property
     def done(self) -> bool:
         return self._ending is not None
-
-    @property
-    def budget(self) -> Budget:
-        return self.options.budget
-
-    @property
-    def price(self) -> Price | None:
-        return self.options.price
-
-    @property
-    def max_output_tokens(self) -> int | None:
-        return self.options.max_output_tokens
 
     @property
     def tools(self) -> dict[str, Tool]:

@@ -1,4 +1,5 @@
-"""The values one turn passes between the loop and its driver.
+"""The values one turn passes between the loop and its driver (plain slotted dataclasses: made
+several times a turn, and never kept beyond it).
 
 A turn (``Loop._turn``) is a generator. It yields a ``ModelCall``; the driver makes the call and
 sends back a ``Reply``. If the model asked for tools, it yields a ``Batch``; the driver runs the
@@ -25,7 +26,7 @@ from ._types import Completion, Message, Stop, ToolCall
 Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Call:
     """One tool call of a turn: as the model sent it (with its id filled in), and its
     arguments parsed."""
@@ -39,7 +40,7 @@ class Call:
         return self.request.name
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ModelCall:
     """What a turn asks its driver for first: one model call, within ``timeout`` seconds."""
 
@@ -48,7 +49,7 @@ class ModelCall:
     timeout: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Reply:
     """What became of a model call: a completion, or why there is none."""
 
@@ -58,7 +59,7 @@ class Reply:
     traceback: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Batch:
     """What a turn asks its driver for next: these tool calls, at once, within ``timeout``."""
 
@@ -66,7 +67,7 @@ class Batch:
     timeout: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Ran:
     """One call's outcome, twice: as the model reads it and as the trace keeps it."""
 
@@ -79,13 +80,13 @@ class Ran:
     def __post_init__(self) -> None:
         r, t = self.record, self.trace
         message = Message("tool", r.content, tool_call_id=r.id, name=r.name)
-        object.__setattr__(self, "message", message)
+        self.message = message
         if t is not r:  # already redacted: not to be redacted again
             message = Message("tool", t.content, tool_call_id=t.id, name=t.name)
-        object.__setattr__(self, "trace_message", message)
+        self.trace_message = message
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class BatchDone:
     """The outcomes of a batch in request order, and whether the deadline abandoned any."""
 
@@ -93,7 +94,7 @@ class BatchDone:
     abandoned: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Ending:
     """Why the run ends: the stop, in words, and the model's error when there was one."""
 

@@ -65,13 +65,18 @@ class Message:
             raise ValueError(
                 f"Message.role: expected one of {', '.join(ROLES)}, got {self.role!r}."
             )
-        for name, value in (
-            ("content", self.content),
-            ("tool_call_id", self.tool_call_id),
-            ("name", self.name),
+        content, call_id, name = self.content, self.tool_call_id, self.name
+        if not (
+            (content is None or type(content) is str)
+            and (call_id is None or type(call_id) is str)
+            and (name is None or type(name) is str)
         ):
-            if value is not None and type(value) is not str and not isinstance(value, str):
-                raise TypeError(f"Message.{name}: expected str or None, got {kind(value)}.")
+            for field_name, value in (("content", content), ("tool_call_id", call_id),
+                                      ("name", name)):  # fmt: skip
+                if value is not None and not isinstance(value, str):
+                    raise TypeError(
+                        f"Message.{field_name}: expected str or None, got {kind(value)}."
+                    )
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", _calls_tuple(self.tool_calls, "Message"))
 
