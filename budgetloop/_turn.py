@@ -127,7 +127,8 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
             parsed = ArgumentError(
                 f"{name}: arguments must be a JSON object, got {type(call.arguments).__name__}"
             )
-        out.append(Call(ToolCall(name, arguments, call_id), call_id, parsed))
+        same = name is call.name and arguments is call.arguments and call_id is call.id
+        out.append(Call(call if same else ToolCall(name, arguments, call_id), call_id, parsed))
     return out
 
 
