@@ -208,10 +208,14 @@ def line_chart(
         y = TOP + plot_h * (1 - ceiling / top)
         # above the line, unless that would reach into the title: then below it
         label_y = y - 4 if y - 4 - 11 >= 20 else y + 13
+        # at the right end, unless the projected next point is drawn there: then at the left
+        at_x, look = left + plot_w, _look("ceiling-label")
+        if projected:
+            at_x, look = left + 4, look.replace('text-anchor="end"', 'text-anchor="start"')
         parts.append(
             f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
-            f'{_look("ceiling")}/><text x="{left + plot_w}" y="{_num(label_y)}" '
-            f"{_look('ceiling-label')}>{escape(ceiling_label)}</text>"
+            f'{_look("ceiling")}/><text x="{at_x}" y="{_num(label_y)}" '
+            f"{look}>{escape(ceiling_label)}</text>"
         )
     # "x,y" of each point, as ``at`` writes them, formatted in one pass
     pairs = _nums(

@@ -424,9 +424,12 @@ def test_no_cost_label_is_clipped_or_over_the_title(top: float) -> None:
     assert len(labels) == 3
     for x, label in labels:
         assert len(label) * 6.6 <= x, label  # the label fits left of the axis
-    ceiling = re.search(r'<text x="[\d.]+" y="([\d.]+)" class="bl-ceiling-label"', svg)
+    ceiling = re.search(r'<text x="([\d.]+)" y="([\d.]+)" class="bl-ceiling-label"', svg)
     assert ceiling is not None
-    assert float(ceiling.group(1)) - 11 >= 20  # below the title's line
+    assert float(ceiling.group(2)) - 11 >= 20  # below the title's line
+    # the projected next point sits at the right end: the label starts at the left, clear of it
+    assert float(ceiling.group(1)) < 200  # the left half; the marker is at the right end
+    assert 'text-anchor="start"' in svg[ceiling.start() : ceiling.start() + 200]
 
 
 @pytest.mark.parametrize("top", [1, 10, 12_345, 1e8])
