@@ -26,6 +26,11 @@ class AsyncSession(Loop):
 
     async def run(self, until: AsyncUntil | None = None) -> Result:
         """Step until the run stops (or ``until(session)`` is True after a step: a pause)."""
+        if until is not None and not callable(until):
+            got = type(until).__name__
+            raise TypeError(
+                f"AsyncSession.run: until must be a function (session) -> bool, got {got}."
+            )
         while not self.done:
             await self.step()
             if until is not None and not self.done and until(self):

@@ -35,6 +35,9 @@ class Session(Loop):
         ``until(session)`` is checked after every step; when it returns True the run pauses
         (``done`` stays False) and the next ``run()`` or ``step()`` goes on from there.
         """
+        if until is not None and not callable(until):
+            got = type(until).__name__
+            raise TypeError(f"Session.run: until must be a function (session) -> bool, got {got}.")
         while not self.done:
             self.step()
             if until is not None and not self.done and until(self):

@@ -154,3 +154,12 @@ def test_a_fork_with_a_trace_path_writes_its_whole_history(tmp_path: Any) -> Non
     # the source's trace was kept aside; the fork's file holds its kept step, its context, its own
     assert load_trace(tmp_path / "run.1.jsonl") == s.result
     assert load_trace(tmp_path / "run.jsonl") == result
+
+
+def test_until_that_is_not_a_function_fails_before_any_step() -> None:
+    s = session()
+    with pytest.raises(
+        TypeError, match=r"Session.run: until must be a function \(session\) -> bool, got int"
+    ):
+        s.run(until=3)  # type: ignore[arg-type]
+    assert s.steps == ()
