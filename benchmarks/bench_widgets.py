@@ -21,7 +21,6 @@ slows both. Timing never fails the script.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -30,6 +29,8 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from bench import journal_file  # the same 100,000-step trace as bench.py's row
 
 from budgetloop import (
     Budget,
@@ -146,34 +147,6 @@ def refresh_profile(repeats: int = 41) -> None:
             setattr(_panel, name, original)
 
 
-def journal(path: Path, steps: int) -> None:
-    """A JSON Lines trace of ``steps`` steps: a real run's header, step and end lines, with the
-    step line repeated (renumbered)."""
-    real = path.with_suffix(".one.jsonl")
-    s = start(
-        ScriptedModel(
-            [Completion(text="reading", tool_calls=[ToolCall("read", {"topic": "a"})]), "done"],
-            price=PRICE,
-            max_output_tokens=500,
-        ),
-        "Go.",
-        tools=[read],
-        trace_path=real,
-    )
-    s.run()
-    header, step, _answer, end = real.read_text(encoding="utf-8").splitlines()
-    real.unlink()
-    entry = json.loads(step)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(header + "\n")
-        for i in range(steps):
-            entry["step"]["index"] = i
-            for n, call in enumerate(entry["step"]["tool_calls"]):
-                call["id"] = f"call_{i}_{n}"
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        fh.write(end + "\n")
-
-
 OPEN = """
 import resource, sys, time
 from budgetloop import load_trace
@@ -214,7 +187,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "trace.jsonl"
-        journal(path, 10_000)
+        journal_file(str(path), 10_000)
         from budgetloop import load_trace
 
         trace = load_trace(path)
@@ -228,7 +201,7 @@ def main() -> None:
         )
 
         big = 10_000 if args.quick else 100_000
-        journal(path, big)
+        journal_file(str(path), big)
         size = path.stat().st_size
         out = subprocess.run(
             [sys.executable, "-c", OPEN, str(path)],

@@ -21,47 +21,12 @@ from budgetloop.adapters import (
     completion_from_openai,
     openai_chat,
 )
+from tests.adapter_support import create_file, delete_file, get_elevation, get_weather
 from tests.provider_server import Provider, payload
 
 # Assumed rates for the tests, not quoted prices: cache reads below the input price, writes above.
 OPENAI_PRICE = Price(2.5, 10.0, cache_read_per_mtok=1.25)
 ANTHROPIC_PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
-
-
-def delete_file(path: str) -> str:
-    """Delete a file.
-
-    Args:
-        path: the file to delete
-    """
-    return f"deleted {path}"
-
-
-def create_file(path: str) -> str:
-    """Create an empty file.
-
-    Args:
-        path: the file to create
-    """
-    return f"created {path}"
-
-
-def get_weather(city: str) -> str:
-    """The weather in a city.
-
-    Args:
-        city: the city's name
-    """
-    return f"Sunny, 22°C in {city}"
-
-
-def get_elevation(city: str) -> int:
-    """A city's elevation in meters.
-
-    Args:
-        city: the city's name
-    """
-    return 650
 
 
 def openai_cached(name: str, prompt: int, cached: int | None, completion: int) -> dict[str, Any]:
