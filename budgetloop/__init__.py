@@ -14,8 +14,9 @@ from ._schema import Tool, tool
 from ._scripted import Request, ScriptedModel
 from ._session import Session
 from ._trace import CallRecord, Result, Step
+from ._turn import NextTurn
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage
-from .ledger import Ledger, MemoryLedger, RedisLedger, Reservation, SqliteLedger
+from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
 __all__ = [
     "ArgumentError",
@@ -25,8 +26,10 @@ __all__ = [
     "CallRecord",
     "Completion",
     "Ledger",
+    "LedgerError",
     "MemoryLedger",
     "Message",
+    "NextTurn",
     "Price",
     "Projection",
     "RedisLedger",

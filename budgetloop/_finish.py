@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ._budget import Projection, cost_detail, cost_fits
+from ._budget import cost_fits
 from ._context import checked
-from ._turn import Ending, ModelCall, received
+from ._money import call_cost
+from ._turn import Ending, ModelCall, Plan, received
 from ._types import PICO, Budget, Message, Stop
 
 if TYPE_CHECKING:
@@ -57,67 +58,73 @@ def budget_line(
     return BUDGET_LINE.format(parts=", ".join(parts)) if parts else None
 
 
-def last_turn(loop: Loop, started: float, projected: int | None) -> Ending | None:
+def last_turn(
+    loop: Loop, started: float | None, projected: int | None
+) -> tuple[Ending | None, tuple[int, int] | None]:
     """The stop this turn is the last model call before, to be made without tools for a
-    final answer, or None for an ordinary turn (or for no call at all: the guards say)."""
+    final answer, or None for an ordinary turn (or for no call at all: the guards say); and
+    the final answer's token count and growth it measured, for the turn to keep. Changes
+    nothing: ``Session.next_turn`` asks it too."""
     if loop._finishing is not None:  # a repetition or max_tool_calls stop is pending
-        return loop._finishing
+        return loop._finishing, None
     budget, index = loop.budget, len(loop._steps)
     steps = budget.max_steps
     if (steps is not None and index >= steps) or loop._out_of_time(started):
-        return None
+        return None, None
     if steps is not None and index == steps - 1:
         return Ending(Stop.MAX_STEPS, f"max_steps={steps}: the last step was kept for a "
-                      "final answer without tools")  # fmt: skip
+                      "final answer without tools"), None  # fmt: skip
     left, longest = loop._left(started), max((s.seconds for s in loop._steps), default=0.0)
     if left is not None and left < 2 * longest:
         return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds}: {left:.3f}s "
                       f"left, under twice the longest step ({longest:.3f}s), so this step "
-                      "was the final answer")  # fmt: skip
+                      "was the final answer"), None  # fmt: skip
     if budget.max_cost_usd is None:
-        return None
+        return None, None
     # The final answer after this turn reads a context grown by it: predicted to grow as
     # much as the most it has grown in a turn so far.
     tokens = tool_less_tokens(loop, [Message("user", final_note(Stop.MAX_COST_USD, budget))])
+    growth = loop._growth
     if loop._final_tokens is not None:
-        loop._growth = max(loop._growth, tokens - loop._final_tokens)
-    loop._final_tokens = tokens
-    after = loop._project(tokens + loop._growth)[1]
-    if cost_fits(budget, loop._spent + (projected or 0), after):
-        return None
-    turn, answer, spent = (projected or 0) / PICO, (after or 0) / PICO, loop._spent / PICO
+        growth = max(growth, tokens - loop._final_tokens)
+    seen = (tokens, growth)
+    after = loop._project(tokens + growth)[1]
+    spent = loop._money.spent
+    if cost_fits(budget, spent + (projected or 0), after):
+        return None, seen
+    turn, answer = (projected or 0) / PICO, (after or 0) / PICO
     return Ending(
         Stop.MAX_COST_USD,
         f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
-        f"a final answer after it (${answer:.6f}) would not both fit on ${spent:.6f} spent, "
-        "so this step was the final answer",
-    )
+        f"a final answer after it (${answer:.6f}) would not both fit on ${spent / PICO:.6f} "
+        "spent, so this step was the final answer",
+    ), seen
 
 
-def final_turn(loop: Loop, started: float, last: Ending) -> Turn:
-    """finish=True: the run's last model call, without tools, for an answer. ``last`` is the
-    stop it comes before; the run ends with it whatever the model says."""
-    note = Message("user", final_note(last.stop, loop.budget))
-    projection, projected = loop._project(tool_less_tokens(loop, [note]))
-    ending = stop_before_final(loop, started, projection, last)
-    reservation = None
+def final_turn(loop: Loop, started: float, plan: Plan) -> Turn:
+    """finish=True: the run's last model call, without tools, for an answer, as ``plan``
+    says (``plan.final`` is the stop it comes before; the run ends with it whatever the model
+    says)."""
+    last, projection, projected = plan.final, plan.projection, plan.projected
+    assert last is not None
+    reservation, ending = None, plan.ending
     if ending is None:
-        reservation, ending = loop._reserve(projected)
+        reservation, ending = loop._money.reserve(projected)
     if ending is not None:
         loop._end_run(ending)
         return None
     index = len(loop._steps)
     try:
-        reply = yield ModelCall([*loop._messages, note], [], loop._left(started))
+        reply = yield ModelCall([*loop._messages, *plan.extra], [], loop._left(started))
     except GeneratorExit:
         raise
     except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
-        loop._bill(projected or 0, reservation)
+        loop._money.bill(projected or 0, reservation)
         step = loop._model_step(index, None, exc, projection, started)
         loop._record(replace(step, final_answer=True))
         raise
-    cost = loop._cost(reply, projected)
-    loop._bill(cost, reservation)
+    cost = call_cost(reply, projected, loop.price)
+    loop._money.bill(cost, reservation)
     completion = reply.completion
     end = Ending(last.stop, last.detail)
     if completion is None:
@@ -131,24 +138,7 @@ def final_turn(loop: Loop, started: float, last: Ending) -> Turn:
     step = loop._call_step(index, completion, records, cost, projection, started)
     loop._answer = loop._traced(completion.text)
     step = replace(step, final_answer=True)
-    return loop._record(step, assistant, records, end, told=[note])
-
-
-def stop_before_final(
-    loop: Loop, started: float, projection: Projection, last: Ending
-) -> Ending | None:
-    """Before the final-answer call: is there a step, time and money for it?"""
-    budget = loop.budget
-    if budget.max_steps is not None and len(loop._steps) >= budget.max_steps:
-        return Ending(Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached")
-    if loop._out_of_time(started):
-        return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
-    if projection.fits:
-        return None
-    unfit = "no final answer fits: " + cost_detail(projection)
-    if last is loop._finishing:  # the run stops for what it was stopping for
-        return Ending(last.stop, f"{last.detail}; {unfit}")
-    return Ending(Stop.MAX_COST_USD, unfit)
+    return loop._record(step, assistant, records, end, told=plan.extra)
 
 
 def then_final_answer(loop: Loop, block: Ending) -> Ending:
@@ -169,10 +159,10 @@ def tool_less_tokens(loop: Loop, extra: list[Message]) -> int:
     return checked(count_tokens([*loop._messages, *extra], []))
 
 
-def budget_note(loop: Loop, started: float) -> list[Message]:
+def budget_note(loop: Loop, started: float | None) -> list[Message]:
     """budget_note=True: the line that ends this turn's request, telling the model what
     is left; it is sent, not kept in the context (each request has only the current one)."""
     if not loop.options.budget_note:
         return []
-    line = budget_line(loop.budget, len(loop._steps), loop._spent, loop._left(started))
+    line = budget_line(loop.budget, len(loop._steps), loop._money.spent, loop._left(started))
     return [] if line is None else [Message("user", line)]

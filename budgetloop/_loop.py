@@ -21,20 +21,41 @@ from collections.abc import Generator, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from ._budget import MESSAGE_OVERHEAD, Projection, cost_detail
+from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
 from ._context import ContextTokens
 from ._dispatch import WITHHELD, Dispatch, withhold
-from ._finish import budget_note, final_turn, last_turn, then_final_answer, tool_less_tokens
+from ._finish import (
+    budget_note,
+    final_note,
+    final_turn,
+    last_turn,
+    then_final_answer,
+    tool_less_tokens,
+)
 from ._fork import context_before, fork_point, message_list
+from ._guards import Guards
 from ._journal import Journal
+from ._money import Money, call_cost
 from ._options import Model, Options, initial_messages, is_async
 from ._pool import Workers
 from ._redact import redact_message, redact_schemas, redact_text, strict
 from ._repeats import Repeats, signature_of, warning
 from ._schema import Tool
 from ._trace import Result, Status, Step
-from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Ran, Reply, interrupted, received
+from ._turn import (
+    Batch,
+    BatchDone,
+    Call,
+    Ending,
+    ModelCall,
+    NextTurn,
+    Plan,
+    Ran,
+    Reply,
+    interrupted,
+    received,
+)
 from ._types import PICO, Budget, Completion, Message, Price, Stop, to_pico
 
 L = TypeVar("L", bound="Loop")
@@ -74,7 +95,8 @@ class Loop:
         )
         self._steps: list[Step] = list(history)
         self._kept = len(self._steps)  # steps inherited by a fork, already in its journal header
-        self._spent = spent  # picodollars
+        self._money = Money(spent, options.ledger)  # the only place spend changes
+        self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._elapsed = 0.0
         self._executed = sum(1 for s in history for r in s.tool_calls if r.status != "skipped")
         self._repeats = Repeats(
@@ -134,7 +156,7 @@ class Loop:
         else:
             context = message_list(messages)
         forked = type(self).__new__(type(self))
-        forked._build(complete, opts, context, self._steps[:at], self._spent)
+        forked._build(complete, opts, context, self._steps[:at], self._money.spent)
         forked._prompt = list(context)
         return forked
 
@@ -180,7 +202,7 @@ class Loop:
             answer=self._answer,
             steps=tuple(self._steps),
             messages=tuple(self._trace_messages),
-            cost_usd=self._spent / PICO,
+            cost_usd=self._money.spent / PICO,
             seconds=self._elapsed,
             budget=self.budget,
             error=None if ending is None else ending.error,
@@ -193,35 +215,36 @@ class Loop:
     # -- the turn ---------------------------------------------------------------------------------
 
     def _turn(self, started: float) -> Turn:
-        # 1. project this turn's worst case; with finish=True it may be the run's last, a call
-        #    without tools for a final answer; stop before it if any ceiling says so
-        extra = budget_note(self, started)  # budget_note=True: sent with the request, not kept
-        projection, projected = self._project(self._count.count(extra))
-        last = last_turn(self, started, projected) if self.options.finish else None
-        if last is not None:
-            return (yield from final_turn(self, started, last))
-        ending = self._stop_before_call(started, projection)
-        reservation = None
+        # 1. plan: project this turn's worst case (with finish=True it may be the run's last,
+        #    a call without tools for a final answer), and stop before it if a ceiling says so
+        plan = self._plan(started)
+        if plan.seen is not None:
+            self._final_tokens, self._growth = plan.seen
+        if plan.final is not None:
+            return (yield from final_turn(self, started, plan))
+        projection, projected = plan.projection, plan.projected
+        reservation, ending = None, plan.ending
         if ending is None:
-            reservation, ending = self._reserve(projected)
+            reservation, ending = self._money.reserve(projected)
         if ending is not None:
             self._end_run(ending)
             return None
-        # 2. dispatch
+        # 2. call the model
         self._count.sending()
         index = len(self._steps)
         try:
-            request = ModelCall([*self._messages, *extra], list(self.schemas), self._left(started))
+            request = ModelCall([*self._messages, *plan.extra], list(self.schemas),
+                                self._left(started))  # fmt: skip
             reply = yield request
         except GeneratorExit:
             raise
         except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
-            self._bill(projected or 0, reservation)
+            self._money.bill(projected or 0, reservation)
             self._record(self._model_step(index, None, exc, projection, started))
             raise
         # 3. record what the model said and what it cost: billed at once, whatever comes next
-        cost = self._cost(reply, projected)
-        self._bill(cost, reservation)
+        cost = call_cost(reply, projected, self.price)
+        self._money.bill(cost, reservation)
         completion = reply.completion
         if completion is not None and completion.usage is not None:  # what was sent is now known
             self._count.reported(completion.usage.input_tokens)
@@ -241,8 +264,13 @@ class Loop:
             end: Ending | None = None
             if not calls:
                 end = Ending(Stop.ANSWERED)
-            elif block := self._stop_before_batch(
-                started, index, calls, assistant, None if warn else loop
+            elif block := self._guards.before_batch(
+                index,
+                self._left(started),
+                self._executed,
+                len(calls),
+                None if warn else loop,
+                lambda: self._cheapest_next(calls, assistant),
             ):
                 records = [self._not_run(c, "skipped", f"the run stopped ({block.detail})")
                            for c in calls]  # fmt: skip
@@ -276,46 +304,46 @@ class Loop:
         note = warning(loop) if loop is not None and warned else None
         return self._record(step, assistant, records, end, signature, warned, note)
 
-    # -- guards: the two checks a turn makes, each called at one place ----------------------------
+    # -- planning: what the next turn will do, asked by the turn and by next_turn ---------------
 
-    def _stop_before_call(self, started: float, projection: Projection) -> Ending | None:
-        """Before the model call: the step ceiling, the deadline, the cost ceiling."""
-        budget = self.budget
-        if budget.max_steps is not None and len(self._steps) >= budget.max_steps:
-            return Ending(Stop.MAX_STEPS, f"max_steps={budget.max_steps} reached")
-        if self._out_of_time(started):
-            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
-        if not projection.fits:
-            return Ending(Stop.MAX_COST_USD, cost_detail(projection))
-        return None
+    def _plan(self, started: float | None) -> Plan:
+        """The next turn's plan, without changing anything: its request's extra messages, its
+        projection, whether it is a final answer (``finish=True``) and the stop before it.
+        ``started`` is when the step began (None: a look from outside a step)."""
+        extra = budget_note(self, started)  # budget_note=True: sent with the request, not kept
+        projection, projected = self._project(self._count.count(extra))
+        taken, left = len(self._steps), self._left(started)
+        seen = None
+        if self.options.finish:
+            last, seen = last_turn(self, started, projected)
+            if last is not None:
+                note = [Message("user", final_note(last.stop, self.budget))]
+                projection, projected = self._project(tool_less_tokens(self, note))
+                pending = last is self._finishing
+                ending = self._guards.before_final(taken, left, projection, last, pending)
+                return Plan(note, projection, projected, ending, last, seen)
+        ending = self._guards.before_call(taken, left, projection)
+        return Plan(extra, projection, projected, ending, None, seen)
 
-    def _stop_before_batch(
-        self,
-        started: float,
-        index: int,
-        calls: list[Call],
-        assistant: Message,
-        loop: str | None,
-    ) -> Ending | None:
-        """Before the tool batch: is there a later model call to read its results?"""
-        budget = self.budget
-        if budget.max_steps is not None and index + 1 >= budget.max_steps:
-            return Ending(
-                Stop.MAX_STEPS, f"max_steps={budget.max_steps}: no step is left to read results"
-            )
-        if self._out_of_time(started):
-            return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds} passed")
-        limit = budget.max_tool_calls
-        if limit is not None and self._executed + len(calls) > limit:
-            return Ending(
-                Stop.MAX_TOOL_CALLS,
-                f"max_tool_calls={limit}: {self._executed} run, this turn asks for {len(calls)}",
-            )
-        if loop is not None:
-            return Ending(Stop.REPEATED, loop)
-        # The cheapest next turn carries empty results; if even that cannot fit, none can.
-        if budget.max_cost_usd is None:
-            return None
+    @property
+    def next_turn(self) -> NextTurn:
+        """What the next ``step()`` will do, as the loop itself decides it: call the model,
+        make the final answer (``finish=True``), or stop before any call (and why). A shared
+        ledger's answer is not known until the step asks it."""
+        ending = self._ending
+        if ending is not None:
+            return NextTurn("done", ending.stop, ending.detail, None)
+        plan = self._plan(None)
+        if plan.ending is not None:
+            end = plan.ending
+            return NextTurn("stop", end.stop, self._traced(end.detail), plan.projection)
+        if plan.final is not None:
+            last = plan.final
+            return NextTurn("final_answer", last.stop, self._traced(last.detail), plan.projection)
+        return NextTurn("call", None, None, plan.projection)
+
+    def _cheapest_next(self, calls: list[Call], assistant: Message) -> Projection:
+        """The cheapest turn that could read a batch's results: they are empty."""
         if self.options.count_tokens is None:  # a lower bound: an overhead per result, no text
             tokens = self._count.count([assistant]) + MESSAGE_OVERHEAD * len(calls)
         else:
@@ -324,31 +352,11 @@ class Loop:
                 tokens = tool_less_tokens(self, [assistant, *empty])
             else:
                 tokens = self._count.count([assistant, *empty])
-        cheapest = self._project(tokens, self._spent)[0]
-        if not cheapest.fits:
-            return Ending(
-                Stop.MAX_COST_USD, "no turn to read the results fits: " + cost_detail(cheapest)
-            )
-        return None
+        return self._project(tokens)[0]
 
-    def _out_of_time(self, started: float) -> bool:
+    def _out_of_time(self, started: float | None) -> bool:
         left = self._left(started)
         return left is not None and left <= 0
-
-    def _reserve(self, projected: int | None) -> tuple[Any, Ending | None]:
-        """Reserve the turn's worst case in the shared ledger, if there is one."""
-        ledger = self.options.ledger
-        if ledger is None:
-            return None, None
-        reservation = ledger._reserve_pico(projected or 0)
-        if reservation is not None:
-            return reservation, None
-        return None, Ending(
-            Stop.SHARED_BUDGET,
-            f"the shared ledger refused the next turn's worst case ${(projected or 0) / PICO:.6f}:"
-            f" ${ledger.spent_usd():.6f} spent and ${ledger.reserved_usd():.6f} reserved of"
-            f" ${ledger.limit_usd}",
-        )
 
     # -- bookkeeping ------------------------------------------------------------------------------
 
@@ -387,19 +395,22 @@ class Loop:
         finally:
             self._stepping.release()
 
-    def _left(self, started: float) -> float | None:
-        """Seconds left before ``max_seconds``, counting only time spent inside ``step()``."""
+    def _left(self, started: float | None) -> float | None:
+        """Seconds left before ``max_seconds``, counting only time spent inside ``step()``
+        (``started``: when this step began; None outside a step)."""
         if self.budget.max_seconds is None:
             return None
-        return self.budget.max_seconds - self._elapsed - self._since(started)
+        running = 0.0 if started is None else self._since(started)
+        return self.budget.max_seconds - self._elapsed - running
 
     def _since(self, started: float) -> float:
         now = self.options.clock()
         return max(0.0, now - started) if now == now else 0.0
 
-    def _project(self, tokens: int, spent: int | None = None) -> tuple[Projection, int | None]:
-        spent = self._spent if spent is None else spent
-        return project_cost(tokens, self.max_output_tokens, self.price, spent, self.budget)
+    def _project(self, tokens: int) -> tuple[Projection, int | None]:
+        return project_cost(
+            tokens, self.max_output_tokens, self.price, self._money.spent, self.budget
+        )
 
     def _append(self, message: Message) -> None:
         self._messages.append(message)
@@ -429,23 +440,6 @@ class Loop:
 
     def _not_run(self, call: Call, status: Status, why: str) -> Ran:
         return self._dispatch.refuse(call.request, call.id, status, why)
-
-    def _cost(self, reply: Reply, projected: int | None) -> int:
-        """A model call's cost in picodollars: as reported, else priced usage, else projected."""
-        completion = reply.completion
-        if completion is not None and completion.cost_usd is not None:
-            return to_pico(completion.cost_usd)
-        if completion is not None and completion.usage is not None and self.price is not None:
-            return self.price.usage_pico(completion.usage)
-        if completion is None and not reply.abandoned:
-            return 0  # the call failed; nothing came back to bill
-        return projected or 0  # no usage reported: assume the worst case it was allowed
-
-    def _bill(self, cost: int, reservation: Any) -> None:
-        """Money first: added the moment a model call is over, before anything can fail."""
-        self._spent += cost
-        if reservation is not None:
-            reservation._settle_pico(cost)
 
     def _model_step(
         self,

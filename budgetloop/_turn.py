@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from ._budget import Projection
 from ._check import ArgumentError, parse_arguments
 from ._trace import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
@@ -102,6 +103,40 @@ class Ending:
     detail: str | None = None
     error: str | None = None
     final_next: bool = False  # finish=True: the run ends after one call without tools
+
+
+@dataclass(slots=True)
+class Plan:
+    """A turn before it is taken: what its request adds to the context (``extra``: the budget
+    line, or the final-answer note), its worst case, and the stop before it or the stop its
+    final answer comes before (``finish=True``). ``seen`` is the final answer's token count
+    and growth this plan measured, for the turn to keep (a look from outside keeps nothing)."""
+
+    extra: list[Message]
+    projection: Projection
+    projected: int | None  # picodollars; None without a price
+    ending: Ending | None  # the run stops before this turn's call
+    final: Ending | None  # this turn is the final answer, before this stop
+    seen: tuple[int, int] | None = None
+
+
+Action = Literal["call", "final_answer", "stop", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class NextTurn:
+    """What the next ``Session.step()`` will do, as the loop decides it (``Session.next_turn``).
+
+    ``action`` is ``"call"`` (the model is called with tools), ``"final_answer"`` (the model
+    is called without tools for a final answer, then the run ends with ``stop``), ``"stop"``
+    (the run ends with ``stop`` before calling the model) or ``"done"`` (it has ended).
+    ``projection`` is the worst case of the call it would make, or of the call that the stop
+    refused; None once done. A shared ledger is asked only when the step is taken."""
+
+    action: Action
+    stop: Stop | None
+    detail: str | None
+    projection: Projection | None
 
 
 def received(calls: Sequence[ToolCall], index: int) -> list[Call]:

@@ -202,13 +202,13 @@ def test_a_zero_limit_refuses_everything_but_zero(make: MakeLedger) -> None:
 @pytest.mark.parametrize(
     ("args", "error", "message"),
     [
-        (("1",), TypeError, "{name}.limit_usd: expected a number of dollars, got str."),
-        ((True,), TypeError, "{name}.limit_usd: expected a number of dollars, got bool."),
-        ((None,), TypeError, "{name}.limit_usd: expected a number of dollars, got null."),
-        ((math.nan,), ValueError, "{name}.limit_usd: expected a finite number >= 0, got nan."),
-        ((math.inf,), ValueError, "{name}.limit_usd: expected a finite number >= 0, got inf."),
-        ((-1.0,), ValueError, "{name}.limit_usd: expected a finite number >= 0, got -1.0."),
-        ((2e6,), ValueError, "{name}.limit_usd: expected at most 1000000 dollars, got 2000000.0."),
+        (("1",), TypeError, "{name}: limit_usd must be a number of dollars, got str."),
+        ((True,), TypeError, "{name}: limit_usd must be a number of dollars, got bool."),
+        ((None,), TypeError, "{name}: limit_usd must be a number of dollars, got None."),
+        ((math.nan,), ValueError, "{name}: limit_usd must be a finite number >= 0, got nan."),
+        ((math.inf,), ValueError, "{name}: limit_usd must be a finite number >= 0, got inf."),
+        ((-1.0,), ValueError, "{name}: limit_usd must be a finite number >= 0, got -1.0."),
+        ((2e6,), ValueError, "{name}: limit_usd must be at most 1000000 dollars, got 2000000.0."),
     ],
 )
 def test_bad_limits(
@@ -226,26 +226,26 @@ def test_bad_limits(
         (
             {"period": "week"},
             ValueError,
-            "{name}.period: expected 'hour', 'day' or None, got 'week'.",
+            "{name}: period must be 'hour', 'day' or None, got 'week'.",
         ),
         (
             {"period": "Day"},
             ValueError,
-            "{name}.period: expected 'hour', 'day' or None, got 'Day'.",
+            "{name}: period must be 'hour', 'day' or None, got 'Day'.",
         ),
-        ({"period": 86400}, TypeError, "{name}.period: expected 'hour', 'day' or None, got int."),
+        ({"period": 86400}, TypeError, "{name}: period must be 'hour', 'day' or None, got int."),
         (
             {"lease_seconds": 0},
             ValueError,
-            "{name}.lease_seconds: expected a finite number > 0, got 0.",
+            "{name}: lease_seconds must be a finite number > 0, got 0.",
         ),
         (
             {"lease_seconds": math.nan},
             ValueError,
-            "{name}.lease_seconds: expected a finite number > 0, got nan.",
+            "{name}: lease_seconds must be a finite number > 0, got nan.",
         ),
-        ({"lease_seconds": "60"}, TypeError, "{name}.lease_seconds: expected a number, got str."),
-        ({"clock": 5}, TypeError, "{name}.clock: expected a callable returning seconds, got int."),
+        ({"lease_seconds": "60"}, TypeError, "{name}: lease_seconds must be a number, got str."),
+        ({"clock": 5}, TypeError, "{name}: clock must be a callable returning seconds, got int."),
     ],
 )
 def test_bad_options(
@@ -260,10 +260,10 @@ def test_bad_options(
 @pytest.mark.parametrize(
     ("usd", "error", "message"),
     [
-        ("0.1", TypeError, "{name}.reserve.usd: expected a number of dollars, got str."),
-        (math.nan, ValueError, "{name}.reserve.usd: expected a finite number >= 0, got nan."),
-        (-0.5, ValueError, "{name}.reserve.usd: expected a finite number >= 0, got -0.5."),
-        (False, TypeError, "{name}.reserve.usd: expected a number of dollars, got bool."),
+        ("0.1", TypeError, "{name}.reserve: usd must be a number of dollars, got str."),
+        (math.nan, ValueError, "{name}.reserve: usd must be a finite number >= 0, got nan."),
+        (-0.5, ValueError, "{name}.reserve: usd must be a finite number >= 0, got -0.5."),
+        (False, TypeError, "{name}.reserve: usd must be a number of dollars, got bool."),
     ],
 )
 def test_bad_reserve(make: MakeLedger, usd: Any, error: type[Exception], message: str) -> None:
@@ -280,22 +280,17 @@ def test_bad_reserve(make: MakeLedger, usd: Any, error: type[Exception], message
         (
             None,
             TypeError,
-            "Reservation.settle.actual_usd: expected a number of dollars, got null.",
+            "Reservation.settle: actual_usd must be a number of dollars, got None.",
         ),
         (
             math.inf,
             ValueError,
-            "Reservation.settle.actual_usd: expected a finite number >= 0, got inf.",
+            "Reservation.settle: actual_usd must be a finite number >= 0, got inf.",
         ),
         (
             -1e-12,
             ValueError,
-            "Reservation.settle.actual_usd: expected a finite number >= 0, got -1e-12.",
-        ),
-        (
-            1e7,
-            ValueError,
-            "Reservation.settle.actual_usd: expected at most 1000000 dollars, got 10000000.0.",
+            "Reservation.settle: actual_usd must be a finite number >= 0, got -1e-12.",
         ),
     ],
 )
@@ -313,33 +308,43 @@ def test_bad_settle_leaves_the_reservation_held(
     assert ledger.spent_usd() == 0.5
 
 
+def test_a_cost_past_any_limit_is_recorded_not_refused(make: MakeLedger) -> None:
+    # Money spent is never a reason to crash: $2M reported against a $1 ledger is recorded.
+    ledger = make(1.0)
+    r = ledger.reserve(0.5)
+    assert r is not None
+    r.settle(2e6)
+    assert (r.state, ledger.spent_usd(), ledger.reserved_usd()) == ("settled", 2e6, 0.0)
+    assert ledger.reserve(0.0) is None  # spent is past the limit: nothing more fits
+
+
 def test_bad_pico_amounts(make: MakeLedger) -> None:
     ledger = make(1.0)
     name = type(ledger).__name__
     with pytest.raises(
-        TypeError, match=rf"^{name}.reserve.pico: expected an int of picodollars, got float.$"
+        TypeError, match=rf"^{name}.reserve: pico must be an int of picodollars, got float.$"
     ):
         ledger._reserve_pico(1.0)  # type: ignore[arg-type]
     with pytest.raises(
-        ValueError, match=rf"^{name}.reserve.pico: expected picodollars >= 0, got -1.$"
+        ValueError, match=rf"^{name}.reserve: pico must be picodollars >= 0, got -1.$"
     ):
         ledger._reserve_pico(-1)
     r = ledger._reserve_pico(5)
     assert r is not None
     with pytest.raises(
-        TypeError, match=r"^Reservation.settle.pico: expected an int of picodollars, got bool.$"
+        TypeError, match=r"^Reservation.settle: pico must be an int of picodollars, got bool.$"
     ):
         r._settle_pico(True)
 
 
 def test_sqlite_and_redis_constructor_errors(tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match=r"^SqliteLedger.path: expected a str or path, got int.$"):
+    with pytest.raises(TypeError, match=r"^SqliteLedger: path must be a str or path, got int.$"):
         SqliteLedger(3, 1.0)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^RedisLedger.key: expected a non-empty str, got ''.$"):
+    with pytest.raises(TypeError, match=r"^RedisLedger: key must be a non-empty str, got ''.$"):
         RedisLedger("redis://127.0.0.1:1", 1.0, key="")
     with pytest.raises(
         TypeError,
-        match=r"^RedisLedger.url_or_client: expected a redis:// URL or a redis.Redis client, got dict.$",
+        match=r"^RedisLedger: url_or_client must be a redis:// URL or a redis.Redis client, got dict.$",
     ):
         RedisLedger({}, 1.0, key="k")
 
@@ -374,6 +379,7 @@ def test_redis_ledgers_on_one_key_share_the_budget(redis_url: str | None) -> Non
     r.settle(0.5)
     assert (b.spent_usd(), b.reserved_usd()) == (0.5, 0.0)
     assert sorted(k.decode() for k in b.client.keys(f"{{{key}}}:*")) == [
+        f"{{{key}}}:all:settled:0",
         f"{{{key}}}:all:spent:0",
         f"{{{key}}}:all:used:0",
     ]
@@ -411,9 +417,17 @@ def test_sqlite_durability_is_the_synchronous_pragma(tmp_path: Path) -> None:
     assert durable._connection().execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
     assert fast._connection().execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL
     assert fast._connection().execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    with pytest.raises(TypeError, match=r"^SqliteLedger.durable: expected True or False, got 1.$"):
+    with pytest.raises(TypeError, match=r"^SqliteLedger: durable must be True or False, got 1.$"):
         SqliteLedger(tmp_path / "a.db", 1.0, durable=1)  # type: ignore[arg-type]
-    with pytest.raises(
-        ValueError, match=r"^SqliteLedger.timeout: expected seconds > 0, got nan.$"
-    ):
+    with pytest.raises(ValueError, match=r"^SqliteLedger: timeout must be seconds > 0, got nan.$"):
         SqliteLedger(tmp_path / "a.db", 1.0, timeout=math.nan)
+
+
+def test_an_sqlite_path_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
+    for path in (tmp_path, tmp_path / "missing" / "ledger.db"):
+        with pytest.raises(ValueError) as info:
+            SqliteLedger(path, 1.0)
+        assert str(info.value) == (
+            f"SqliteLedger: path must be an SQLite file this process can write, got "
+            f"{str(path)!r} (OperationalError: unable to open database file)."
+        )

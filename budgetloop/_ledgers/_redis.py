@@ -4,9 +4,11 @@ Reserve, settle and release are each one Lua script, which Redis runs without in
 Amounts are integer picodollars handled by ``INCRBY``/``DECRBY`` (exact in 64 bits) and compared
 as decimal strings, never as Lua's doubles. Keys, with ``{key}`` as a hash tag so that a cluster
 keeps them in one slot, per period P: ``{key}:spent:P`` (settled), ``{key}:used:P`` (settled plus
-held), ``{key}:held:P`` (hash: reservation -> amount) and ``{key}:lease:P`` (sorted set:
-reservation -> lease end). Leases are on the clients' clock (``clock=``): keep the machines'
-clocks in step (NTP), since a skew between them moves lease ends by as much.
+held), ``{key}:held:P`` (hash: reservation -> amount), ``{key}:lease:P`` (sorted set:
+reservation -> lease end) and ``{key}:settled:P`` (sorted set: reservation -> when settled, kept
+a day, so a settle retried after a lost reply is not added twice). Leases are on the clients'
+clock (``clock=``): keep the machines' clocks in step (NTP), since a skew between them moves
+lease ends by as much.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ._ledger_base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
+from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
+
+SETTLED_KEPT = 86400.0  # a settle retried within a day of the first is recognised
 
 # Drop ended leases of one period: the amount they held leaves ``used``.
 _EXPIRE = """
@@ -54,6 +58,9 @@ return 1
 )
 
 SETTLE = """
+if redis.call('ZSCORE', KEYS[5], ARGV[1]) then return 0 end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', ARGV[4])
+redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
 local amount = redis.call('HGET', KEYS[3], ARGV[1])
 if amount then
   redis.call('DECRBY', KEYS[2], amount)
@@ -98,7 +105,7 @@ class RedisLedger(Ledger):
         clock: Clock = time.time,
     ) -> None:
         if not isinstance(key, str) or not key:
-            raise TypeError(f"RedisLedger.key: expected a non-empty str, got {key!r}.")
+            raise TypeError(f"RedisLedger: key must be a non-empty str, got {key!r}.")
         self._configure("RedisLedger", limit_usd, period, lease_seconds, clock)
         self.key = key
         self._kind = self.period or "all"
@@ -114,7 +121,7 @@ class RedisLedger(Ledger):
             self.client = url_or_client
         else:
             raise TypeError(
-                "RedisLedger.url_or_client: expected a redis:// URL or a redis.Redis client, "
+                "RedisLedger: url_or_client must be a redis:// URL or a redis.Redis client, "
                 f"got {type(url_or_client).__name__}."
             )
         self._reserve = self.client.register_script(RESERVE)
@@ -124,14 +131,17 @@ class RedisLedger(Ledger):
 
     def _keys(self, period: int) -> list[str]:
         base = f"{{{self.key}}}:{self._kind}"
-        return [f"{base}:{name}:{period}" for name in ("spent", "used", "held", "lease")]
+        names = ("spent", "used", "held", "lease", "settled")
+        return [f"{base}:{name}:{period}" for name in names]
 
     def _try_reserve(self, ident: str, pico: int, period: int, now: float, expires: float) -> bool:
         args = [repr(now), repr(expires), str(pico), str(self._limit), ident]
         return bool(self._reserve(keys=self._keys(period), args=args))
 
     def _settle(self, reservation: Reservation, pico: int) -> None:
-        self._settle_script(keys=self._keys(reservation.period), args=[reservation.id, str(pico)])
+        now = self._now()
+        args = [reservation.id, str(pico), repr(now), repr(now - SETTLED_KEPT)]
+        self._settle_script(keys=self._keys(reservation.period), args=args)
 
     def _release(self, reservation: Reservation) -> None:
         self._release_script(keys=self._keys(reservation.period), args=[reservation.id])

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ._ledger_base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
+from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS spend ("
@@ -23,7 +23,9 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS held ("
     " id TEXT PRIMARY KEY, kind TEXT NOT NULL, period INTEGER NOT NULL,"
     " pico INTEGER NOT NULL, expires REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS settled (id TEXT PRIMARY KEY, at REAL NOT NULL)",
 )
+SETTLED_KEPT = 86400.0  # a settle retried within a day of the first is recognised and not re-added
 
 
 class SqliteLedger(Ledger):
@@ -50,24 +52,31 @@ class SqliteLedger(Ledger):
         durable: bool = True,
     ) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ValueError(f"SqliteLedger.timeout: expected seconds > 0, got {timeout!r}.")
+            raise ValueError(f"SqliteLedger: timeout must be seconds > 0, got {timeout!r}.")
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(
-                f"SqliteLedger.path: expected a str or path, got {type(path).__name__}."
+                f"SqliteLedger: path must be a str or path, got {type(path).__name__}."
             )
         self._configure("SqliteLedger", limit_usd, period, lease_seconds, clock)
         self.path = os.fspath(path)
         self._kind = self.period or "all"
         self._timeout = timeout
         if not isinstance(durable, bool):
-            raise TypeError(f"SqliteLedger.durable: expected True or False, got {durable!r}.")
+            raise TypeError(f"SqliteLedger: durable must be True or False, got {durable!r}.")
         self.durable = durable
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._pid = 0
-        with self._transaction() as db:
-            for statement in SCHEMA:
-                db.execute(statement)
+        try:
+            with self._transaction() as db:
+                for statement in SCHEMA:
+                    db.execute(statement)
+        except sqlite3.Error as exc:
+            self.close()
+            raise ValueError(
+                f"SqliteLedger: path must be an SQLite file this process can write, "
+                f"got {self.path!r} ({type(exc).__name__}: {exc})."
+            ) from exc
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():  # a forked child opens its own
@@ -117,7 +126,14 @@ class SqliteLedger(Ledger):
             return True
 
     def _settle(self, reservation: Reservation, pico: int) -> None:
+        now = self._now()
         with self._transaction() as db:
+            db.execute("DELETE FROM settled WHERE at < ?", (now - SETTLED_KEPT,))
+            added = db.execute(
+                "INSERT OR IGNORE INTO settled (id, at) VALUES (?, ?)", (reservation.id, now)
+            )
+            if added.rowcount == 0:  # a retry of a settle the file already has
+                return
             db.execute("DELETE FROM held WHERE id = ?", (reservation.id,))
             db.execute(
                 "INSERT INTO spend (kind, period, pico) VALUES (?, ?, ?)"

@@ -13,61 +13,70 @@ import secrets
 import threading
 from collections.abc import Callable
 
-from ._types import from_pico, to_pico
+from .._types import from_pico, to_pico
 
 PERIODS: dict[str | None, int] = {None: 0, "hour": 3600, "day": 86400}
 MAX_USD = 1_000_000  # the largest limit or settled amount, so every store's int64 holds the sum
 MAX_PICO = to_pico(MAX_USD)
+# The most one settle records (about $4.6M): any larger cost is past every limit already, and
+# what a store adds up stays within a signed 64-bit integer. The run itself keeps the exact sum.
+SETTLE_MAX_PICO = 2**62
 DEFAULT_LEASE = 600.0
 Clock = Callable[[], float]
 
 
 def _kind(value: object) -> str:
-    return "null" if value is None else type(value).__name__
+    return "None" if value is None else type(value).__name__
+
+
+def _must(where: str, expected: str, got: str) -> str:
+    """The one error grammar, for ``where`` written as ``Owner.name``."""
+    owner, _, name = where.rpartition(".")
+    return f"{owner}: {name} must be {expected}, got {got}."
 
 
 def check_usd(where: str, value: object, *, maximum: bool = True) -> int:
     """A dollar amount as picodollars: a finite number >= 0 (at most ``MAX_USD``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{where}: expected a number of dollars, got {_kind(value)}.")
+        raise TypeError(_must(where, "a number of dollars", _kind(value)))
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{where}: expected a finite number >= 0, got {value!r}.")
+        raise ValueError(_must(where, "a finite number >= 0", repr(value)))
     if maximum and value > MAX_USD:
-        raise ValueError(f"{where}: expected at most {MAX_USD} dollars, got {value!r}.")
+        raise ValueError(_must(where, f"at most {MAX_USD} dollars", repr(value)))
     return to_pico(value)
 
 
 def check_pico(where: str, value: object, *, maximum: bool = True) -> int:
     """Picodollars: an int >= 0 (at most ``MAX_PICO``)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{where}: expected an int of picodollars, got {_kind(value)}.")
+        raise TypeError(_must(where, "an int of picodollars", _kind(value)))
     if value < 0:
-        raise ValueError(f"{where}: expected picodollars >= 0, got {value!r}.")
+        raise ValueError(_must(where, "picodollars >= 0", repr(value)))
     if maximum and value > MAX_PICO:
-        raise ValueError(f"{where}: expected at most {MAX_PICO} picodollars, got {value!r}.")
+        raise ValueError(_must(where, f"at most {MAX_PICO} picodollars", repr(value)))
     return value
 
 
 def check_period(where: str, period: object) -> str | None:
     if period is not None and not isinstance(period, str):
-        raise TypeError(f"{where}.period: expected 'hour', 'day' or None, got {_kind(period)}.")
+        raise TypeError(f"{where}: period must be 'hour', 'day' or None, got {_kind(period)}.")
     if period not in PERIODS:
-        raise ValueError(f"{where}.period: expected 'hour', 'day' or None, got {period!r}.")
+        raise ValueError(f"{where}: period must be 'hour', 'day' or None, got {period!r}.")
     return period
 
 
 def check_lease(where: str, lease: object) -> float:
     if isinstance(lease, bool) or not isinstance(lease, (int, float)):
-        raise TypeError(f"{where}.lease_seconds: expected a number, got {_kind(lease)}.")
+        raise TypeError(f"{where}: lease_seconds must be a number, got {_kind(lease)}.")
     if not math.isfinite(lease) or lease <= 0:
-        raise ValueError(f"{where}.lease_seconds: expected a finite number > 0, got {lease!r}.")
+        raise ValueError(f"{where}: lease_seconds must be a finite number > 0, got {lease!r}.")
     return float(lease)
 
 
 def check_clock(where: str, clock: object) -> Clock:
     if not callable(clock):
         raise TypeError(
-            f"{where}.clock: expected a callable returning seconds, got {_kind(clock)}."
+            f"{where}: clock must be a callable returning seconds, got {_kind(clock)}."
         )
     return clock
 
@@ -79,12 +88,22 @@ def period_index(period: str | None, now: float) -> int:
     return 0 if length == 0 else int(now // length)
 
 
+class LedgerError(RuntimeError):
+    """A ledger's store did not answer (a locked SQLite file, a lost Redis connection).
+
+    Money is never forgotten on its account: a settle the store did not take is kept pending
+    in the ``Ledger`` object and applied by its next operation that reaches the store."""
+
+
 class Reservation:
     """Money set aside before a call: ``settle`` it at the actual cost, or ``release`` it.
 
     ``settle`` may be called once; it records the spend even after ``release`` or after the
     lease ended (money spent is never forgotten), and a second ``settle`` is a ``ValueError``.
-    ``release`` is idempotent: a no-op once the reservation is settled or released.
+    When the store does not answer, the spend is kept pending in the ledger (``state`` is
+    ``pending``), ``settle`` raises ``LedgerError``, and the ledger's next operation that
+    reaches the store records it. ``release`` is idempotent: a no-op once the reservation is
+    settled, pending or released.
     """
 
     def __init__(self, ledger: Ledger, ident: str, pico: int, period: int, expires: float) -> None:
@@ -103,20 +122,35 @@ class Reservation:
 
     @property
     def state(self) -> str:
-        """``held``, ``settled`` or ``released``."""
+        """``held``, ``settled``, ``pending`` (spent, not yet recorded by the store) or
+        ``released``."""
         return self._state
 
     def settle(self, actual_usd: float) -> None:
         """Record ``actual_usd`` as spent and free the reservation."""
-        self._settle_pico(check_usd("Reservation.settle.actual_usd", actual_usd))
+        pico = check_usd("Reservation.settle.actual_usd", actual_usd, maximum=False)
+        failure = self._settle_pico(pico)
+        if failure is not None:
+            raise LedgerError(
+                f"Reservation.settle: the store did not record ${actual_usd} "
+                f"({type(failure).__name__}: {failure}); it is kept pending and recorded by "
+                "the ledger's next operation that reaches the store."
+            ) from failure
 
-    def _settle_pico(self, pico: int) -> None:
-        check_pico("Reservation.settle.pico", pico)
+    def _settle_pico(self, pico: int) -> Exception | None:
+        """Record ``pico`` spent: at once, or kept pending in the ledger when the store does
+        not answer (then the store's error is returned). Never raises for the store."""
+        check_pico("Reservation.settle.pico", pico, maximum=False)
         with self._lock:
-            if self._state == "settled":
+            if self._state in ("settled", "pending"):
                 raise ValueError(f"Reservation.settle: reservation {self.id} is already settled.")
-            self._ledger._settle(self, pico)
-            self._state = "settled"
+            failure = self._ledger._record(self, pico)
+            self._state = "settled" if failure is None else "pending"
+            return failure
+
+    def _recorded(self) -> None:
+        """A pending settle reached the store."""
+        self._state = "settled"
 
     def release(self) -> None:
         """Free the reservation without spending anything (a no-op if already done)."""
@@ -145,6 +179,8 @@ class Ledger(abc.ABC):
         self.period = check_period(where, period)
         self.lease_seconds = check_lease(where, lease_seconds)
         self._clock = check_clock(where, clock)
+        self._pending: dict[str, tuple[Reservation, int]] = {}  # settles the store did not take
+        self._pending_lock = threading.Lock()
 
     @property
     def limit_pico(self) -> int:
@@ -158,6 +194,7 @@ class Ledger(abc.ABC):
 
     def _reserve_pico(self, pico: int) -> Reservation | None:
         check_pico(f"{type(self).__name__}.reserve.pico", pico, maximum=False)
+        self._flush_or_raise("reserve")
         if pico > self._limit:
             return None
         now = self._now()
@@ -177,16 +214,67 @@ class Ledger(abc.ABC):
         return from_pico(self.reserved_pico())
 
     def spent_pico(self) -> int:
+        self._flush_or_raise("spent_usd")
         return self._totals(self._now())[0]
 
     def reserved_pico(self) -> int:
+        self._flush_or_raise("reserved_usd")
         return self._totals(self._now())[1]
+
+    # -- settles: one path, and what happens when the store does not answer -------------------
+
+    def pending_usd(self) -> float:
+        """Spend settled by this process that its store has not recorded yet (it did not
+        answer); recorded by the next operation that reaches it, or by ``flush()``."""
+        with self._pending_lock:
+            return from_pico(sum(pico for _, pico in self._pending.values()))
+
+    def flush(self) -> float:
+        """Try again to record every pending settle; return the dollars still pending."""
+        self._flush()
+        return self.pending_usd()
+
+    def _record(self, reservation: Reservation, pico: int) -> Exception | None:
+        """Record a settle in the store (earlier pending ones first), or keep it pending.
+        Returns the store's error when it is kept; never raises for the store."""
+        self._flush()
+        try:
+            self._settle(reservation, min(pico, SETTLE_MAX_PICO))
+        except Exception as exc:
+            with self._pending_lock:
+                self._pending[reservation.id] = (reservation, pico)
+            return exc
+        return None
+
+    def _flush(self) -> Exception | None:
+        """Record pending settles, oldest first; the store's error if one is still pending."""
+        with self._pending_lock:
+            waiting = list(self._pending.items())
+        for ident, (reservation, pico) in waiting:
+            try:
+                self._settle(reservation, min(pico, SETTLE_MAX_PICO))
+            except Exception as exc:
+                return exc
+            with self._pending_lock:
+                self._pending.pop(ident, None)
+            reservation._recorded()
+        return None
+
+    def _flush_or_raise(self, where: str) -> None:
+        failure = self._flush()
+        if failure is not None:
+            raise LedgerError(
+                f"{type(self).__name__}.{where}: ${self.pending_usd():.6f} of settled spend "
+                f"is not recorded yet ({type(failure).__name__}: {failure}); the store must "
+                "take it before the ledger can answer."
+            ) from failure
 
     def _now(self) -> float:
         now = self._clock()
         if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now):
             raise TypeError(
-                f"{type(self).__name__}.clock: expected a finite number of seconds, got {now!r}."
+                f"{type(self).__name__}: clock must return a finite number of seconds, "
+                f"got {now!r}."
             )
         return float(now)
 
@@ -196,7 +284,8 @@ class Ledger(abc.ABC):
 
     @abc.abstractmethod
     def _settle(self, reservation: Reservation, pico: int) -> None:
-        """Atomically: drop the reservation (if still held) and add ``pico`` to its period."""
+        """Atomically: drop the reservation (if still held) and add ``pico`` to its period,
+        once: a retried settle of a reservation the store has already recorded adds nothing."""
 
     @abc.abstractmethod
     def _release(self, reservation: Reservation) -> None:

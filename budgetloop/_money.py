@@ -1,0 +1,83 @@
+"""The run's money, kept in one place: what a call may cost, what it did cost, and the shared
+ledger's part in both.
+
+``Money`` is the only code that changes what a run has spent. A turn asks it to ``reserve`` the
+worst case before a model call (a shared ledger may refuse, or not answer: either stops the run
+before the call), then to ``bill`` the call the moment it is over. Billing adds to the run's
+spend first and settles the ledger second; a store that does not answer keeps the settle pending
+in the ledger (see ``budgetloop._ledgers``), never raises into the turn, and the run's next
+``reserve`` stops it, with the store's error, rather than send anything more. So a call that was
+billed is always recorded as a step, and the ledger never ends below what was billed.
+"""
+
+from __future__ import annotations
+
+from ._dispatch import describe
+from ._ledgers import Ledger, Reservation
+from ._turn import Ending, Reply
+from ._types import PICO, Price, Stop, to_pico
+
+
+class Money:
+    """What the run has spent (whole picodollars) and its reservations in a shared ledger."""
+
+    __slots__ = ("ledger", "spent", "unrecorded")
+
+    def __init__(self, spent: int, ledger: Ledger | None) -> None:
+        self.spent = spent
+        self.ledger = ledger
+        self.unrecorded: Exception | None = None  # the store's error when a settle was kept
+
+    def reserve(self, projected: int | None) -> tuple[Reservation | None, Ending | None]:
+        """Hold the next call's worst case in the shared ledger, if there is one; or the stop
+        that comes instead: a refusal, or a store that does not answer."""
+        ledger = self.ledger
+        if ledger is None:
+            return None, None
+        amount = projected or 0
+        try:
+            reservation = ledger._reserve_pico(amount)
+        except Exception as exc:
+            return None, Ending(
+                Stop.SHARED_BUDGET,
+                f"the shared ledger did not answer, so no further call was sent"
+                f"{self._pending_words()}",
+                describe(exc),
+            )
+        if reservation is not None:
+            return reservation, None
+        return None, Ending(
+            Stop.SHARED_BUDGET,
+            f"the shared ledger refused the next turn's worst case ${amount / PICO:.6f}:"
+            f" ${ledger.spent_usd():.6f} spent and ${ledger.reserved_usd():.6f} reserved of"
+            f" ${ledger.limit_usd}",
+        )
+
+    def bill(self, cost: int, reservation: Reservation | None) -> None:
+        """A model call is over: its cost is spent, then settled in the ledger. Never raises
+        for the store: a settle it did not take is kept pending (see the module's text)."""
+        self.spent += cost
+        if reservation is not None:
+            failure = reservation._settle_pico(cost)
+            if failure is not None:
+                self.unrecorded = failure
+
+    def _pending_words(self) -> str:
+        ledger = self.ledger
+        if ledger is None or self.unrecorded is None:
+            return ""
+        return f" (${ledger.pending_usd():.6f} billed here is still to be recorded in it)"
+
+
+def call_cost(reply: Reply, projected: int | None, price: Price | None) -> int:
+    """A model call's cost in picodollars: as reported, else priced usage, else projected
+    (no usage reported: the worst case it was allowed). A failed call that returned nothing
+    costs nothing; one abandoned at the deadline may have been billed, so it costs the worst."""
+    completion = reply.completion
+    if completion is not None and completion.cost_usd is not None:
+        return to_pico(completion.cost_usd)
+    if completion is not None and completion.usage is not None and price is not None:
+        return price.usage_pico(completion.usage)
+    if completion is None and not reply.abandoned:
+        return 0
+    return projected or 0
