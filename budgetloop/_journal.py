@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from ._files import check_trace_path, open_new, read_regular
 from ._trace import Result, Step, check_header, message_to_dict
-from ._types import Message
+from ._types import Message, from_pico, to_pico
 from ._validate_trace import (
     as_int,
     as_number,
@@ -62,9 +62,15 @@ class Journal:
         self._fh.flush()
 
     def header(self, result: Result) -> None:
+        """The run's first line. A fork's run starts with money spent that none of its steps
+        accounts for (its source's steps after the fork point): the header carries it, so a
+        file cut before its end line still loads with all the run has spent."""
         self.started = True
         data = result.to_dict()
         head = {k: data[k] for k in ("format", "version", "budget", "price", "max_output_tokens")}
+        carried = to_pico(result.cost_usd) - sum(to_pico(s.cost_usd) for s in result.steps)
+        if carried > 0:
+            head["carried_usd"] = from_pico(carried)
         self._line(
             {**head, "kind": "header", "tools": data["tools"], "messages": data["messages"]}
         )
@@ -228,7 +234,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
                 end, end_line = _end(entry), number
         except ValueError as exc:
             raise ValueError(f"{at}: {exc}") from None
-    spent = sum(s.cost_usd for s in steps)
+    spent = from_pico(header["carried"] + sum(to_pico(s.cost_usd) for s in steps))
     return Result(
         stop=end.get("stop"),
         answer=end.get("answer"),
@@ -254,6 +260,7 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
         ),
         "tools": read_tools(get_key(entry, "", "tools", ()), "tools"),
         "messages": read_messages(get_key(entry, "", "messages"), "messages"),
+        "carried": to_pico(as_number(get_key(entry, "", "carried_usd", 0.0), "carried_usd")),
     }
 
 

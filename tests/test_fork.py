@@ -163,3 +163,30 @@ def test_until_that_is_not_a_function_fails_before_any_step() -> None:
     ):
         s.run(until=3)  # type: ignore[arg-type]
     assert s.steps == ()
+
+
+def test_a_fork_killed_before_its_end_loads_with_the_spend_it_inherited(tmp_path: Any) -> None:
+    # hole 2: the fork's journal carries what its source spent after the fork point
+    from budgetloop import load_trace
+
+    s = session()
+    s.run()
+    spent = s.result.cost_usd  # three calls
+    fixed = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("rate", {"currency": "EUR"}, "r2")])],
+        price=PRICE,
+        max_output_tokens=50,
+    )
+    fork = s.fork(1, complete=fixed, trace_path=tmp_path / "fork.jsonl")
+    fork.step()  # the process dies here: no end line
+    assert not fork.done
+    cut = load_trace(tmp_path / "fork.jsonl")
+    assert cut.cost_usd == fork.result.cost_usd
+    assert cut.cost_usd > spent
+    assert [st.index for st in cut.steps] == [0, 1]
+    # resumed from the cut file, the lineage's ceiling holds on all of it
+    budget = Budget(max_cost_usd=cut.cost_usd + 0.0001)
+    model = ScriptedModel(["anything"], price=PRICE, max_output_tokens=50)
+    again = resume(tmp_path / "fork.jsonl", model, tools=[rate, transfer], budget=budget)
+    assert again.result.cost_usd == cut.cost_usd
+    assert again.run().stop == "max_cost_usd"
