@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import sys
@@ -186,6 +187,13 @@ class Result:
     @property
     def answered(self) -> bool:
         return self.stop is Stop.ANSWERED
+
+    @property
+    def carried_usd(self) -> float:
+        """Spend no step of this run accounts for: what the run it was forked from spent
+        after the fork point (0.0 for a run that was not forked). ``cost_usd`` includes it."""
+        carried = self.cost_usd - math.fsum(s.cost_usd for s in self.steps)
+        return carried if carried > 1e-12 else 0.0
 
     @property
     def tool_calls(self) -> tuple[CallRecord, ...]:

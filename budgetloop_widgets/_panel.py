@@ -10,7 +10,7 @@ from html import escape
 
 import ipywidgets as widgets
 
-from budgetloop import Projection, ScriptedModel, Session
+from budgetloop import NextTurn, Projection, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
 
 from ._cards import StepCards
@@ -335,9 +335,11 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         session = self.session
         result = session.result
         projection: Projection | None = None
+        nxt: NextTurn | None = None
         missing = "no projection"
         try:
-            projection = session.projection
+            nxt = session.next_turn  # what the loop will do: the panel says the loop's words
+            projection = session.projection if nxt.projection is None else nxt.projection
         except Exception as exc:  # a broken count_tokens: say so where the numbers would be
             missing = f"the projection failed: {type(exc).__name__}: {exc}"
             self.show_error(f"Projecting the next turn raised {type(exc).__name__}: {exc}",
@@ -351,7 +353,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.status.value = stop_html(result)
         meter = meter_html(
             projection, used_by(result), session.budget, done=session.done, label=label,
-            missing=missing,
+            missing=missing, next_turn=nxt,
         )  # fmt: skip
         ledger = session.options.ledger
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
@@ -360,8 +362,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         # after a cost stop, the projection that stopped the run is still the crossing point
         drawn = projection if not session.done or stopped_by_cost(result) else None
         self.charts.value = charts_html(
-            result.steps, session.budget, drawn, max_points=self.chart_points
-        )
+            result.steps, session.budget, drawn, max_points=self.chart_points,
+            carried=result.carried_usd,
+        )  # fmt: skip
         messages = result.messages  # as the trace holds them: through redact= when given
         head = plural(len(messages), "message")
         if projection is not None:

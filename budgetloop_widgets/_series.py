@@ -18,18 +18,19 @@ class Series:
     """Per-step figures of a run, as the charts and the meter draw them."""
 
     tokens: tuple[int, ...]  # input tokens each step reported (0 when it reported none)
-    points: tuple[tuple[float, float], ...]  # (step.index + 1, cost so far), after (0, 0.0)
+    points: tuple[tuple[float, float], ...]  # (step.index + 1, cost so far), after (0, carried)
     executed: int  # tool calls run (ok or error), as ``len(Result.tool_calls)``
 
 
 class _Growing:
     """The figures of one run's steps, extended as the run grows."""
 
-    def __init__(self) -> None:
+    def __init__(self, carried: float) -> None:
+        self.carried = carried
         self.steps: tuple[Step, ...] = ()
         self.tokens: list[int] = []
         self.points: list[tuple[float, float]] = []
-        self.total = 0.0
+        self.total = carried
         self.executed = 0
 
     def extend(self, steps: tuple[Step, ...]) -> None:
@@ -46,22 +47,26 @@ _KEPT = 4
 _LOCK = threading.Lock()
 
 
-def series_of(steps: Sequence[Step]) -> Series:
-    """The figures of ``steps``. A refresh after a step passes over the new steps only: the
-    figures of the last few runs drawn are kept, and reused for any steps that begin with the
-    same steps (equal ones: the comparison is by identity first, so it costs little)."""
+def series_of(steps: Sequence[Step], carried: float = 0.0) -> Series:
+    """The figures of ``steps``, the cost starting from ``carried`` (``Result.carried_usd``:
+    what a forked run's source spent that none of its steps accounts for). A refresh after a
+    step passes over the new steps only: the figures of the last few runs drawn are kept, and
+    reused for any steps that begin with the same steps (equal ones: the comparison is by
+    identity first, so it costs little)."""
     steps = tuple(steps)
     with _LOCK:
         for i, growing in enumerate(_GROWING):
             n = len(growing.steps)
-            if n <= len(steps) and steps[:n] == growing.steps:
+            if growing.carried == carried and n <= len(steps) and steps[:n] == growing.steps:
                 del _GROWING[i]
                 break
         else:
-            growing = _Growing()
+            growing = _Growing(carried)
         growing.extend(steps)
         _GROWING.insert(0, growing)
         del _GROWING[_KEPT:]
         return Series(
-            tuple(growing.tokens), ((0, 0.0), *growing.points) if steps else (), growing.executed
+            tuple(growing.tokens),
+            ((0, carried), *growing.points) if steps or carried else (),
+            growing.executed,
         )

@@ -85,7 +85,9 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
         self.show_request = widgets.ToggleButton(description="request as sent", value=False)
         self.page_label = widgets.HTML()
         self.summary = widgets.HTML(stop_html(self.result))
-        self.charts = widgets.HTML(charts_html(steps, self.result.budget))
+        self.charts = widgets.HTML(
+            charts_html(steps, self.result.budget, carried=self.result.carried_usd)
+        )
         self.meter = widgets.HTML()
         self.detail = widgets.HTML()
         self.request = widgets.HTML()

@@ -18,7 +18,17 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from budgetloop import Budget, CallRecord, Message, Projection, Result, Step, Stop, load_trace
+from budgetloop import (
+    Budget,
+    CallRecord,
+    Message,
+    NextTurn,
+    Projection,
+    Result,
+    Step,
+    Stop,
+    load_trace,
+)
 
 from ._series import series_of
 from ._status import traceback_html
@@ -82,7 +92,9 @@ class Used:
 
 
 def used_by(result: Result) -> Used:
-    return Used(len(result.steps), result.seconds, series_of(result.steps).executed)
+    return Used(
+        len(result.steps), result.seconds, series_of(result.steps, result.carried_usd).executed
+    )
 
 
 def _of(used: str, name: str, limit: object | None) -> str:
@@ -97,10 +109,13 @@ def meter_html(
     done: bool,
     label: str = "",
     missing: str = "no projection",
+    next_turn: NextTurn | None = None,
 ) -> str:
     """The budget meter: spent and projected against max_cost_usd, and the other ceilings.
 
-    ``missing`` is said instead of the projection when there is none.
+    ``missing`` is said instead of the projection when there is none. ``next_turn`` is what
+    the loop says the next step will do (``Session.next_turn``): a stop before the model is
+    called, or a final answer without tools, is said under the ceilings while the run goes on.
     """
     parts = ['<div class="bl-meter">']
     if label:
@@ -123,15 +138,33 @@ def meter_html(
         f'<span class="bl-ceil"><b>{name}</b> {value}</span>' for name, value in ceilings
     )
     parts.append(f'<div class="bl-ceilings">{cells}</div>')
-    if projection is not None and not projection.fits and not done:
-        parts.append(
-            '<div class="bl-warn">The next step would not fit: spent '
-            f"{usd(projection.spent_usd)} + projected {usd(projection.cost_usd)} = "
-            f"{usd(projection.total_usd)} is over max_cost_usd {usd(projection.limit_usd)}. "
-            "The run will stop there (max_cost_usd) without calling the model.</div>"
-        )
+    if next_turn is not None and not done:
+        parts.append(next_turn_html(next_turn))
     parts.append("</div>")
     return "".join(parts)
+
+
+def next_turn_html(nxt: NextTurn) -> str:
+    """What the loop says the next step will do, when it is not an ordinary call."""
+    p = nxt.projection
+    if nxt.action == "stop":
+        why = f": {nxt.detail}" if nxt.detail else ""
+        if nxt.stop is Stop.MAX_COST_USD and p is not None and p.cost_usd is not None:
+            why = (
+                f": spent {usd(p.spent_usd)} + projected {usd(p.cost_usd)} = "
+                f"{usd(p.total_usd)} is over max_cost_usd {usd(p.limit_usd)}"
+            )
+        return (
+            f'<div class="bl-warn">The next step will not call the model: the run stops there '
+            f"({text(str(nxt.stop))}){text(why)}.</div>"
+        )
+    if nxt.action == "final_answer":
+        return (
+            '<div class="bl-warn">The next step is the final answer: the model is called '
+            f"without tools, then the run ends ({text(str(nxt.stop))}): "
+            f"{text(nxt.detail or '')}.</div>"
+        )
+    return ""
 
 
 def _cost_bar(p: Projection) -> str:
@@ -336,14 +369,16 @@ def charts_html(
     next_projection: Projection | None = None,
     *,
     max_points: int = MAX_POINTS,
+    carried: float = 0.0,
 ) -> str:
     """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG, each
     drawn from at most ``max_points`` points.
 
-    ``next_projection`` (the next step's, or the one that stopped the run) is drawn as a hollow
-    point at spent + projected.
+    The cost starts at ``carried`` (``Result.carried_usd``: a fork's spend inherited from its
+    source); ``next_projection`` (the next step's, or the one that stopped the run) is drawn as
+    a hollow point at spent + projected.
     """
-    figures = series_of(steps)
+    figures = series_of(steps, carried)
     bars = bar_chart(
         figures.tokens, title="input tokens per step, reported", max_points=max_points
     )

@@ -11,6 +11,7 @@ from budgetloop import (
     CallRecord,
     Completion,
     Message,
+    NextTurn,
     Price,
     Projection,
     Result,
@@ -89,12 +90,17 @@ def test_projection_text_says_whether_the_turn_fits() -> None:
 def test_meter_warns_only_when_the_next_turn_would_not_fit_and_the_run_goes_on() -> None:
     used = Used(steps=3, seconds=1.5, tool_calls=4)
     budget = Budget(max_steps=10, max_cost_usd=0.05, max_tool_calls=20)
-    fits = meter_html(projection(), used, budget, done=False)
-    over = meter_html(projection(fits=False), used, budget, done=False)
-    ended = meter_html(projection(fits=False), used, budget, done=True)
+    p, unfit = projection(), projection(fits=False)
+    fits = meter_html(p, used, budget, done=False, next_turn=NextTurn("call", None, None, p))
+    stop = NextTurn("stop", Stop.MAX_COST_USD, "next turn projected ...", unfit)
+    over = meter_html(unfit, used, budget, done=False, next_turn=stop)
+    ended = meter_html(unfit, used, budget, done=True, next_turn=stop)
     assert "bl-warn" not in fits
-    assert "The next step would not fit" in over
-    assert "The run will stop there (max_cost_usd)" in over
+    assert (
+        '<div class="bl-warn">The next step will not call the model: the run stops there '
+        "(max_cost_usd): spent $0.03 + projected $0.011202 = $0.041202 is over max_cost_usd "
+        "$0.05.</div>"
+    ) in over
     assert "bl-warn" not in ended
     for html in (fits, over):
         assert "<b>steps taken</b> 3 of max_steps 10" in html

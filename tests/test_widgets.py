@@ -167,7 +167,9 @@ def test_the_panel_says_when_the_next_turn_will_not_fit_and_stops_there() -> Non
     for _ in range(2):
         assert "bl-warn" not in panel.meter.value
         panel.step_button.click()
-    assert "The next step would not fit" in panel.meter.value
+    assert "The next step will not call the model: the run stops there (max_cost_usd)" in (
+        panel.meter.value
+    )
     crossing = panel.session.projection
     assert f"is over max_cost_usd {_usd(limit)}" in panel.meter.value
     assert not panel.session.done
@@ -515,3 +517,47 @@ def test_traceview_page_size_is_checked() -> None:
         TraceView(finished(), page_size=0)
     with pytest.raises(TypeError, match="TraceView: page_size must be an int, got str"):
         TraceView(finished(), page_size="5")  # type: ignore[arg-type]
+
+
+def test_with_finish_the_panel_says_the_next_step_is_the_final_answer_and_it_is() -> None:
+    # the meter asks the loop (Session.next_turn), so it cannot disagree with what Step does
+    probe = make()
+    totals = []
+    while not probe.done:
+        totals.append(probe.projection.total_usd)
+        probe.step()
+    panel = RunPanel(lambda: make(max_cost_usd=totals[2] - 0.000001, finish=True))
+    nxt = panel.session.next_turn
+    while nxt.action == "call":
+        panel.step_button.click()
+        nxt = panel.session.next_turn
+    assert nxt.action == "final_answer"
+    assert "The next step is the final answer: the model is called without tools" in (
+        panel.meter.value
+    )
+    assert "without calling the model" not in panel.meter.value
+    model = panel.session.complete
+    assert isinstance(model, ScriptedModel)
+    before = len(model.requests)
+    panel.step_button.click()
+    assert len(model.requests) == before + 1  # the model was called, for the final answer
+    assert model.requests[-1].tools == ()
+    assert panel.session.steps[-1].final_answer
+    assert panel.session.done
+
+
+def test_after_a_fork_the_cost_chart_ends_at_what_the_run_has_spent() -> None:
+    source = make()
+    source.run()
+    fork = source.fork(1)
+    fork.step()
+    result = fork.result
+    assert result.carried_usd > 0
+    assert result.cost_usd == pytest.approx(
+        result.carried_usd + sum(s.cost_usd for s in result.steps)
+    )
+    from budgetloop_widgets._series import series_of
+
+    points = series_of(result.steps, result.carried_usd).points
+    assert points[0] == (0, result.carried_usd)
+    assert points[-1][1] == pytest.approx(result.cost_usd)
