@@ -425,7 +425,7 @@ def test_sqlite_durability_is_the_synchronous_pragma(tmp_path: Path) -> None:
 
 def test_an_sqlite_path_that_cannot_be_opened_is_named(tmp_path: Path) -> None:
     for path in (tmp_path, tmp_path / "missing" / "ledger.db"):
-        with pytest.raises(ValueError, match="^SqliteLedger: path must be") as info:
+        with pytest.raises(ValueError, match=r"^SqliteLedger: path must be") as info:
             SqliteLedger(path, 1.0)
         assert str(info.value) == (
             f"SqliteLedger: path must be an SQLite file this process can write, got "
