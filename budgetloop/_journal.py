@@ -17,7 +17,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from ._files import check_trace_path, open_new, read_regular
@@ -38,7 +38,7 @@ from ._validate_trace import (
     read_tools,
 )
 
-__all__ = ["Journal", "check_trace_path", "load_trace"]
+__all__ = ["Journal", "Trace", "as_result", "check_trace_path", "load_trace"]
 
 _MANY_OBJECTS = 100_000
 _BLANK_TO_END = re.compile(rb"\s*\Z")  # what follows a one-line trace's line (no copy made)
@@ -94,6 +94,26 @@ class Journal:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+Trace = Result | Mapping[str, Any] | str | os.PathLike[str]
+
+
+def as_result(trace: Trace, where: str = "as_result", name: str = "trace") -> Result:
+    """A ``Result`` from a Result, the data of ``Result.to_dict()``, or the path of a saved
+    trace (``load_trace``): the one conversion every function that takes a run uses. ``where``
+    and ``name`` say, in an error, which function and which argument it was."""
+    if isinstance(trace, Result):
+        return trace
+    if isinstance(trace, Mapping):
+        return Result.from_dict(dict(trace))
+    if isinstance(trace, (str, os.PathLike)):
+        return load_trace(trace)
+    got = "None" if trace is None else type(trace).__name__
+    raise TypeError(
+        f"{where}: {name} must be a Result, a dict from Result.to_dict() or a path to a saved "
+        f"trace, got {got}."
+    )
 
 
 def load_trace(path: str | os.PathLike[str]) -> Result:

@@ -8,28 +8,9 @@ from __future__ import annotations
 import builtins
 import functools
 import math
-import os
-from typing import Any
 
-from ._journal import load_trace
 from ._trace import Result, Step
 from ._types import Completion, Price, ToolCall, to_pico
-
-Trace = Result | dict[str, Any] | str | os.PathLike[str]
-
-
-def as_result(trace: Trace, where: str) -> Result:
-    """A ``Result`` from a Result, ``to_dict()`` data or a path to a saved trace."""
-    if isinstance(trace, Result):
-        return trace
-    if isinstance(trace, dict):
-        return Result.from_dict(trace)
-    if isinstance(trace, (str, os.PathLike)):
-        return load_trace(trace)
-    raise TypeError(
-        f"{where}: expected a Result, a dict from Result.to_dict() or a path to a saved trace, "
-        f"got {type(trace).__name__}."
-    )
 
 
 class RecordedError(Exception):

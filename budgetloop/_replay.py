@@ -16,7 +16,8 @@ from dataclasses import replace as with_fields
 from typing import Any
 
 from ._dispatch import ABANDONED
-from ._recorded import Trace, as_result, completion_of, messages_before, recorded_error
+from ._journal import Trace, as_result
+from ._recorded import completion_of, messages_before, recorded_error
 from ._run import start
 from ._schema import Tool
 from ._scripted import ScriptedModel
@@ -254,8 +255,8 @@ def first_divergence(a: Trace, b: Trace) -> int | None:
     tool calls (names and arguments, compared parsed, so key order and spacing do not count;
     ids are not compared) or its error. None if they agree; a run that is a prefix of the other
     diverges at the shorter one's length."""
-    first = as_result(a, "first_divergence")
-    second = as_result(b, "first_divergence")
+    first = as_result(a, "first_divergence", "a")
+    second = as_result(b, "first_divergence", "b")
     for index, (x, y) in enumerate(zip(first.steps, second.steps, strict=False)):
         if _said(x) != _said(y):
             return index

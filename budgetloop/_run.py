@@ -10,7 +10,7 @@ from typing import Any
 
 from ._async import AsyncSession
 from ._budget import CountTokens
-from ._journal import load_trace
+from ._journal import as_result
 from ._options import MAX_RESULT_CHARS, Clock, Model, OnStep, Redact
 from ._session import Session
 from ._trace import Result
@@ -148,24 +148,12 @@ def resume(
     budget, price and ``max_output_tokens`` default to the trace's. The context is the trace's
     messages (as the trace kept them: redacted, if the run was) before step ``at``.
     """
-    result = _as_result(trace)
+    result = as_result(trace, "resume")
     options.setdefault("budget", result.budget)
     options.setdefault("price", result.price)
     options.setdefault("max_output_tokens", result.max_output_tokens)
     saved = Session.restore(result, complete, tools=tools, **options)
     return saved.fork(at, messages=messages)
-
-
-def _as_result(trace: Result | dict[str, Any] | str | os.PathLike[str]) -> Result:
-    if isinstance(trace, Result):
-        return trace
-    if isinstance(trace, dict):
-        return Result.from_dict(trace)
-    if isinstance(trace, (str, os.PathLike)):
-        return load_trace(trace)
-    raise TypeError(
-        f"resume: trace must be a Result, a dict or a path, got {type(trace).__name__}."
-    )
 
 
 def _options(given: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ._budget import CountTokens, arguments_text, estimate_text, estimate_tokens
-from ._recorded import Trace, as_result, completion_of, recorded_error
+from ._journal import Trace, as_result
+from ._recorded import completion_of, recorded_error
 from ._types import Completion, Message, Price, Usage
 
 Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]

@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 
 from . import __version__
 from . import _otel_attrs as attrs
-from ._journal import load_trace
+from ._journal import as_result
 from ._otel_attrs import Names
 from ._trace import Result, Step
 from ._types import Message
@@ -201,16 +201,7 @@ def _emit(options: _Options, parent: Any, plan: Sequence[_Span]) -> None:
 
 
 def _as_result(trace: Any) -> Result:
-    if isinstance(trace, Result):
-        return trace
-    if isinstance(trace, dict):
-        return Result.from_dict(trace)
-    if isinstance(trace, (str, os.PathLike)):
-        return load_trace(trace)
-    raise TypeError(
-        f"export_trace.trace: expected a Result, a dict from Result.to_dict() or a path, "
-        f"got {kind(trace)}."
-    )
+    return as_result(trace, "export_trace")
 
 
 def export_trace(

@@ -27,8 +27,8 @@ from budgetloop import (
     Result,
     Step,
     Stop,
-    load_trace,
 )
+from budgetloop import as_result as core_as_result
 
 from ._series import series_of
 from ._status import traceback_html
@@ -49,16 +49,7 @@ def as_result(
     source: Result | Mapping[str, Any] | str | os.PathLike[str], where: str = "TraceView"
 ) -> Result:
     """A Result from a Result, a ``Result.to_dict()`` dict, or the path of a saved trace."""
-    if isinstance(source, Result):
-        return source
-    if isinstance(source, Mapping):
-        return Result.from_dict(dict(source))
-    if isinstance(source, (str, os.PathLike)):
-        return load_trace(source)
-    raise TypeError(
-        f"{where}: source must be a Result, a to_dict() dict or a path, "
-        f"got {type(source).__name__}."
-    )
+    return core_as_result(source, where, "source")
 
 
 def worst_case_text(p: Projection) -> str:

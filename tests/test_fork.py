@@ -124,7 +124,7 @@ def test_resume_a_saved_run_from_a_step(tmp_path: Any) -> None:
     assert [m.role for m in again.messages] == ["user", "assistant", "tool", "assistant", "tool"]
     assert again.result.cost_usd == s.result.cost_usd
     assert again.run().answer == "resumed"
-    with pytest.raises(TypeError, match="resume: trace must be a Result, a dict or a path"):
+    with pytest.raises(TypeError, match="resume: trace must be a Result, a dict from"):
         resume(3, model, tools=[])  # type: ignore[arg-type]
 
 

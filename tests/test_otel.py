@@ -639,7 +639,7 @@ def test_the_hook_names_the_model_and_provider_of_an_adapter(spans: Any) -> None
 def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
     with pytest.raises(
         TypeError,
-        match=r"^export_trace\.trace: expected a Result, a dict from Result\.to_dict\(\) or a path, got int\.$",
+        match=r"^export_trace: trace must be a Result, a dict from Result\.to_dict\(\) or a path to a saved trace, got int\.$",
     ):
         export_trace(42)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^OtelHook\.content: expected bool, got str\.$"):

@@ -210,7 +210,7 @@ def test_a_model_error_and_a_repeat_stop_replay_as_recorded() -> None:
 
 def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
     result = yesterdays_run()
-    with pytest.raises(TypeError, match=r"replay: expected a Result, a dict from Result\.to_dict"):
+    with pytest.raises(TypeError, match=r"replay: trace must be a Result, a dict from Result\.to_dict"):
         replay(42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not a budgetloop trace"):
         replay({"steps": []})
@@ -291,7 +291,7 @@ def test_arguments_that_are_not_an_object_are_compared_as_written() -> None:
     d = scripted(Completion(tool_calls=[ToolCall("f", "{}")]), "ok")
     assert first_divergence(a, b) == 0
     assert first_divergence(c, d) is None
-    with pytest.raises(TypeError, match="first_divergence: expected a Result"):
+    with pytest.raises(TypeError, match="first_divergence: b must be a Result"):
         first_divergence(a, [1])  # type: ignore[arg-type]
 
 
