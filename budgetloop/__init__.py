@@ -15,7 +15,7 @@ from ._scripted import Request, ScriptedModel
 from ._session import Session
 from ._trace import CallRecord, Result, Step
 from ._turn import NextTurn
-from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage
+from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage, format_usd
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "budget_report",
     "estimate_tokens",
     "first_divergence",
+    "format_usd",
     "load_trace",
     "max_turns_for",
     "replay",

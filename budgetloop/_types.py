@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -23,6 +24,21 @@ def to_pico(usd: float) -> int:
 
 def from_pico(pico: int) -> float:
     return pico / PICO
+
+
+def format_usd(value: float | None) -> str:
+    """Dollars as every view shows them: six decimal places at most, trailing zeros dropped
+    and two kept, thousands separated; amounts under half a millionth of a dollar in
+    scientific notation so they do not read as zero; None (a cost not known) as an em dash."""
+    if value is None:
+        return "—"
+    if not math.isfinite(value):
+        return f"${value}"
+    if value != 0 and abs(value) < 0.0000005:
+        return f"${value:.1e}"
+    out = f"{value:,.6f}".rstrip("0")
+    decimals = len(out.split(".")[1])
+    return "$" + (out + "0" * (2 - decimals) if decimals < 2 else out)
 
 
 class Stop(str, enum.Enum):

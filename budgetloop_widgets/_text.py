@@ -11,6 +11,8 @@ import math
 import re
 from html import escape
 
+from budgetloop import format_usd
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -28,18 +30,7 @@ def text(value: object, *, keep_newlines: bool = True) -> str:
     return escape(shown(value, keep_newlines=keep_newlines), quote=True)
 
 
-def usd(value: float | None) -> str:
-    """Dollars: six decimal places at most, trailing zeros dropped, two kept; amounts under a
-    millionth of a dollar in scientific notation so they do not read as zero."""
-    if value is None:
-        return "—"
-    if not math.isfinite(value):
-        return f"${value}"
-    if value != 0 and abs(value) < 0.0000005:
-        return f"${value:.1e}"
-    out = f"{value:,.6f}".rstrip("0")
-    decimals = len(out.split(".")[1])
-    return "$" + (out + "0" * (2 - decimals) if decimals < 2 else out)
+usd = format_usd  # dollars as the core formats them: one formatter for every view
 
 
 def count(value: float) -> str:

@@ -210,7 +210,9 @@ def test_a_model_error_and_a_repeat_stop_replay_as_recorded() -> None:
 
 def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
     result = yesterdays_run()
-    with pytest.raises(TypeError, match=r"replay: trace must be a Result, a dict from Result\.to_dict"):
+    with pytest.raises(
+        TypeError, match=r"replay: trace must be a Result, a dict from Result\.to_dict"
+    ):
         replay(42)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="not a budgetloop trace"):
         replay({"steps": []})

@@ -148,7 +148,10 @@ def test_from_trace_keeps_a_model_that_reported_no_usage_without_usage() -> None
     assert data["steps"][0]["usage"] is None
     model = ScriptedModel.from_trace(data)
     assert model([Message("user", "a long question " * 50)], []).usage is None
-    with pytest.raises(TypeError, match=r"^ScriptedModel\.from_trace: trace must be a Result, a dict from Result\.to_dict\(\) or a path to a saved trace, got int\.$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^ScriptedModel\.from_trace: trace must be a Result, a dict from Result\.to_dict\(\) or a path to a saved trace, got int\.$",
+    ):
         ScriptedModel.from_trace(3)  # type: ignore[arg-type]
 
 

@@ -107,7 +107,9 @@ def test_compareview_opens_results_dicts_and_paths(tmp_path: Path) -> None:
     assert "mathjax_ignore" in view._dom_classes
     assert "<style>" in view.view.value
     assert CompareView(a, a).divergence is None
-    with pytest.raises(TypeError, match=r"CompareView: source must be a Result, a dict from Result\.to_dict\(\)"):
+    with pytest.raises(
+        TypeError, match=r"CompareView: source must be a Result, a dict from Result\.to_dict\(\)"
+    ):
         CompareView(a, 3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="CompareView: names must be a tuple of two str"):
         CompareView(a, b, names=("one",))  # type: ignore[arg-type]

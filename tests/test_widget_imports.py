@@ -48,4 +48,4 @@ def test_the_widgets_import_only_public_names() -> None:
             assert module in PUBLIC, f"{path.name} imports from {module}"
             assert name in PUBLIC[module], f"{path.name} imports {name}, not in {module}.__all__"
             seen.add(name)
-    assert {"Result", "Session", "Step", "load_trace"} <= seen
+    assert {"Result", "Session", "Step", "as_result", "format_usd", "NextTurn"} <= seen
