@@ -19,6 +19,7 @@ from typing import Any
 from ._journal import load_trace
 from ._trace import Result, printable
 from ._types import PICO, Budget, to_pico
+from ._valid import type_name
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
 TraceSource = str | os.PathLike[str] | Result | Mapping[str, Any]
@@ -216,7 +217,7 @@ def _load(traces: object) -> tuple[list[str], list[Result], list[tuple[str, str]
     else:
         raise TypeError(
             "budget_report: traces must be a folder, a trace file, or a list of paths, "
-            f"Results and trace dicts, got {type(traces).__name__}."
+            f"Results and trace dicts, got {type_name(traces)}."
         )
     if not items:
         raise ValueError("budget_report: no traces given.")
@@ -241,7 +242,7 @@ def _load(traces: object) -> tuple[list[str], list[Result], list[tuple[str, str]
         else:
             raise TypeError(
                 f"budget_report: traces[{i}] must be a path, a Result or a trace dict, "
-                f"got {type(item).__name__}."
+                f"got {type_name(item)}."
             )
     if not results:
         listed = "; ".join(f"{printable(name)}: {printable(why)}" for name, why in skipped)
@@ -268,16 +269,13 @@ def _why(exc: OSError | ValueError, where: str) -> str:
 def _check_percentiles(percentiles: object) -> tuple[float, ...]:
     if isinstance(percentiles, (str, bytes)) or not isinstance(percentiles, (list, tuple)):
         raise TypeError(
-            "budget_report: percentiles must be a list of numbers, "
-            f"got {type(percentiles).__name__}."
+            f"budget_report: percentiles must be a list of numbers, got {type_name(percentiles)}."
         )
     if not percentiles:
         raise ValueError("budget_report: percentiles must not be empty.")
     for p in percentiles:
         if isinstance(p, bool) or not isinstance(p, (int, float)):
-            raise TypeError(
-                f"budget_report: percentiles: expected numbers, got {type(p).__name__}."
-            )
+            raise TypeError(f"budget_report: percentiles: expected numbers, got {type_name(p)}.")
         if not (0 < p <= 100):
             raise ValueError(f"budget_report: percentiles: expected 0 < p <= 100, got {p!r}.")
     return tuple(sorted(set(percentiles)))
@@ -287,9 +285,7 @@ def _check_runs_per_day(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(
-            f"budget_report: runs_per_day must be a number, got {type(value).__name__}."
-        )
+        raise TypeError(f"budget_report: runs_per_day must be a number, got {type_name(value)}.")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(
             f"budget_report: runs_per_day must be a finite number > 0, got {value!r}."

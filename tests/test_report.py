@@ -168,6 +168,12 @@ def test_from_a_folder_of_traces_written_by_run_many(tmp_path: Path) -> None:
             "budget_report: traces[0] must be a path, a Result or a trace dict, got int.",
         ),
         (
+            [None],
+            {},
+            TypeError,
+            "budget_report: traces[0] must be a path, a Result or a trace dict, got None.",
+        ),
+        (
             [{"format": "x"}],
             {},
             ValueError,
