@@ -82,6 +82,7 @@ class Loop:
         prompt: str | Sequence[Message],
         options: Mapping[str, Any],
     ) -> None:
+        check_names(where, options, option_names(StartOptions))
         opts = Options.read(complete, where=where, **options)
         self._build(complete, opts, initial_messages(prompt, opts.system, where), (), 0)
         self._prompt = prompt

@@ -339,8 +339,12 @@ def test_a_prompt_of_the_wrong_type_says_so(where: str, prompt: Any, message: st
 
 def test_a_session_made_directly_names_its_class() -> None:
     with pytest.raises(TypeError) as caught:
-        Session(MODEL, "go", max_workers="2")  # type: ignore[arg-type]
+        Session(MODEL, "go", max_workers="2")  # type: ignore[typeddict-item]
     assert str(caught.value) == "Session: max_workers must be an int >= 1 or None, got str."
+    with pytest.raises(TypeError) as caught:
+        Session(MODEL, "go", where="run")  # type: ignore[call-arg]
+    assert str(caught.value).startswith("Session: each option must be one of budget, price, ")
+    assert str(caught.value).endswith(", tools, got 'where'.")
 
 
 # -- the options are written once -----------------------------------------------------------------
