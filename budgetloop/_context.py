@@ -151,9 +151,9 @@ def checked(value: object) -> int:
         except TypeError:
             index = None
     if index is None:
+        got = "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"
         raise TypeError(
-            f"count_tokens: expected an int >= 0 from count_tokens(messages, tools), "
-            f"got {type(value).__name__} {reprlib.repr(value)}."
+            f"count_tokens: expected an int >= 0 from count_tokens(messages, tools), got {got}."
         )
     if index < 0:
         raise ValueError(

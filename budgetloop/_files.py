@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from ._valid import kind
+from ._valid import kind, must, type_name
 
 ATTEMPTS = 100  # how many times a path that keeps reappearing is moved aside before giving up
 
@@ -42,24 +42,45 @@ def _what(mode: int) -> str:
     return "not a regular file"
 
 
-def check_trace_path(path: str | os.PathLike[str]) -> None:
+def check_trace_path(path: str | os.PathLike[str], where: str | None = None) -> None:
     """A path a trace can be written to: its folder exists and it is not a directory (or another
-    non-regular file). An existing regular file is fine: it is renamed aside, never truncated."""
-    text = _fspath(path, "trace_path")
+    non-regular file). An existing regular file is fine: it is renamed aside, never truncated.
+
+    With ``where`` (the entry point that was given ``trace_path=``) an error is in the options'
+    grammar, ``run: trace_path must be ..., got ...``; without, it starts ``trace_path``.
+    """
+    if where is None:
+        text = _fspath(path, "trace_path")
+    elif isinstance(path, (str, os.PathLike)) and isinstance(os.fspath(path), str):
+        text = os.fspath(path)
+    else:
+        got = type_name(os.fspath(path) if isinstance(path, os.PathLike) else path)
+        raise TypeError(must(where, "trace_path", "a str or os.PathLike path or None", got))
+    problem = _trace_path_problem(text)
+    if problem is not None:
+        expected, got, said = problem
+        raise ValueError(said if where is None else must(where, "trace_path", expected, got))
+
+
+def _trace_path_problem(text: str) -> tuple[str, str, str] | None:
+    """None for a path a trace can be written to; else what it must be, what it is, and that
+    said as a sentence about ``trace_path``."""
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
-        raise ValueError(f"trace_path {text!r}: the folder {folder!r} does not exist.")
+        said = f"trace_path {text!r}: the folder {folder!r} does not exist."
+        return "a path in a folder that exists", f"{text!r} (no folder {folder!r})", said
     try:
         mode = os.stat(text).st_mode
     except FileNotFoundError:
-        return
+        return None
     except OSError as exc:
-        raise ValueError(f"trace_path {text!r}: cannot be inspected ({exc.strerror}).") from None
-    if not stat.S_ISREG(mode):
-        raise ValueError(
-            f"trace_path {text!r} is {_what(mode)}; pass the path of a file to write "
-            "(an existing file there is renamed aside, never overwritten)."
-        )
+        said = f"trace_path {text!r}: cannot be inspected ({exc.strerror})."
+        return "a path that can be inspected", f"{text!r} ({exc.strerror})", said
+    if stat.S_ISREG(mode):
+        return None
+    renamed = "(an existing file there is renamed aside, never overwritten)"
+    said = f"trace_path {text!r} is {_what(mode)}; pass the path of a file to write {renamed}."
+    return f"the path of a file {renamed}", f"{text!r}, {_what(mode)}", said
 
 
 def aside_name(path: str, n: int) -> str:

@@ -7,14 +7,18 @@ from collections.abc import Sequence
 
 from ._trace import Step
 from ._types import Message
+from ._valid import must, type_name
 
 
-def fork_point(steps: Sequence[Step], at: int | None) -> int:
+def fork_point(steps: Sequence[Step], at: int | None, where: str) -> int:
     """``at`` checked: a step index from 0 to the number of steps (None: after the last)."""
     if at is None:
         return len(steps)
-    if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at <= len(steps):
-        raise ValueError(f"fork: at must be a step index from 0 to {len(steps)}, got {at!r}.")
+    expected = f"a step index from 0 to {len(steps)}"
+    if isinstance(at, bool) or not isinstance(at, int):
+        raise TypeError(must(where, "at", expected + " or None", type_name(at)))
+    if not 0 <= at <= len(steps):
+        raise ValueError(must(where, "at", expected, repr(at)))
     return at
 
 
@@ -31,13 +35,12 @@ def appended(step: Step) -> int:
     return 1 + len(step.tool_calls) + (1 if step.final_answer else 0)
 
 
-def message_list(messages: Sequence[Message]) -> list[Message]:
+def message_list(messages: Sequence[Message], where: str) -> list[Message]:
     """An edited context, checked: a list of ``Message``."""
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, (list, tuple)):
-        raise TypeError(
-            f"fork: messages must be a list of Message, got {type(messages).__name__}."
-        )
+    if not isinstance(messages, (list, tuple)):
+        expected = "a list of Message or None"
+        raise TypeError(must(where, "messages", expected, type_name(messages)))
     for i, m in enumerate(messages):
         if not isinstance(m, Message):
-            raise TypeError(f"fork: messages[{i}] is {type(m).__name__}, expected Message.")
+            raise TypeError(must(where, f"messages[{i}]", "a Message", type_name(m)))
     return list(messages)

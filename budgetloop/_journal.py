@@ -28,6 +28,7 @@ from ._validate_trace import (
     as_number,
     as_object,
     as_text,
+    check_spend,
     get_key,
     read_budget,
     read_messages,
@@ -122,10 +123,11 @@ def load_trace(path: str | os.PathLike[str]) -> Result:
     Plain JSON only: nothing in the file is evaluated, and every field is checked, so a trace
     that loads can be formatted, shown and saved. A malformed file (not UTF-8, not JSON, nested
     too deep, a field missing or of the wrong type, a negative or non-finite number, a second
-    header, steps repeated or out of order), or one written by a newer budgetloop, is a
-    ``ValueError`` naming the file (and line, for JSON Lines). A path that is not a regular
-    file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read. Python's
-    cyclic garbage collector is paused while the file is read, and restored (docs/threads.md).
+    header, steps repeated or out of order, a ``cost_usd`` below what its steps cost), or one
+    written by a newer budgetloop, is a ``ValueError`` naming the file (and line, for JSON
+    Lines). A path that is not a regular file (a directory, a FIFO, a device) is a
+    ``ValueError`` before anything is read. Python's cyclic garbage collector is paused while
+    the file is read, and restored (docs/threads.md).
     """
     where = os.fspath(path)
     raw = read_regular(path)
@@ -254,6 +256,11 @@ def _from_lines(raw: bytes, where: str) -> Result:
                 end, end_line = _end(entry), number
         except ValueError as exc:
             raise ValueError(f"{at}: {exc}") from None
+    if end:
+        try:
+            check_spend(end["cost_usd"], steps, "cost_usd")
+        except ValueError as exc:
+            raise ValueError(f"{where}:{end_line}: {exc}") from None
     spent = from_pico(header["carried"] + sum(to_pico(s.cost_usd) for s in steps))
     return Result(
         stop=end.get("stop"),

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
@@ -37,7 +37,16 @@ from ._fork import context_before, fork_point, message_list
 from ._guards import Guards
 from ._journal import Journal
 from ._money import Money, call_cost
-from ._options import Model, Options, initial_messages, is_async
+from ._options import (
+    ForkOptions,
+    Model,
+    Options,
+    StartOptions,
+    check_names,
+    initial_messages,
+    is_async,
+    option_names,
+)
 from ._pool import Workers
 from ._redact import redact_message, redact_schemas, redact_text, strict
 from ._repeats import Repeats, signature_of, warning
@@ -58,6 +67,9 @@ from ._turn import (
 )
 from ._types import PICO, Budget, Completion, Message, Price, Stop, to_pico
 
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
+
 L = TypeVar("L", bound="Loop")
 Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a BatchDone
 
@@ -65,9 +77,35 @@ Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a Ba
 class Loop:
     """The loop's state and its turn; ``Session`` and ``AsyncSession`` drive it."""
 
-    def __init__(self, complete: Model, prompt: str | Sequence[Message], **options: Any) -> None:
-        opts = Options.read(complete, **options)
-        self._build(complete, opts, initial_messages(prompt, opts.system), (), 0)
+    def __init__(
+        self, complete: Model, prompt: str | Sequence[Message], **options: Unpack[StartOptions]
+    ) -> None:
+        self._start(type(self).__name__, complete, prompt, options)
+
+    @classmethod
+    def _open(
+        cls: type[L],
+        where: str,
+        complete: Model,
+        prompt: str | Sequence[Message],
+        options: Mapping[str, Any],
+    ) -> L:
+        """A session started by the entry point ``where`` (``run``, ``start``, ``run_many``...),
+        which a configuration error names."""
+        session = cls.__new__(cls)
+        session._start(where, complete, prompt, options)
+        return session
+
+    def _start(
+        self,
+        where: str,
+        complete: Model,
+        prompt: str | Sequence[Message],
+        options: Mapping[str, Any],
+    ) -> None:
+        check_names(where, options, option_names(StartOptions))
+        opts = Options.read(complete, where=where, **options)
+        self._build(complete, opts, initial_messages(prompt, opts.system, where), (), 0)
         self._prompt = prompt
 
     def _build(
@@ -119,10 +157,13 @@ class Loop:
         weakref.finalize(self, self._workers.close)
 
     @classmethod
-    def restore(cls: type[L], result: Result, complete: Model, **options: Any) -> L:
-        """A session holding a saved run's context, steps and spend, to ``fork`` from."""
+    def restore(
+        cls: type[L], result: Result, complete: Model, where: str, options: Mapping[str, Any]
+    ) -> L:
+        """A session holding a saved run's context, steps and spend, to ``fork`` from; an
+        error in ``options`` names ``where``."""
         session = cls.__new__(cls)
-        opts = Options.read(complete, **options)
+        opts = Options.read(complete, where=where, **options)
         session._build(complete, opts, result.messages, result.steps, to_pico(result.cost_usd))
         session._prompt = list(result.messages)
         return session
@@ -138,7 +179,7 @@ class Loop:
         at: int | None = None,
         *,
         messages: Sequence[Message] | None = None,
-        **options: Any,
+        **options: Unpack[ForkOptions],
     ) -> L:
         """A new session that goes on from before step ``at`` (default: now).
 
@@ -148,13 +189,25 @@ class Loop:
         this session has spent; its steps and tool calls count those before ``at``; its
         ``max_seconds`` counts only its own steps' time.
         """
-        at = fork_point(self._steps, at)
-        complete = options.pop("complete", self.complete)
-        opts = self.options.with_(complete, options)
+        return self._fork("fork", at, messages, options)
+
+    def _fork(
+        self: L,
+        where: str,
+        at: int | None,
+        messages: Sequence[Message] | None,
+        options: Mapping[str, Any],
+    ) -> L:
+        """``fork``, its errors naming ``where`` (``fork``, or ``resume``)."""
+        check_names(where, options, option_names(ForkOptions))
+        at = fork_point(self._steps, at, where)
+        changes = dict(options)
+        complete = changes.pop("complete", self.complete)
+        opts = self.options.with_(complete, changes, where)
         if messages is None:
             context = self._messages[: context_before(self._messages, self._steps, at)]
         else:
-            context = message_list(messages)
+            context = message_list(messages, where)
         forked = type(self).__new__(type(self))
         forked._build(complete, opts, context, self._steps[:at], self._money.spent)
         forked._prompt = list(context)

@@ -10,15 +10,20 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _progress
 from ._async import AsyncSession
 from ._dispatch import describe
 from ._loop import Loop
+from ._options import ManyOptions, check_names, check_prompt, option_names
 from ._session import Session
 from ._trace import Result
 from ._types import Budget, Message, Stop
+from ._valid import check_option_int, must, type_name
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 Prompt = str | Sequence[Message]
 
@@ -30,7 +35,7 @@ def run_many(
     concurrency: int = 8,
     trace_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
-    **options: Any,
+    **options: Unpack[ManyOptions],
 ) -> list[Result]:
     """Run every prompt with ``run(complete, prompt, **options)``, ``concurrency`` at a time.
 
@@ -41,7 +46,7 @@ def run_many(
     installed, else lines on stderr). Configuration mistakes raise here, before any run starts.
     """
     prompts = _check(prompts, concurrency, progress, options)
-    Session(complete, "", **options)  # the options are checked once, loudly, before any run
+    Session._open("run_many", complete, "", options)  # checked once, loudly, before any run
     paths = _trace_paths(trace_dir, len(prompts))
     bar = _progress.choose(progress, len(prompts), options.get("ledger"))
     try:
@@ -58,30 +63,22 @@ def is_async(complete: object) -> bool:
     return inspect.iscoroutinefunction(complete) or inspect.iscoroutinefunction(call)
 
 
+_NOT_OPTIONS = {"trace_path": "it names one run's file; pass trace_dir= instead"}
+
+
 def _check(
-    prompts: object, concurrency: object, progress: object, options: dict[str, Any]
+    prompts: object, concurrency: object, progress: object, options: ManyOptions
 ) -> list[Prompt]:
+    check_names("run_many", options, option_names(ManyOptions), _NOT_OPTIONS)
     if isinstance(prompts, (str, bytes)) or not isinstance(prompts, (list, tuple)):
-        raise TypeError(
-            "run_many: prompts must be a list of prompts (each a str or a list of Message), "
-            f"got {type(prompts).__name__}."
-        )
+        expected = "a list of prompts (each a str or a list of Message)"
+        raise TypeError(must("run_many", "prompts", expected, type_name(prompts)))
     for i, prompt in enumerate(prompts):
-        if not isinstance(prompt, (str, list, tuple)):
-            raise TypeError(
-                f"run_many: prompts[{i}] must be a str or a list of Message, "
-                f"got {type(prompt).__name__}."
-            )
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int):
-        raise TypeError(f"run_many: concurrency must be an int, got {type(concurrency).__name__}.")
-    if concurrency < 1:
-        raise ValueError(f"run_many: concurrency must be >= 1, got {concurrency}.")
+        if not isinstance(prompt, str):
+            check_prompt(prompt, "run_many", f"prompts[{i}]")
+    check_option_int("run_many", "concurrency", concurrency, least=1)
     if not isinstance(progress, bool):
-        raise TypeError(
-            f"run_many: progress must be True or False, got {type(progress).__name__}."
-        )
-    if "trace_path" in options:
-        raise TypeError("run_many: trace_path= names one run's file; pass trace_dir= instead.")
+        raise TypeError(must("run_many", "progress", "True or False", type_name(progress)))
     return list(prompts)
 
 
@@ -89,9 +86,8 @@ def _trace_paths(trace_dir: str | os.PathLike[str] | None, n: int) -> list[Path 
     if trace_dir is None:
         return [None] * n
     if not isinstance(trace_dir, (str, os.PathLike)):
-        raise TypeError(
-            f"run_many: trace_dir must be a str or path, got {type(trace_dir).__name__}."
-        )
+        expected = "a str or os.PathLike path or None"
+        raise TypeError(must("run_many", "trace_dir", expected, type_name(trace_dir)))
     folder = Path(trace_dir)
     folder.mkdir(parents=True, exist_ok=True)
     width = max(4, len(str(n - 1)))
@@ -99,7 +95,7 @@ def _trace_paths(trace_dir: str | os.PathLike[str] | None, n: int) -> list[Path 
 
 
 def _failed(
-    session: Loop | None, exc: Exception, path: Path | None, options: dict[str, Any]
+    session: Loop | None, exc: Exception, path: Path | None, options: ManyOptions
 ) -> Result:
     """The run that raised, as a result: its steps so far, stopped with ``model_error``."""
     if session is not None:
@@ -132,12 +128,14 @@ def _run_threads(
     paths: list[Path | None],
     concurrency: int,
     bar: _progress.Progress | None,
-    options: dict[str, Any],
+    options: ManyOptions,
 ) -> list[Result]:
     def one(i: int) -> Result:
         session = None
         try:
-            session = Session(complete, prompts[i], trace_path=paths[i], **options)
+            session = Session._open(
+                "run_many", complete, prompts[i], {**options, "trace_path": paths[i]}
+            )
             result = session.run()
         except Exception as exc:
             result = _failed(session, exc, paths[i], options)
@@ -162,7 +160,7 @@ def _run_async(
     paths: list[Path | None],
     concurrency: int,
     bar: _progress.Progress | None,
-    options: dict[str, Any],
+    options: ManyOptions,
 ) -> list[Result]:
     async def main() -> list[Result]:
         gate = asyncio.Semaphore(concurrency)
@@ -171,7 +169,9 @@ def _run_async(
             async with gate:
                 session = None
                 try:
-                    session = AsyncSession(complete, prompts[i], trace_path=paths[i], **options)
+                    session = AsyncSession._open(
+                        "run_many", complete, prompts[i], {**options, "trace_path": paths[i]}
+                    )
                     result = await session.run()
                 except Exception as exc:
                     result = _failed(session, exc, paths[i], options)

@@ -8,29 +8,35 @@ reproduced, and under a new ``budget`` it stops where that budget would have sto
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import threading
 from dataclasses import replace as with_fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._dispatch import ABANDONED
 from ._journal import Trace, as_result
+from ._options import ReplayOptions, check_names, option_names
 from ._recorded import completion_of, messages_before, recorded_error
-from ._run import start
 from ._schema import Tool
 from ._scripted import ScriptedModel
+from ._session import Session
 from ._trace import CallRecord, Result, Step
 from ._types import Completion, Message, Stop
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 _TRUNCATED = re.compile(
     r"\n\[truncated: the result had (\d+) characters; the first (\d+) are shown\]\Z"
 )
 _REPEATED = re.compile(r"the same tool calls (\d+) turns running")
 _CYCLE = re.compile(r"a cycle of \d turns repeated (\d+) times")
-_OWN = ("complete", "prompt", "tools", "clock", "trace_path")
-_OPTIONS = tuple(sorted(p for p in inspect.signature(start).parameters if p not in _OWN))
+_OWN = "the replay's own: the recorded model, tools and clock"
+_NOT_OPTIONS = {
+    "trace_path": "save the result instead",
+    **dict.fromkeys(("complete", "prompt", "tools", "clock"), _OWN),
+}
 
 
 class ReplayClock:
@@ -178,7 +184,7 @@ def _defaults(result: Result) -> dict[str, Any]:
     }
 
 
-def replay(trace: Trace, **options: Any) -> Result:
+def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     """Run a saved run again, offline, with its recorded completions and tool results.
 
     ``trace`` is a ``Result``, ``Result.to_dict()`` data or a path. ``options`` are ``start()``
@@ -194,18 +200,7 @@ def replay(trace: Trace, **options: Any) -> Result:
     run (it was skipped) comes back as an error saying it has no recorded result.
     """
     result = as_result(trace, "replay")
-    for key in options:
-        if key == "trace_path":
-            raise TypeError("replay: trace_path= is not an option; save the result instead.")
-        if key in _OWN:
-            raise TypeError(
-                f"replay: {key}= is the replay's own (the recorded model, tools and clock); "
-                f"pass one of {', '.join(_OPTIONS)}."
-            )
-        if key not in _OPTIONS:
-            raise TypeError(
-                f"replay: unknown option {key}=; expected one of {', '.join(_OPTIONS)}."
-            )
+    check_names("replay", options, option_names(ReplayOptions), _NOT_OPTIONS)
     clock = ReplayClock()
     tape = Tape(result.steps, clock)
     tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(result.tools)]
@@ -216,7 +211,8 @@ def replay(trace: Trace, **options: Any) -> Result:
         count_usage=False,
     )
     prompt = list(result.messages[: messages_before(result)])
-    session = start(model, prompt, tools=tools, clock=clock, **{**_defaults(result), **options})
+    given = {"tools": tools, "clock": clock, **_defaults(result), **options}
+    session = Session._open("replay", model, prompt, given)
     replayed = session.run()
     recorded = len(result.steps)
     if model.calls <= recorded:

@@ -2,21 +2,24 @@
 
 For a set of finished runs: how cost and step count are spread (percentiles), which stop reason
 stopped which runs, the ``max_cost_usd`` and ``max_steps`` that would have let p% of the runs
-finish, and the daily exposure at a given number of runs a day.
+finish, and the daily exposure at a given number of runs a day. A file that cannot be read as a
+trace is skipped, and the report says which and why.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ._journal import load_trace
-from ._trace import Result
-from ._types import Budget, from_pico, to_pico
+from ._trace import Result, printable
+from ._types import PICO, Budget, to_pico
+from ._valid import type_name
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
 TraceSource = str | os.PathLike[str] | Result | Mapping[str, Any]
@@ -40,6 +43,7 @@ class BudgetReport:
     runs_per_day: float | None = None
     daily_expected_usd: float | None = None  # runs_per_day x mean cost
     daily_worst_usd: dict[float, float | None] | None = None  # runs_per_day x max_cost_usd[p]
+    skipped: tuple[tuple[str, str], ...] = ()  # (file name, why) for each file not read
 
     def budget(self, percentile: float) -> Budget:
         """``Budget(max_steps=..., max_cost_usd=...)`` that would have let ``percentile``% of
@@ -55,13 +59,19 @@ class BudgetReport:
                 f"BudgetReport.budget: fewer than {percentile}% of the {self.runs} runs "
                 "answered, so no ceiling from these traces lets that many finish."
             )
+        if math.isinf(cost):
+            raise ValueError(
+                f"BudgetReport.budget: the cost ceiling for p{_num(percentile)} is past a "
+                "float's range, so no Budget can hold it."
+            )
         return Budget(max_steps=steps, max_cost_usd=cost)
 
     def __str__(self) -> str:
         heads = [f"p{_num(p)}" for p in self.percentiles]
         width = max(12, *(len(h) + 2 for h in heads))
+        skipped = f" ({len(self.skipped)} files skipped, listed below)" if self.skipped else ""
         lines = [
-            f"{self.runs} runs, {_usd(self.total_cost_usd)} in all, "
+            f"{self.runs} runs{skipped}, {_usd(self.total_cost_usd)} in all, "
             f"{_usd(self.mean_cost_usd)} a run on average",
             "",
             " " * 20 + "".join(h.rjust(width) for h in heads),
@@ -71,7 +81,8 @@ class BudgetReport:
             "stopped by:",
         ]
         for stop, names in sorted(self.stops.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            shown = ", ".join(names[:3]) + (f", ... (+{len(names) - 3})" if len(names) > 3 else "")
+            shown = ", ".join(printable(n) for n in names[:3])
+            shown += f", ... (+{len(names) - 3})" if len(names) > 3 else ""
             lines.append(f"  {stop:<18}{len(names):>{width}}  {shown}")
         lines += [
             "",
@@ -94,7 +105,28 @@ class BudgetReport:
                     width,
                 ),
             ]
+            lines += self._below_the_mean()
+        if self.skipped:
+            lines += ["", f"skipped, not read as traces ({len(self.skipped)}):"]
+            lines += [f"  {printable(name)}: {printable(why)}" for name, why in self.skipped]
         return "\n".join(lines)
+
+    def _below_the_mean(self) -> list[str]:
+        """A note for each worst at ceiling below the expected figure: the mean is of the runs
+        as they ran, and that ceiling would have stopped the costlier ones at it."""
+        expected, worst = self.daily_expected_usd, self.daily_worst_usd or {}
+        below = []
+        for p in self.percentiles:
+            ceiling = worst.get(p)
+            if ceiling is not None and expected is not None and ceiling < expected:
+                below.append(p)
+        if not below:
+            return []
+        at = ", ".join(f"p{_num(p)}" for p in below)
+        return [
+            f"  (worst at ceiling is below the mean at {at}: a run that cost more than that",
+            "  ceiling would have been stopped at it; the mean counts it at its full cost)",
+        ]
 
 
 def budget_report(
@@ -104,14 +136,16 @@ def budget_report(
     percentiles: Sequence[float] = DEFAULT_PERCENTILES,
 ) -> BudgetReport:
     """A ``BudgetReport`` from a folder of traces (every ``*.json`` and ``*.jsonl`` in it), one
-    trace file, or a list of paths, ``Result``s and ``to_dict()`` data.
+    trace file, or a list of paths, ``Result``s and ``to_dict()`` data. A file that cannot be
+    read as a trace is skipped and listed in ``skipped`` with why; a ValueError only when no
+    trace can be read.
 
     The cost ceiling a run needed is the largest worst case its cost guard checked (spent so
     far plus the projected next turn), or what it cost if that was more: a lower
     ``max_cost_usd`` would have stopped it. A run that did not answer is counted as needing
     more than it was given, so it finishes under no ceiling the report suggests.
     """
-    names, results = _load(traces)
+    names, results, skipped = _load(traces)
     ps = _check_percentiles(percentiles)
     per_day = _check_runs_per_day(runs_per_day)
     n = len(results)
@@ -129,31 +163,48 @@ def budget_report(
         runs=n,
         names=tuple(names),
         percentiles=ps,
-        cost_usd={p: from_pico(costs[_rank(n, p)]) for p in ps},
+        cost_usd={p: _dollars(costs[_rank(n, p)]) for p in ps},
         steps={p: steps[_rank(n, p)] for p in ps},
-        mean_cost_usd=from_pico(total) / n,
-        total_cost_usd=from_pico(total),
+        mean_cost_usd=_dollars(total, n),
+        total_cost_usd=_dollars(total),
         stops={k: tuple(v) for k, v in stops.items()},
-        max_cost_usd={p: None if v is None else from_pico(v) for p, v in max_cost.items()},
+        max_cost_usd={p: None if v is None else _dollars(v) for p, v in max_cost.items()},
         max_steps={p: _needed(needed_steps, n, p) for p in ps},
+        skipped=tuple(skipped),
     )
     if per_day is None:
         return report
     return replace(
         report,
         runs_per_day=per_day,
-        daily_expected_usd=from_pico(total) / n * per_day,
+        daily_expected_usd=_dollars(total, n) * per_day,
         daily_worst_usd={
-            p: None if v is None else from_pico(v) * per_day for p, v in max_cost.items()
+            p: None if v is None else _dollars(v) * per_day for p, v in max_cost.items()
         },
     )
 
 
-def _load(traces: object) -> tuple[list[str], list[Result]]:
+def _dollars(pico: int, runs: int = 1) -> float:
+    """``pico / runs`` picodollars in dollars; infinity past a float's range (a trace's cost is
+    a float, but what many of them add to need not be)."""
+    try:
+        return pico / (runs * PICO)
+    except OverflowError:
+        return math.inf
+
+
+def _load(traces: object) -> tuple[list[str], list[Result], list[tuple[str, str]]]:
+    """Each trace's name and Result, and (name, why) for each file that could not be read."""
     if isinstance(traces, (str, os.PathLike)):
         path = Path(traces)
         if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl"))
+            try:
+                files = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl"))
+            except OSError as exc:
+                raise ValueError(
+                    f"budget_report: traces must be a folder that can be listed, got "
+                    f"{str(path)!r} ({exc.strerror or exc})."
+                ) from None
             if not files:
                 raise ValueError(f"budget_report: no *.json or *.jsonl traces in {str(path)!r}.")
             items: list[Any] = list(files)
@@ -166,11 +217,13 @@ def _load(traces: object) -> tuple[list[str], list[Result]]:
     else:
         raise TypeError(
             "budget_report: traces must be a folder, a trace file, or a list of paths, "
-            f"Results and trace dicts, got {type(traces).__name__}."
+            f"Results and trace dicts, got {type_name(traces)}."
         )
     if not items:
         raise ValueError("budget_report: no traces given.")
-    names, results = [], []
+    names: list[str] = []
+    results: list[Result] = []
+    skipped: list[tuple[str, str]] = []
     for i, item in enumerate(items):
         if isinstance(item, Result):
             names.append(f"#{i}")
@@ -179,29 +232,50 @@ def _load(traces: object) -> tuple[list[str], list[Result]]:
             names.append(f"#{i}")
             results.append(Result.from_dict(dict(item)))
         elif isinstance(item, (str, os.PathLike)):
-            names.append(Path(item).name)
-            results.append(load_trace(item))
+            name = Path(item).name
+            try:
+                results.append(load_trace(item))
+            except (OSError, ValueError) as exc:
+                skipped.append((name, _why(exc, os.fspath(item))))
+            else:
+                names.append(name)
         else:
             raise TypeError(
                 f"budget_report: traces[{i}] must be a path, a Result or a trace dict, "
-                f"got {type(item).__name__}."
+                f"got {type_name(item)}."
             )
-    return names, results
+    if not results:
+        listed = "; ".join(f"{printable(name)}: {printable(why)}" for name, why in skipped)
+        raise ValueError(
+            "budget_report: traces must include one that can be read, "
+            f"got {len(skipped)} that cannot ({listed})."
+        )
+    return names, results, skipped
+
+
+def _why(exc: OSError | ValueError, where: str) -> str:
+    """Why a file was not read, without its path (the report names it): ``load_trace``'s
+    message, its line as ``line N:``; what the system said for a file it could not open."""
+    if isinstance(exc, OSError):
+        return f"cannot be read: {exc.strerror or exc}."
+    text = str(exc)
+    rest = text[len(where) :] if text.startswith(where) else ": " + text
+    line, colon, said = rest[1:].partition(": ")
+    if rest.startswith(":") and line.isdigit() and colon:
+        return f"line {line}: {said}"
+    return rest.removeprefix(": ")
 
 
 def _check_percentiles(percentiles: object) -> tuple[float, ...]:
     if isinstance(percentiles, (str, bytes)) or not isinstance(percentiles, (list, tuple)):
         raise TypeError(
-            "budget_report: percentiles must be a list of numbers, "
-            f"got {type(percentiles).__name__}."
+            f"budget_report: percentiles must be a list of numbers, got {type_name(percentiles)}."
         )
     if not percentiles:
         raise ValueError("budget_report: percentiles must not be empty.")
     for p in percentiles:
         if isinstance(p, bool) or not isinstance(p, (int, float)):
-            raise TypeError(
-                f"budget_report: percentiles: expected numbers, got {type(p).__name__}."
-            )
+            raise TypeError(f"budget_report: percentiles: expected numbers, got {type_name(p)}.")
         if not (0 < p <= 100):
             raise ValueError(f"budget_report: percentiles: expected 0 < p <= 100, got {p!r}.")
     return tuple(sorted(set(percentiles)))
@@ -211,9 +285,7 @@ def _check_runs_per_day(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(
-            f"budget_report: runs_per_day must be a number, got {type(value).__name__}."
-        )
+        raise TypeError(f"budget_report: runs_per_day must be a number, got {type_name(value)}.")
     if not math.isfinite(value) or value <= 0:
         raise ValueError(
             f"budget_report: runs_per_day must be a finite number > 0, got {value!r}."
@@ -249,6 +321,8 @@ def _row(label: str, cells: list[str], width: int) -> str:
 def _usd(value: float | None) -> str:
     if value is None:
         return "-"
+    if value >= 1e12:  # a trillion and more: too wide written out, or past a float's range
+        return f"${value:.3e}" if value <= sys.float_info.max else f">${sys.float_info.max:.1e}"
     return (
         f"${value:,.2f}" if value >= 100 else f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
     )

@@ -6,15 +6,28 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._async import AsyncSession
 from ._budget import CountTokens
 from ._journal import as_result
-from ._options import MAX_RESULT_CHARS, Clock, Model, OnStep, Redact
+from ._options import (
+    MAX_RESULT_CHARS,
+    Clock,
+    Model,
+    OnStep,
+    Redact,
+    ResumeOptions,
+    check_names,
+    option_names,
+)
 from ._session import Session
 from ._trace import Result
 from ._types import Budget, Message, Price
+from .ledger import Ledger
+
+if TYPE_CHECKING:
+    from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 
 def start(
@@ -33,7 +46,7 @@ def start(
     max_result_chars: int | None = MAX_RESULT_CHARS,
     redact: Redact | None = None,
     trace_path: str | os.PathLike[str] | None = None,
-    ledger: Any = None,
+    ledger: Ledger | None = None,
     on_step: OnStep | None = None,
     finish: bool = False,
     cycle_limit: int | None = None,
@@ -45,7 +58,7 @@ def start(
     Configuration mistakes (a cost ceiling without a price, a tool without type hints, an
     option of the wrong type) raise here, before any call.
     """
-    return Session(complete, prompt, **_options(locals()))
+    return Session._open("start", complete, prompt, _options(locals()))
 
 
 def run(
@@ -64,7 +77,7 @@ def run(
     max_result_chars: int | None = MAX_RESULT_CHARS,
     redact: Redact | None = None,
     trace_path: str | os.PathLike[str] | None = None,
-    ledger: Any = None,
+    ledger: Ledger | None = None,
     on_step: OnStep | None = None,
     finish: bool = False,
     cycle_limit: int | None = None,
@@ -76,7 +89,7 @@ def run(
     A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration
     mistakes raise here, before any call.
     """
-    return Session(complete, prompt, **_options(locals())).run()
+    return Session._open("run", complete, prompt, _options(locals())).run()
 
 
 def astart(
@@ -95,7 +108,7 @@ def astart(
     max_result_chars: int | None = MAX_RESULT_CHARS,
     redact: Redact | None = None,
     trace_path: str | os.PathLike[str] | None = None,
-    ledger: Any = None,
+    ledger: Ledger | None = None,
     on_step: OnStep | None = None,
     finish: bool = False,
     cycle_limit: int | None = None,
@@ -103,7 +116,7 @@ def astart(
     budget_note: bool = False,
 ) -> AsyncSession:
     """``start`` for an async model and async tools: ``await session.step()``."""
-    return AsyncSession(complete, prompt, **_options(locals()))
+    return AsyncSession._open("astart", complete, prompt, _options(locals()))
 
 
 async def arun(
@@ -122,7 +135,7 @@ async def arun(
     max_result_chars: int | None = MAX_RESULT_CHARS,
     redact: Redact | None = None,
     trace_path: str | os.PathLike[str] | None = None,
-    ledger: Any = None,
+    ledger: Ledger | None = None,
     on_step: OnStep | None = None,
     finish: bool = False,
     cycle_limit: int | None = None,
@@ -130,7 +143,7 @@ async def arun(
     budget_note: bool = False,
 ) -> Result:
     """``await arun(...)``: ``run`` for an async model and async tools."""
-    return await AsyncSession(complete, prompt, **_options(locals())).run()
+    return await AsyncSession._open("arun", complete, prompt, _options(locals())).run()
 
 
 def resume(
@@ -140,7 +153,7 @@ def resume(
     tools: Sequence[Callable[..., Any]],
     at: int | None = None,
     messages: Sequence[Message] | None = None,
-    **options: Any,
+    **options: Unpack[ResumeOptions],
 ) -> Session:
     """A ``Session`` that goes on from a saved run, as ``Session.fork`` does from a live one.
 
@@ -148,12 +161,17 @@ def resume(
     budget, price and ``max_output_tokens`` default to the trace's. The context is the trace's
     messages (as the trace kept them: redacted, if the run was) before step ``at``.
     """
+    check_names("resume", options, option_names(ResumeOptions))
     result = as_result(trace, "resume")
-    options.setdefault("budget", result.budget)
-    options.setdefault("price", result.price)
-    options.setdefault("max_output_tokens", result.max_output_tokens)
-    saved = Session.restore(result, complete, tools=tools, **options)
-    return saved.fork(at, messages=messages)
+    given: dict[str, Any] = {
+        "budget": result.budget,
+        "price": result.price,
+        "max_output_tokens": result.max_output_tokens,
+        **options,
+        "tools": tools,
+    }
+    saved = Session.restore(result, complete, "resume", given)
+    return saved._fork("resume", at, messages, {})
 
 
 def _options(given: dict[str, Any]) -> dict[str, Any]:

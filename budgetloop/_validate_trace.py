@@ -15,13 +15,14 @@ plain type tests; whatever it does not accept is read here, field by field.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from . import _read_fast as _fast
 from ._budget import Projection
 from ._trace import STATUSES, CallRecord, Result, Step, check_header
-from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage
+from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
 from ._valid import check_int, check_number, kind
 
 T = TypeVar("T")
@@ -313,6 +314,35 @@ def read_stop(value: Any, path: str) -> Stop | None:
     return Stop(value)
 
 
+def check_spend(cost: float, steps: Sequence[Step], path: str) -> None:
+    """A run's ``cost_usd`` is at least what its steps cost (it counts them all, and a fork's
+    spend before them too); less would make ``resume`` start below what was spent.
+
+    Decided in picodollars, as the loop adds money, with room for the float rounding of each
+    figure written (at most 2**-52 of it): a trace the loop wrote always passes. The float sum
+    is tried first, so a long trace needs no exact sum unless it is close.
+    """
+    try:
+        if math.fsum(s.cost_usd for s in steps) <= cost * (1 + 2**-50):
+            return
+    except OverflowError:  # a sum past a float's range: decided exactly below
+        pass
+    owed = sum(to_pico(s.cost_usd) for s in steps)
+    if owed - to_pico(cost) > owed >> 50:
+        raise ValueError(
+            f"{path}: expected at least {_dollars(owed)}, what the steps cost (the sum of "
+            f"their cost_usd), got {cost!r}."
+        )
+
+
+def _dollars(pico: int) -> str:
+    """Picodollars as a float's repr, or in scientific notation past a float's range."""
+    try:
+        return repr(from_pico(pico))
+    except OverflowError:
+        return f"{Decimal(pico).scaleb(-12):.6e}"
+
+
 def read_result(value: Any) -> Result:
     """A Result from ``Result.to_dict()`` data; messages name the field, not the caller."""
     check_header(value)
@@ -321,13 +351,17 @@ def read_result(value: Any) -> Result:
     def get(name: str, default: Any = _MISSING) -> Any:
         return get_key(data, "", name, default)
 
-    steps = as_list(get("steps"), "steps")
+    steps = tuple(
+        read_step(s, _at("steps", i), i) for i, s in enumerate(as_list(get("steps"), "steps"))
+    )
+    cost = as_number(get("cost_usd"), "cost_usd")
+    check_spend(cost, steps, "cost_usd")
     return Result(
         stop=read_stop(get("stop"), "stop"),
         answer=as_text(get("answer", None), "answer"),
-        steps=tuple(read_step(s, _at("steps", i), i) for i, s in enumerate(steps)),
+        steps=steps,
         messages=read_messages(get("messages"), "messages"),
-        cost_usd=as_number(get("cost_usd"), "cost_usd"),
+        cost_usd=cost,
         seconds=as_number(get("seconds", 0.0), "seconds"),
         budget=read_budget(get("budget"), "budget"),
         error=as_text(get("error", None), "error"),

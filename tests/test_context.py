@@ -224,7 +224,7 @@ class Index:
         (1.5, TypeError, "got float 1.5."),
         (float("nan"), TypeError, "got float nan."),
         ("12", TypeError, "got str '12'."),
-        (None, TypeError, "got NoneType None."),
+        (None, TypeError, "got None."),
         (True, TypeError, "got bool True."),
         ("x" * 1000, TypeError, "got str 'xxxxxxxxxxxx...xxxxxxxxxxxxx'."),
     ],

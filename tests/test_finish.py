@@ -407,7 +407,7 @@ def test_the_final_answer_request_has_its_note_and_no_budget_line() -> None:
 
 @pytest.mark.parametrize("name", ["finish", "warn_repeats", "budget_note"])
 def test_the_switches_take_only_booleans(name: str) -> None:
-    with pytest.raises(TypeError, match=rf"^run: {name} must be True or False, got int\.$"):
+    with pytest.raises(TypeError, match=rf"^start: {name} must be True or False, got int\.$"):
         start(ScriptedModel(["x"]), "go", **{name: 1})
 
 

@@ -97,10 +97,10 @@ def test_fork_at_a_step_takes_the_context_as_it_stood_and_options_as_given() -> 
     assert fork.budget == Budget(max_steps=2)
     assert fork.price == PRICE  # every other option kept
     assert fork.run().stop == "max_steps"  # two steps kept, none left
-    with pytest.raises(ValueError, match=r"fork: at must be a step index from 0 to 3, got 4"):
+    with pytest.raises(ValueError, match=r"^fork: at must be a step index from 0 to 3, got 4\.$"):
         s.fork(4)
-    with pytest.raises(TypeError, match=r"fork: unknown option 'bugdet'"):
-        s.fork(0, bugdet=Budget())
+    with pytest.raises(TypeError, match=r"^fork: each option must be one of .*, got 'bugdet'\.$"):
+        s.fork(0, bugdet=Budget())  # type: ignore[call-arg]
 
 
 def test_a_ceiling_holds_across_forks() -> None:
@@ -124,7 +124,10 @@ def test_resume_a_saved_run_from_a_step(tmp_path: Any) -> None:
     assert [m.role for m in again.messages] == ["user", "assistant", "tool", "assistant", "tool"]
     assert again.result.cost_usd == s.result.cost_usd
     assert again.run().answer == "resumed"
-    with pytest.raises(TypeError, match="resume: trace must be a Result, a dict from"):
+    with pytest.raises(
+        TypeError,
+        match=r"^resume: trace must be a Result, a dict from Result\.to_dict\(\) or a path to a saved trace, got int\.$",
+    ):
         resume(3, model, tools=[])  # type: ignore[arg-type]
 
 

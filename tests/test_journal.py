@@ -381,8 +381,12 @@ def test_check_trace_path_refuses_a_directory_a_missing_folder_and_a_fifo(tmp_pa
 
 
 def test_a_directory_as_trace_path_fails_at_start(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="is a directory"):
+    with pytest.raises(ValueError, match="a directory") as info:
         start(searching(0), "go", trace_path=tmp_path)
+    assert str(info.value) == (
+        "start: trace_path must be the path of a file (an existing file there is renamed aside,"
+        f" never overwritten), got {str(tmp_path)!r}, a directory."
+    )
 
 
 def test_text_that_is_not_utf8_encodable_is_kept(tmp_path: Path) -> None:

@@ -157,9 +157,9 @@ def test_arun_finds_cycles_and_warns() -> None:
 @pytest.mark.parametrize(
     ("value", "error", "message"),
     [
-        (1, ValueError, "run: cycle_limit: expected an int >= 2 or None, got 1."),
-        (2.0, TypeError, "run: cycle_limit: expected an int >= 2 or None, got float."),
-        (True, TypeError, "run: cycle_limit: expected an int >= 2 or None, got bool."),
+        (1, ValueError, "start: cycle_limit must be an int >= 2 or None, got 1."),
+        (2.0, TypeError, "start: cycle_limit must be an int >= 2 or None, got float."),
+        (True, TypeError, "start: cycle_limit must be an int >= 2 or None, got bool."),
     ],
 )
 def test_cycle_limit_is_checked(value: Any, error: type[Exception], message: str) -> None:

@@ -98,10 +98,12 @@ def test_a_run_that_raises_is_that_runs_model_error_with_its_steps(tmp_path: Pat
     def count(messages: list[Message], tools: list[dict[str, Any]]) -> int:
         if any(m.role == "tool" and m.content == "boom" for m in messages):
             raise RuntimeError("the counter broke")
+        if any(m.content == "uncountable" for m in messages):  # at the run's start
+            raise ValueError("no count for this one")
         return 100
 
     model = lambda messages, tools: reply(messages)  # noqa: E731
-    prompts: list[Any] = ["fine", "boom", ["not a Message"], "also fine"]
+    prompts: list[Any] = ["fine", "boom", "uncountable", "also fine"]
     results = run_many(
         model, prompts, tools=[echo], count_tokens=count, trace_dir=tmp_path, progress=False
     )
@@ -117,7 +119,7 @@ def test_a_run_that_raises_is_that_runs_model_error_with_its_steps(tmp_path: Pat
     assert len(boom.steps) == 1  # the step it took is kept, with its cost
     assert boom.cost_usd == results[0].steps[0].cost_usd
     assert load_trace(tmp_path / "run-0001.jsonl") == boom
-    assert bad.error == "TypeError: run: prompt[0] is str; pass a str or a list of Message."
+    assert bad.error == "ValueError: no count for this one"
     assert bad.steps == ()
     assert load_trace(tmp_path / "run-0002.jsonl") == bad
 
@@ -240,12 +242,23 @@ def test_the_widget_bar_counts_and_says_it_in_plain_text(
             "run_many: prompts must be a list of prompts (each a str or a list of Message), got str.",
         ),
         ([1], {}, TypeError, "run_many: prompts[0] must be a str or a list of Message, got int."),
-        (["a"], {"concurrency": 0}, ValueError, "run_many: concurrency must be >= 1, got 0."),
+        (
+            ["a", ["b"]],
+            {},
+            TypeError,
+            "run_many: prompts[1][0] must be a Message, got str.",
+        ),
+        (
+            ["a"],
+            {"concurrency": 0},
+            ValueError,
+            "run_many: concurrency must be an int >= 1, got 0.",
+        ),
         (
             ["a"],
             {"concurrency": 2.0},
             TypeError,
-            "run_many: concurrency must be an int, got float.",
+            "run_many: concurrency must be an int >= 1, got float.",
         ),
         (
             ["a"],
@@ -257,19 +270,24 @@ def test_the_widget_bar_counts_and_says_it_in_plain_text(
             ["a"],
             {"trace_path": "x.jsonl"},
             TypeError,
-            "run_many: trace_path= names one run's file; pass trace_dir= instead.",
+            "run_many: each option must be one of budget, price, max_output_tokens, count_tokens, "
+            "system, repeat_limit, max_workers, max_result_chars, redact, ledger, on_step, finish, "
+            "cycle_limit, warn_repeats, budget_note, tools, clock, got 'trace_path' (it names one "
+            "run's file; pass trace_dir= instead).",
         ),
         (
             ["a"],
             {"trace_dir": 5},
             TypeError,
-            "run_many: trace_dir must be a str or path, got int.",
+            "run_many: trace_dir must be a str or os.PathLike path or None, got int.",
         ),
         (
             ["a"],
             {"budget": Budget(max_cost_usd=1.0)},
             ValueError,
-            "run: Budget(max_cost_usd=...) needs price=Price(...) and max_output_tokens=... to project the next turn's cost before it is sent; pass them to run()/start(), or give the model callable those attributes.",
+            "run_many: price and max_output_tokens must be a Price and an int >= 1 with "
+            "Budget(max_cost_usd=...), which projects each turn's worst case before it is sent, "
+            "got None and None. Pass them here, or give the model callable those attributes.",
         ),
     ],
 )

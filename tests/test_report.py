@@ -3,7 +3,9 @@ p% of the runs answer (from the projections their guards checked), and the daily
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +168,12 @@ def test_from_a_folder_of_traces_written_by_run_many(tmp_path: Path) -> None:
             "budget_report: traces[0] must be a path, a Result or a trace dict, got int.",
         ),
         (
+            [None],
+            {},
+            TypeError,
+            "budget_report: traces[0] must be a path, a Result or a trace dict, got None.",
+        ),
+        (
             [{"format": "x"}],
             {},
             ValueError,
@@ -246,3 +254,123 @@ def test_an_empty_folder_and_an_unknown_percentile(tmp_path: Path, runs: list[Re
     ):
         report.budget(90)
     assert isinstance(report, BudgetReport)
+
+
+# -- files that are not traces, names that are not plain, costs past a float ---------------------
+
+
+def test_a_file_that_cannot_be_read_is_skipped_and_the_report_says_which_and_why(
+    tmp_path: Path, runs: list[Result]
+) -> None:
+    runs[0].save(tmp_path / "a.json")
+    runs[4].save(tmp_path / "b.json")
+    (tmp_path / "loop.json").symlink_to("loop.json")
+    (tmp_path / "gone.json").symlink_to("nowhere.json")
+    (tmp_path / "cut.jsonl").write_text('{"kind": "header"}\n{"kind": "st\n')
+    (tmp_path / "old.json").mkdir()
+    report = budget_report(tmp_path, percentiles=[50])
+    assert (report.runs, report.names) == (2, ("a.json", "b.json"))
+    loop, gone = os.strerror(errno.ELOOP), os.strerror(errno.ENOENT)
+    assert report.skipped == (
+        ("cut.jsonl", "line 1: not a budgetloop trace (no 'format': 'budgetloop-trace')."),
+        ("gone.json", f"cannot be read: {gone}."),
+        ("loop.json", f"cannot be read: {loop}."),
+        ("old.json", "a directory, not a regular file; nothing was read."),
+    )
+    assert str(report).splitlines() == [
+        "2 runs (4 files skipped, listed below), $0.003150 in all, $0.001575 a run on average",
+        "",
+        "                             p50",
+        "  run cost             $0.001050",
+        "  steps                        1",
+        "",
+        "stopped by:",
+        "  answered                     1  a.json",
+        "  max_steps                    1  b.json",
+        "",
+        "ceilings that would have let p% of these runs answer:",
+        "  max_cost_usd         $0.001100",
+        "  max_steps                    1",
+        "",
+        "skipped, not read as traces (4):",
+        "  cut.jsonl: line 1: not a budgetloop trace (no 'format': 'budgetloop-trace').",
+        f"  gone.json: cannot be read: {gone}.",
+        f"  loop.json: cannot be read: {loop}.",
+        "  old.json: a directory, not a regular file; nothing was read.",
+    ]
+
+
+def test_when_no_file_can_be_read_the_error_lists_them(tmp_path: Path) -> None:
+    (tmp_path / "loop.json").symlink_to("loop.json")
+    (tmp_path / "empty.json").write_text("")
+    with pytest.raises(ValueError, match=r"^budget_report: traces must include one") as info:
+        budget_report([tmp_path / "empty.json", tmp_path / "loop.json"])
+    assert str(info.value) == (
+        "budget_report: traces must include one that can be read, got 2 that cannot "
+        "(empty.json: not valid JSON: Expecting value: line 1 column 1 (char 0).; "
+        f"loop.json: cannot be read: {os.strerror(errno.ELOOP)}.)."
+    )
+
+
+def test_a_file_name_cannot_forge_a_row(tmp_path: Path, runs: list[Result]) -> None:
+    forged = "x.json\n  max_steps                  999  all of them\u202e.json"
+    runs[0].save(tmp_path / forged)
+    (tmp_path / "bad\nrow\u200b.json").write_text("{")
+    report = budget_report(tmp_path, percentiles=[50])
+    assert report.names == (forged,)  # the data keeps the name as it is
+    lines = str(report).splitlines()
+    assert lines[6:9] == [
+        "stopped by:",
+        "  answered                     1  x.json\\n  max_steps                  999  all of"
+        " them\\u202e.json",
+        "",
+    ]
+    assert lines[-2:] == [
+        "skipped, not read as traces (1):",
+        "  bad\\nrow\\u200b.json: not valid JSON: Expecting property name enclosed in double"
+        " quotes: line 1 column 2 (char 1).",
+    ]
+
+
+def test_costs_past_a_float_are_reported_not_raised(tmp_path: Path) -> None:
+    data = one_run(1).to_dict()
+    data["cost_usd"] = data["steps"][0]["cost_usd"] = 1e308
+    results = [Result.from_dict(data), Result.from_dict(data), one_run(1)]
+    report = budget_report(results, percentiles=[50, 90], runs_per_day=10)
+    assert report.total_cost_usd == math.inf  # 2e308: past a float's range
+    assert report.mean_cost_usd == 6.666666666666666e307  # added exactly, then divided
+    assert report.max_cost_usd == {50: 1e308, 90: 1e308}
+    assert str(report).splitlines() == [
+        "3 runs, >$1.8e+308 in all, $6.667e+307 a run on average",
+        "",
+        "                             p50         p90",
+        "  run cost           $1.000e+308 $1.000e+308",
+        "  steps                        1           1",
+        "",
+        "stopped by:",
+        "  answered                     3  #0, #1, #2",
+        "",
+        "ceilings that would have let p% of these runs answer:",
+        "  max_cost_usd       $1.000e+308 $1.000e+308",
+        "  max_steps                    1           1",
+        "",
+        "daily exposure at 10 runs a day:",
+        "  expected (mean)     >$1.8e+308",
+        "  worst at ceiling    >$1.8e+308  >$1.8e+308",
+    ]
+
+
+def test_a_worst_at_ceiling_below_the_mean_says_why() -> None:
+    # four runs of one turn ($0.00105 each) and one of 20 turns ($0.021): the mean is $0.00504,
+    # and the ceiling that lets half of them answer is one turn's worst case, $0.0011
+    results = [one_run(1) for _ in range(4)] + [one_run(20, max_steps=20)]
+    report = budget_report(results, percentiles=[50, 100], runs_per_day=1000)
+    assert report.daily_expected_usd == pytest.approx(5.04, abs=1e-12)
+    assert report.daily_worst_usd == {50: 1.1, 100: pytest.approx(21.05, abs=1e-12)}
+    assert str(report).splitlines()[-5:] == [
+        "daily exposure at 1,000 runs a day:",
+        "  expected (mean)        $5.0400",
+        "  worst at ceiling       $1.1000    $21.0500",
+        "  (worst at ceiling is below the mean at p50: a run that cost more than that",
+        "  ceiling would have been stopped at it; the mean counts it at its full cost)",
+    ]

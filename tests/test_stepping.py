@@ -78,7 +78,7 @@ def test_prompt_may_be_a_list_of_messages() -> None:
     result = run(model, history, system="sys")
     assert [m.content for m in model.requests[0].messages] == ["sys", "one", "two", "three"]
     assert result.messages[-1] == Message("assistant", "hi")
-    with pytest.raises(TypeError, match=r"prompt\[1\] is dict"):
+    with pytest.raises(TypeError, match=r"^run: prompt\[1\] must be a Message, got dict\.$"):
         run(model, [Message("user", "a"), {"role": "user"}])  # type: ignore[list-item]
 
 
@@ -112,6 +112,8 @@ def test_fresh_is_the_same_setup_at_its_first_step() -> None:
 def test_a_trace_path_in_a_missing_folder_fails_at_start(tmp_path: Any) -> None:
     missing = tmp_path / "nope" / "run.jsonl"
     with pytest.raises(
-        ValueError, match=r"run: trace_path '.*run\.jsonl': the folder '.*nope' does not exist\."
+        ValueError,
+        match=r"^start: trace_path must be a path in a folder that exists, "
+        r"got '.*run\.jsonl' \(no folder '.*nope'\)\.$",
     ):
         start(ScriptedModel(["x"]), "go", trace_path=missing)

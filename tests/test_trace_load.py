@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+import tests.strategies  # noqa: F401 - the Hypothesis profiles
 from budgetloop import (
     Budget,
     CallRecord,
@@ -25,6 +28,7 @@ from budgetloop import (
     Usage,
     load_trace,
     run,
+    start,
     tool,
 )
 from budgetloop._validate_trace import MAX_DEPTH
@@ -355,6 +359,10 @@ def test_every_wrong_typed_field_of_a_journal_is_refused_with_its_line_or_loads_
             try:
                 result = load_trace(path)
             except ValueError as exc:
+                # a step's cost raised past the run's total is named where the total is
+                total = f"{path}:{len(lines)}: cost_usd: expected at least "
+                if where == ("step", "cost_usd") and str(exc).startswith(total):
+                    continue
                 if not str(exc).startswith(f"{path}:{number}: "):
                     unnamed.append((number, where, wrong, str(exc)))
                 continue
@@ -374,7 +382,10 @@ def test_every_wrong_typed_field_of_a_saved_trace_names_the_file(tmp_path: Path)
         except ValueError as exc:
             messages.append(str(exc))
     assert len(messages) > 500
-    assert [m for m in messages if not m.startswith(f"{path}: steps")] == []
+    # a step's cost raised to 2.5, past the run's total, is named where the total is
+    total = f"{path}: cost_usd: expected at least "
+    assert len([m for m in messages if m.startswith(total)]) == len(data["steps"])
+    assert [m for m in messages if not m.startswith((f"{path}: steps", total))] == []
 
 
 def test_a_message_the_loop_never_writes_is_still_a_message() -> None:
@@ -396,3 +407,99 @@ def test_arguments_with_a_nan_or_an_infinity_are_not_json_and_are_refused() -> N
             match=r"steps\[0\]\.tool_calls\[0\]\.raw_arguments: expected JSON data, found the number",
         ):
             Result.from_dict(data)
+
+
+# -- a run's total is at least what its steps cost ------------------------------------------------
+
+
+def tenth_and_fifth(trace_path: Path | None = None) -> Result:
+    """Two steps reported at $0.1 and $0.2. Their floats add to 0.30000000000000004; the run's
+    total, added in picodollars as the loop adds money, is 0.3."""
+    model = ScriptedModel(
+        [
+            Completion(tool_calls=[ToolCall("nope", {})], cost_usd=0.1),
+            Completion(text="done", cost_usd=0.2),
+        ]
+    )
+    return run(model, "go", trace_path=trace_path)
+
+
+AT_LEAST = r"cost_usd: expected at least "
+BELOW = "cost_usd: expected at least 0.3, what the steps cost (the sum of their cost_usd), got {}."
+
+
+def test_a_total_below_its_steps_is_refused_by_from_dict() -> None:
+    result = tenth_and_fifth()
+    assert (result.cost_usd, sum(s.cost_usd for s in result.steps)) == (0.3, 0.30000000000000004)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert Result.from_dict(data) == result
+    for cost in (0.0, 0.29999999999):  # edited to nothing, and to 10 picodollars short
+        with pytest.raises(ValueError, match=AT_LEAST) as info:
+            Result.from_dict({**data, "cost_usd": cost})
+        assert str(info.value) == "Result.from_dict: " + BELOW.format(cost)
+
+
+def test_a_total_below_its_steps_is_refused_when_the_full_reader_reads_the_steps() -> None:
+    from collections import OrderedDict
+
+    from budgetloop import _read_fast
+
+    data = json.loads(json.dumps(tenth_and_fifth().to_dict()))
+    steps = [OrderedDict(s) for s in data["steps"]]  # not exactly a dict: the fast reader declines
+    assert [_read_fast.step(s, i) for i, s in enumerate(steps)] == [None, None]
+    assert Result.from_dict({**data, "steps": steps}).cost_usd == 0.3
+    with pytest.raises(ValueError, match=AT_LEAST) as info:
+        Result.from_dict({**data, "steps": steps, "cost_usd": 0.0})
+    assert str(info.value) == "Result.from_dict: " + BELOW.format(0.0)
+
+
+def test_a_saved_trace_whose_total_is_below_its_steps_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    tenth_and_fifth().save(path)
+    assert load_trace(path).cost_usd == 0.3
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "cost_usd": 0.0}), encoding="utf-8")
+    with pytest.raises(ValueError, match=AT_LEAST) as info:
+        load_trace(path)
+    assert str(info.value) == f"{path}: " + BELOW.format(0.0)
+
+
+def test_a_journal_whose_end_line_is_below_its_steps_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    tenth_and_fifth(path)
+    assert load_trace(path).cost_usd == 0.3
+    *lines, end = path.read_text(encoding="utf-8").splitlines()
+    assert (len(lines), json.loads(end)["kind"]) == (3, "end")
+    path.write_text("\n".join([*lines, json.dumps({**json.loads(end), "cost_usd": 0})]) + "\n")
+    with pytest.raises(ValueError, match=AT_LEAST) as info:
+        load_trace(path)
+    assert str(info.value) == f"{path}:4: " + BELOW.format(0)
+    path.write_text("\n".join(lines) + "\n")  # no end line: the run's cost is its steps'
+    assert load_trace(path).cost_usd == 0.30000000000000004
+
+
+@given(
+    costs=st.lists(
+        st.one_of(
+            st.floats(min_value=0, max_value=1e300),
+            st.integers(min_value=0, max_value=10**18).map(lambda p: p / 10**12),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    at=st.integers(min_value=0, max_value=8),
+)
+def test_every_run_the_loop_writes_loads_whatever_its_costs(costs: list[float], at: int) -> None:
+    script = [
+        Completion(tool_calls=[ToolCall("nope", {"i": i})], cost_usd=c)
+        for i, c in enumerate(costs[:-1])
+    ]
+    session = start(
+        ScriptedModel([*script, Completion(text="done", cost_usd=costs[-1])]),
+        "go",
+        budget=Budget(max_steps=len(costs)),
+    )
+    first = session.run()
+    fork = session.fork(min(at, len(first.steps)))  # keeps all that was spent, fewer steps
+    for result in (first, fork.result):
+        assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
