@@ -14,7 +14,7 @@ from ._budget import cost_fits
 from ._context import checked
 from ._money import call_cost
 from ._turn import Ending, ModelCall, Plan, received
-from ._types import PICO, Budget, Message, Stop
+from ._types import Budget, Message, Stop, from_pico
 
 if TYPE_CHECKING:
     from ._loop import Loop, Turn
@@ -51,7 +51,7 @@ def budget_line(
         left = max(0, budget.max_steps - index)
         parts.append(f"{left} of {budget.max_steps} steps (this one included)")
     if budget.limit_pico is not None:
-        money = max(0, budget.limit_pico - spent_pico) / PICO
+        money = from_pico(max(0, budget.limit_pico - spent_pico))
         parts.append(f"${money:.6f} of ${budget.max_cost_usd}")
     if seconds_left is not None:
         parts.append(f"{max(0.0, seconds_left):.1f} of {budget.max_seconds} seconds")
@@ -92,11 +92,11 @@ def last_turn(
     spent = loop._money.spent
     if cost_fits(budget, spent + (projected or 0), after):
         return None, seen
-    turn, answer = (projected or 0) / PICO, (after or 0) / PICO
+    turn, answer = from_pico(projected or 0), from_pico(after or 0)
     return Ending(
         Stop.MAX_COST_USD,
         f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
-        f"a final answer after it (${answer:.6f}) would not both fit on ${spent / PICO:.6f} "
+        f"a final answer after it (${answer:.6f}) would not both fit on ${from_pico(spent):.6f} "
         "spent, so this step was the final answer",
     ), seen
 

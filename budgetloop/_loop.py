@@ -65,7 +65,7 @@ from ._turn import (
     interrupted,
     received,
 )
-from ._types import PICO, Budget, Completion, Message, Price, Stop, to_pico
+from ._types import Budget, Completion, Message, Price, Stop, from_pico, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -255,7 +255,7 @@ class Loop:
             answer=self._answer,
             steps=tuple(self._steps),
             messages=tuple(self._trace_messages),
-            cost_usd=self._money.spent / PICO,
+            cost_usd=from_pico(self._money.spent),
             seconds=self._elapsed,
             budget=self.budget,
             error=None if ending is None else ending.error,
@@ -513,7 +513,7 @@ class Loop:
             text=None,
             tool_calls=(),
             usage=None,
-            cost_usd=(projection.cost_usd or 0.0) if cost is None else cost / PICO,
+            cost_usd=(projection.cost_usd or 0.0) if cost is None else from_pico(cost),
             projection=projection,
             seconds=self._since(started),
             error=error,
@@ -534,7 +534,7 @@ class Loop:
             text=completion.text,
             tool_calls=tuple(r.record for r in records),
             usage=completion.usage,
-            cost_usd=cost / PICO,
+            cost_usd=from_pico(cost),
             projection=projection,
             seconds=self._since(started),
         )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._dispatch import describe
 from ._ledgers import Ledger, Reservation
 from ._turn import Ending, Reply
-from ._types import PICO, Price, Stop, to_pico
+from ._types import Price, Stop, from_pico, to_pico
 
 
 class Money:
@@ -48,7 +48,7 @@ class Money:
             return reservation, None
         return None, Ending(
             Stop.SHARED_BUDGET,
-            f"the shared ledger refused the next turn's worst case ${amount / PICO:.6f}:"
+            f"the shared ledger refused the next turn's worst case ${from_pico(amount):.6f}:"
             f" ${ledger.spent_usd():.6f} spent and ${ledger.reserved_usd():.6f} reserved of"
             f" ${ledger.limit_usd}",
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -23,7 +24,12 @@ def to_pico(usd: float) -> int:
 
 
 def from_pico(pico: int) -> float:
-    return pico / PICO
+    """Picodollars as dollars; a sum past a float's range (only absurd reported costs reach
+    it) as the largest float, so money is still a number and JSON can still write it."""
+    try:
+        return pico / PICO
+    except OverflowError:
+        return sys.float_info.max if pico > 0 else -sys.float_info.max
 
 
 def format_usd(value: float | None) -> str:

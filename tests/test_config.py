@@ -307,7 +307,10 @@ def test_where_a_fork_starts_is_named_with_the_entry_point(
 def test_resume_names_a_trace_of_the_wrong_type() -> None:
     with pytest.raises(TypeError) as caught:
         resume(None, MODEL, tools=[])  # type: ignore[arg-type]
-    assert str(caught.value) == "resume: trace must be a Result, a dict or a path, got None."
+    assert str(caught.value) == (
+        "resume: trace must be a Result, a dict from Result.to_dict() or a path to a saved "
+        "trace, got None."
+    )
 
 
 def test_a_cost_ceiling_without_a_price_names_both_missing() -> None:

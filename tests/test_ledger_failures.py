@@ -9,9 +9,11 @@ connection holds locked, a redis-server killed and started again on its append-o
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -282,3 +284,19 @@ def test_a_store_failing_at_random_never_leaves_the_ledger_below_billed_spend(
     ledger.schedule.clear()  # the store answers again
     assert ledger.spent_usd() == pytest.approx(result.cost_usd)
     assert ledger.reserved_usd() == 0.0
+
+
+def test_costs_past_a_float_are_a_number_not_an_overflow() -> None:
+    def dearest(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        return Completion(tool_calls=[ToolCall("echo", {"text": "x"})], cost_usd=1e308)
+
+    result = run(dearest, "go", budget=Budget(max_steps=2), **OPTIONS)
+    assert (result.stop, len(result.steps)) == (Stop.MAX_STEPS, 2)
+    assert result.cost_usd == sys.float_info.max  # 2e308 does not fit a float
+    assert load_trace_dict(result) == result
+
+
+def load_trace_dict(result: Any) -> Any:
+    from budgetloop import Result
+
+    return Result.from_dict(json.loads(json.dumps(result.to_dict(), allow_nan=False)))
