@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ._budget import Projection, cost_detail, cost_fits
 from ._context import checked
+from ._redact import Said
 from ._turn import Ending, ModelCall, received
 from ._types import PICO, Budget, Message, Stop
 
@@ -123,7 +124,7 @@ def final_turn(loop: Loop, started: float, last: Ending) -> Turn:
     if completion is None:
         step = loop._model_step(index, reply, None, projection, started, cost)
         stop = Stop.MAX_SECONDS if reply.abandoned else last.stop
-        failed = Ending(stop, f"{last.detail}; the final-answer call failed", reply.error)
+        failed = Ending(stop, Said(last.detail, "; the final-answer call failed"), reply.error)
         return loop._record(replace(step, final_answer=True), end=failed)
     calls = received(completion.tool_calls, index)  # asked for anyway: recorded, never run
     records = [loop._not_run(c, "skipped", "the final-answer turn runs no tools") for c in calls]
@@ -147,7 +148,7 @@ def stop_before_final(
         return None
     unfit = "no final answer fits: " + cost_detail(projection)
     if last is loop._finishing:  # the run stops for what it was stopping for
-        return Ending(last.stop, f"{last.detail}; {unfit}")
+        return Ending(last.stop, Said(last.detail, "; ", unfit))
     return Ending(Stop.MAX_COST_USD, unfit)
 
 
