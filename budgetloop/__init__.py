@@ -13,7 +13,7 @@ from ._run import arun, astart, resume, run, start
 from ._schema import Tool, tool
 from ._scripted import Request, ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Result, Step
+from ._trace import CallRecord, Result, Step, printable
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage
 from .ledger import Ledger, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
@@ -48,6 +48,7 @@ __all__ = [
     "first_divergence",
     "load_trace",
     "max_turns_for",
+    "printable",
     "replay",
     "resume",
     "run",
