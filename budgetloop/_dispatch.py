@@ -64,7 +64,8 @@ class Dispatch:
         seconds: float = 0.0,
     ) -> Ran:
         """A call that produced no result: refused, skipped because the run stopped, or
-        abandoned. ``error`` is budgetloop's own words, or an ``ArgumentError``."""
+        abandoned. ``error`` is budgetloop's own words (a ``Said`` when they quote calls), or an
+        ``ArgumentError``; the trace form of each is written from its parts."""
         said = error.real if isinstance(error, Said) else str(error)
         record = not_run(call, call_id, status, said, seconds)
         redactor = self.redactor
