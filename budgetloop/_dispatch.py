@@ -83,7 +83,7 @@ class Dispatch:
         """The record and its trace form, made from the tool's ``value`` and the failure's
         whole ``traceback``: redacted before they are encoded or cut."""
         redactor = self.redactor
-        if not redactor.active:
+        if redactor.fn is None:
             return Ran(record, record)
         try:
             trace = redactor.request(record)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from ._trace import CallRecord, Step
-from ._tracebacks import bounded
+from ._tracebacks import MAX_TRACEBACK_CHARS, bounded
 from ._types import Message, ToolCall
 
 Redact = Callable[[str], str]
@@ -236,11 +236,18 @@ class Redactor:
 
     def step(self, step: Step) -> Step:
         """The step's text, error and traceback (cut after); its tool calls as they are."""
-        traceback = self.traceback(step.traceback)
-        if self.fn is None:
-            return step if traceback is step.traceback else replace(step, traceback=traceback)
+        if self.fn is None:  # once a turn: only a long traceback changes
+            tb = step.traceback
+            return (
+                step
+                if tb is None or len(tb) <= MAX_TRACEBACK_CHARS
+                else replace(step, traceback=bounded(tb))
+            )
         return replace(
-            step, text=self.text(step.text), error=self.text(step.error), traceback=traceback
+            step,
+            text=self.text(step.text),
+            error=self.text(step.error),
+            traceback=self.traceback(step.traceback),
         )
 
     def schemas(self, schemas: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:

@@ -227,8 +227,8 @@ def export_trace(
     default the run is laid out to end now. Steps follow each other by their recorded
     ``seconds``; in a step the model call comes first and lasts the step's seconds less its
     longest tool call, then the step's tool calls start together. ``tracer_provider`` defaults to
-    the global one. ``content=True`` adds messages, tool arguments and results, each string
-    through ``redact``.
+    the global one. ``content=True`` adds messages, tool arguments and results and the stop's
+    detail (which can quote the calls), each through ``redact`` by the trace's own rule.
     """
     options = _options(
         "export_trace", tracer_provider, content, redact, model, provider, agent_name
