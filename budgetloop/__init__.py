@@ -13,7 +13,7 @@ from ._run import arun, astart, resume, run, start
 from ._schema import Tool, tool
 from ._scripted import Request, ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Result, Step
+from ._trace import CallRecord, Result, Step, printable
 from ._turn import NextTurn
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage, format_usd
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
@@ -53,6 +53,7 @@ __all__ = [
     "format_usd",
     "load_trace",
     "max_turns_for",
+    "printable",
     "replay",
     "resume",
     "run",

@@ -4,17 +4,16 @@ Every outcome becomes a ``CallRecord``, never an exception: a tool that raises, 
 do not fit, a tool that is not there, a call still running when the deadline passes.
 
 Each call comes back as a ``Ran``: its record as the model reads it, and its record as the trace
-keeps it. With ``redact`` the trace record is built from the values before anything is cut or
-encoded (the result redacted, then cut at ``max_result_chars``; a dict result redacted, then
-encoded; an argument error written from redacted parts); without, the two are the same object.
+keeps it, made by the session's ``Redactor`` from the values before anything is cut or encoded
+(the result redacted, then encoded and cut at ``max_result_chars``; a traceback redacted, then
+cut; an argument error written from redacted parts). Without ``redact`` the two are the same
+object.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-import json
-import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -22,7 +21,7 @@ from typing import Any
 
 from ._check import ArgumentError, Name, check_arguments
 from ._pool import Slots, Workers
-from ._redact import Redact, redact_call, redact_request, redact_text, redact_value
+from ._redact import PLAIN, WITHHOLD, Redactor, Said, cut_result, to_content
 from ._schema import Tool
 from ._trace import CallRecord, Status
 from ._tracebacks import own_traceback
@@ -34,17 +33,11 @@ Clock = Callable[[], float]
 OFFER_AFTER = 0.001  # seconds a batch runs on the session's thread alone before others help
 _PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple})  # never awaitable
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
-WITHHELD = "[withheld: redact raised]"
-
-
-def withhold(text: str) -> str:
-    """What a trace keeps of a text when ``redact`` raised on it: nothing of it."""
-    return WITHHELD
 
 
 class Dispatch:
     """What a session runs its tools with: the tools, a clock, workers, the result limit and
-    the ``redact`` that makes each record's trace form."""
+    the ``Redactor`` that makes each record's trace form."""
 
     def __init__(
         self,
@@ -52,13 +45,13 @@ class Dispatch:
         clock: Clock,
         workers: Workers,
         max_result_chars: int | None,
-        redact: Redact | None = None,
+        redactor: Redactor = PLAIN,
     ) -> None:
         self.tools = tools
         self.clock = clock
         self.workers = workers
         self.max_result_chars = max_result_chars
-        self.redact = redact
+        self.redactor = redactor
 
     # -- records --------------------------------------------------------------------------------
 
@@ -67,56 +60,45 @@ class Dispatch:
         call: ToolCall,
         call_id: str,
         status: Status,
-        error: str | ArgumentError,
+        error: str | Said | ArgumentError,
         seconds: float = 0.0,
     ) -> Ran:
         """A call that produced no result: refused, skipped because the run stopped, or
-        abandoned. ``error`` is budgetloop's own words, or an ``ArgumentError``."""
-        record = not_run(call, call_id, status, str(error), seconds)
-        redact = self.redact
-        if redact is None:
+        abandoned. ``error`` is budgetloop's own words (a ``Said`` when they quote calls), or an
+        ``ArgumentError``; the trace form of each is written from its parts."""
+        said = error.real if isinstance(error, Said) else str(error)
+        record = not_run(call, call_id, status, said, seconds)
+        redactor = self.redactor
+        fn = redactor.fn
+        if fn is None:
             return Ran(record, record)
         try:
-            if isinstance(error, ArgumentError):
-                trace = replace(redact_request(record, redact), error=error.redacted(redact))
-            else:
-                trace = redact_call(record, redact)
+            why = error.redacted(fn) if isinstance(error, ArgumentError) else redactor.text(error)
+            trace = replace(redactor.request(record), error=why)
         except Exception as exc:  # the loop records the step withheld, then raises this
-            return Ran(record, redact_call(record, withhold), exc)
+            return Ran(record, WITHHOLD.call(record), exc)
         return Ran(record, trace)
 
-    def _ran(self, record: CallRecord, value: Any) -> Ran:
-        redact = self.redact
-        if redact is None:
+    def _ran(self, record: CallRecord, value: Any, traceback: str | None) -> Ran:
+        """The record and its trace form, made from the tool's ``value`` and the failure's
+        whole ``traceback``: redacted before they are encoded or cut."""
+        redactor = self.redactor
+        if redactor.fn is None:
             return Ran(record, record)
         try:
-            return self._traced(record, value, redact)
+            trace = redactor.request(record)
+            if record.status != "ok":  # a tool's failure: its error was never cut
+                error = redactor.text(record.error)
+                trace = replace(trace, error=error, traceback=redactor.traceback(traceback))
+                return Ran(record, trace)
         except Exception as exc:  # the loop records the step withheld, then raises this
-            return Ran(record, redact_call(record, withhold), exc)
-
-    def _traced(self, record: CallRecord, value: Any, redact: Redact) -> Ran:
-        trace = redact_request(record, redact)
-        if record.status != "ok":  # a tool's failure: its text was never cut
-            return Ran(
-                record,
-                replace(
-                    trace,
-                    error=redact_text(record.error, redact),
-                    traceback=redact_text(record.traceback, redact),
-                ),
-            )
+            return Ran(record, WITHHOLD.call(record), exc)
         try:  # redacted before it is encoded, so no escape can hide a secret
-            text = (
-                redact(value)
-                if isinstance(value, str)
-                else to_content(redact_value(value, redact))
-            )
+            text = redactor.result(value, self.max_result_chars, record.truncated)
         except Exception:  # nothing safe to keep but the fact
             text = (
                 f"[a result of {len(record.result or '')} characters that could not be redacted]"
             )
-        if record.truncated is not None and self.max_result_chars is not None:
-            text = cut(text, self.max_result_chars, record.truncated)
         return Ran(record, replace(trace, result=text))
 
     # -- one call -------------------------------------------------------------------------------
@@ -159,22 +141,24 @@ class Dispatch:
         started: float,
     ) -> Ran:
         fields: dict[str, Any] = {}
+        traceback = None
         if failure is None:
             try:
                 content = to_content(value)
             except Exception as exc:  # a value whose repr raises, say: the model hears why
                 failure = ValueError(f"the result could not be encoded as text ({describe(exc)})")
         if failure is not None:
+            traceback = own_traceback(failure)  # whole: cut only after it is redacted
             fields = {
                 "status": "error",
                 "error": describe(failure),
-                "traceback": own_traceback(failure),
+                "traceback": PLAIN.traceback(traceback),
             }
         else:
             limit = self.max_result_chars
             if limit is not None and len(content) > limit:
                 fields["truncated"] = len(content)
-                content = cut(content, limit, len(content))
+                content = cut_result(content, limit, len(content))
             fields.update(status="ok", result=content)
         record = CallRecord(
             name=call.name,
@@ -185,7 +169,7 @@ class Dispatch:
             seconds=self.clock() - started,
             **fields,
         )
-        return self._ran(record, value)
+        return self._ran(record, value, traceback)
 
     def run_one(self, job: Call) -> Ran:
         """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
@@ -381,33 +365,12 @@ def _unawaited(value: Any) -> TypeError:
     return TypeError(f"the tool returned {kind}, which nothing awaits: declare it with async def")
 
 
-def cut(content: str, limit: int, length: int) -> str:
-    """``content`` cut to ``limit`` characters, with a line saying the result had ``length``."""
-    return (
-        f"{content[:limit]}\n[truncated: the result had {length} characters; "
-        f"the first {limit} are shown]"
-    )
-
-
 def describe(exc: BaseException) -> str:
     """``Type: message``; a message that itself cannot be shown is said to be so."""
     try:
         return f"{type(exc).__name__}: {exc}"
     except Exception:
         return f"{type(exc).__name__}: (its message could not be shown)"
-
-
-def to_content(value: Any) -> str:
-    """A tool's return value as the text the model reads: a str as is, else JSON."""
-    if isinstance(value, str):
-        return value
-    kind = type(value)
-    if kind is int or (kind is float and math.isfinite(value)):
-        return repr(value)  # what json.dumps writes, without the encoder
-    try:
-        return json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):  # circular structures and the like
-        return repr(value)
 
 
 def not_run(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ._budget import cost_fits
 from ._context import checked
 from ._money import call_cost
+from ._redact import Said
 from ._turn import Ending, ModelCall, Plan, received
 from ._types import Budget, Message, Stop, from_pico
 
@@ -130,7 +131,7 @@ def final_turn(loop: Loop, started: float, plan: Plan) -> Turn:
     if completion is None:
         step = loop._model_step(index, reply, None, projection, started, cost)
         stop = Stop.MAX_SECONDS if reply.abandoned else last.stop
-        failed = Ending(stop, f"{last.detail}; the final-answer call failed", reply.error)
+        failed = Ending(stop, Said(last.detail, "; the final-answer call failed"), reply.error)
         return loop._record(replace(step, final_answer=True), end=failed)
     calls = received(completion.tool_calls, index)  # asked for anyway: recorded, never run
     records = [loop._not_run(c, "skipped", "the final-answer turn runs no tools") for c in calls]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ._budget import Projection, cost_detail
+from ._redact import Said
 from ._turn import Ending
 from ._types import Budget, Stop
 
@@ -76,7 +77,7 @@ class Guards:
         left: float | None,
         executed: int,
         asked: int,
-        loop: str | None,
+        loop: Said | None,
         cheapest: Callable[[], Projection | None],
     ) -> Ending | None:
         """Before step ``index``'s batch of ``asked`` calls: is there a later model call to
@@ -110,5 +111,5 @@ class Guards:
             return ending
         unfit = "no final answer fits: " + cost_detail(projection)
         if pending:
-            return Ending(last.stop, f"{last.detail}; {unfit}")
+            return Ending(last.stop, Said(last.detail, "; ", unfit))
         return Ending(Stop.MAX_COST_USD, unfit)

@@ -4,15 +4,17 @@
 that survives in nbviewer and on GitHub, with no script); ``budgetloop_widgets.to_html`` puts it
 in a file with a small inline script for navigation. Everything a model, a tool or a trace
 produced is shown with control characters escaped, then HTML-escaped: shown, never interpreted.
+It shows the trace as it is: its texts went through the run's ``Redactor`` when it was made, and
+the arguments are written as text by the same rule (``Redactor.arguments_text``).
 Colours come from JupyterLab's ``--jp-*`` variables with light fallbacks.
 """
 
 from __future__ import annotations
 
-import json
 from html import escape
 from typing import TYPE_CHECKING
 
+from ._redact import PLAIN
 from ._trace import printable
 
 if TYPE_CHECKING:
@@ -78,8 +80,7 @@ def _under(step: Step) -> int:
 
 
 def _args(call: CallRecord) -> str:
-    raw = call.raw_arguments
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    return PLAIN.arguments_text(call.raw_arguments)
 
 
 def _row(step: Step) -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
 from ._context import ContextTokens
-from ._dispatch import WITHHELD, Dispatch, withhold
+from ._dispatch import Dispatch
 from ._finish import (
     budget_note,
     final_note,
@@ -48,7 +48,7 @@ from ._options import (
     option_names,
 )
 from ._pool import Workers
-from ._redact import redact_message, redact_schemas, redact_text, strict
+from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
 from ._repeats import Repeats, signature_of, warning
 from ._schema import Tool
 from ._trace import Result, Status, Step
@@ -121,16 +121,13 @@ class Loop:
         self.budget: Budget = options.budget  # these three are read on every turn
         self.price: Price | None = options.price
         self.max_output_tokens: int | None = options.max_output_tokens
-        self._redact = None if options.redact is None else strict(options.redact)
+        self._redactor = Redactor(None if options.redact is None else strict(options.redact))
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
         self._messages: list[Message] = []  # the real context
         self._trace_messages: list[Message] = []  # the context as the trace keeps it
         self._count = ContextTokens(self.schemas, options.count_tokens)
-        schemas = self.schemas
-        self._trace_schemas = (
-            schemas if self._redact is None else redact_schemas(schemas, self._redact)
-        )
+        self._trace_schemas = self._redactor.schemas(self.schemas)
         self._steps: list[Step] = list(history)
         self._kept = len(self._steps)  # steps inherited by a fork, already in its journal header
         self._money = Money(spent, options.ledger)  # the only place spend changes
@@ -151,7 +148,7 @@ class Loop:
         self._count.count()  # a broken count_tokens fails here, at start()
         self._workers = Workers(options.max_workers)
         self._dispatch = Dispatch(
-            options.tools, options.clock, self._workers, options.max_result_chars, self._redact
+            options.tools, options.clock, self._workers, options.max_result_chars, self._redactor
         )
         self._journal = None if options.trace_path is None else Journal(options.trace_path)
         weakref.finalize(self, self._workers.close)
@@ -250,6 +247,8 @@ class Loop:
     def result(self) -> Result:
         """The run so far; final once ``done``."""
         ending = self._ending
+        detail = None if ending is None else ending.detail
+        assert not isinstance(detail, Said)  # _end_run keeps the text the trace keeps
         return Result(
             stop=None if ending is None else ending.stop,
             answer=self._answer,
@@ -259,7 +258,7 @@ class Loop:
             seconds=self._elapsed,
             budget=self.budget,
             error=None if ending is None else ending.error,
-            detail=None if ending is None else ending.detail,
+            detail=detail,
             price=self.price,
             max_output_tokens=self.max_output_tokens,
             tools=tuple(self._trace_schemas),
@@ -325,8 +324,8 @@ class Loop:
                 None if warn else loop,
                 lambda: self._cheapest_next(calls, assistant),
             ):
-                records = [self._not_run(c, "skipped", f"the run stopped ({block.detail})")
-                           for c in calls]  # fmt: skip
+                stopped = Said("the run stopped (", block.detail, ")")
+                records = [self._not_run(c, "skipped", stopped) for c in calls]
                 end = then_final_answer(self, block)
             else:
                 dispatched = True
@@ -383,9 +382,9 @@ class Loop:
         """What the next ``step()`` will do, as the loop itself decides it: call the model,
         make the final answer (``finish=True``), or stop before any call (and why). A shared
         ledger's answer is not known until the step asks it."""
-        ending = self._ending
-        if ending is not None:
-            return NextTurn("done", ending.stop, ending.detail, None)
+        if self._ending is not None:
+            result = self.result
+            return NextTurn("done", result.stop, result.detail, None)
         plan = self._plan(None)
         if plan.ending is not None:
             end = plan.ending
@@ -476,22 +475,22 @@ class Loop:
             self._append(message)
         except Exception as exc:
             if len(self._trace_messages) < len(self._messages):
-                self._trace_messages.append(redact_message(message, withhold))
+                self._trace_messages.append(WITHHOLD.message(message))
             return exc
         return None
 
-    def _append_result(self, ran: Ran, note: str | None = None) -> None:
+    def _append_result(self, ran: Ran, note: Said | None = None) -> None:
         """A tool result joins the context; its trace form was redacted before any cut. A
         ``note`` from the loop ends it, in both forms."""
         message, traced = ran.message, ran.trace_message
         if note is not None:
-            message = replace(message, content=f"{message.content}\n\n{note}")
+            message = replace(message, content=f"{message.content}\n\n{note.real}")
             traced = replace(traced, content=f"{traced.content}\n\n{self._traced(note)}")
         self._messages.append(message)
         self._count.append(message)
         self._trace_messages.append(traced)
 
-    def _not_run(self, call: Call, status: Status, why: str) -> Ran:
+    def _not_run(self, call: Call, status: Status, why: str | Said) -> Ran:
         return self._dispatch.refuse(call.request, call.id, status, why)
 
     def _model_step(
@@ -547,7 +546,7 @@ class Loop:
         end: Ending | None = None,
         signature: str | None = None,
         warned: bool = False,
-        note: str | None = None,
+        note: Said | None = None,
         told: Sequence[Message] = (),
     ) -> Step:
         """Make a finished turn part of the run, all of it at once (its money is already in),
@@ -561,16 +560,11 @@ class Loop:
         traced = step  # its calls as the trace keeps them: redacted, when there is a redact
         if any(r.trace is not r.record for r in results):
             traced = replace(step, tool_calls=tuple(r.trace for r in results))
-        if self._redact is not None:
-            try:
-                traced = replace(traced, text=redact_text(step.text, self._redact),
-                                 error=redact_text(step.error, self._redact),
-                                 traceback=redact_text(step.traceback, self._redact))  # fmt: skip
-            except Exception as exc:
-                failures.insert(0, exc)
-                traced = replace(traced, text=redact_text(step.text, withhold),
-                                 error=redact_text(step.error, withhold),
-                                 traceback=redact_text(step.traceback, withhold))  # fmt: skip
+        try:  # its text, error and traceback (cut only after it is redacted)
+            traced = self._redactor.step(traced)
+        except Exception as exc:
+            failures.insert(0, exc)
+            traced = WITHHOLD.step(traced)
         if signature is not None:
             self._repeats.add(signature, warned=warned)
         before = len(self._trace_messages)
@@ -594,14 +588,12 @@ class Loop:
     def _end_run(self, end: Ending) -> None:
         self._ending = Ending(end.stop, self._traced(end.detail), self._traced(end.error))
 
-    def _traced(self, text: str | None) -> str | None:
-        """Text as it may enter the trace: through ``redact`` when there is one."""
-        if text is None or self._redact is None:
-            return text
+    def _traced(self, text: str | Said | None) -> str | None:
+        """Text as it may enter the trace: through the session's ``Redactor``."""
         try:
-            return self._redact(text)
+            return self._redactor.text(text)
         except Exception:
             return WITHHELD
 
     def _traced_message(self, message: Message) -> Message:
-        return message if self._redact is None else redact_message(message, self._redact)
+        return self._redactor.message(message)

@@ -17,6 +17,7 @@ from ._async import AsyncSession
 from ._dispatch import describe
 from ._loop import Loop
 from ._options import ManyOptions, check_names, check_prompt, option_names
+from ._redact import Redactor, strict
 from ._session import Session
 from ._trace import Result
 from ._types import Budget, Message, Stop
@@ -105,7 +106,7 @@ def _failed(
     else:
         budget = options.get("budget")
         redact = options.get("redact")
-        said = describe(exc) if redact is None else str(redact(describe(exc)))
+        said = Redactor(None if redact is None else strict(redact)).text(describe(exc))
         base = Result(
             stop=None, answer=None, steps=(), messages=(), cost_usd=0.0, seconds=0.0,
             budget=budget if isinstance(budget, Budget) else Budget(),

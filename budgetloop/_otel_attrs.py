@@ -2,7 +2,11 @@
 what they name, ``budgetloop.*`` for budgets. Standard library only; ``otel.py`` makes the spans.
 
 Every string that came from a model or a tool (text, arguments, results, errors, tool names and
-call ids) goes through ``redact`` here, once, before it can become an attribute or a span name.
+call ids) gets here from a trace and goes through a ``Redactor`` (the exporter's ``redact=``),
+once, before it can become an attribute or a span name: the same rule as the trace's own
+redaction (arguments as values before they are encoded, numbers by their text, escapes in raw
+argument strings decoded first). Whatever can quote the model or a tool, the run's ``detail``
+included, is content: left out unless ``content`` is on.
 """
 
 from __future__ import annotations
@@ -10,14 +14,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._redact import Redactor
 from ._trace import CallRecord, Result, Step
 from ._types import Message
 
-Redact = Callable[[str], str]
 Attributes = dict[str, Any]  # values: str, bool, int, float or a list of str
 
 _EXCEPTION = re.compile(r"([A-Za-z_][A-Za-z0-9_]*): ")
@@ -89,8 +93,10 @@ def agent_start(names: Names) -> Attributes:
     return out
 
 
-def agent_end(result: Result, redact: Redact, content: bool) -> Attributes:
-    """The run's outcome: stop, spend against the ceiling, totals."""
+def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
+    """The run's outcome: stop, spend against the ceiling, totals; with ``content``, the
+    loop's sentence about the stop (it may quote the calls a repetition stop repeated) and the
+    answer."""
     usage = [s.usage for s in result.steps if s.usage is not None]
     budget = result.budget
     out: Attributes = {
@@ -108,14 +114,14 @@ def agent_end(result: Result, redact: Redact, content: bool) -> Attributes:
     if result.stop is not None:
         out["budgetloop.stop"] = result.stop.value
         out["budgetloop.answered"] = result.answered
-    if result.detail is not None:
-        out["budgetloop.stop.detail"] = redact(result.detail)
+    if content and result.detail is not None:
+        out["budgetloop.stop.detail"] = redact.text(result.detail)
     for name in ("max_cost_usd", "max_steps", "max_seconds", "max_tool_calls"):
         value = getattr(budget, name)
         if value is not None:
             out[f"budgetloop.budget.{name}"] = value
     if result.error is not None:
-        out["error.type"] = redact(error_type(result.error, ran=True))
+        out["error.type"] = redact.text(error_type(result.error, ran=True))
     if content and result.answer is not None:
         out["gen_ai.output.messages"] = _json([_assistant(result.answer, (), redact)])
     return out
@@ -126,7 +132,7 @@ def chat(
     names: Names,
     max_tokens: int | None,
     sent: Sequence[Message] | None,
-    redact: Redact,
+    redact: Redactor,
 ) -> Attributes:
     """A model call: the GenAI attributes, then what the cost guard saw and what it cost.
 
@@ -151,7 +157,7 @@ def chat(
         out["budgetloop.limit_usd"] = projection.limit_usd
     out["budgetloop.step.skipped_tool_calls"] = len(step.tool_calls) - len(executed(step))
     if step.error is not None:
-        out["error.type"] = redact(error_type(step.error, ran=True))
+        out["error.type"] = redact.text(error_type(step.error, ran=True))
     if sent is not None:
         out.update(inputs(sent, redact))
         if step.error is None:
@@ -160,7 +166,7 @@ def chat(
     return out
 
 
-def inputs(sent: Sequence[Message], redact: Redact) -> Attributes:
+def inputs(sent: Sequence[Message], redact: Redactor) -> Attributes:
     """Messages sent to a model: system messages as ``gen_ai.system_instructions``, the rest as
     ``gen_ai.input.messages``, in the conventions' JSON message format."""
     out: Attributes = {}
@@ -171,28 +177,29 @@ def inputs(sent: Sequence[Message], redact: Redact) -> Attributes:
     return out
 
 
-def tool(call: CallRecord, content: bool, redact: Redact) -> Attributes:
+def tool(call: CallRecord, content: bool, redact: Redactor) -> Attributes:
     """A tool call that ran (or was refused before running)."""
     out: Attributes = {
         "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": redact(call.name),
-        "gen_ai.tool.call.id": redact(call.id),
+        "gen_ai.tool.name": redact.text(call.name),
+        "gen_ai.tool.call.id": redact.text(call.id),
         "gen_ai.tool.type": "function",
         "budgetloop.tool.status": call.status,
     }
     if call.coerced:
-        out["budgetloop.tool.coerced"] = [redact(name) for name in call.coerced]
+        out["budgetloop.tool.coerced"] = [redact.text(name) for name in call.coerced]
     if call.truncated is not None:
         out["budgetloop.tool.truncated"] = call.truncated
     if call.status == "error" and call.error is not None:
-        out["error.type"] = redact(error_type(call.error, ran=call.arguments is not None))
+        out["error.type"] = redact.text(error_type(call.error, ran=call.arguments is not None))
     if content:
-        args = call.arguments if call.arguments is not None else call.raw_arguments
         out["gen_ai.tool.call.arguments"] = (
-            redact(args) if isinstance(args, str) else _json(_redacted(args, redact))
+            redact.arguments_text(call.raw_arguments)
+            if call.arguments is None
+            else redact.json(call.arguments)
         )
         if call.result is not None:
-            out["gen_ai.tool.call.result"] = redact(call.result)
+            out["gen_ai.tool.call.result"] = redact.text(call.result)
     return out
 
 
@@ -211,15 +218,15 @@ def sent_before(result: Result) -> list[Sequence[Message]]:
     return out
 
 
-def _message(message: Message, redact: Redact) -> dict[str, Any]:
+def _message(message: Message, redact: Redactor) -> dict[str, Any]:
     if message.role == "tool":
         return {
             "role": "tool",
             "parts": [
                 {
                     "type": "tool_call_response",
-                    "id": _opt(message.tool_call_id, redact),
-                    "response": redact(message.content or ""),
+                    "id": redact.text(message.tool_call_id),
+                    "response": redact.text(message.content or ""),
                 }
             ],
         }
@@ -230,7 +237,7 @@ def _message(message: Message, redact: Redact) -> dict[str, Any]:
 
 
 def _assistant(
-    text: str | None, calls: Sequence[tuple[str, str | None, Any]], redact: Redact
+    text: str | None, calls: Sequence[tuple[str, str | None, Any]], redact: Redactor
 ) -> dict[str, Any]:
     parts: list[dict[str, Any]] = []
     if text:
@@ -239,34 +246,18 @@ def _assistant(
         parts.append(
             {
                 "type": "tool_call",
-                "id": _opt(call_id, redact),
-                "name": redact(name),
-                "arguments": _redacted(arguments, redact),
+                "id": redact.text(call_id),
+                "name": redact.text(name),
+                "arguments": redact.arguments(arguments),
             }
         )
     return {"role": "assistant", "parts": parts}
 
 
-def _text(text: str, redact: Redact) -> dict[str, Any]:
-    return {"type": "text", "content": redact(text)}
-
-
-def _opt(text: str | None, redact: Redact) -> str | None:
-    return None if text is None else redact(text)
-
-
-def _redacted(value: Any, redact: Redact) -> Any:
-    """Every string inside ``value``, keys included, through ``redact``."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {_redacted(str(k), redact): _redacted(v, redact) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_redacted(v, redact) for v in value]
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    return redact(repr(value))  # not JSON data: its repr, redacted like any text
+def _text(text: str, redact: Redactor) -> dict[str, Any]:
+    return {"type": "text", "content": redact.text(text)}
 
 
 def _json(value: Any) -> str:
+    """Attributes' JSON, of parts each already through the ``Redactor``."""
     return json.dumps(value, ensure_ascii=False)

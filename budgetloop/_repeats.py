@@ -10,6 +10,10 @@ form that ignores key order and JSON spacing. Two kinds of loop are found:
 With ``warn_repeats=True`` the first loop found does not stop the run: its turn runs, and the
 model is told once, in a note after that turn's tool results, that it is repeating itself. The
 next loop found stops the run.
+
+A loop is told in a ``Said`` that quotes the calls: the model reads them as it wrote them, and
+every output form (the detail, the trace's copy of the note, the skipped calls' errors) gets each
+call's arguments redacted before they are encoded as JSON and shortened.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._check import ArgumentError
+from ._redact import Quote, Said
 from ._trace import Step
 from ._turn import Call, Parsed, parse
 from ._types import ToolCall
@@ -51,23 +56,26 @@ class Repeats:
                 seen = signature_of(_calls_of(step))
                 self.add(seen, warned=self._warn and self.loop(seen) is not None)
 
-    def loop(self, seen: str) -> str | None:
+    def loop(self, seen: str) -> Said | None:
         """The loop a turn with signature ``seen`` would close, in words, or None."""
         n = self._repeat_limit
         if n is not None:
             recent = [*self._signatures[-(n - 1) :], seen]
             if len(recent) == n and len(set(recent)) == 1:
-                return f"the same tool calls {n} turns running: {shown(seen)}"
+                return Said(f"the same tool calls {n} turns running: ", shown(seen))
         k = self._cycle_limit
         if k is not None:
             for period in CYCLE_PERIODS:
                 window = [*self._signatures[-(period * k - 1) :], seen]
                 if _cycles(window, period, k):
-                    turns = " then ".join(shown(s) for s in window[:period])
-                    return f"a cycle of {period} turns repeated {k} times: {turns}"
+                    turns = [
+                        Said(" then " if i else "", shown(s))
+                        for i, s in enumerate(window[:period])
+                    ]
+                    return Said(f"a cycle of {period} turns repeated {k} times: ", *turns)
         return None
 
-    def warns(self, loop: str | None) -> bool:
+    def warns(self, loop: Said | None) -> bool:
         """Whether the loop found this turn is met with a warning rather than a stop."""
         return loop is not None and self._warn and not self.warned
 
@@ -77,9 +85,10 @@ class Repeats:
         self.warned = self.warned or warned
 
 
-def warning(loop: str) -> str:
+def warning(loop: Said) -> Said:
     """The note a warned turn's last tool result ends with."""
-    return WARNING.format(loop=loop)
+    before, after = WARNING.split("{loop}")
+    return Said(before, loop, after)
 
 
 def signature_of(calls: Sequence[Call]) -> str:
@@ -91,17 +100,16 @@ def signature_of(calls: Sequence[Call]) -> str:
     return json.dumps(listed, sort_keys=True, default=repr)
 
 
-def shown(seen: str) -> str:
-    """A signature as a loop's detail shows it: ``name({arguments})``, each call shortened."""
+def shown(seen: str) -> Said:
+    """A signature as a loop's detail quotes it: ``name({arguments})``, each call shortened to
+    ``SHOWN_CALL_CHARS`` (by the ``Redactor`` that writes it, after it redacts and encodes)."""
     calls: list[list[Any]] = json.loads(seen)
-    out = []
-    for name, arguments in calls:
-        args = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True)
-        text = f"{name}({args})"
-        if len(text) > SHOWN_CALL_CHARS:
-            text = text[: SHOWN_CALL_CHARS - 1] + "…"
-        out.append(text)
-    return ", ".join(out)
+    return Said(
+        *(
+            Said(", " if i else "", Quote(name, args, SHOWN_CALL_CHARS))
+            for i, (name, args) in enumerate(calls)
+        )
+    )
 
 
 def _cycles(window: list[str], period: int, times: int) -> bool:

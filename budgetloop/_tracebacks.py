@@ -1,7 +1,9 @@
 """A failure's traceback as the trace keeps it: from the tool's or the model's own call down.
 
 The frames above that (the loop, the worker thread, the event loop) are left out, so the sync
-and async drivers record the same text for the same failure, and the text is bounded.
+and async drivers record the same text for the same failure. The text is bounded when it enters
+the trace (``bounded``, applied by ``Redactor.traceback`` after ``redact``), never before: a cut
+before ``redact`` could leave the tail of a secret it no longer recognises.
 """
 
 from __future__ import annotations
@@ -33,8 +35,7 @@ def _is_runner(tb: TracebackType) -> bool:
 
 
 def own_traceback(exc: BaseException) -> str:
-    """``exc``'s traceback from the first frame that is not the loop's, at most
-    ``MAX_TRACEBACK_CHARS`` long (the end kept: the frame that raised and the message)."""
+    """``exc``'s traceback from the first frame that is not the loop's, whole."""
     tb = exc.__traceback__
     while tb is not None and _is_runner(tb):
         tb = tb.tb_next
@@ -45,6 +46,12 @@ def own_traceback(exc: BaseException) -> str:
             "".join(traceback.format_tb(tb))
             + f"{type(exc).__name__}: (its message could not be shown)\n"
         )
-    if len(text) > MAX_TRACEBACK_CHARS:
-        text = "[…cut]\n" + text[-MAX_TRACEBACK_CHARS:]
     return text
+
+
+def bounded(text: str) -> str:
+    """A traceback at most ``MAX_TRACEBACK_CHARS`` long (the end kept: the frame that raised
+    and the message), with a line saying it was cut."""
+    if len(text) <= MAX_TRACEBACK_CHARS:
+        return text
+    return "[…cut]\n" + text[-MAX_TRACEBACK_CHARS:]

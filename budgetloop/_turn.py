@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ._budget import Projection
 from ._check import ArgumentError, parse_arguments
+from ._redact import Said
 from ._trace import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
 
@@ -97,10 +98,11 @@ class BatchDone:
 
 @dataclass(slots=True)
 class Ending:
-    """Why the run ends: the stop, in words, and the model's error when there was one."""
+    """Why the run ends: the stop, in words, and the model's error when there was one. A
+    ``detail`` that quotes tool calls is a ``Said`` (the loop writes each form of it)."""
 
     stop: Stop
-    detail: str | None = None
+    detail: str | Said | None = None
     error: str | None = None
     final_next: bool = False  # finish=True: the run ends after one call without tools
 

@@ -37,6 +37,7 @@ from . import __version__
 from . import _otel_attrs as attrs
 from ._journal import as_result
 from ._otel_attrs import Names
+from ._redact import PLAIN, Redactor
 from ._trace import Result, Step
 from ._types import Message
 from ._valid import kind
@@ -53,7 +54,7 @@ class _Options:
     tracer: Any
     names: Names
     content: bool
-    redact: Redact
+    redact: Redactor
 
 
 def _ns(seconds: float) -> int:
@@ -88,9 +89,9 @@ def _options(
     return _Options(tracer, Names(model, provider, agent_name), content, _checked(where, redact))
 
 
-def _checked(where: str, redact: Redact | None) -> Redact:
+def _checked(where: str, redact: Redact | None) -> Redactor:
     if redact is None:
-        return _same
+        return PLAIN
 
     def checked(text: str) -> str:
         out = redact(text)
@@ -100,11 +101,7 @@ def _checked(where: str, redact: Redact | None) -> Redact:
             )
         return out
 
-    return checked
-
-
-def _same(text: str) -> str:
-    return text
+    return Redactor(checked)
 
 
 @dataclass(frozen=True)
@@ -147,7 +144,7 @@ def _end_agent(span: Any, values: dict[str, Any], error: str | None, end_ns: int
 
 def _description(message: str, options: _Options) -> str:
     """An error's text, for the ERROR status: only when content is on ("" otherwise)."""
-    return options.redact(message) if options.content else ""
+    return options.redact.text(message) if options.content else ""
 
 
 def _plan_step(
@@ -221,8 +218,8 @@ def export_trace(
     default the run is laid out to end now. Steps follow each other by their recorded
     ``seconds``; in a step the model call comes first and lasts the step's seconds less its
     longest tool call, then the step's tool calls start together. ``tracer_provider`` defaults to
-    the global one. ``content=True`` adds messages, tool arguments and results, each string
-    through ``redact``.
+    the global one. ``content=True`` adds messages, tool arguments and results and the stop's
+    detail (which can quote the calls), each through ``redact`` by the trace's own rule.
     """
     options = _options(
         "export_trace", tracer_provider, content, redact, model, provider, agent_name

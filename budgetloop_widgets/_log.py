@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
-from budgetloop import Message, Result, Step
+from budgetloop import Message, Result, Step, printable
 
-from ._text import count, plural, shown, text, usd
+from ._text import count, plural, text, usd
 from ._views import arguments_text
 
 STATUSES = ("ok", "error", "skipped", "model error", "answer", "under-projected")
@@ -60,7 +60,7 @@ def row_label(step: Step) -> str:
         ", ".join(sorted({c.status for c in step.tool_calls})) or "answer"
     )  # fmt: skip
     tokens = "—" if step.usage is None else count(step.usage.input_tokens)
-    first = shown((step.text or step.error or "").split("\n", 1)[0][:60], keep_newlines=False)
+    first = printable((step.text or step.error or "").split("\n", 1)[0][:60])
     calls = plural(len(step.tool_calls), "call")
     cost = usd(step.cost_usd)
     return f"{step.index:>6} │ {cost:>10} │ {tokens:>9} in │ {calls} │ {status} │ {first}"

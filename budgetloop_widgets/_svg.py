@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from html import escape
 
-from ._text import count
+from ._text import count, text
 
 WIDTH = 400
 HEIGHT = 200
@@ -317,7 +317,7 @@ def lines_chart(
         ly = 12 + 12 * n
         parts.append(
             f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 16}" y2="{ly - 4}" {SERIES[n]}/>'
-            f'<text x="{lx + 20}" y="{ly}" {_look("tick")}>{escape(name)}</text>'
+            f'<text x="{lx + 20}" y="{ly}" {_look("tick")}>{text(name)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

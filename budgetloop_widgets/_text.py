@@ -1,33 +1,23 @@
 """How every number and every untrusted string is written, in one place.
 
 One format for money (``usd``), one for counts (``count``), plural forms (``plural``), and
-``text()``: control characters shown as escapes, then HTML-escaped, so anything a model, a tool
-or a trace produced is shown, never interpreted.
+``text()``: control and format characters shown as escapes by the core's rule
+(``budgetloop.printable``, the one ``Result.format()`` and the static HTML view use), then
+HTML-escaped, so anything a model, a tool or a trace produced is shown, never interpreted.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from html import escape
 
-from budgetloop import format_usd
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def shown(value: object, *, keep_newlines: bool = True) -> str:
-    """``value`` as text with control characters (ANSI escapes, NUL, ...) written as escapes."""
-    out = "" if value is None else str(value)
-    out = _CONTROL.sub(lambda m: repr(m.group())[1:-1], out)
-    if not keep_newlines:
-        out = out.replace("\n", "\\n").replace("\t", "\\t")
-    return out
+from budgetloop import format_usd, printable
 
 
 def text(value: object, *, keep_newlines: bool = True) -> str:
-    """Untrusted text, made safe to put in HTML: control characters escaped, markup escaped."""
-    return escape(shown(value, keep_newlines=keep_newlines), quote=True)
+    """Untrusted text, made safe to put in HTML: control characters (ANSI escapes, NUL...),
+    bidi and zero-width marks escaped by ``budgetloop.printable``, then markup escaped."""
+    return escape(printable(value, keep_newlines=keep_newlines), quote=True)
 
 
 usd = format_usd  # dollars as the core formats them: one formatter for every view

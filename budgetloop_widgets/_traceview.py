@@ -10,7 +10,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from budgetloop import Result
+from budgetloop import Result, printable
 
 from ._log import JUMPS, ROW_HEAD, STATUSES, jump_target, matches, request_html, row_label
 from ._status import stop_html
@@ -67,7 +67,11 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
         self._quiet = False
         self.index = 0
         tools = sorted({c.name for s in steps for c in s.tool_calls})
-        self.tool_filter = widgets.Dropdown(options=[ANY, *tools], value=ANY, description="tool")
+        self.tool_filter = widgets.Dropdown(
+            options=[(ANY, ANY), *((printable(t), t) for t in tools)],
+            value=ANY,
+            description="tool",
+        )
         self.status_filter = widgets.Dropdown(
             options=[ANY, *STATUSES], value=ANY, description="status"
         )

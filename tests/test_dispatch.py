@@ -101,8 +101,9 @@ def test_a_sync_tool_that_returns_an_awaitable_is_an_error_saying_so(
 
 
 def test_a_raising_redact_withholds_the_trace_record_and_hands_the_error_back() -> None:
-    from budgetloop._dispatch import WITHHELD, Dispatch
+    from budgetloop._dispatch import Dispatch
     from budgetloop._pool import Workers
+    from budgetloop._redact import WITHHELD, Redactor
     from budgetloop._turn import Call
 
     @tool
@@ -113,7 +114,7 @@ def test_a_raising_redact_withholds_the_trace_record_and_hands_the_error_back() 
     def redact(text: str) -> str:
         raise RuntimeError("redact broke")
 
-    dispatch = Dispatch({"echo": echo}, lambda: 0.0, Workers(1), None, redact)
+    dispatch = Dispatch({"echo": echo}, lambda: 0.0, Workers(1), None, Redactor(redact))
     calls = [
         Call(ToolCall("echo", {"q": "x"}, "c1"), "c1", {"q": "x"}),
         Call(ToolCall("nope", {}, "c2"), "c2", {}),

@@ -52,3 +52,9 @@ def test_the_public_modules() -> None:
 
     assert callable(breakpoints.on_tool)
     assert ledger.MemoryLedger is budgetloop.MemoryLedger
+
+
+def test_printable_is_public_for_the_views_to_share() -> None:
+    shown = budgetloop.printable("a\u202eb\u200bc\x1b[0m\nd")
+    assert shown == "a\\u202eb\\u200bc\\x1b[0m\\nd"
+    assert budgetloop.printable("x\ny", keep_newlines=True) == "x\ny"

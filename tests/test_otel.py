@@ -483,6 +483,90 @@ def test_content_on_passes_every_string_through_redact(clock: FakeClock, spans: 
 
 
 @needs_otel
+def test_without_content_a_repetition_stop_exports_no_arguments(
+    clock: FakeClock, spans: Any
+) -> None:
+    provider, exporter = spans
+
+    def look(query: str) -> str:
+        """Look.
+
+        Args:
+            query: what to look for
+        """
+        return "nothing"
+
+    turn = Completion(tool_calls=[ToolCall("look", {"query": "the-argument-value"}, "c1")])
+    session = start(ScriptedModel([turn] * 3), "go", tools=[look], clock=clock)
+    result = session.run()
+    assert result.stop == "repeated"
+    assert result.detail == (
+        'the same tool calls 3 turns running: look({"query": "the-argument-value"})'
+    )
+    export_trace(result, provider)
+    for span in exporter.get_finished_spans():
+        assert "the-argument-value" not in everything(span), span.name
+    agent = dict(exporter.get_finished_spans()[-1].attributes or {})
+    assert agent["budgetloop.stop"] == "repeated"
+    assert "budgetloop.stop.detail" not in agent
+    exporter.clear()
+    export_trace(result, provider, content=True)  # content: the detail, whole
+    agent = dict(exporter.get_finished_spans()[-1].attributes or {})
+    assert agent["budgetloop.stop.detail"] == result.detail
+
+
+PIN = "734291"
+
+
+@needs_otel
+def test_the_exporters_redact_decodes_escapes_and_reads_numbers(
+    clock: FakeClock, spans: Any
+) -> None:
+    """The run has no ``redact``; the exporter's own applies the trace's rules: a key written
+    with JSON escapes in raw arguments, and a PIN the loop coerced to a number, are both caught."""
+    provider, exporter = spans
+    escaped = "".join(f"\\u{ord(ch):04x}" for ch in SECRET)
+
+    def unlock(pin: int) -> str:
+        """Unlock.
+
+        Args:
+            pin: the PIN
+        """
+        return "unlocked"
+
+    calls = [
+        ToolCall("unlock", {"pin": PIN}, "c1"),  # a string, coerced to the int 734291
+        ToolCall("login", f'{{"key": "{escaped}"}}', "c2"),  # unknown tool: raw arguments kept
+    ]
+    result = start(
+        ScriptedModel([Completion(tool_calls=calls), "done"]), "go", tools=[unlock], clock=clock
+    ).run()
+    assert result.steps[0].tool_calls[0].arguments == {"pin": 734291}
+    assert result.steps[0].tool_calls[1].raw_arguments == f'{{"key": "{escaped}"}}'
+
+    def redact(text: str) -> str:
+        return text.replace(SECRET, "***").replace(PIN, "[pin]")
+
+    export_trace(result, provider, content=True, redact=redact)
+    finished = exporter.get_finished_spans()
+    for span in finished:
+        text = everything(span)
+        for form in (SECRET, PIN, "u0073"):  # u0073: the escaped "s" the key starts with
+            assert form not in text, (form, span.name)
+    spans_by_name = by_name(finished)
+    unlock_span = dict(spans_by_name["execute_tool unlock"][0].attributes or {})
+    assert json.loads(unlock_span["gen_ai.tool.call.arguments"]) == {"pin": "[pin]"}
+    login_span = dict(spans_by_name["execute_tool login"][0].attributes or {})
+    assert json.loads(login_span["gen_ai.tool.call.arguments"]) == {"key": "***"}
+    (output,) = json.loads(
+        dict(spans_by_name["chat"][0].attributes or {})["gen_ai.output.messages"]
+    )
+    assert [json.loads(p["arguments"]) if isinstance(p["arguments"], str) else p["arguments"]
+            for p in output["parts"]] == [{"pin": "[pin]"}, {"key": "***"}]  # fmt: skip
+
+
+@needs_otel
 def test_a_saved_trace_exports_as_the_result_does(
     clock: FakeClock, spans: Any, tmp_path: Path
 ) -> None:
@@ -551,7 +635,7 @@ def test_the_hook_exports_each_step_as_it_is_committed(clock: FakeClock, spans: 
 @needs_otel
 def test_the_hook_on_a_run_stopped_before_any_call(clock: FakeClock, spans: Any) -> None:
     provider, exporter = spans
-    hook = OtelHook(provider)
+    hook = OtelHook(provider, content=True)  # the detail is content: exported with it on
     session = start(
         ScriptedModel(["never"]),
         "go",
@@ -948,7 +1032,7 @@ def test_on_step_after_a_max_steps_stop_with_skipped_calls(clock: FakeClock, spa
         tools=make_tools(clock),
         budget=Budget(max_steps=1),
         clock=clock,
-        on_step=OtelHook(provider),
+        on_step=OtelHook(provider, content=True),  # the detail is content: exported with it on
     )
 
     assert (result.stop, len(result.skipped)) == ("max_steps", 1)

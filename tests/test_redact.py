@@ -367,3 +367,61 @@ def test_the_step_that_step_returns_is_the_redacted_one() -> None:
     assert step is not None
     assert step == session.steps[-1]
     assert SECRET not in json.dumps(step.to_dict())
+
+
+# -- what the loop writes itself: a repetition stop's detail and the warning before it quote the
+# calls, each argument redacted before it is encoded and shortened -------------------------------
+
+PASSWORD = "pässwörd-ünïcode"  # json.dumps would write it as p\u00e4ssw\u00f6rd-...
+QUERY = "q" * 55 + SECRET  # its call is shortened to 80 characters in the middle of the key
+
+
+def test_a_repetition_stop_and_its_warning_quote_the_calls_redacted(tmp_path: Path) -> None:
+    @tool
+    def login(password: str) -> str:
+        """Log in."""
+        return "denied"
+
+    @tool
+    def look(query: str) -> str:
+        """Look."""
+        return "nothing"
+
+    calls = [
+        ToolCall("login", {"password": PASSWORD}, "c1"),
+        ToolCall("look", {"query": QUERY}, "c2"),
+    ]
+    model = ScriptedModel([Completion(tool_calls=calls)] * 4)
+    journal = tmp_path / "run.jsonl"
+    result = run(
+        model,
+        "go",
+        tools=[login, look],
+        warn_repeats=True,
+        redact=lambda s: s.replace(SECRET, MASK).replace(PASSWORD, MASK),
+        trace_path=journal,
+    )
+    assert (result.stop, model.calls) == ("repeated", 4)
+    quoted = f'login({{"password": "{MASK}"}}), look({{"query": "' + "q" * 55 + MASK[:8] + "…"
+    assert result.detail == f"the same tool calls 3 turns running: {quoted}"
+    end = json.loads(journal.read_text(encoding="utf-8").splitlines()[-1])
+    assert end["detail"] == result.detail  # the journal's end line
+    tool_messages = [m.content for m in result.messages if m.role == "tool"]
+    assert tool_messages[5].endswith(  # the warned turn's last result, as the trace keeps it
+        f"\n\n[budgetloop] You are repeating yourself: the same tool calls 3 turns running: "
+        f"{quoted}. Do something different or give your answer; if the loop goes on, the run "
+        "stops."
+    )
+    assert tool_messages[6:] == [f"skipped: the run stopped ({result.detail})"] * 2
+    assert [c.error for c in result.steps[3].tool_calls] == [
+        f"the run stopped ({result.detail})"
+    ] * 2
+    # the model was warned with what it wrote, unescaped
+    warned = model.requests[3].messages[-1].content
+    assert f'login({{"password": "{PASSWORD}"}})' in warned
+    assert 'look({"query": "' + "q" * 55 + SECRET[:8] + "…" in warned
+    saved = tmp_path / "run.json"
+    result.save(saved)
+    for secret in (PASSWORD, SECRET[:8]):
+        assert_kept_out(result, secret, journal)
+        assert not [form for form in forms(secret) if form in saved.read_text(encoding="utf-8")]

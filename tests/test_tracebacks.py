@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from budgetloop import Completion, Message, Result, ScriptedModel, ToolCall, arun, run, tool
 from budgetloop._tracebacks import MAX_TRACEBACK_CHARS
@@ -76,3 +79,45 @@ def test_tracebacks_are_redacted_bounded_and_ignored_by_equality() -> None:
     assert "sk-123" not in str(data)
     del data["steps"][0]["tool_calls"][0]["traceback"]
     assert Result.from_dict(data) == result
+
+
+STRADDLING = "sk-live-4fQ9zStraddlesTheCut"
+
+
+def _straddling_failure() -> RuntimeError:
+    """An error whose traceback's cut (its last ``MAX_TRACEBACK_CHARS`` characters, the message
+    and its newline at the end) falls in the middle of the key."""
+    tail = "x" * (MAX_TRACEBACK_CHARS - 1 - len(STRADDLING) // 2)
+    return RuntimeError(STRADDLING + tail)
+
+
+@pytest.mark.parametrize("where", ["tool", "model"])
+def test_a_traceback_is_redacted_before_it_is_cut(tmp_path: Path, where: str) -> None:
+    @tool
+    def fail() -> str:
+        """Fails with the key in its message."""
+        raise _straddling_failure()
+
+    def broken(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise _straddling_failure()
+
+    first: Any = Completion(tool_calls=[ToolCall("fail", {}, "c1")]) if where == "tool" else broken
+    journal = tmp_path / "run.jsonl"
+    result = run(
+        ScriptedModel([first, "ok"]),
+        "go",
+        tools=[fail],
+        redact=lambda s: s.replace(STRADDLING, "[key]"),
+        trace_path=journal,
+    )
+    step = result.steps[0]
+    tb = step.tool_calls[0].traceback if where == "tool" else step.traceback
+    assert tb is not None
+    assert tb.startswith("[…cut]\n")
+    assert len(tb) == MAX_TRACEBACK_CHARS + len("[…cut]\n")
+    assert tb.endswith("x" * 100 + "\n")
+    saved = tmp_path / "run.json"
+    result.save(saved)
+    half = STRADDLING[len(STRADDLING) // 2 :]  # what a cut before redact would have kept
+    for path in (saved, journal):
+        assert half not in path.read_text(encoding="utf-8"), path.name

@@ -121,3 +121,13 @@ def test_a_long_line_is_drawn_from_at_most_max_points() -> None:
     drawn = re.search(r'<polyline points="([^"]*)"', svg)
     assert drawn is not None
     assert len(drawn.group(1).split()) == 92  # every 11th of 1,001 (91 points), and the last
+
+
+def test_bidi_and_zero_width_marks_are_shown_as_escapes() -> None:
+    hidden = "left\u202eright\u200bjoined"
+    a, b = a_run("second"), a_run(hidden, answer=hidden)
+    view = CompareView(a, b, names=(hidden, "b"))
+    for page in (compare_html(a, b, (hidden, "b")), view.view.value):
+        assert "\u202e" not in page
+        assert "\u200b" not in page
+        assert "left\\u202eright\\u200bjoined" in page

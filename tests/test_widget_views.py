@@ -20,10 +20,11 @@ from budgetloop import (
     Stop,
     ToolCall,
     Usage,
+    printable,
     run,
     tool,
 )
-from budgetloop_widgets import bar_chart, line_chart, projection_text, usd
+from budgetloop_widgets import _text, bar_chart, line_chart, projection_text, usd
 from budgetloop_widgets._status import stop_html
 from budgetloop_widgets._svg import bucketed, nice_top
 from budgetloop_widgets._text import count, plural, text
@@ -122,6 +123,10 @@ def test_text_escapes_markup_and_neutralises_control_characters() -> None:
     assert text("\"quoted\" & 'single'") == "&quot;quoted&quot; &amp; &#x27;single&#x27;"
     assert text("\x1b[31mred\x00") == "\\x1b[31mred\\x00"
     assert text("two\nlines") == "two\nlines"
+    # bidi and zero-width marks too, by the core's one rule
+    assert text("a\u202eb\u200bc\u2066d") == "a\\u202eb\\u200bc\\u2066d"
+    assert text("two\nlines", keep_newlines=False) == printable("two\nlines") == "two\\nlines"
+    assert _text.printable is printable  # the widgets have no escaper of their own
 
 
 def record(**changes: object) -> CallRecord:

@@ -318,6 +318,60 @@ def test_what_the_model_and_tools_wrote_is_escaped_everywhere() -> None:
     assert XSS_SHOWN in panel.status.value  # the answer
 
 
+HIDDEN = "pay\u202eevil\u200bjoin\ufeff"  # a right-to-left override, a zero-width space, a BOM
+HIDDEN_SHOWN = "pay\\u202eevil\\u200bjoin\\ufeff"
+MARKS = ("\u202e", "\u200b", "\ufeff")
+
+
+def hidden_run() -> Session:
+    """A run whose model text, tool name, arguments, result, error and answer hold bidi and
+    zero-width marks."""
+
+    @tool
+    def echo(q: str) -> str:
+        """Echo.
+
+        Args:
+            q: what to echo
+        """
+        return q
+
+    calls = [ToolCall("echo", {"q": HIDDEN}, "c1"), ToolCall(HIDDEN, {}, "c2")]
+    model = ScriptedModel(
+        [Completion(text=HIDDEN, tool_calls=calls), HIDDEN], price=PRICE, max_output_tokens=500
+    )
+    return start(model, HIDDEN, tools=[echo], budget=Budget(max_cost_usd=1.0))
+
+
+def test_the_panel_shows_bidi_and_zero_width_marks_as_escapes() -> None:
+    panel = RunPanel(hidden_run())
+    panel.run_button.click()
+    assert panel.wait(10)
+    page = html_of(panel)
+    assert not [mark for mark in MARKS if mark in page]
+    assert f'<pre class="bl-text">{HIDDEN_SHOWN}</pre>' in cards_of(panel)  # the model's text
+    assert f"<td><code>{HIDDEN_SHOWN}</code></td>" in cards_of(panel)  # a tool's name
+    assert HIDDEN_SHOWN in panel.context.value
+    assert HIDDEN_SHOWN in panel.status.value  # the answer
+
+
+def test_traceview_shows_bidi_and_zero_width_marks_as_escapes() -> None:
+    result = hidden_run().run()
+    view = TraceView(result)
+    view.show(0)
+    view.show_request.value = True
+    page = html_of(view)
+    labels = [label for label, _ in view.rows.options]
+    for shown in (page, *labels):
+        assert not [mark for mark in MARKS if mark in shown], shown
+    assert HIDDEN_SHOWN in page
+    assert labels[0].endswith(HIDDEN_SHOWN)  # the row's first line of the model's text
+    tools = [label for label, _ in view.tool_filter.options]
+    assert tools == ["any", "echo", HIDDEN_SHOWN]
+    view.tool_filter.value = HIDDEN  # the label is escaped, the filter still matches the name
+    assert [value for _, value in view.rows.options] == [0]
+
+
 def test_the_context_and_charts_grow_with_each_step() -> None:
     panel = RunPanel(make)
     counts = []
@@ -438,7 +492,7 @@ def test_filters_and_search_keep_the_matching_rows() -> None:
     trace = Result(trace.stop, None, tuple(steps), trace.messages, trace.cost_usd, 1.0,
                    trace.budget)  # fmt: skip
     view = TraceView(trace, page_size=10)
-    assert view.tool_filter.options == ("any", "read", "weather")
+    assert [name for name, _ in view.tool_filter.options] == ["any", "read", "weather"]
     view.tool_filter.value = "weather"
     assert view.matching == (7,)
     view.tool_filter.value = "any"
