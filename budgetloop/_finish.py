@@ -1,24 +1,27 @@
-"""``finish=True``: the final-answer turn a run may end on, and what the loop tells the model
-about its budget (the final note, and the line each request ends with for ``budget_note=True``).
+"""The loop's policies for ending well, each a function of the run's state (``RunState``):
 
-The turn is the loop's own (``Loop._turn`` hands over to ``final_turn``); it is kept here so
-that ``_loop.py`` reads as the ordinary turn.
+- ``finish=True``: whether this turn is the run's last model call, made without tools for a
+  final answer (``last_turn``), and the note that call is sent (``final_note``);
+- a repetition or ``max_tool_calls`` stop that comes after such a final answer
+  (``then_final_answer``);
+- ``budget_note=True``: the line each request ends with, saying what is left (``budget_note``).
+
+They decide; the turn (``Loop._turn``) acts. None of them changes the state: what ``last_turn``
+measured is returned for the turn to keep, so ``Session.next_turn`` can ask them too.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ._budget import cost_fits
-from ._context import checked
-from ._money import call_cost
-from ._redact import Said
-from ._turn import Ending, ModelCall, Plan, received
+from ._turn import Ending
 from ._types import Budget, Message, Stop, from_pico
 
 if TYPE_CHECKING:
-    from ._loop import Loop, Turn
+    from ._loop import RunState
 
 FINAL_NOTE = (
     "[budgetloop] {why}: tools are no longer available. Give your final answer now, from what "
@@ -60,22 +63,28 @@ def budget_line(
 
 
 def last_turn(
-    loop: Loop, started: float | None, projected: int | None
+    state: RunState,
+    budget: Budget,
+    left: float | None,
+    projected: int | None,
+    final_tokens: Callable[[list[Message]], int],
+    project: Callable[[int], int | None],
 ) -> tuple[Ending | None, tuple[int, int] | None]:
-    """The stop this turn is the last model call before, to be made without tools for a
-    final answer, or None for an ordinary turn (or for no call at all: the guards say); and
-    the final answer's token count and growth it measured, for the turn to keep. Changes
-    nothing: ``Session.next_turn`` asks it too."""
-    if loop._finishing is not None:  # a repetition or max_tool_calls stop is pending
-        return loop._finishing, None
-    budget, index = loop.budget, len(loop._steps)
-    steps = budget.max_steps
-    if (steps is not None and index >= steps) or loop._out_of_time(started):
+    """With ``finish=True``: the stop this turn is the last model call before, to be made
+    without tools for a final answer, or None for an ordinary turn (or for no call at all:
+    the guards say); and the final answer's token count and growth it measured, for the turn
+    to keep. ``left`` is the seconds left, ``projected`` this turn's worst case with tools,
+    ``final_tokens(extra)`` the tokens of the context and ``extra`` sent without tools, and
+    ``project(tokens)`` a call's worst case in picodollars."""
+    if state.finishing is not None:  # a repetition or max_tool_calls stop is pending
+        return state.finishing, None
+    index, steps = len(state.steps), budget.max_steps
+    if (steps is not None and index >= steps) or (left is not None and left <= 0):
         return None, None
     if steps is not None and index == steps - 1:
         return Ending(Stop.MAX_STEPS, f"max_steps={steps}: the last step was kept for a "
                       "final answer without tools"), None  # fmt: skip
-    left, longest = loop._left(started), max((s.seconds for s in loop._steps), default=0.0)
+    longest = max((s.seconds for s in state.steps), default=0.0)
     if left is not None and left < 2 * longest:
         return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds}: {left:.3f}s "
                       f"left, under twice the longest step ({longest:.3f}s), so this step "
@@ -84,86 +93,34 @@ def last_turn(
         return None, None
     # The final answer after this turn reads a context grown by it: predicted to grow as
     # much as the most it has grown in a turn so far.
-    tokens = tool_less_tokens(loop, [Message("user", final_note(Stop.MAX_COST_USD, budget))])
-    growth = loop._growth
-    if loop._final_tokens is not None:
-        growth = max(growth, tokens - loop._final_tokens)
+    tokens = final_tokens([Message("user", final_note(Stop.MAX_COST_USD, budget))])
+    growth = state.growth
+    if state.final_tokens is not None:
+        growth = max(growth, tokens - state.final_tokens)
     seen = (tokens, growth)
-    after = loop._project(tokens + growth)[1]
-    spent = loop._money.spent
+    after = project(tokens + growth)
+    spent = state.money.spent
     if cost_fits(budget, spent + (projected or 0), after):
         return None, seen
     turn, answer = from_pico(projected or 0), from_pico(after or 0)
     return Ending(
         Stop.MAX_COST_USD,
         f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
-        f"a final answer after it (${answer:.6f}) would not both fit on ${from_pico(spent):.6f} "
-        "spent, so this step was the final answer",
+        f"a final answer after it (${answer:.6f}) would not both fit on "
+        f"${from_pico(spent):.6f} spent, so this step was the final answer",
     ), seen
 
 
-def final_turn(loop: Loop, started: float, plan: Plan) -> Turn:
-    """finish=True: the run's last model call, without tools, for an answer, as ``plan``
-    says (``plan.final`` is the stop it comes before; the run ends with it whatever the model
-    says)."""
-    last, projection, projected = plan.final, plan.projection, plan.projected
-    assert last is not None
-    reservation, ending = None, plan.ending
-    if ending is None:
-        reservation, ending = loop._money.reserve(projected)
-    if ending is not None:
-        loop._end_run(ending)
-        return None
-    index = len(loop._steps)
-    try:
-        reply = yield ModelCall([*loop._messages, *plan.extra], [], loop._left(started))
-    except GeneratorExit:
-        raise
-    except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
-        loop._money.bill(projected or 0, reservation)
-        step = loop._model_step(index, None, exc, projection, started)
-        loop._record(replace(step, final_answer=True))
-        raise
-    cost = call_cost(reply, projected, loop.price)
-    loop._money.bill(cost, reservation)
-    completion = reply.completion
-    end = Ending(last.stop, last.detail)
-    if completion is None:
-        step = loop._model_step(index, reply, None, projection, started, cost)
-        stop = Stop.MAX_SECONDS if reply.abandoned else last.stop
-        failed = Ending(stop, Said(last.detail, "; the final-answer call failed"), reply.error)
-        return loop._record(replace(step, final_answer=True), end=failed)
-    calls = received(completion.tool_calls, index)  # asked for anyway: recorded, never run
-    records = [loop._not_run(c, "skipped", "the final-answer turn runs no tools") for c in calls]
-    assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
-    step = loop._call_step(index, completion, records, cost, projection, started)
-    loop._answer = loop._traced(completion.text)
-    step = replace(step, final_answer=True)
-    return loop._record(step, assistant, records, end, told=plan.extra)
-
-
-def then_final_answer(loop: Loop, block: Ending) -> Ending:
-    """A stop that blocks a batch; with finish=True a repetition or ``max_tool_calls`` stop
+def then_final_answer(finish: bool, block: Ending) -> Ending:
+    """A stop that blocks a batch; with ``finish`` a repetition or ``max_tool_calls`` stop
     comes after one more call, without tools, for a final answer."""
-    if loop.options.finish and block.stop in (Stop.REPEATED, Stop.MAX_TOOL_CALLS):
+    if finish and block.stop in (Stop.REPEATED, Stop.MAX_TOOL_CALLS):
         return replace(block, final_next=True)
     return block
 
 
-def tool_less_tokens(loop: Loop, extra: list[Message]) -> int:
-    """The input tokens of the context and ``extra`` sent without tool schemas. The default
-    estimate keeps the schemas counted: once a provider has reported a count, what they
-    took in it is not known, so taking them out could count below the truth."""
-    count_tokens = loop.options.count_tokens
-    if count_tokens is None:
-        return loop._count.count(extra)
-    return checked(count_tokens([*loop._messages, *extra], []))
-
-
-def budget_note(loop: Loop, started: float | None) -> list[Message]:
-    """budget_note=True: the line that ends this turn's request, telling the model what
+def budget_note(state: RunState, budget: Budget, left: float | None) -> list[Message]:
+    """``budget_note=True``: the line that ends this turn's request, telling the model what
     is left; it is sent, not kept in the context (each request has only the current one)."""
-    if not loop.options.budget_note:
-        return []
-    line = budget_line(loop.budget, len(loop._steps), loop._money.spent, loop._left(started))
+    line = budget_line(budget, len(state.steps), state.money.spent, left)
     return [] if line is None else [Message("user", line)]

@@ -1,7 +1,16 @@
-"""The loop: project the next turn, dispatch it, record it, run its tools, append the results.
+"""The loop: plan a turn, call the model, commit what happened.
 
+A run's state is one object, ``RunState``: its steps, its context, its money and how it ended.
 A turn is written once, as a generator (``Loop._turn``; its protocol is in ``_turn.py``) that
-yields what it needs done, a model call and then a tool batch, and is sent back the outcome.
+yields what it needs done, a model call and then a tool batch, and is sent back the outcome:
+
+1. plan: the turn's worst case, whether it is the final answer (``finish=True``), and the stop
+   before it if a ceiling says so (``Guards``, the policies of ``_finish``);
+2. call: reserve the worst case, call the model, bill the call the moment it is over
+   (``Money``), interrupts included;
+3. commit: the call failed, or it was the final answer, or its tool batch ran, or was skipped
+   because no later call could read the results.
+
 ``Session.step`` calls the model on the calling thread (on a worker thread when there is a
 deadline to keep or an ``async def`` model to run) and runs the batch as ``Dispatch.run_batch``
 says; ``AsyncSession.step`` awaits both. Both drivers run this one turn, so they obey the same
@@ -18,24 +27,18 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
-from ._context import ContextTokens
+from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
-from ._finish import (
-    budget_note,
-    final_note,
-    final_turn,
-    last_turn,
-    then_final_answer,
-    tool_less_tokens,
-)
+from ._finish import budget_note, final_note, last_turn, then_final_answer
 from ._fork import context_before, fork_point, message_list
 from ._guards import Guards
 from ._journal import Journal
+from ._ledgers import Reservation
 from ._money import Money, call_cost
 from ._options import (
     ForkOptions,
@@ -72,6 +75,23 @@ if TYPE_CHECKING:
 
 L = TypeVar("L", bound="Loop")
 Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a BatchDone
+
+
+@dataclass(eq=False, slots=True)
+class RunState:
+    """What a run has done so far: the one object a turn changes, and the policies read."""
+
+    steps: list[Step]  # every step taken, a fork's inherited ones first
+    messages: list[Message]  # the context: what the next model call is sent
+    trace_messages: list[Message]  # the context as the trace keeps it (through redact=)
+    money: Money  # what the run has spent, and its shared ledger
+    executed: int = 0  # tool calls run (ok or error)
+    elapsed: float = 0.0  # seconds spent inside step()
+    ending: Ending | None = None  # why the run ended, once it has
+    answer: str | None = None  # the final answer, as the trace keeps it
+    finishing: Ending | None = None  # finish=True: the stop a final answer comes before
+    final_tokens: int | None = None  # finish=True: the last final answer's tokens
+    growth: int = 0  # finish=True: the most those grew in a turn
 
 
 class Loop:
@@ -124,24 +144,20 @@ class Loop:
         self._redactor = Redactor(None if options.redact is None else strict(options.redact))
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
-        self._messages: list[Message] = []  # the real context
-        self._trace_messages: list[Message] = []  # the context as the trace keeps it
         self._count = ContextTokens(self.schemas, options.count_tokens)
         self._trace_schemas = self._redactor.schemas(self.schemas)
-        self._steps: list[Step] = list(history)
-        self._kept = len(self._steps)  # steps inherited by a fork, already in its journal header
-        self._money = Money(spent, options.ledger)  # the only place spend changes
+        self.state = RunState(
+            steps=list(history),
+            messages=[],
+            trace_messages=[],
+            money=Money(spent, options.ledger),  # the only place spend changes
+            executed=sum(1 for s in history for r in s.tool_calls if r.status != "skipped"),
+        )
+        self._kept = len(history)  # steps inherited by a fork, already in its journal header
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
-        self._elapsed = 0.0
-        self._executed = sum(1 for s in history for r in s.tool_calls if r.status != "skipped")
         self._repeats = Repeats(
             options.repeat_limit, options.cycle_limit, options.warn_repeats, history
         )
-        self._ending: Ending | None = None
-        self._finishing: Ending | None = None  # finish=True: the stop a final answer comes before
-        self._final_tokens: int | None = None  # finish=True: the last final answer's tokens
-        self._growth = 0  # finish=True: the most those grew in a turn
-        self._answer: str | None = None
         self._last_clock = options.clock()
         for message in context:
             self._append(message)
@@ -197,16 +213,18 @@ class Loop:
     ) -> L:
         """``fork``, its errors naming ``where`` (``fork``, or ``resume``)."""
         check_names(where, options, option_names(ForkOptions))
-        at = fork_point(self._steps, at, where)
+        at = fork_point(self.state.steps, at, where)
         changes = dict(options)
         complete = changes.pop("complete", self.complete)
         opts = self.options.with_(complete, changes, where)
         if messages is None:
-            context = self._messages[: context_before(self._messages, self._steps, at)]
+            context = self.state.messages[
+                : context_before(self.state.messages, self.state.steps, at)
+            ]
         else:
             context = message_list(messages, where)
         forked = type(self).__new__(type(self))
-        forked._build(complete, opts, context, self._steps[:at], self._money.spent)
+        forked._build(complete, opts, context, self.state.steps[:at], self.state.money.spent)
         forked._prompt = list(context)
         return forked
 
@@ -214,7 +232,7 @@ class Loop:
 
     @property
     def done(self) -> bool:
-        return self._ending is not None
+        return self.state.ending is not None
 
     @property
     def tools(self) -> dict[str, Tool]:
@@ -227,7 +245,7 @@ class Loop:
     @property
     def messages(self) -> list[Message]:
         """The context as it stands: what the next model call would be sent."""
-        return list(self._messages)
+        return list(self.state.messages)
 
     @property
     def message_tokens(self) -> tuple[int, ...]:
@@ -236,7 +254,7 @@ class Loop:
 
     @property
     def steps(self) -> tuple[Step, ...]:
-        return tuple(self._steps)
+        return tuple(self.state.steps)
 
     @property
     def projection(self) -> Projection:
@@ -246,16 +264,16 @@ class Loop:
     @property
     def result(self) -> Result:
         """The run so far; final once ``done``."""
-        ending = self._ending
+        ending = self.state.ending
         detail = None if ending is None else ending.detail
         assert not isinstance(detail, Said)  # _end_run keeps the text the trace keeps
         return Result(
             stop=None if ending is None else ending.stop,
-            answer=self._answer,
-            steps=tuple(self._steps),
-            messages=tuple(self._trace_messages),
-            cost_usd=from_pico(self._money.spent),
-            seconds=self._elapsed,
+            answer=self.state.answer,
+            steps=tuple(self.state.steps),
+            messages=tuple(self.state.trace_messages),
+            cost_usd=from_pico(self.state.money.spent),
+            seconds=self.state.elapsed,
             budget=self.budget,
             error=None if ending is None else ending.error,
             detail=detail,
@@ -267,43 +285,88 @@ class Loop:
     # -- the turn ---------------------------------------------------------------------------------
 
     def _turn(self, started: float) -> Turn:
-        # 1. plan: project this turn's worst case (with finish=True it may be the run's last,
-        #    a call without tools for a final answer), and stop before it if a ceiling says so
+        """One turn, as the module's text says: plan, call, commit."""
+        # 1. plan: its worst case, a final answer or not, and a stop before it
         plan = self._plan(started)
         if plan.seen is not None:
-            self._final_tokens, self._growth = plan.seen
-        if plan.final is not None:
-            return (yield from final_turn(self, started, plan))
-        projection, projected = plan.projection, plan.projected
+            self.state.final_tokens, self.state.growth = plan.seen
         reservation, ending = None, plan.ending
         if ending is None:
-            reservation, ending = self._money.reserve(projected)
+            reservation, ending = self.state.money.reserve(plan.projected)
         if ending is not None:
             self._end_run(ending)
             return None
-        # 2. call the model
-        self._count.sending()
-        index = len(self._steps)
+        # 2. call the model: billed the moment it is over, whatever happens next
+        reply, cost = yield from self._call(plan, reservation, started)
+        # 3. commit what happened
+        if reply.completion is None:
+            return self._commit_failed(plan, reply, cost, started)
+        if plan.final is not None:
+            return self._commit_final(plan, reply.completion, cost, started)
+        return (yield from self._commit_calls(plan, reply.completion, cost, started))
+
+    def _call(
+        self, plan: Plan, reservation: Reservation | None, started: float
+    ) -> Generator[ModelCall, Reply, tuple[Reply, int]]:
+        """The model call: with tools, or without for a final answer. An interrupt while it
+        is in flight bills its worst case (it may be billed) and records the step."""
+        final = plan.final is not None
+        if not final:
+            self._count.sending()
+        index = len(self.state.steps)
+        tools = [] if final else list(self.schemas)
         try:
-            request = ModelCall([*self._messages, *plan.extra], list(self.schemas),
-                                self._left(started))  # fmt: skip
-            reply = yield request
+            reply = yield ModelCall(
+                [*self.state.messages, *plan.extra], tools, self._left(started)
+            )
         except GeneratorExit:
             raise
-        except BaseException as exc:  # interrupted in flight: it may be billed, so bill the worst
-            self._money.bill(projected or 0, reservation)
-            self._record(self._model_step(index, None, exc, projection, started))
+        except BaseException as exc:
+            self.state.money.bill(plan.projected or 0, reservation)
+            step = self._model_step(index, None, exc, plan.projection, started)
+            self._record(replace(step, final_answer=final))
             raise
-        # 3. record what the model said and what it cost: billed at once, whatever comes next
-        cost = call_cost(reply, projected, self.price)
-        self._money.bill(cost, reservation)
-        completion = reply.completion
-        if completion is not None and completion.usage is not None:  # what was sent is now known
-            self._count.reported(completion.usage.input_tokens)
-        if completion is None:
+        cost = call_cost(reply, plan.projected, self.price)
+        self.state.money.bill(cost, reservation)
+        usage = None if reply.completion is None else reply.completion.usage
+        if usage is not None and not final:  # what was sent is now known
+            self._count.reported(usage.input_tokens)
+        return reply, cost
+
+    def _commit_failed(self, plan: Plan, reply: Reply, cost: int, started: float) -> Step:
+        """The call gave no completion (an error, or still running at the deadline)."""
+        step = self._model_step(len(self.state.steps), reply, None, plan.projection, started, cost)
+        last = plan.final
+        if last is None:
             stop = Stop.MAX_SECONDS if reply.abandoned else Stop.MODEL_ERROR
-            step = self._model_step(index, reply, None, projection, started, cost)
             return self._record(step, end=Ending(stop, None, reply.error))
+        stop = Stop.MAX_SECONDS if reply.abandoned else last.stop
+        failed = Ending(stop, Said(last.detail, "; the final-answer call failed"), reply.error)
+        return self._record(replace(step, final_answer=True), end=failed)
+
+    def _commit_final(self, plan: Plan, completion: Completion, cost: int, started: float) -> Step:
+        """The final answer (``finish=True``): the run ends with the stop it came before,
+        whatever the model said; tool calls it asked for anyway are recorded, never run."""
+        assert plan.final is not None
+        index = len(self.state.steps)
+        calls = received(completion.tool_calls, index)
+        records = [self._not_run(c, "skipped", "the final-answer turn runs no tools")
+                   for c in calls]  # fmt: skip
+        assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
+        step = self._call_step(index, completion, records, cost, plan.projection, started)
+        self.state.answer = self._traced(completion.text)
+        end = Ending(plan.final.stop, plan.final.detail)
+        return self._record(
+            replace(step, final_answer=True), assistant, records, end, told=plan.extra
+        )
+
+    def _commit_calls(
+        self, plan: Plan, completion: Completion, cost: int, started: float
+    ) -> Generator[Batch, BatchDone, Step]:
+        """An ordinary reply: an answer, or tool calls to run (unless no model call could
+        ever read their results: then they are skipped). A turn that breaks while its batch
+        runs is recorded, its calls marked, and the exception goes on."""
+        index = len(self.state.steps)
         calls = received(completion.tool_calls, index)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
         signature = signature_of(calls) if calls else None
@@ -312,21 +375,20 @@ class Loop:
         records: list[Ran] = []
         dispatched = False
         try:
-            # 4. run the batch, unless no model call could ever read its results
             end: Ending | None = None
             if not calls:
                 end = Ending(Stop.ANSWERED)
             elif block := self._guards.before_batch(
                 index,
                 self._left(started),
-                self._executed,
+                self.state.executed,
                 len(calls),
                 None if warn else loop,
                 lambda: self._cheapest_next(calls, assistant),
             ):
                 stopped = Said("the run stopped (", block.detail, ")")
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
-                end = then_final_answer(self, block)
+                end = then_final_answer(self.options.finish, block)
             else:
                 dispatched = True
                 done: BatchDone = yield Batch(calls, self._left(started))
@@ -345,13 +407,13 @@ class Loop:
                 )
                 for c in calls
             ]
-            step = self._call_step(index, completion, records, cost, projection, started)
+            step = self._call_step(index, completion, records, cost, plan.projection, started)
             self._record(step, assistant, records, None, signature)
             raise
-        # 5. append the assistant turn and its results, in request order
-        step = self._call_step(index, completion, records, cost, projection, started)
+        # the assistant turn and its results join the context, in request order
+        step = self._call_step(index, completion, records, cost, plan.projection, started)
         if end is not None and end.stop is Stop.ANSWERED:
-            self._answer = self._traced(completion.text or "")
+            self.state.answer = self._traced(completion.text or "")
         warned = loop is not None and warn and dispatched
         note = warning(loop) if loop is not None and warned else None
         return self._record(step, assistant, records, end, signature, warned, note)
@@ -362,16 +424,18 @@ class Loop:
         """The next turn's plan, without changing anything: its request's extra messages, its
         projection, whether it is a final answer (``finish=True``) and the stop before it.
         ``started`` is when the step began (None: a look from outside a step)."""
-        extra = budget_note(self, started)  # budget_note=True: sent with the request, not kept
+        state, budget, left = self.state, self.budget, self._left(started)
+        extra = budget_note(state, budget, left) if self.options.budget_note else []
         projection, projected = self._project(self._count.count(extra))
-        taken, left = len(self._steps), self._left(started)
+        taken = len(state.steps)
         seen = None
         if self.options.finish:
-            last, seen = last_turn(self, started, projected)
+            worst = self._project_pico
+            last, seen = last_turn(state, budget, left, projected, self._tool_less_tokens, worst)
             if last is not None:
-                note = [Message("user", final_note(last.stop, self.budget))]
-                projection, projected = self._project(tool_less_tokens(self, note))
-                pending = last is self._finishing
+                note = [Message("user", final_note(last.stop, budget))]
+                projection, projected = self._project(self._tool_less_tokens(note))
+                pending = last is self.state.finishing
                 ending = self._guards.before_final(taken, left, projection, last, pending)
                 return Plan(note, projection, projected, ending, last, seen)
         ending = self._guards.before_call(taken, left, projection)
@@ -382,7 +446,7 @@ class Loop:
         """What the next ``step()`` will do, as the loop itself decides it: call the model,
         make the final answer (``finish=True``), or stop before any call (and why). A shared
         ledger's answer is not known until the step asks it."""
-        if self._ending is not None:
+        if self.state.ending is not None:
             result = self.result
             return NextTurn("done", result.stop, result.detail, None)
         plan = self._plan(None)
@@ -401,14 +465,19 @@ class Loop:
         else:
             empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
             if self.options.finish:  # the turn that reads them may be the final answer
-                tokens = tool_less_tokens(self, [assistant, *empty])
+                tokens = self._tool_less_tokens([assistant, *empty])
             else:
                 tokens = self._count.count([assistant, *empty])
         return self._project(tokens)[0]
 
-    def _out_of_time(self, started: float | None) -> bool:
-        left = self._left(started)
-        return left is not None and left <= 0
+    def _tool_less_tokens(self, extra: list[Message]) -> int:
+        """The input tokens of the context and ``extra`` sent without tool schemas. The
+        default estimate keeps the schemas counted: once a provider has reported a count, what
+        they took in it is not known, so taking them out could count below the truth."""
+        count_tokens = self.options.count_tokens
+        if count_tokens is None:
+            return self._count.count(extra)
+        return checked(count_tokens([*self.state.messages, *extra], []))
 
     # -- bookkeeping ------------------------------------------------------------------------------
 
@@ -429,7 +498,9 @@ class Loop:
             self._last_clock = now
             if self._journal is not None and not self._journal.started:
                 self._journal.header(self.result)
-                for kept in self._steps[: self._kept]:  # a fork's history: its context is above
+                for kept in self.state.steps[
+                    : self._kept
+                ]:  # a fork's history: its context is above
                     self._journal.step(kept, [])
         except BaseException:
             self._stepping.release()
@@ -438,7 +509,7 @@ class Loop:
 
     def _end(self, started: float) -> None:
         try:
-            self._elapsed += self._since(started)
+            self.state.elapsed += self._since(started)
             if self.done:
                 self._workers.close()
                 if self._journal is not None:
@@ -453,29 +524,33 @@ class Loop:
         if self.budget.max_seconds is None:
             return None
         running = 0.0 if started is None else self._since(started)
-        return self.budget.max_seconds - self._elapsed - running
+        return self.budget.max_seconds - self.state.elapsed - running
 
     def _since(self, started: float) -> float:
         now = self.options.clock()
         return max(0.0, now - started) if now == now else 0.0
 
     def _project(self, tokens: int) -> tuple[Projection, int | None]:
+        """A call of ``tokens`` input tokens at its worst, on what the run has spent."""
         return project_cost(
-            tokens, self.max_output_tokens, self.price, self._money.spent, self.budget
+            tokens, self.max_output_tokens, self.price, self.state.money.spent, self.budget
         )
 
+    def _project_pico(self, tokens: int) -> int | None:
+        return self._project(tokens)[1]
+
     def _append(self, message: Message) -> None:
-        self._messages.append(message)
+        self.state.messages.append(message)
         self._count.append(message)
-        self._trace_messages.append(self._traced_message(message))
+        self.state.trace_messages.append(self._traced_message(message))
 
     def _append_recorded(self, message: Message) -> BaseException | None:
         """``_append`` for a turn being recorded: a raising ``redact`` withholds the text."""
         try:
             self._append(message)
         except Exception as exc:
-            if len(self._trace_messages) < len(self._messages):
-                self._trace_messages.append(WITHHOLD.message(message))
+            if len(self.state.trace_messages) < len(self.state.messages):
+                self.state.trace_messages.append(WITHHOLD.message(message))
             return exc
         return None
 
@@ -486,9 +561,9 @@ class Loop:
         if note is not None:
             message = replace(message, content=f"{message.content}\n\n{note.real}")
             traced = replace(traced, content=f"{traced.content}\n\n{self._traced(note)}")
-        self._messages.append(message)
+        self.state.messages.append(message)
         self._count.append(message)
-        self._trace_messages.append(traced)
+        self.state.trace_messages.append(traced)
 
     def _not_run(self, call: Call, status: Status, why: str | Said) -> Ran:
         return self._dispatch.refuse(call.request, call.id, status, why)
@@ -567,18 +642,18 @@ class Loop:
             traced = WITHHOLD.step(traced)
         if signature is not None:
             self._repeats.add(signature, warned=warned)
-        before = len(self._trace_messages)
+        before = len(self.state.trace_messages)
         for message in [*told, *([assistant] if assistant is not None else [])]:
             failure = self._append_recorded(message)
             failures += [failure] if failure is not None else []
         for i, ran in enumerate(results):
             self._append_result(ran, note if i == len(results) - 1 else None)
-        self._steps.append(traced)
-        self._executed += sum(1 for r in step.tool_calls if r.status != "skipped")
+        self.state.steps.append(traced)
+        self.state.executed += sum(1 for r in step.tool_calls if r.status != "skipped")
         if self._journal is not None:
-            self._journal.step(traced, self._trace_messages[before:])
+            self._journal.step(traced, self.state.trace_messages[before:])
         if end is not None and end.final_next:
-            self._finishing = end  # finish=True: the next turn is the final answer
+            self.state.finishing = end  # finish=True: the next turn is the final answer
         elif end is not None:
             self._end_run(end)
         if failures:
@@ -586,7 +661,7 @@ class Loop:
         return traced
 
     def _end_run(self, end: Ending) -> None:
-        self._ending = Ending(end.stop, self._traced(end.detail), self._traced(end.error))
+        self.state.ending = Ending(end.stop, self._traced(end.detail), self._traced(end.error))
 
     def _traced(self, text: str | Said | None) -> str | None:
         """Text as it may enter the trace: through the session's ``Redactor``."""
