@@ -1,11 +1,12 @@
-"""What ``Session.fork`` and ``resume`` need to know about a run's history: where a fork may
-start, and the context as it stood before a step."""
+"""What ``Session.fork``, ``resume``, ``replay`` and the trace views need to know about a run's
+history: where a fork may start, the context as it stood before a step, and what a step's model
+call was sent."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._trace import Step
+from ._trace import Request, Result, Step
 from ._types import Message
 
 
@@ -18,9 +19,18 @@ def fork_point(steps: Sequence[Step], at: int | None) -> int:
     return at
 
 
-def context_before(messages: Sequence[Message], steps: Sequence[Step], at: int) -> int:
-    """How many of ``messages`` the context had before step ``at``."""
-    return len(messages) - sum(appended(s) for s in steps[at:])
+def context_before(
+    messages: Sequence[Message], steps: Sequence[Step], at: int, where: str = "fork"
+) -> int:
+    """How many of ``messages`` the context had before step ``at``. Fewer messages than the
+    steps from ``at`` on appended is a ValueError: no context can be rebuilt from them."""
+    added = sum(appended(s) for s in steps[at:])
+    if added > len(messages):
+        raise ValueError(
+            f"{where}: messages must hold the {added} messages that steps {at} to "
+            f"{len(steps) - 1} appended, got {len(messages)}; the messages are not this run's."
+        )
+    return len(messages) - added
 
 
 def appended(step: Step) -> int:
@@ -29,6 +39,23 @@ def appended(step: Step) -> int:
     if step.error is not None:
         return 0
     return 1 + len(step.tool_calls) + (1 if step.final_answer else 0)
+
+
+def request_of(result: Result, index: int, where: str = "Result.request") -> Request:
+    """What step ``index``'s model call was sent, as the trace holds it: the context before the
+    step, and for a final-answer step the note that asked for the answer, with no tools."""
+    steps = result.steps
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"{where}: index must be an int, got {type(index).__name__}.")
+    if not 0 <= index < len(steps):
+        which = f"from 0 to {len(steps) - 1}" if steps else "of a run with steps (it has none)"
+        raise ValueError(f"{where}: index must be a step index {which}, got {index}.")
+    step = steps[index]
+    sent = context_before(result.messages, steps, index, where)
+    if not step.final_answer:
+        return Request(tuple(result.messages[:sent]), tuple(result.tools))
+    told = 1 if step.error is None else 0  # a failed call's note was not kept
+    return Request(tuple(result.messages[: sent + told]), ())
 
 
 def message_list(messages: Sequence[Message]) -> list[Message]:

@@ -31,6 +31,7 @@ from ._validate_trace import (
     get_key,
     read_budget,
     read_messages,
+    read_options,
     read_price,
     read_result,
     read_step,
@@ -64,7 +65,8 @@ class Journal:
     def header(self, result: Result) -> None:
         self.started = True
         data = result.to_dict()
-        head = {k: data[k] for k in ("format", "version", "budget", "price", "max_output_tokens")}
+        keys = ("format", "version", "budget", "price", "max_output_tokens", "options")
+        head = {k: data[k] for k in keys}
         self._line(
             {**head, "kind": "header", "tools": data["tools"], "messages": data["messages"]}
         )
@@ -242,6 +244,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
         price=header["price"],
         max_output_tokens=header["max_output_tokens"],
         tools=header["tools"],
+        options=header["options"],
     )
 
 
@@ -253,6 +256,7 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
             get_key(entry, "", "max_output_tokens", None), "max_output_tokens", optional=True
         ),
         "tools": read_tools(get_key(entry, "", "tools", ()), "tools"),
+        "options": read_options(get_key(entry, "", "options", {}), "options"),
         "messages": read_messages(get_key(entry, "", "messages"), "messages"),
     }
 

@@ -31,7 +31,7 @@ from ._journal import Journal
 from ._options import Model, Options, initial_messages, is_async
 from ._pool import Workers
 from ._redact import redact_message, redact_schemas, redact_text, strict
-from ._repeats import Repeats, signature_of, warning
+from ._repeats import Repeats, warning
 from ._schema import Tool
 from ._trace import Result, Status, Step
 from ._turn import Batch, BatchDone, Call, Ending, ModelCall, Ran, Reply, interrupted, received
@@ -78,7 +78,7 @@ class Loop:
         self._elapsed = 0.0
         self._executed = sum(1 for s in history for r in s.tool_calls if r.status != "skipped")
         self._repeats = Repeats(
-            options.repeat_limit, options.cycle_limit, options.warn_repeats, history
+            options.repeat_limit, options.cycle_limit, options.warn_repeats, history, options.tools
         )
         self._ending: Ending | None = None
         self._finishing: Ending | None = None  # finish=True: the stop a final answer comes before
@@ -188,6 +188,7 @@ class Loop:
             price=self.price,
             max_output_tokens=self.max_output_tokens,
             tools=tuple(self._trace_schemas),
+            options=self.options.recorded,
         )
 
     # -- the turn ---------------------------------------------------------------------------------
@@ -231,7 +232,7 @@ class Loop:
             return self._record(step, end=Ending(stop, None, reply.error))
         calls = received(completion.tool_calls, index)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
-        signature = signature_of(calls) if calls else None
+        signature = self._repeats.signature(calls) if calls else None
         loop = None if signature is None else self._repeats.loop(signature)
         warn = self._repeats.warns(loop)  # warn_repeats=True: the first loop is told, not stopped
         records: list[Ran] = []

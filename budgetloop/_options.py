@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ._budget import CountTokens
 from ._files import check_trace_path
 from ._schema import Tool, tool
+from ._trace import RunOptions
 from ._types import Budget, Message, Price
 from ._valid import check_int, kind
 
@@ -148,6 +149,18 @@ class Options:
                 f"fork: unknown option {unknown[0]!r}; the options are {', '.join(self.given)}."
             )
         return Options.read(complete, **{**self.given, **changes})
+
+    @property
+    def recorded(self) -> RunOptions:
+        """The options a trace records (``Result.options``)."""
+        return RunOptions(
+            finish=self.finish,
+            budget_note=self.budget_note,
+            warn_repeats=self.warn_repeats,
+            repeat_limit=self.repeat_limit,
+            cycle_limit=self.cycle_limit,
+            max_result_chars=self.max_result_chars,
+        )
 
     @property
     def schemas(self) -> list[dict[str, Any]]:

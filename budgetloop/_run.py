@@ -10,6 +10,7 @@ from typing import Any
 
 from ._async import AsyncSession
 from ._budget import CountTokens
+from ._fork import context_before, fork_point
 from ._journal import load_trace
 from ._options import MAX_RESULT_CHARS, Clock, Model, OnStep, Redact
 from ._session import Session
@@ -145,13 +146,21 @@ def resume(
     """A ``Session`` that goes on from a saved run, as ``Session.fork`` does from a live one.
 
     The functions are not in the trace, so ``complete`` and ``tools`` are passed again; the
-    budget, price and ``max_output_tokens`` default to the trace's. The context is the trace's
-    messages (as the trace kept them: redacted, if the run was) before step ``at``.
+    budget, price, ``max_output_tokens`` and the options the trace records (``Result.options``)
+    default to the trace's. The context is the trace's messages (as the trace kept them:
+    redacted, if the run was) before step ``at``; a trace that holds fewer messages than its
+    steps from ``at`` on appended is a ValueError.
     """
     result = _as_result(trace)
-    options.setdefault("budget", result.budget)
-    options.setdefault("price", result.price)
-    options.setdefault("max_output_tokens", result.max_output_tokens)
+    options = {
+        **result.options,
+        "budget": result.budget,
+        "price": result.price,
+        "max_output_tokens": result.max_output_tokens,
+        **options,
+    }
+    if messages is None:
+        context_before(result.messages, result.steps, fork_point(result.steps, at), "resume")
     saved = Session.restore(result, complete, tools=tools, **options)
     return saved.fork(at, messages=messages)
 

@@ -25,8 +25,8 @@ from budgetloop import (
     run,
     tool,
 )
-from tests.conftest import PRICE, always_calls
-from tests.strategies import PROMPT, Scenario, build, scenarios
+from tests.conftest import PRICE, FakeClock, always_calls
+from tests.strategies import PROMPT, Scenario, build, loop_options, scenarios
 
 
 def trace_of(result: Result) -> dict[str, Any]:
@@ -63,11 +63,24 @@ def yesterdays_run(budget: Budget | None = None) -> Result:
 # -- with no options, a replay is the run ---------------------------------------------------------
 
 
-@given(scenarios(deterministic=True))
-def test_replay_reproduces_a_random_run(s: Scenario) -> None:
+@given(scenarios(deterministic=True), loop_options())
+def test_replay_reproduces_a_random_run(s: Scenario, options: dict[str, Any]) -> None:
     built = build(s)
-    result = run(built.model, PROMPT, **built.kwargs)
+    result = run(built.model, PROMPT, **built.kwargs, **options)
+    assert result.options == {**options, "repeat_limit": s.repeat_limit, "max_result_chars": 100_000}
     assert trace_of(replay(result)) == trace_of(result)
+    assert trace_of(replay(json.loads(json.dumps(result.to_dict())))) == trace_of(result)
+    # and what each step was sent, as the trace says, is what the model was sent
+    for step, sent in zip(result.steps, built.model.requests, strict=True):
+        said = result.request(step.index)
+        assert sent.messages[: len(said.messages)] == said.messages
+        assert sent.tools == said.tools
+        extra = [m.content or "" for m in sent.messages[len(said.messages) :]]
+        if step.final_answer and step.error is not None:  # the note of a failed final call
+            assert len(extra) == 1 and extra[0].startswith("[budgetloop] ")
+        elif extra:  # the budget line, sent and not kept
+            assert options["budget_note"] and not step.final_answer
+            assert len(extra) == 1 and extra[0].startswith("[budgetloop] Budget left: ")
 
 
 @st.composite
@@ -310,3 +323,28 @@ def test_a_run_that_ended_on_a_final_answer_replays_to_the_same_answer() -> None
     again = replay(original)
     assert (again.stop, again.answer) == ("max_steps", "all I found")
     assert [s.final_answer for s in again.steps] == [False, False, True]
+
+
+def test_each_call_of_a_batch_replays_with_its_own_seconds() -> None:
+    clock = FakeClock()
+
+    @tool
+    def slow(q: str) -> str:
+        """Takes two seconds."""
+        clock.advance(2)
+        return "slow " + q
+
+    @tool
+    def quick(q: str) -> str:
+        """Takes one second."""
+        clock.advance(1)
+        return "quick " + q
+
+    calls = [ToolCall("slow", {"q": "a"}), ToolCall("quick", {"q": "b"})]
+    model = ScriptedModel([Completion(tool_calls=calls), "done"])
+    # one worker: the calls run one after the other, the quick one after the slow one
+    result = run(model, "go", tools=[slow, quick], clock=clock, max_workers=1)
+    assert [c.seconds for c in result.tool_calls] == [2.0, 1.0]
+    again = replay(result)
+    assert [c.seconds for c in again.tool_calls] == [2.0, 1.0]
+    assert [s.seconds for s in again.steps] == [s.seconds for s in result.steps] == [3.0, 0.0]
