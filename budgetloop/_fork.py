@@ -22,15 +22,35 @@ def fork_point(steps: Sequence[Step], at: int | None) -> int:
 def context_before(
     messages: Sequence[Message], steps: Sequence[Step], at: int, where: str = "fork"
 ) -> int:
-    """How many of ``messages`` the context had before step ``at``. Fewer messages than the
-    steps from ``at`` on appended is a ValueError: no context can be rebuilt from them."""
+    """How many of ``messages`` the context had before step ``at``. The messages the steps
+    from ``at`` on appended are the last ones, and are checked to be there (so many, each of
+    the role its step appended): anything else is a ValueError, as no context can be rebuilt."""
     added = sum(appended(s) for s in steps[at:])
     if added > len(messages):
         raise ValueError(
             f"{where}: messages must hold the {added} messages that steps {at} to "
             f"{len(steps) - 1} appended, got {len(messages)}; the messages are not this run's."
         )
-    return len(messages) - added
+    end = len(messages)
+    for step in reversed(steps[at:]):
+        if step.error is not None:
+            continue  # a failed model call appended nothing
+        note = ["user"] if step.final_answer else []  # the final answer's note came first
+        roles = [*note, "assistant", *["tool"] * len(step.tool_calls)]
+        start = end - len(roles)
+        for i, role in enumerate(roles, start):
+            if messages[i].role != role:
+                raise ValueError(
+                    f"{where}: messages[{i}] must be {_a(role)} message (step {step.index} "
+                    f"appended it), got {_a(messages[i].role)} message; the messages are not "
+                    "this run's."
+                )
+        end = start
+    return end
+
+
+def _a(role: str) -> str:
+    return f"an {role}" if role[:1] in ("a", "e", "i", "o", "u") else f"a {role}"
 
 
 def appended(step: Step) -> int:
