@@ -91,4 +91,3 @@ def completion_of(step: Step, price: Price | None, where: str) -> Completion:
         usage=step.usage,
         cost_usd=played_cost(step, price, where),
     )
-

@@ -100,7 +100,7 @@ def test_the_trace_says_what_each_step_was_sent_final_answer_included() -> None:
     assert [len(result.request(i).messages) for i in range(3)] == [1, 3, 6]
     assert result.request(2).messages[-1] == Message("user", STEPS_NOTE)
     assert result.request(2).tools == ()
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="index") as info:
         result.request(3)
     assert str(info.value) == "Result.request: index must be a step index from 0 to 2, got 3."
     with pytest.raises(TypeError) as raised:

@@ -133,13 +133,13 @@ def test_resume_of_a_trace_missing_messages_is_refused_naming_the_field() -> Non
     data = s.run().to_dict()
     data["messages"] = data["messages"][:3]  # the steps appended five messages after the prompt
     model = ScriptedModel(["resumed"], price=PRICE, max_output_tokens=50)
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match="messages") as info:
         resume(data, model, tools=[rate, transfer], at=0)
     assert str(info.value) == (
         "resume: messages must hold the 5 messages that steps 0 to 2 appended, got 3; the "
         "messages are not this run's."
     )
-    with pytest.raises(ValueError) as info:  # enough of them, but not the ones steps 1, 2 added
+    with pytest.raises(ValueError, match="messages") as info:  # not the ones steps 1, 2 added
         resume(data, model, tools=[rate, transfer], at=1)
     assert str(info.value) == (
         "resume: messages[2] must be an assistant message (step 2 appended it), got a tool "
@@ -159,7 +159,7 @@ def test_resume_goes_on_with_the_options_the_run_was_started_with() -> None:
     again = resume(first, ScriptedModel([same]), tools=[rate], at=1)
     assert again.run().stop == "repeated"  # repeat_limit=2, as recorded (the default is 3)
     assert again.steps[1].tool_calls[0].status == "skipped"
-    assert again.options.finish and again.options.repeat_limit == 2
+    assert (again.options.finish, again.options.repeat_limit) == (True, 2)
     other = resume(first, ScriptedModel([same, "ok"]), tools=[rate], at=1, repeat_limit=None)
     assert other.run().stop == "answered"
 
