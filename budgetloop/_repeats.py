@@ -28,6 +28,7 @@ from ._turn import Call, Parsed, parse
 from ._types import ToolCall
 
 CYCLE_PERIODS = (2, 3)
+_ENCODE = json.JSONEncoder(sort_keys=True, default=repr).encode  # one call, as a signature has it
 SHOWN_CALL_CHARS = 80  # a call, as a loop's detail shows it
 WARNING = (
     "[budgetloop] You are repeating yourself: {loop}. Do something different or give your "
@@ -98,7 +99,7 @@ def signature_of(calls: Sequence[Call], tools: Mapping[str, Tool]) -> str:
     """The turn's calls as a JSON list of ``[name, arguments]``: each call's arguments as its
     tool receives them (or as sent, when the check refuses them), with sorted keys, and the
     calls sorted, so that neither key order, spacing nor the order of the calls counts."""
-    each = [json.dumps([c.name, _received(c, tools)], sort_keys=True, default=repr) for c in calls]
+    each = [_ENCODE([c.name, _received(c, tools)]) for c in calls]
     return "[" + ", ".join(sorted(each)) + "]"
 
 
