@@ -233,6 +233,14 @@ class Result:
         """Calls the model asked for that were not run because the run stopped."""
         return tuple(c for s in self.steps for c in s.tool_calls if c.status == "skipped")
 
+    @functools.cached_property
+    def _context_starts(self) -> tuple[list[int | None], str | None]:
+        """How many messages each step was sent before its own (read once: a Result does not
+        change), and what is wrong with the messages where that cannot be said."""
+        from ._fork import context_starts
+
+        return context_starts(self.messages, self.steps, "Result.request")
+
     def request(self, index: int) -> Request:
         """What step ``index``'s model call was sent, as the trace holds it: the messages before
         the step and the tool schemas; for a final-answer step, the messages and the note that
