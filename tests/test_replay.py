@@ -235,6 +235,14 @@ def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
     with pytest.raises(TypeError, match=r"replay: unknown option bugdet=; expected one of budget"):
         replay(result, bugdet=Budget())
     data = result.to_dict()
+    data["messages"] = data["messages"][:2]
+    with pytest.raises(ValueError, match="messages") as info:
+        replay(data)
+    assert str(info.value) == (
+        "replay: messages must hold the 16 messages that steps 0 to 7 appended, got 2; the "
+        "messages are not this run's."
+    )
+    data = result.to_dict()
     data["price"] = None
     with pytest.raises(ValueError, match=r"max_cost_usd=\.\.\.\) needs price"):
         replay(data, budget=Budget(max_cost_usd=1.0))
