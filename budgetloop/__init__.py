@@ -11,9 +11,9 @@ from ._replay import first_divergence, replay
 from ._report import BudgetReport, budget_report
 from ._run import arun, astart, resume, run, start
 from ._schema import Tool, tool
-from ._scripted import Request, ScriptedModel
+from ._scripted import ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Result, Step, printable
+from ._trace import CallRecord, Request, Result, Step, printable
 from ._turn import NextTurn
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage, format_usd
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger

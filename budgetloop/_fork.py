@@ -1,11 +1,13 @@
-"""What ``Session.fork`` and ``resume`` need to know about a run's history: where a fork may
-start, and the context as it stood before a step."""
+"""What ``Session.fork``, ``resume``, ``replay`` and the trace views need to know about a run's
+history: where a fork may start, the context as it stood before a step, and what a step's model
+call was sent."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import NoReturn
 
-from ._trace import Step
+from ._trace import Request, Result, Step
 from ._types import Message
 from ._valid import must, type_name
 
@@ -22,9 +24,77 @@ def fork_point(steps: Sequence[Step], at: int | None, where: str) -> int:
     return at
 
 
-def context_before(messages: Sequence[Message], steps: Sequence[Step], at: int) -> int:
-    """How many of ``messages`` the context had before step ``at``."""
-    return len(messages) - sum(appended(s) for s in steps[at:])
+def context_before(
+    messages: Sequence[Message], steps: Sequence[Step], at: int, where: str = "fork"
+) -> int:
+    """How many of ``messages`` the context had before step ``at``. The messages the steps
+    from ``at`` on appended are the last ones, and are checked to be there (so many, each of
+    the role its step appended): anything else is a ValueError, as no context can be rebuilt."""
+    _enough(messages, steps, at, where)
+    end = len(messages)
+    for before in _walk(messages, steps, at, where):
+        end = before
+    return end
+
+
+def context_starts(
+    messages: Sequence[Message], steps: Sequence[Step], where: str
+) -> tuple[list[int | None], str | None]:
+    """``context_before`` of every step, in one pass: None for the steps from which on back
+    the messages are not the ones the steps appended, and what is wrong there (else None)."""
+    starts: list[int | None] = [None] * len(steps)
+    try:
+        walk = _walk(messages, steps, 0, where)
+        for k, before in zip(reversed(range(len(steps))), walk, strict=True):
+            starts[k] = before
+    except ValueError as exc:
+        return starts, str(exc)
+    return starts, None
+
+
+def _walk(
+    messages: Sequence[Message], steps: Sequence[Step], at: int, where: str
+) -> Iterator[int]:
+    """Back from the last step to step ``at``: how many messages there were before each, the
+    messages each appended checked (its results, its assistant message, a final answer's note)."""
+    end = len(messages)
+    for step in reversed(steps[at:]):
+        if step.error is None:  # a failed model call appended nothing
+            start = end - appended(step)
+            if start < 0:  # these steps alone appended more than there are: this raises
+                _enough(messages, steps, at, where)
+            results = end - len(step.tool_calls)
+            for i in range(results, end):
+                if messages[i].role != "tool":
+                    _not_appended(where, messages, i, "tool", step)
+            if messages[results - 1].role != "assistant":
+                _not_appended(where, messages, results - 1, "assistant", step)
+            if step.final_answer and messages[start].role != "user":
+                _not_appended(where, messages, start, "user", step)
+            end = start
+        yield end
+
+
+def _enough(messages: Sequence[Message], steps: Sequence[Step], at: int, where: str) -> None:
+    added = sum(appended(s) for s in steps[at:])
+    if added > len(messages):
+        raise ValueError(
+            f"{where}: messages must hold the {added} messages that steps {at} to "
+            f"{len(steps) - 1} appended, got {len(messages)}; the messages are not this run's."
+        )
+
+
+def _not_appended(
+    where: str, messages: Sequence[Message], i: int, role: str, step: Step
+) -> NoReturn:
+    raise ValueError(
+        f"{where}: messages[{i}] must be {_a(role)} message (step {step.index} appended it), "
+        f"got {_a(messages[i].role)} message; the messages are not this run's."
+    )
+
+
+def _a(role: str) -> str:
+    return f"an {role}" if role[:1] in ("a", "e", "i", "o", "u") else f"a {role}"
 
 
 def appended(step: Step) -> int:
@@ -33,6 +103,25 @@ def appended(step: Step) -> int:
     if step.error is not None:
         return 0
     return 1 + len(step.tool_calls) + (1 if step.final_answer else 0)
+
+
+def request_of(result: Result, index: int, where: str = "Result.request") -> Request:
+    """What step ``index``'s model call was sent, as the trace holds it: the context before the
+    step, and for a final-answer step the note that asked for the answer, with no tools."""
+    steps = result.steps
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"{where}: index must be an int, got {type(index).__name__}.")
+    if not 0 <= index < len(steps):
+        which = f"from 0 to {len(steps) - 1}" if steps else "of a run with steps (it has none)"
+        raise ValueError(f"{where}: index must be a step index {which}, got {index}.")
+    step = steps[index]
+    sent = result._context_starts[0][index]
+    if sent is None:
+        raise ValueError(result._context_starts[1] or f"{where}: messages are not this run's.")
+    if not step.final_answer:
+        return Request(tuple(result.messages[:sent]), tuple(result.tools))
+    told = 1 if step.error is None else 0  # a failed call's note was not kept
+    return Request(tuple(result.messages[: sent + told]), ())
 
 
 def message_list(messages: Sequence[Message], where: str) -> list[Message]:

@@ -32,6 +32,7 @@ from ._validate_trace import (
     get_key,
     read_budget,
     read_messages,
+    read_options,
     read_price,
     read_result,
     read_step,
@@ -68,7 +69,8 @@ class Journal:
         file cut before its end line still loads with all the run has spent."""
         self.started = True
         data = result.to_dict()
-        head = {k: data[k] for k in ("format", "version", "budget", "price", "max_output_tokens")}
+        keys = ("format", "version", "budget", "price", "max_output_tokens", "options")
+        head = {k: data[k] for k in keys}
         carried = to_pico(result.cost_usd) - sum(to_pico(s.cost_usd) for s in result.steps)
         if carried > 0:
             head["carried_usd"] = from_pico(carried)
@@ -275,6 +277,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
         price=header["price"],
         max_output_tokens=header["max_output_tokens"],
         tools=header["tools"],
+        options=header["options"],
     )
 
 
@@ -286,6 +289,7 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
             get_key(entry, "", "max_output_tokens", None), "max_output_tokens", optional=True
         ),
         "tools": read_tools(get_key(entry, "", "tools", ()), "tools"),
+        "options": read_options(get_key(entry, "", "options", {}), "options"),
         "messages": read_messages(get_key(entry, "", "messages"), "messages"),
         "carried": to_pico(as_number(get_key(entry, "", "carried_usd", 0.0), "carried_usd")),
     }

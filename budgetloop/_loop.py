@@ -52,7 +52,7 @@ from ._options import (
 )
 from ._pool import Workers
 from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
-from ._repeats import Repeats, signature_of, warning
+from ._repeats import Repeats, warning
 from ._schema import Tool
 from ._trace import Result, Status, Step
 from ._turn import (
@@ -156,7 +156,7 @@ class Loop:
         self._kept = len(history)  # steps inherited by a fork, already in its journal header
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
-            options.repeat_limit, options.cycle_limit, options.warn_repeats, history
+            options.repeat_limit, options.cycle_limit, options.warn_repeats, history, options.tools
         )
         self._last_clock = options.clock()
         for message in context:
@@ -280,6 +280,7 @@ class Loop:
             price=self.price,
             max_output_tokens=self.max_output_tokens,
             tools=tuple(self._trace_schemas),
+            options=self.options.recorded,
         )
 
     # -- the turn ---------------------------------------------------------------------------------
@@ -369,7 +370,7 @@ class Loop:
         index = len(self.state.steps)
         calls = received(completion.tool_calls, index)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
-        signature = signature_of(calls) if calls else None
+        signature = self._repeats.signature(calls) if calls else None
         loop = None if signature is None else self._repeats.loop(signature)
         warn = self._repeats.warns(loop)  # warn_repeats=True: the first loop is told, not stopped
         records: list[Ran] = []

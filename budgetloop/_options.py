@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from ._budget import CountTokens
 from ._files import check_trace_path
 from ._schema import Tool, tool
+from ._trace import RunOptions
 from ._types import Budget, Message, Price
 from ._valid import check_option_int, must, type_name
 from .ledger import Ledger
@@ -219,6 +220,18 @@ class Options:
         """These options with some changed (``start()`` options, by name: the caller checks the
         names), checked again; an error names ``where`` (for ``fork``)."""
         return Options.read(complete, where=where, **{**self.given, **changes})
+
+    @property
+    def recorded(self) -> RunOptions:
+        """The options a trace records (``Result.options``)."""
+        return RunOptions(
+            finish=self.finish,
+            budget_note=self.budget_note,
+            warn_repeats=self.warn_repeats,
+            repeat_limit=self.repeat_limit,
+            cycle_limit=self.cycle_limit,
+            max_result_chars=self.max_result_chars,
+        )
 
     @property
     def schemas(self) -> list[dict[str, Any]]:

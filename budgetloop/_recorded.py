@@ -9,7 +9,7 @@ import builtins
 import functools
 import math
 
-from ._trace import Result, Step
+from ._trace import Step
 from ._types import Completion, Price, ToolCall, to_pico
 
 
@@ -54,9 +54,8 @@ def played_cost(step: Step, price: Price | None, where: str) -> float | None:
     cost = step.cost_usd
     if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost):
         raise ValueError(f"{where}: step {step.index}: cost_usd must be a number, got {cost!r}.")
-    if step.usage is not None:
-        derived = 0 if price is None else price.pico(step.usage.input_tokens,
-                                                     step.usage.output_tokens)  # fmt: skip
+    if step.usage is not None:  # priced as the loop prices it: each kind of token at its price
+        derived = 0 if price is None else price.usage_pico(step.usage)
     else:
         projected = step.projection.cost_usd
         derived = 0 if projected is None else to_pico(projected)
@@ -73,16 +72,3 @@ def completion_of(step: Step, price: Price | None, where: str) -> Completion:
         usage=step.usage,
         cost_usd=played_cost(step, price, where),
     )
-
-
-def messages_before(result: Result) -> int:
-    """How many of ``result.messages`` were there before its first step: each step that was
-    not a model error appended its assistant message and one tool message per call."""
-    appended = sum(1 + len(s.tool_calls) for s in result.steps if s.error is None)
-    kept = len(result.messages) - appended
-    if kept < 0:
-        raise ValueError(
-            f"replay: the trace's steps append {appended} messages but it holds only "
-            f"{len(result.messages)}; the trace is not one run's."
-        )
-    return kept

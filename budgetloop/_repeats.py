@@ -1,7 +1,10 @@
 """The repetition guard: a model that keeps asking for the same tool calls is stopped.
 
-Each turn that asks for tools is reduced to a signature: its calls' names and arguments, in a
-form that ignores key order and JSON spacing. Two kinds of loop are found:
+Each turn that asks for tools is reduced to a signature: its calls' names and arguments as the
+tools receive them (after the argument check: a number written as a string is the number, a
+default left out or passed explicitly is the default), each in a form that ignores key order and
+JSON spacing, and the calls taken as a multiset (their order within the turn does not count).
+A call the check refuses is taken as it was sent. Two kinds of loop are found:
 
 - the same signature ``repeat_limit`` turns running (A A A);
 - a cycle of two or three different turns repeated ``cycle_limit`` times (A B A B A B, or
@@ -19,16 +22,18 @@ call's arguments redacted before they are encoded as JSON and shortened.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._check import ArgumentError
+from ._check import ArgumentError, check_arguments
 from ._redact import Quote, Said
+from ._schema import Tool
 from ._trace import Step
 from ._turn import Call, Parsed, parse
 from ._types import ToolCall
 
 CYCLE_PERIODS = (2, 3)
+_ENCODE = json.JSONEncoder(sort_keys=True, default=repr).encode  # one call, as a signature has it
 SHOWN_CALL_CHARS = 80  # a call, as a loop's detail shows it
 WARNING = (
     "[budgetloop] You are repeating yourself: {loop}. Do something different or give your "
@@ -45,16 +50,24 @@ class Repeats:
         cycle_limit: int | None,
         warn: bool,
         history: Sequence[Step],
+        tools: Mapping[str, Tool],
     ) -> None:
         self._repeat_limit = repeat_limit
         self._cycle_limit = cycle_limit
         self._warn = warn
+        self._tools = tools
         self._signatures: list[str] = []
         self.warned = False  # a warning was given: the next loop stops the run
         for step in history:  # a fork's history: its signatures, and whether it was warned
-            if step.tool_calls:
-                seen = signature_of(_calls_of(step))
+            seen = self.signature(_calls_of(step)) if step.tool_calls else None
+            if seen is not None:
                 self.add(seen, warned=self._warn and self.loop(seen) is not None)
+
+    def signature(self, calls: Sequence[Call]) -> str | None:
+        """A turn's signature, or None when no loop is looked for."""
+        if self._repeat_limit is None and self._cycle_limit is None:
+            return None
+        return signature_of(calls, self._tools)
 
     def loop(self, seen: str) -> Said | None:
         """The loop a turn with signature ``seen`` would close, in words, or None."""
@@ -91,13 +104,32 @@ def warning(loop: Said) -> Said:
     return Said(before, loop, after)
 
 
-def signature_of(calls: Sequence[Call]) -> str:
-    """The turn's calls, names and arguments, in a form that ignores key order and spacing."""
-    listed = [
-        [c.name, str(c.request.arguments) if isinstance(c.parsed, ArgumentError) else c.parsed]
-        for c in calls
-    ]
-    return json.dumps(listed, sort_keys=True, default=repr)
+def signature_of(calls: Sequence[Call], tools: Mapping[str, Tool]) -> str:
+    """The turn's calls as a JSON list of ``[name, arguments]``: each call's arguments as its
+    tool receives them (or as sent, when the check refuses them), with sorted keys, and the
+    calls sorted, so that neither key order, spacing nor the order of the calls counts."""
+    each = [_ENCODE([c.name, _received(c, tools)]) for c in calls]
+    return "[" + ", ".join(sorted(each)) + "]"
+
+
+def _received(call: Call, tools: Mapping[str, Tool]) -> Any:
+    """A call's arguments as its tool would be called with them: checked (a number written as
+    a string coerced) and with each default the schema shows filled in; what was sent when
+    there is no such tool or the check refuses them."""
+    parsed = call.parsed
+    if isinstance(parsed, ArgumentError):
+        return str(call.request.arguments)
+    tool = tools.get(call.name)
+    if tool is None:
+        return parsed
+    try:
+        args, _ = check_arguments(tool, parsed)
+        for name, schema in tool.parameters.items():
+            if name not in args and isinstance(schema, dict) and "default" in schema:
+                args[name] = schema["default"]
+    except Exception:  # refused, or a check that broke (the batch reports it): as sent
+        return parsed
+    return args
 
 
 def shown(seen: str) -> Said:

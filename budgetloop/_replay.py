@@ -15,9 +15,10 @@ from dataclasses import replace as with_fields
 from typing import TYPE_CHECKING, Any
 
 from ._dispatch import ABANDONED
+from ._fork import context_before
 from ._journal import Trace, as_result
 from ._options import ReplayOptions, check_names, option_names
-from ._recorded import completion_of, messages_before, recorded_error
+from ._recorded import completion_of, recorded_error
 from ._schema import Tool
 from ._scripted import ScriptedModel
 from ._session import Session
@@ -41,14 +42,24 @@ _NOT_OPTIONS = {
 
 class ReplayClock:
     """A clock that moves only as the recording says: a model call by its recorded time, a
-    tool batch to the end of its longest recorded call (the calls of a batch run at once)."""
+    tool batch to the end of its longest recorded call (the calls of a batch run at once).
+
+    The calls of a batch may run one after another on one thread, so each call's own time is
+    its thread's: the reading that ends a call is the one its start read plus its recorded
+    seconds, whatever the calls before it on that thread moved the shared time to."""
 
     def __init__(self) -> None:
         self.now = 0.0
         self._lock = threading.Lock()
+        self._thread = threading.local()  # per thread: the last reading, and a call's end
 
     def __call__(self) -> float:
-        return self.now
+        here = self._thread
+        now: float | None = getattr(here, "ends", None)
+        if now is None:
+            now = self.now
+        here.ends, here.read = None, now
+        return now
 
     def advance(self, seconds: float) -> float:
         with self._lock:
@@ -58,6 +69,12 @@ class ReplayClock:
     def at_least(self, when: float) -> None:
         with self._lock:
             self.now = max(self.now, when)
+
+    def call_takes(self, seconds: float) -> None:
+        """The tool call running on this thread ends ``seconds`` after it started (the last
+        reading on this thread): the next reading here says so."""
+        here = self._thread
+        here.ends = getattr(here, "read", self.now) + seconds
 
 
 def _ran(record: CallRecord) -> bool:
@@ -99,6 +116,7 @@ class Tape:
             self._used.add(i)
             start = self._batch_start
         self.clock.at_least(start + record.seconds)
+        self.clock.call_takes(record.seconds)
         return record
 
 
@@ -160,7 +178,8 @@ def _full_length(record: CallRecord) -> str:
 
 
 def _defaults(result: Result) -> dict[str, Any]:
-    """The options the trace implies: the ones it records, and those its records reveal."""
+    """The options the trace implies: those it records, and for a trace written before they
+    were recorded, what its records reveal."""
     limit = None
     for record in (c for s in result.steps for c in s.tool_calls):
         match = _TRUNCATED.search(record.result or "") if record.truncated is not None else None
@@ -173,14 +192,18 @@ def _defaults(result: Result) -> dict[str, Any]:
         repeat = int(found.group(1)) if found else 3
         looped = _CYCLE.search(result.detail or "")
         cycle = int(looped.group(1)) if looped else None
-    return {
+    revealed = {
         "finish": any(s.final_answer for s in result.steps),
         "cycle_limit": cycle,
+        "repeat_limit": repeat,
+        "max_result_chars": limit,
+    }
+    return {
+        **revealed,
+        **result.options,
         "budget": result.budget,
         "price": result.price,
         "max_output_tokens": result.max_output_tokens,
-        "repeat_limit": repeat,
-        "max_result_chars": limit,
     }
 
 
@@ -188,9 +211,11 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     """Run a saved run again, offline, with its recorded completions and tool results.
 
     ``trace`` is a ``Result``, ``Result.to_dict()`` data or a path. ``options`` are ``start()``
-    options: ``budget`` above all; ``price`` and ``max_output_tokens`` default to the trace's,
-    and so does every rule the loop applied (a new budget changes only where the run stops).
-    With no options the result has the recorded steps, calls, results, costs and stop.
+    options: ``budget`` above all; ``price``, ``max_output_tokens`` and the options the trace
+    records (``Result.options``: ``finish``, ``budget_note``, the repetition guard,
+    ``max_result_chars``) default to the trace's, so every rule the loop applied applies again
+    (a new budget changes only where the run stops). With no options the result has the
+    recorded steps, calls, results, costs and stop.
 
     The functions are not in the trace: each tool is a stand-in with its recorded schema that
     returns, per call, the recorded result or raises the recorded error. Time is virtual: a
@@ -210,7 +235,7 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
         max_output_tokens=result.max_output_tokens,
         count_usage=False,
     )
-    prompt = list(result.messages[: messages_before(result)])
+    prompt = list(result.messages[: context_before(result.messages, result.steps, 0, "replay")])
     given = {"tools": tools, "clock": clock, **_defaults(result), **options}
     session = Session._open("replay", model, prompt, given)
     replayed = session.run()

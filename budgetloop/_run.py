@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._async import AsyncSession
 from ._budget import CountTokens
+from ._fork import context_before, fork_point
 from ._journal import as_result
 from ._options import (
     MAX_RESULT_CHARS,
@@ -158,18 +159,25 @@ def resume(
     """A ``Session`` that goes on from a saved run, as ``Session.fork`` does from a live one.
 
     The functions are not in the trace, so ``complete`` and ``tools`` are passed again; the
-    budget, price and ``max_output_tokens`` default to the trace's. The context is the trace's
-    messages (as the trace kept them: redacted, if the run was) before step ``at``.
+    budget, price, ``max_output_tokens`` and the options the trace records (``Result.options``)
+    default to the trace's. The context is the trace's messages (as the trace kept them:
+    redacted, if the run was) before step ``at``; a trace that holds fewer messages than its
+    steps from ``at`` on appended is a ValueError.
     """
     check_names("resume", options, option_names(ResumeOptions))
     result = as_result(trace, "resume")
     given: dict[str, Any] = {
+        **result.options,
         "budget": result.budget,
         "price": result.price,
         "max_output_tokens": result.max_output_tokens,
         **options,
         "tools": tools,
     }
+    if messages is None:
+        context_before(
+            result.messages, result.steps, fork_point(result.steps, at, "resume"), "resume"
+        )
     saved = Session.restore(result, complete, "resume", given)
     return saved._fork("resume", at, messages, {})
 

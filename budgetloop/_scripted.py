@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ._budget import CountTokens, arguments_text, estimate_text, estimate_tokens
 from ._journal import Trace, as_result
 from ._recorded import completion_of, recorded_error
+from ._trace import Request
 from ._types import Completion, Message, Price, Usage
 
 Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]
-
-
-@dataclass(frozen=True)
-class Request:
-    """What one call to the model was sent."""
-
-    messages: tuple[Message, ...]
-    tools: tuple[dict[str, Any], ...]
 
 
 class ScriptedModel:

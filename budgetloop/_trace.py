@@ -11,7 +11,7 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
 from ._budget import Projection
 from ._files import open_new
@@ -22,6 +22,30 @@ VERSION = 1
 STATUSES = ("ok", "error", "skipped")
 Status = Literal["ok", "error", "skipped"]
 T = TypeVar("T")
+
+
+class RunOptions(TypedDict, total=False):
+    """The ``start()`` options a trace records besides the budget, price and
+    ``max_output_tokens``: those that decide what the loop does and are plain values (the
+    functions, ``count_tokens``, ``redact``, ``clock``, ``ledger``, ``on_step``, are not)."""
+
+    finish: bool
+    budget_note: bool
+    warn_repeats: bool
+    repeat_limit: int | None
+    cycle_limit: int | None
+    max_result_chars: int | None
+
+
+RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one call to the model was sent."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[dict[str, Any], ...]
 
 
 @dataclass(frozen=True)
@@ -169,7 +193,13 @@ def message_to_dict(message: Message) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Result:
-    """How a run ended, and everything it did on the way. Valid for a run still going too."""
+    """How a run ended, and everything it did on the way. Valid for a run still going too.
+
+    ``budget``, ``price``, ``max_output_tokens``, ``tools`` (the schemas sent) and ``options``
+    (``finish``, ``budget_note``, ``warn_repeats``, ``repeat_limit``, ``cycle_limit``,
+    ``max_result_chars``) are what the run was started with; ``options`` is empty for a trace
+    written before budgetloop recorded them.
+    """
 
     stop: Stop | None
     answer: str | None
@@ -183,6 +213,7 @@ class Result:
     price: Price | None = None
     max_output_tokens: int | None = None
     tools: tuple[dict[str, Any], ...] = ()
+    options: RunOptions = field(default_factory=lambda: RunOptions())
 
     @property
     def answered(self) -> bool:
@@ -210,6 +241,24 @@ class Result:
         """Calls the model asked for that were not run because the run stopped."""
         return tuple(c for s in self.steps for c in s.tool_calls if c.status == "skipped")
 
+    @functools.cached_property
+    def _context_starts(self) -> tuple[list[int | None], str | None]:
+        """How many messages each step was sent before its own (read once: a Result does not
+        change), and what is wrong with the messages where that cannot be said."""
+        from ._fork import context_starts
+
+        return context_starts(self.messages, self.steps, "Result.request")
+
+    def request(self, index: int) -> Request:
+        """What step ``index``'s model call was sent, as the trace holds it: the messages before
+        the step and the tool schemas; for a final-answer step, the messages and the note that
+        asked for the answer, and no tools. (Not in the trace, so not here: a failed final
+        call's note, and the line ``budget_note=True`` ends each request with.) A trace whose
+        messages are fewer than its steps appended is a ValueError."""
+        from ._fork import request_of  # ._fork reads this module: imported when first used
+
+        return request_of(self, index)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready data; ``Result.from_dict`` reads it back."""
         price = self.price
@@ -232,6 +281,7 @@ class Result:
             },
             "price": None if price is None else price_to_dict(price),
             "max_output_tokens": self.max_output_tokens,
+            "options": dict(self.options),
             "totals": {
                 "steps": len(self.steps),
                 "tool_calls": len(self.tool_calls),

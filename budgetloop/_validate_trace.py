@@ -18,11 +18,11 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from . import _read_fast as _fast
 from ._budget import Projection
-from ._trace import STATUSES, CallRecord, Result, Step, check_header
+from ._trace import RECORDED_OPTIONS, STATUSES, CallRecord, Result, RunOptions, Step, check_header
 from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
 from ._valid import check_int, check_number, kind
 
@@ -307,6 +307,31 @@ def read_tools(value: Any, path: str) -> tuple[dict[str, Any], ...]:
     return tuple(as_json(as_object(t, _at(path, i)), _at(path, i)) for i, t in enumerate(tools))
 
 
+_FLAGS = ("finish", "budget_note", "warn_repeats")
+_LEAST = {"repeat_limit": 2, "cycle_limit": 2, "max_result_chars": 1}  # as start() checks them
+
+
+def read_options(value: Any, path: str) -> RunOptions:
+    """The recorded ``start()`` options; an option a trace does not record is left out (an
+    older trace records none), and a key that is not one of them is ignored."""
+    data = as_object(value, path)
+    out: dict[str, Any] = {}
+    for name in RECORDED_OPTIONS:
+        if name not in data:
+            continue
+        raw, at = data[name], _at(path, name)
+        if name in _FLAGS:
+            out[name] = as_bool(raw, at)
+            continue
+        least = _LEAST[name]
+        try:
+            check_int(at, raw, least=least, optional=True)
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
+        out[name] = raw
+    return cast(RunOptions, out)
+
+
 def read_stop(value: Any, path: str) -> Stop | None:
     if value is None:
         return None
@@ -375,4 +400,5 @@ def read_result(value: Any) -> Result:
             get("max_output_tokens", None), "max_output_tokens", optional=True
         ),
         tools=read_tools(get("tools", ()), "tools"),
+        options=read_options(get("options", {}), "options"),
     )

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
-from budgetloop import Message, Result, Step, printable
+from budgetloop import Message, Request, Step, printable
 
 from ._text import count, plural, text, usd
 from ._views import arguments_text
@@ -104,16 +104,19 @@ def message_dict(message: Message) -> dict[str, Any]:
     return out
 
 
-def request_html(result: Result, index: int, sent: int) -> str:
-    """The exact request step ``index`` sent: its ``sent`` messages and the tool schemas."""
-    messages = [message_dict(m) for m in result.messages[:sent]]
+def request_html(index: int, request: Request, budget_note: bool = False) -> str:
+    """The exact request step ``index`` sent (``Result.request``): its messages and the tool
+    schemas, and with ``budget_note``, that each request also ended with a line not kept."""
+    messages = [message_dict(m) for m in request.messages]
     body = json.dumps(
-        {"messages": messages, "tools": list(result.tools)}, ensure_ascii=False, indent=1
+        {"messages": messages, "tools": list(request.tools)}, ensure_ascii=False, indent=1
     )
     head = (
-        f"Request of step {index}: {plural(sent, 'message')} and "
-        f"{plural(len(result.tools), 'tool schema')}, as the trace holds them"
+        f"Request of step {index}: {plural(len(messages), 'message')} and "
+        f"{plural(len(request.tools), 'tool schema')}, as the trace holds them"
     )
+    if budget_note:
+        head += " (the budget line budget_note=True ended it with is not kept in the trace)"
     return (
         f'<div class="bl-request"><div class="bl-context-head">{escape(head)}</div>'
         f"<pre>{text(body)}</pre></div>"

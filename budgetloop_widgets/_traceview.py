@@ -10,7 +10,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from budgetloop import Result, printable
+from budgetloop import Request, Result, printable
 
 from ._log import JUMPS, ROW_HEAD, STATUSES, jump_target, matches, request_html, row_label
 from ._status import stop_html
@@ -55,10 +55,7 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
         self.page_size = page_size
         self.context_shown = context_shown
         steps = self.result.steps
-        appended = [1 + len(s.tool_calls) if s.error is None else 0 for s in steps]
-        first = max(len(self.result.messages) - sum(appended), 0)
-        # before step k: messages sent, seconds spent, tool calls run (counts)
-        self._sent = list(itertools.accumulate(appended[:-1], initial=first))
+        # before step k: seconds spent, tool calls run (counts)
         self._seconds = list(itertools.accumulate((s.seconds for s in steps[:-1]), initial=0.0))
         runs = (sum(c.status != "skipped" for c in s.tool_calls) for s in steps[:-1])
         self._calls = list(itertools.accumulate(runs, initial=0))
@@ -217,7 +214,15 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
             step.projection, used, self.result.budget, done=True, label=f"Before step {index}"
         )
         self.detail.value = step_html(step, selected=True)
-        sent = self.result.messages[: self._sent[index]]
+        request = self._request(index)
+        if request is None:
+            self.context.value = (
+                '<div class="bl-muted">the trace holds fewer messages than its steps appended, '
+                "so the context this step was sent cannot be shown</div>"
+            )
+            self._draw_request()
+            return
+        sent = request.messages
         head = (
             f"{plural(len(sent), 'message')}; {count(step.projection.input_tokens)} input "
             "tokens projected"
@@ -227,11 +232,23 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
         self.context.value = context_html(sent, shown=self.context_shown, head=head)
         self._draw_request()
 
+    def _request(self, index: int) -> Request | None:
+        """What step ``index`` was sent, as the core reads it from the trace (None: the trace's
+        messages are too few to say)."""
+        try:
+            return self.result.request(index)
+        except ValueError:
+            return None
+
     def _draw_request(self) -> None:
-        if not self.show_request.value or not self.result.steps:
+        shown = self.show_request.value and self.result.steps
+        request = self._request(self.index) if shown else None
+        if request is None:
             self.request.value = ""
             return
-        self.request.value = request_html(self.result, self.index, self._sent[self.index])
+        note = bool(self.result.options.get("budget_note"))
+        final = self.result.steps[self.index].final_answer
+        self.request.value = request_html(self.index, request, note and not final)
 
 
 def _section(title: str) -> widgets.HTML:

@@ -302,6 +302,18 @@ def scenarios(draw: st.DrawFn, *, deterministic: bool = False, malformed: bool =
     )
 
 
+@st.composite
+def loop_options(draw: st.DrawFn) -> dict[str, Any]:
+    """The options that change what the loop does besides its budget, each on or off:
+    ``finish``, ``budget_note``, ``warn_repeats`` and ``cycle_limit``."""
+    return {
+        "finish": draw(st.booleans()),
+        "budget_note": draw(st.booleans()),
+        "warn_repeats": draw(st.booleans()),
+        "cycle_limit": draw(st.sampled_from([None, 2, 3])),
+    }
+
+
 # --- ledgers ----------------------------------------------------------------------------------
 # A ledger scenario: a limit and a list of operations, each ("reserve", pico), ("settle", which,
 # fraction of its reservation in 0..1: honest), ("release", which) or ("wait", seconds).

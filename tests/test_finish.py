@@ -93,6 +93,21 @@ def test_the_last_step_is_a_call_without_tools_whose_text_is_the_answer() -> Non
     assert result.to_dict()["steps"][0]["final_answer"] is False
 
 
+def test_the_trace_says_what_each_step_was_sent_final_answer_included() -> None:
+    model = scripted()
+    result = run(model, "go", tools=[make_search()], budget=Budget(max_steps=3), finish=True)
+    assert [result.request(i) for i in range(3)] == model.requests
+    assert [len(result.request(i).messages) for i in range(3)] == [1, 3, 6]
+    assert result.request(2).messages[-1] == Message("user", STEPS_NOTE)
+    assert result.request(2).tools == ()
+    with pytest.raises(ValueError, match="index") as info:
+        result.request(3)
+    assert str(info.value) == "Result.request: index must be a step index from 0 to 2, got 3."
+    with pytest.raises(TypeError) as raised:
+        result.request("2")  # type: ignore[arg-type]
+    assert str(raised.value) == "Result.request: index must be an int, got str."
+
+
 def test_without_finish_the_seed_semantics_hold() -> None:
     search, model = make_search(), scripted()
     result = run(model, "go", tools=[search], budget=Budget(max_steps=3))

@@ -131,6 +131,42 @@ def test_resume_a_saved_run_from_a_step(tmp_path: Any) -> None:
         resume(3, model, tools=[])  # type: ignore[arg-type]
 
 
+def test_resume_of_a_trace_missing_messages_is_refused_naming_the_field() -> None:
+    s = session()
+    data = s.run().to_dict()
+    data["messages"] = data["messages"][:3]  # the steps appended five messages after the prompt
+    model = ScriptedModel(["resumed"], price=PRICE, max_output_tokens=50)
+    with pytest.raises(ValueError, match="messages") as info:
+        resume(data, model, tools=[rate, transfer], at=0)
+    assert str(info.value) == (
+        "resume: messages must hold the 5 messages that steps 0 to 2 appended, got 3; the "
+        "messages are not this run's."
+    )
+    with pytest.raises(ValueError, match="messages") as info:  # not the ones steps 1, 2 added
+        resume(data, model, tools=[rate, transfer], at=1)
+    assert str(info.value) == (
+        "resume: messages[2] must be an assistant message (step 2 appended it), got a tool "
+        "message; the messages are not this run's."
+    )
+    # from the end, or from an edited context, the messages that are there are enough
+    assert resume(data, model, tools=[rate, transfer]).messages == s.messages[:3]
+    edited = [Message("user", "Send 5 SEK in USD.")]
+    assert resume(data, model, tools=[rate, transfer], at=0, messages=edited).messages == edited
+
+
+def test_resume_goes_on_with_the_options_the_run_was_started_with() -> None:
+    same = Completion(tool_calls=[ToolCall("rate", {"currency": "SEK"})])
+    model = ScriptedModel([same, same], price=PRICE, max_output_tokens=50)
+    first = start(model, "go", tools=[rate], repeat_limit=2, finish=True).run()
+    assert (first.stop, len(first.steps)) == ("repeated", 3)  # then a final answer
+    again = resume(first, ScriptedModel([same]), tools=[rate], at=1)
+    assert again.run().stop == "repeated"  # repeat_limit=2, as recorded (the default is 3)
+    assert again.steps[1].tool_calls[0].status == "skipped"
+    assert (again.options.finish, again.options.repeat_limit) == (True, 2)
+    other = resume(first, ScriptedModel([same, "ok"]), tools=[rate], at=1, repeat_limit=None)
+    assert other.run().stop == "answered"
+
+
 def test_on_step_sees_every_committed_step_and_the_stop() -> None:
     seen: list[tuple[int | None, bool]] = []
 

@@ -70,6 +70,21 @@ def test_a_run_writes_json_lines_that_load_back_as_its_result(tmp_path: Path) ->
     assert loaded == result
 
 
+def test_the_header_records_the_options_and_an_older_header_without_them_loads(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.jsonl"
+    options: dict[str, Any] = {"finish": True, "budget_note": True, "warn_repeats": True,
+                               "repeat_limit": 4, "cycle_limit": 2, "max_result_chars": 500}  # fmt: skip
+    result = run(searching(1), "go", tools=[search], trace_path=path, **options)
+    assert lines(path)[0]["options"] == options == result.options
+    assert load_trace(path).options == options
+    entries = lines(path)
+    del entries[0]["options"]
+    write_lines(path, entries)
+    assert load_trace(path) == replace(result, options={})
+
+
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     result = run(searching(1), "go", tools=[search])
@@ -458,6 +473,10 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (2, lambda e: e.update(messages={"role": "tool"}), ":2: messages: expected a list, got dict."),
         (1, lambda e: e.pop("budget"), ":1: budget: missing."),
         (1, lambda e: e.update(tools="search"), ":1: tools: expected a list, got str."),
+        (1, lambda e: e["options"].update(finish="no"),
+         ":1: options.finish: expected true or false, got str."),
+        (1, lambda e: e["options"].update(cycle_limit=0),
+         ":1: options.cycle_limit: expected an int >= 2 or None, got 0."),
         (5, lambda e: e.update(cost_usd=math.inf),
          ":5: cost_usd: expected a finite number >= 0, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop: expected one of answered, max_steps, "

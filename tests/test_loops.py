@@ -154,6 +154,104 @@ def test_arun_finds_cycles_and_warns() -> None:
     assert sum(WARNING in (m.content or "") for m in model.requests[-1].messages) == 1
 
 
+# -- a turn is compared as the tools receive its calls ---------------------------------------------
+
+
+def make_fetch() -> Any:
+    ran: list[tuple[int, int]] = []
+
+    @tool
+    def fetch(n: int, page: int = 1) -> str:
+        """Fetch item n."""
+        ran.append((n, page))
+        return f"item {n}, page {page}"
+
+    fetch.ran = ran  # type: ignore[attr-defined]
+    return fetch
+
+
+def turns(*arguments: Any) -> list[Completion]:
+    """One turn per entry: a dict or JSON text is one fetch call, a list is several in a turn."""
+    out = []
+    for i, args in enumerate(arguments):
+        batch = args if isinstance(args, list) else [args]
+        calls = [ToolCall("fetch", a, f"c{i}_{j}") for j, a in enumerate(batch)]
+        out.append(Completion(tool_calls=calls))
+    return out
+
+
+def fetching(script: list[Completion], **options: Any) -> tuple[Any, ScriptedModel, Any]:
+    fetch, model = make_fetch(), ScriptedModel(script)
+    options.setdefault("budget", Budget(max_steps=30))
+    return run(model, "go", tools=[fetch], **options), model, fetch
+
+
+@pytest.mark.parametrize(
+    ("forms", "ran", "detail"),
+    [
+        # a number, the number written as a string, an integral float: the tool gets 5 each time
+        ([{"n": 5}, {"n": "5"}, {"n": 5.0}], [(5, 1)] * 2, 'fetch({"n": 5, "page": 1})'),
+        ([{"n": 5}, '{"n": "5"}', '{"n":5.0}'], [(5, 1)] * 2, 'fetch({"n": 5, "page": 1})'),
+        # a default left out, and passed explicitly
+        ([{"n": 5}, {"n": 5, "page": 1}], [(5, 1)] * 2, 'fetch({"n": 5, "page": 1})'),
+        # the same calls in another order within the turn
+        (
+            [[{"n": 1}, {"n": 2}], [{"n": 2}, {"n": 1}]],
+            [(1, 1), (2, 1), (2, 1), (1, 1)],
+            'fetch({"n": 1, "page": 1}), fetch({"n": 2, "page": 1})',
+        ),
+    ],
+)
+def test_the_same_calls_written_differently_are_the_same_turn(
+    forms: list[Any], ran: list[tuple[int, int]], detail: str
+) -> None:
+    # the forms in turn, for as long as the budget allows: the third turn is the third alike
+    result, model, fetch = fetching(turns(*(forms * 30)[:30]))
+    assert (result.stop, model.calls) == ("repeated", 3)
+    assert fetch.ran == ran
+    assert result.detail == f"the same tool calls 3 turns running: {detail}"
+    assert {c.status for c in result.steps[2].tool_calls} == {"skipped"}
+
+
+def test_a_cycle_written_differently_each_time_is_a_cycle() -> None:
+    forms = [{"n": 5}, {"n": 7, "page": 2}, {"n": "5"}, {"n": "7", "page": "2"}, {"n": 5.0},
+             {"n": 7.0, "page": 2}]  # fmt: skip
+    result, model, fetch = fetching(turns(*(forms * 5)), cycle_limit=3)
+    assert (result.stop, model.calls) == ("repeated", 6)
+    assert fetch.ran == [(5, 1), (7, 2), (5, 1), (7, 2), (5, 1)]
+    assert result.detail == (
+        'a cycle of 2 turns repeated 3 times: fetch({"n": 5, "page": 1}) then '
+        'fetch({"n": 7, "page": 2})'
+    )
+
+
+def test_a_call_one_turn_repeats_is_not_the_same_turn_as_one_call() -> None:
+    once, twice = {"n": 5}, [{"n": 5}, {"n": "5"}]
+    result, model, fetch = fetching([*turns(once, twice, once, twice), "done"])
+    assert (result.stop, model.calls, len(fetch.ran)) == ("answered", 5, 6)
+
+
+def test_refused_arguments_are_compared_as_they_were_sent() -> None:
+    # "seven" is no int: each call is refused, and the same refusal three times is a loop
+    result, model, fetch = fetching(turns({"n": "seven"}, '{"n":"seven"}', {"n": "seven"}))
+    assert (result.stop, model.calls, fetch.ran) == ("repeated", 3, [])
+    assert result.detail == 'the same tool calls 3 turns running: fetch({"n": "seven"})'
+    # refused arguments that differ as sent are different turns, and so is a refused call
+    # from the accepted call it resembles
+    script = turns({"n": "seven"}, {"n": "seven "}, {"n": "seven"}, {"n": 5, "x": 1}, {"n": 5})
+    result, model, fetch = fetching([*script, "done"])
+    assert (result.stop, model.calls, fetch.ran) == ("answered", 6, [(5, 1)])
+
+
+def test_a_fork_reads_its_history_as_the_tools_received_it() -> None:
+    session = start(ScriptedModel(turns({"n": 5}, {"n": "5"})), "go", tools=[make_fetch()])
+    session.step()
+    session.step()
+    forked = session.fork(complete=ScriptedModel(turns({"n": 5.0})))
+    assert forked.run().stop == "repeated"
+    assert forked.steps[2].tool_calls[0].status == "skipped"
+
+
 @pytest.mark.parametrize(
     ("value", "error", "message"),
     [

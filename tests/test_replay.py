@@ -25,8 +25,8 @@ from budgetloop import (
     run,
     tool,
 )
-from tests.conftest import PRICE, always_calls
-from tests.strategies import PROMPT, Scenario, build, scenarios
+from tests.conftest import PRICE, FakeClock, always_calls
+from tests.strategies import PROMPT, Scenario, build, loop_options, scenarios
 
 
 def trace_of(result: Result) -> dict[str, Any]:
@@ -63,11 +63,25 @@ def yesterdays_run(budget: Budget | None = None) -> Result:
 # -- with no options, a replay is the run ---------------------------------------------------------
 
 
-@given(scenarios(deterministic=True))
-def test_replay_reproduces_a_random_run(s: Scenario) -> None:
+@given(scenarios(deterministic=True), loop_options())
+def test_replay_reproduces_a_random_run(s: Scenario, options: dict[str, Any]) -> None:
     built = build(s)
-    result = run(built.model, PROMPT, **built.kwargs)
+    result = run(built.model, PROMPT, **built.kwargs, **options)
     assert trace_of(replay(result)) == trace_of(result)
+    assert trace_of(replay(json.loads(json.dumps(result.to_dict())))) == trace_of(result)
+    recorded = {**options, "repeat_limit": s.repeat_limit, "max_result_chars": 100_000}
+    assert result.options == recorded
+    # and what each step was sent, as the trace says, is what the model was sent
+    for step, sent in zip(result.steps, built.model.requests, strict=True):
+        said = result.request(step.index)
+        assert sent.messages[: len(said.messages)] == said.messages
+        assert sent.tools == said.tools
+        extra = [m.content or "" for m in sent.messages[len(said.messages) :]]
+        if step.final_answer and step.error is not None:  # the note of a failed final call
+            assert [e[:13] for e in extra] == ["[budgetloop] "]
+        elif extra:  # the budget line, sent and not kept
+            assert (options["budget_note"], step.final_answer) == (True, False)
+            assert [e[:26] for e in extra] == ["[budgetloop] Budget left: "]
 
 
 @st.composite
@@ -225,6 +239,14 @@ def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
     with pytest.raises(TypeError, match=r"^replay: each option must be one of budget, .*'bugdet'"):
         replay(result, bugdet=Budget())  # type: ignore[call-arg]
     data = result.to_dict()
+    data["messages"] = data["messages"][:2]
+    with pytest.raises(ValueError, match="messages") as info:
+        replay(data)
+    assert str(info.value) == (
+        "replay: messages must hold the 16 messages that steps 0 to 7 appended, got 2; the "
+        "messages are not this run's."
+    )
+    data = result.to_dict()
     data["price"] = None
     with pytest.raises(
         ValueError,
@@ -317,3 +339,126 @@ def test_a_run_that_ended_on_a_final_answer_replays_to_the_same_answer() -> None
     again = replay(original)
     assert (again.stop, again.answer) == ("max_steps", "all I found")
     assert [s.final_answer for s in again.steps] == [False, False, True]
+
+
+def test_each_call_of_a_batch_replays_with_its_own_seconds() -> None:
+    clock = FakeClock()
+
+    @tool
+    def slow(q: str) -> str:
+        """Takes two seconds."""
+        clock.advance(2)
+        return "slow " + q
+
+    @tool
+    def quick(q: str) -> str:
+        """Takes one second."""
+        clock.advance(1)
+        return "quick " + q
+
+    calls = [ToolCall("slow", {"q": "a"}), ToolCall("quick", {"q": "b"})]
+    model = ScriptedModel([Completion(tool_calls=calls), "done"])
+    # one worker: the calls run one after the other, the quick one after the slow one
+    result = run(model, "go", tools=[slow, quick], clock=clock, max_workers=1)
+    assert [c.seconds for c in result.tool_calls] == [2.0, 1.0]
+    again = replay(result)
+    assert [c.seconds for c in again.tool_calls] == [2.0, 1.0]
+    assert [s.seconds for s in again.steps] == [s.seconds for s in result.steps] == [3.0, 0.0]
+
+
+# -- the options a run was started with are in its trace, and a replay uses them -----------------
+
+
+def reading(max_cost_usd: float) -> Result:
+    """A run with finish=True that reads a short page, then a long one, under a cost ceiling."""
+
+    @tool
+    def read(page: int) -> str:
+        """Read a page."""
+        return "x" * [400, 40_000][page]
+
+    calls = [
+        Completion(f"reading page {p}", [ToolCall("read", {"page": p}, f"r{p}")]) for p in (0, 1)
+    ]
+    model = ScriptedModel([*calls, "what I read"], price=PRICE, max_output_tokens=100)
+    return run(model, "go", tools=[read], budget=Budget(max_cost_usd=max_cost_usd), finish=True)
+
+
+def test_a_run_that_ended_on_a_final_answer_replays_as_it_ran() -> None:
+    result = reading(0.004)
+    assert [s.final_answer for s in result.steps] == [False, True]
+    # the second call was the final answer: sent without tools, its call recorded as skipped
+    assert (result.stop, result.answer) == ("max_cost_usd", "reading page 1")
+    assert result.steps[1].tool_calls[0].status == "skipped"
+    again = replay(result)
+    assert [s.projection for s in again.steps] == [s.projection for s in result.steps]
+    assert (again.stop, again.answer, again.cost_usd) == (
+        result.stop,
+        result.answer,
+        result.cost_usd,
+    )
+    assert trace_of(again) == trace_of(result)
+
+
+def test_a_finish_run_that_never_made_its_final_call_replays_with_finish() -> None:
+    # the long page grew the context past what a final answer could be paid for
+    result = reading(0.01)
+    assert [s.final_answer for s in result.steps] == [False, False]
+    assert result.detail == (
+        "no final answer fits: next turn projected $0.042630 (13710 in + 100 out) on $0.001710 "
+        "spent exceeds max_cost_usd=$0.01"
+    )
+    assert trace_of(replay(result)) == trace_of(result)
+    assert result.options["finish"] is True
+    # without finish, the run stops on the turn with tools it would have taken instead
+    other = replay(result, finish=False)
+    assert other.options["finish"] is False
+    assert other.detail == (
+        "next turn projected $0.042450 (13650 in + 100 out) on $0.001710 spent exceeds "
+        "max_cost_usd=$0.01"
+    )
+
+
+def test_a_warning_and_the_budget_note_replay_as_they_were_given() -> None:
+    same = Completion(tool_calls=[ToolCall("f", {"a": 1})])
+    model = ScriptedModel([same, same, same, "done"], price=PRICE, max_output_tokens=50)
+    result = run(model, "go", tools=[f], budget=Budget(max_steps=6), warn_repeats=True,
+                 budget_note=True)  # fmt: skip
+    assert (result.stop, len(result.steps)) == ("answered", 4)
+    assert "[budgetloop] You are repeating yourself" in (result.messages[-2].content or "")
+    again = replay(result)
+    assert again.messages == result.messages
+    assert [s.projection for s in again.steps] == [s.projection for s in result.steps]
+    assert trace_of(again) == trace_of(result)
+
+
+def test_a_trace_written_before_options_were_recorded_replays_as_before() -> None:
+    result = reading(0.004)
+    data = result.to_dict()
+    del data["options"]
+    older = Result.from_dict(data)
+    assert older.options == {}
+    # what its steps show is enough here: a final answer means finish=True
+    again = replay(older)
+    assert again.options["finish"] is True
+    assert {**trace_of(again), "options": {}} == {**trace_of(result), "options": {}}
+
+
+def test_a_new_price_re_prices_cached_input_at_its_own_rates() -> None:
+    cached = Usage(10_000, 100, cache_read_tokens=6_000, cache_write_tokens=2_000)
+    model = ScriptedModel(
+        [
+            Completion(tool_calls=[ToolCall("f", {})], usage=cached),
+            Completion("done", usage=cached),
+        ]
+    )
+    then = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
+    result = run(model, "go", tools=[f], price=then)
+    # 2,000 uncached at $3, 6,000 read at $0.30, 2,000 written at $3.75, 100 out at $15
+    assert [s.cost_usd for s in result.steps] == [0.0168, 0.0168]
+    now = Price(1.0, 5.0, cache_read_per_mtok=0.1, cache_write_per_mtok=1.25)
+    again = replay(result, price=now)
+    # 2,000 at $1, 6,000 at $0.10, 2,000 at $1.25, 100 at $5
+    assert [s.cost_usd for s in again.steps] == [0.0056, 0.0056]
+    assert again.cost_usd == 0.0112
+    assert trace_of(replay(result)) == trace_of(result)

@@ -7,6 +7,7 @@ import copy
 import json
 import math
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -183,6 +184,13 @@ def parse(path: str) -> list[str | int]:
         ("budget.max_steps", 2.5, "budget.max_steps: expected an int >= 0 or None, got float."),
         ("budget.max_cost_usd", True, "budget.max_cost_usd: expected a finite number >= 0 or None, got bool."),
         ("max_output_tokens", "200", "max_output_tokens: expected an int >= 0 or None, got str."),
+        ("options", [], "options: expected an object, got list."),
+        ("options.finish", "yes", "options.finish: expected true or false, got str."),
+        ("options.budget_note", None, "options.budget_note: expected true or false, got null."),
+        ("options.warn_repeats", 1, "options.warn_repeats: expected true or false, got int."),
+        ("options.repeat_limit", 1, "options.repeat_limit: expected an int >= 2 or None, got 1."),
+        ("options.cycle_limit", 2.0, "options.cycle_limit: expected an int >= 2 or None, got float."),
+        ("options.max_result_chars", 0, "options.max_result_chars: expected an int >= 1 or None, got 0."),
         ("messages.0.role", "robot", "messages[0].role: expected one of system, user, assistant, tool, got 'robot'."),
         ("messages.2.tool_calls.0.name", 5, "messages[2].tool_calls[0].name: expected a string or null, got int."),
         ("messages.3.tool_call_id", 5, "messages[3].tool_call_id: expected a string or null, got int."),
@@ -256,6 +264,8 @@ def test_keys_older_traces_lack_read_as_defaults() -> None:
     loaded = Result.from_dict(data)
     assert loaded == original
     assert [s.final_answer for s in loaded.steps] == [False, False]
+    del data["options"]  # written before the options were recorded: none are
+    assert Result.from_dict(data) == replace(original, options={})
 
 
 # -- fuzz: every field, every wrong type ---------------------------------------------------------

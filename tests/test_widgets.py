@@ -26,6 +26,7 @@ from budgetloop import (
     ToolCall,
     Usage,
     estimate_tokens,
+    run,
     start,
     tool,
 )
@@ -466,6 +467,52 @@ def test_the_request_of_a_step_is_shown_as_sent() -> None:
     assert sent["tools"] == list(result.tools)
     view.show(3)
     assert "Request of step 3: 7 messages" in view.request.value
+
+
+def test_the_request_of_a_final_answer_run_is_what_each_step_was_sent() -> None:
+    @tool
+    def look(q: str) -> str:
+        """Look."""
+        return f"seen {q}"
+
+    calls = [Completion(tool_calls=[ToolCall("look", {"q": q}, q)]) for q in "ab"]
+    model = ScriptedModel([*calls, "what I saw"])
+    result = run(model, "go", tools=[look], budget=Budget(max_steps=3), finish=True)
+    view = TraceView(result)
+    view.show_request.value = True
+    for index, sent in enumerate(model.requests):
+        view.show(index)
+        body = re.search(r"<pre>(.*)</pre>", view.request.value, re.S)
+        assert body is not None
+        shown = json.loads(html.unescape(body.group(1)))
+        assert len(shown["messages"]) == len(sent.messages) == [1, 3, 6][index]
+        assert [m["role"] for m in shown["messages"]] == [m.role for m in sent.messages]
+        assert shown["tools"] == list(sent.tools)
+        n = len(sent.messages)
+        assert f"{n} message{'s' if n > 1 else ''}; " in view.context.value
+    assert "Request of step 2: 6 messages and 0 tool schemas" in view.request.value
+    assert "[budgetloop] This is the last step" in view.request.value
+
+
+def test_the_request_view_says_what_the_trace_does_not_hold() -> None:
+    result = run(ScriptedModel(["done"]), "go", budget=Budget(max_steps=3), budget_note=True)
+    view = TraceView(result)
+    view.show_request.value = True
+    assert (
+        "Request of step 0: 1 message and 0 tool schemas, as the trace holds them (the budget "
+        "line budget_note=True ended it with is not kept in the trace)"
+    ) in view.request.value
+    # a fork's edited context is shorter than the steps it kept appended: nothing is made up
+    call = Completion(tool_calls=[ToolCall("read", {"topic": "a", "pages": 1})])
+    session = start(ScriptedModel([call, "done"]), "go", tools=[read])
+    session.step()
+    fork = session.fork(messages=[Message("user", "start over")])
+    view = TraceView(fork.run())
+    view.show_request.value = True
+    assert "cannot be shown" in view.context.value
+    assert view.request.value == ""
+    view.show(1)
+    assert "1 message; " in view.context.value  # its own step: sent the edited context
 
 
 def test_jumps_go_to_the_error_the_most_expensive_step_and_the_stop() -> None:
