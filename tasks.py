@@ -80,6 +80,8 @@ CORE_TESTS = [
         "replay",
         "report",
         "schema",
+        "schema_callables",
+        "schema_docstrings",
         "scripted",
         "stepping",
         "tools",

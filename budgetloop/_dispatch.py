@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._check import ArgumentError, Name, check_arguments
+from ._jsonable import jsonable, plain
 from ._pool import Slots, Workers
 from ._redact import Redact, redact_call, redact_request, redact_text, redact_value
 from ._schema import Tool
@@ -107,9 +108,9 @@ class Dispatch:
             )
         try:  # redacted before it is encoded, so no escape can hide a secret
             text = (
-                redact(value)
+                redact(to_content(value))
                 if isinstance(value, str)
-                else to_content(redact_value(value, redact))
+                else to_content(redact_value(jsonable(value), redact))
             )
         except Exception:  # nothing safe to keep but the fact
             text = (
@@ -123,8 +124,10 @@ class Dispatch:
 
     def prepare(
         self, call: ToolCall, call_id: str, parsed: Parsed
-    ) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | Ran:
-        """The tool and its checked arguments, or the error record the model reads instead."""
+    ) -> tuple[Tool, dict[str, Any], tuple[str, ...], dict[str, Any]] | Ran:
+        """The tool, its checked arguments (JSON, as the trace keeps them), the coerced paths
+        and what the function is called with (each value as its hint's type); or the error
+        record the model reads instead."""
         name = call.name
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -138,15 +141,17 @@ class Dispatch:
             return self.refuse(call, call_id, "error", error)
         if isinstance(parsed, ArgumentError):
             return self.refuse(call, call_id, "error", parsed)
+        choices: dict[str, int] = {}
         try:
-            args, coerced = check_arguments(tool, parsed)
+            args, coerced = check_arguments(tool, parsed, choices)
+            call_args = tool.arguments_for(args, choices)
         except ArgumentError as exc:
             return self.refuse(call, call_id, "error", exc)
         except Exception as exc:  # a check that broke must still not take the run down
             broken = ArgumentError(Name(name), ": arguments could not be checked (",
                                    Name(describe(exc)), ")")  # fmt: skip
             return self.refuse(call, call_id, "error", broken)
-        return tool, args, tuple(coerced)
+        return tool, args, tuple(coerced), call_args
 
     def outcome(
         self,
@@ -194,14 +199,14 @@ class Dispatch:
         prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, Ran):
             return prepared
-        tool, args, coerced = prepared
+        tool, args, coerced, call_args = prepared
         value: Any = None
         failure: BaseException | None = None
         try:
             if tool.is_async:  # settled inside its loop, so its own CancelledError keeps its words
-                value, failure = asyncio.run(_settled(tool.fn, args))
+                value, failure = asyncio.run(_settled(tool.fn, call_args))
             else:
-                value = tool.fn(**args)
+                value = tool.fn(**call_args)
                 if type(value) not in _PLAIN and inspect.isawaitable(value):
                     failure = _unawaited(value)
         except (KeyboardInterrupt, SystemExit):
@@ -217,13 +222,13 @@ class Dispatch:
         prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, Ran):
             return prepared
-        tool, args, coerced = prepared
+        tool, args, coerced, call_args = prepared
         if not tool.is_async:
             future = self.workers.submit(self.run_one, job)
             return await asyncio.wrap_future(future)
         # On a task of its own, so that a CancelledError the tool raises (a result) is told
         # apart from this call being cancelled (at the deadline, or with the run's task).
-        task = asyncio.ensure_future(_settled(tool.fn, args))
+        task = asyncio.ensure_future(_settled(tool.fn, call_args))
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:
@@ -398,16 +403,27 @@ def describe(exc: BaseException) -> str:
 
 
 def to_content(value: Any) -> str:
-    """A tool's return value as the text the model reads: a str as is, else JSON."""
+    """A tool's return value as the text the model reads: a str as is, else JSON (a dataclass,
+    pydantic model, Enum, set, date or Decimal as the JSON ``_jsonable`` makes of it; any
+    other object as its ``repr``)."""
     if isinstance(value, str):
-        return value
+        return value if type(value) is str else str.__str__(value)  # a StrEnum: its value
     kind = type(value)
     if kind is int or (kind is float and math.isfinite(value)):
         return repr(value)  # what json.dumps writes, without the encoder
     try:
-        return json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):  # circular structures and the like
+        return json.dumps(value, ensure_ascii=False, default=_default)
+    except (TypeError, ValueError):  # keys JSON cannot write, circular structures
+        pass
+    try:
+        return json.dumps(jsonable(value), ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
         return repr(value)
+
+
+def _default(value: Any) -> Any:
+    converted = plain(value)
+    return repr(value) if converted is value else converted
 
 
 def not_run(
