@@ -15,6 +15,7 @@ import functools
 import math
 import operator
 import re
+from fractions import Fraction
 from typing import Any
 
 from ._arg_error import ArgumentError, Name, Part, Shown, json_kind
@@ -29,7 +30,9 @@ _BOUNDS = (
     ("maximum", operator.le, "<="),
     ("exclusiveMaximum", operator.lt, "<"),
 )
-MAX_DEPTH = 500  # $ref hops and nesting together: a schema that refers to itself endlessly
+# Schemas entered at once ($ref hops and nesting together), kept well inside Python's recursion
+# limit: a value nested deeper is refused, and a schema referring to itself endlessly ends.
+MAX_DEPTH = 120
 
 
 class Fit:
@@ -291,14 +294,15 @@ def _bounds(schema: dict[str, Any], value: float, path: str) -> None:
 
 
 def _multiple(value: float, step: float) -> bool:
-    """As jsonschema decides it: exact for integers, by the quotient for floats."""
-    if isinstance(value, int) and isinstance(step, int):
-        return value % step == 0
-    try:
-        quotient = value / step
-        return bool(math.isfinite(quotient) and int(quotient) == quotient)
-    except (OverflowError, ZeroDivisionError):
-        return False
+    """As jsonschema decides it: by the float quotient for a float step (exactly, with
+    fractions, where that overflows), else by the remainder."""
+    if isinstance(step, float):
+        try:
+            quotient = value / step
+            return int(quotient) == quotient
+        except OverflowError:
+            return (Fraction(value) / Fraction(step)).denominator == 1
+    return not value % step
 
 
 def _identity(value: Any) -> Any:

@@ -276,6 +276,8 @@ def _enum(cls: type[enum.Enum], where: str) -> Built:
 def _hashable(hint: Any) -> bool:
     if hint in (str, int, float, bool, type(None)):
         return True
+    if hint is Any:  # any JSON value: a list or dict among them
+        return False
     origin = typing.get_origin(hint)
     if origin is Annotated:
         return _hashable(hint.__origin__)
