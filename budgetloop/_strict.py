@@ -74,7 +74,7 @@ class Strict:
             if key in _DROP or key in ("properties", "required", "additionalProperties"):
                 continue
             if key == "items":
-                out[key] = self.node(value, f"{where} items")
+                out[key] = self.node(value, f"{where}, items")
             elif key == "anyOf":
                 out[key] = [self.node(b, where) for b in value]
             elif key == "$ref":
@@ -108,7 +108,7 @@ class Strict:
         properties: dict[str, Any] = {}
         marked = set()
         for key, sub in schema["properties"].items():
-            written = self.node(sub, f"{where}.{key}", top=True)
+            written = self.node(sub, f"{where}, field {key!r}", top=True)
             if key not in required and not admits_null(sub):
                 written = nullable(written)
                 marked.add(key)
