@@ -82,6 +82,7 @@ CORE_TESTS = [
         "schema",
         "schema_callables",
         "schema_docstrings",
+        "schema_strict",
         "schema_types",
         "scripted",
         "stepping",

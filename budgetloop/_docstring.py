@@ -8,6 +8,7 @@ docstring documents but the signature lacks is ignored, and the reverse is no er
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Google section headers, each on a line of its own: ``Args:``, ``Returns:``...
@@ -25,16 +26,29 @@ _HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*$")
 _DASHES = re.compile(r"^\s*-{3,}\s*$")
 _GOOGLE_ARG = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:(?:\s+(.*))?$")
 _SPHINX_FIELD = re.compile(r"^:(\w+)(?:\s+([^:]*?))?\s*:(?:\s+(.*))?$")
+_SPHINX_ANY = re.compile(r"^[ \t]*:\w", re.MULTILINE)
 _SPHINX_PARAMS = frozenset(["param", "parameter", "arg", "argument", "key", "keyword"])
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """The description, and each documented parameter's description."""
+    summary, args = _parsed(doc)
+    return summary, dict(args)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(doc: str) -> tuple[str, dict[str, str]]:
+    """Cached: a plain function passed to ``run(tools=...)`` is decorated on every run."""
     lines = doc.expandtabs().splitlines()
     end = _first_section(lines)
     args: dict[str, str] = {}
-    for found in (_google(lines), _numpy(lines), _sphinx(lines)):
-        for name, text in found.items():
+    styles = [_google]
+    if "---" in doc:
+        styles.append(_numpy)
+    if _SPHINX_ANY.search(doc):
+        styles.append(_sphinx)
+    for style in styles:
+        for name, text in style(lines).items():
             args.setdefault(name, text)
     return _paragraphs(lines[:end]), args
 
@@ -44,6 +58,8 @@ def _indent(line: str) -> int:
 
 
 def _google_header(line: str) -> str | None:
+    if not line.endswith(":") and not line.rstrip().endswith(":"):
+        return None
     match = _HEADER.match(line.strip())
     if match is None:
         return None
@@ -55,6 +71,7 @@ def _numpy_header(lines: list[str], i: int) -> bool:
     """``lines[i]`` is a NumPy section title: a line of words over a line of dashes."""
     return (
         i + 1 < len(lines)
+        and "---" in lines[i + 1]
         and bool(lines[i].strip())
         and _DASHES.match(lines[i + 1]) is not None
         and not _DASHES.match(lines[i])

@@ -82,6 +82,8 @@ def resolve(
     hint: Any, namespace: dict[str, Any], local: Mapping[str, Any] | None = None, depth: int = 0
 ) -> Any:
     """One hint with every string in it evaluated, ``Annotated`` metadata left as it is."""
+    if type(hint) is type:  # a plain class: nothing in it to resolve
+        return hint
     if depth > 50:
         raise TypeError(f"the annotation {hint!r} is nested too deeply")
     if isinstance(hint, typing.ForwardRef):
@@ -89,6 +91,8 @@ def resolve(
     if isinstance(hint, str):
         hint = eval(_compiled(hint), namespace, dict(local) if local else None)
         if isinstance(hint, str):  # a string naming a string: typing would not go on either
+            return hint
+        if type(hint) is type:
             return hint
     origin = typing.get_origin(hint)
     if origin is Annotated:

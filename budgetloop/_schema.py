@@ -19,6 +19,8 @@ from ._shapes import SUPPORTED, Choices, Convert, Shapes
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
+_NAMED = inspect.Parameter.POSITIONAL_OR_KEYWORD
+_KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
 
 __all__ = ["SUPPORTED", "Tool", "check_default", "parse_docstring", "tool"]
 
@@ -72,7 +74,8 @@ class Tool:
         where = f"tool {self.name}"
         params = [p for p in found.signature.parameters.values() if p.name not in found.bound]
         for param in params:
-            _check_kind(param, where)
+            if param.kind is not _NAMED and param.kind is not _KEYWORD_ONLY:
+                _check_kind(param, where)
         try:
             hints = hints_for(found.annotations, [p.name for p in params], found.namespace)
         except Exception as exc:  # a NameError in a string annotation, say
@@ -249,11 +252,11 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    strict: bool = False,
+    strict: bool | None = None,
 ) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, strict: bool = False
+    *, name: str | None = None, description: str | None = None, strict: bool | None = None
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -261,7 +264,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    strict: bool = False,
+    strict: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a tool: ``@tool`` or ``@tool(name=..., description=..., strict=...)``.
 
@@ -270,20 +273,21 @@ def tool(
     Sphinx ``:param x:``) describe the parameters. A parameter without a supported type hint
     is a ``TypeError`` here, at decoration time. ``strict=True`` writes the schema OpenAI's
     strict function calling accepts, and the OpenAI adapter sends it with ``"strict": true``.
+    Given a ``Tool``, returns it as it is unless an option changes it.
     """
-    if not isinstance(strict, bool):
+    if strict is not None and not isinstance(strict, bool):
         raise TypeError(f"tool: strict must be a bool, got {type(strict).__name__}.")
     if fn is not None:
         if isinstance(fn, Tool):
-            if name is None and description is None and strict == fn.strict:
+            if name is None and description is None and strict in (None, fn.strict):
                 return fn
             return Tool(
                 fn.fn,
                 name=name or fn.name,
                 description=fn.description if description is None else description,
-                strict=strict,
+                strict=fn.strict if strict is None else strict,
             )
-        return Tool(fn, name=name, description=description, strict=strict)
+        return Tool(fn, name=name, description=description, strict=bool(strict))
 
     def decorate(f: Callable[..., Any]) -> Tool:
         return tool(f, name=name, description=description, strict=strict)
