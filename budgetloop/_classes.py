@@ -12,6 +12,7 @@ forever.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import sys
 import typing
@@ -109,6 +110,17 @@ def _object(cls: type, properties: dict[str, Any], required: list[str]) -> dict[
 
 def _dataclass(shapes: Shapes, cls: type, where: str) -> Built:
     fields = [f for f in dataclasses.fields(cls) if f.init]
+    names = {f.name for f in fields}
+    try:
+        signature = inspect.signature(cls)
+    except (TypeError, ValueError):  # no signature to read: the fields are all there is
+        signature = None
+    for param in signature.parameters.values() if signature else ():
+        if param.default is param.empty and param.name not in names:
+            raise TypeError(
+                f"{where}: its __init__ needs {param.name!r}, which is not a field a model can "
+                "send (an InitVar, or an __init__ of its own); give it a default."
+            )
     hints = _field_hints(cls, {f.name: f.type for f in fields}, where)
     properties: dict[str, Any] = {}
     required: list[str] = []

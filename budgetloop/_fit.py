@@ -23,6 +23,8 @@ from ._arg_error import ArgumentError, Name, Part, Shown, json_kind
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _COMBINED = ("$ref", "anyOf", "oneOf", "allOf")
+_ANNOTATIONS = frozenset(["type", "description", "default", "title"])
+_EXACT = {"string": str, "boolean": bool, "integer": int}  # a value of this type fits as it is
 _PY = {"string": str, "boolean": bool, "array": list, "object": dict}
 _BOUNDS = (
     ("minimum", operator.ge, ">="),
@@ -55,6 +57,11 @@ class Fit:
         """``value`` as it fits ``schema``: numbers normalized (and coerced when allowed)."""
         if not schema:
             return value
+        if schema.keys() <= _ANNOTATIONS:  # the usual parameter: a type, maybe described
+            kind = schema.get("type")
+            exact = _EXACT.get(kind) if type(kind) is str else None
+            if exact is not None and type(value) is exact:
+                return value
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:

@@ -232,6 +232,7 @@ def _literal(args: tuple[Any, ...], where: str) -> Built:
                 f"{where}: Literal values must be str, int, float, bool, None or members of an "
                 "Enum with such values."
             )
+        _finite(value, where)
         key = (type(value), value)
         if key in members or any(key == (type(v), v) for v in values):
             raise TypeError(f"{where}: Literal lists the value {value!r} twice.")
@@ -261,6 +262,8 @@ def _enum(cls: type[enum.Enum], where: str) -> Built:
             f"{where}: the Enum {cls.__name__} has values that are not str, int, float, bool "
             "or None, so no JSON value could name its members."
         )
+    for value in values:
+        _finite(value, where)
     by_value = {(type(m.value), m.value): m for m in members}
     kinds = {json_type(v) for v in values}
     out: dict[str, Any] = {"enum": values}
@@ -271,6 +274,13 @@ def _enum(cls: type[enum.Enum], where: str) -> Built:
         return by_value[(type(value), value)]
 
     return out, member
+
+
+def _finite(value: Any, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(
+            f"{where}: the value {value!r} cannot be sent: JSON has no NaN or infinity."
+        )
 
 
 def _hashable(hint: Any) -> bool:

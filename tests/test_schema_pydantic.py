@@ -349,3 +349,23 @@ def test_the_check_agrees_with_jsonschema_on_pydantic_schemas(data: st.DataObjec
     except ArgumentError as exc:
         refused = str(exc)
     assert refused is None or refused.startswith("ship.shipment")
+
+
+class Opaque:
+    pass
+
+
+class Holder(BaseModel):
+    model_config = pydantic.ConfigDict(arbitrary_types_allowed=True)
+    thing: Opaque
+
+
+def test_a_model_pydantic_cannot_write_a_schema_for_is_a_type_error() -> None:
+    def keep(holder: Holder) -> None:
+        """Keep."""
+
+    with pytest.raises(TypeError) as info:
+        tool(keep)
+    assert str(info.value).startswith(
+        "tool keep: parameter 'holder' (Holder): the model's JSON schema could not be made ("
+    )

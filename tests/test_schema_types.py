@@ -618,3 +618,30 @@ def test_a_replay_checks_recorded_arguments_against_the_recorded_defs() -> None:
         "walk.root.children[0].value: expected integer, got str",
     ]
     assert again.steps[0].tool_calls == result.steps[0].tool_calls
+
+
+@dataclasses.dataclass
+class Secret:
+    name: str
+    salt: dataclasses.InitVar[str]
+
+
+UserId = typing.NewType("UserId", int)
+
+
+def test_odd_corners_are_named_at_decoration() -> None:
+    def f(x):  # type: ignore[no-untyped-def]
+        """F."""
+
+    f.__annotations__ = {"x": Secret}
+    with pytest.raises(TypeError) as info:
+        tool(f)
+    assert str(info.value) == (
+        "tool f: parameter 'x' (Secret): its __init__ needs 'salt', which is not a field a model "
+        "can send (an InitVar, or an __init__ of its own); give it a default."
+    )
+    f.__annotations__ = {"x": Literal[1.5, float("nan")]}
+    with pytest.raises(ValueError, match="the value nan cannot be sent: JSON has no NaN"):
+        tool(f)
+    f.__annotations__ = {"x": UserId}  # a NewType is its supertype
+    assert properties(made(f)) == {"x": {"type": "integer"}}
