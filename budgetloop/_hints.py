@@ -8,6 +8,7 @@ kept as the objects it holds, never read as a forward reference.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import types
@@ -50,8 +51,10 @@ def target(fn: Callable[..., Any], where: str) -> Target:
         raise TypeError(f"{where}: cannot read the parameters of {fn!r} ({exc}).") from None
     original = inspect.unwrap(inner)
     docs = [inspect.getdoc(inner) or ""]
-    if owner is not None and owner.__doc__:  # the class's docstring describes the tool
-        docs.insert(0, inspect.cleandoc(owner.__doc__))
+    own = owner.__doc__ if owner is not None else None
+    if own and not (dataclasses.is_dataclass(owner) and own.startswith(f"{owner.__name__}(")):
+        docs.insert(0, inspect.cleandoc(own))  # the class's docstring (not the one a
+        # dataclass writes itself: its signature) describes the tool
     name = getattr(owner or inner, "__name__", "")
     is_async = inspect.iscoroutinefunction(inner) or inspect.iscoroutinefunction(fn)
     return Target(

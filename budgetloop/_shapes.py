@@ -271,7 +271,7 @@ def _enum(cls: type[enum.Enum], where: str) -> Built:
         out = {"type": kinds.pop(), "enum": values}
 
     def member(value: Any, path: str, choices: Choices) -> Any:
-        return by_value[(type(value), value)]
+        return by_value.get((type(value), value), value)
 
     return out, member
 

@@ -9,6 +9,7 @@ classmethod and a staticmethod each giving the schema of their parameters, and r
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -208,3 +209,18 @@ def test_a_partial_that_binds_a_positional_only_parameter_decorates() -> None:
     t = made(functools.partial(scale, 3.0))
     assert properties(t) == {"x": {"type": "number"}}
     assert called(t, {"x": 2}) == "6.0"
+
+
+@dataclasses.dataclass
+class Greeter:
+    greeting: str
+
+    def __call__(self, name: str) -> str:
+        """Greet someone by name."""
+        return f"{self.greeting}, {name}"
+
+
+def test_a_callable_dataclass_is_described_by_its_call_not_its_generated_docstring() -> None:
+    t = made(Greeter("Hello"))
+    assert (t.name, t.description) == ("Greeter", "Greet someone by name.")
+    assert called(t, {"name": "Ada"}) == "Hello, Ada"
