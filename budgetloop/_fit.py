@@ -37,8 +37,12 @@ _BOUNDS = (
 MAX_DEPTH = 120
 
 
+class TooDeep(ArgumentError):
+    """A value nested past ``MAX_DEPTH``: said as it is, not as a union branch that failed."""
+
+
 class Fit:
-    __slots__ = ("choices", "coerced", "defs", "depth", "exact")
+    __slots__ = ("choices", "coerced", "defs", "depth", "exact", "failed")
 
     def __init__(
         self,
@@ -52,6 +56,17 @@ class Fit:
         self.exact = exact
         self.choices = choices
         self.depth = 0
+        # The union branches a value already failed, with why: checking a value against the
+        # same branch at the same place again would fail again, and retrying it is what makes
+        # nested unions exponential (A | B, each holding an A | B, a value failing deep down).
+        self.failed: dict[tuple[int, int, str, bool], ArgumentError] = {}
+
+    def _sub(self, coerced: list[str] | None) -> Fit:
+        """A check of one union branch: the same ``$defs``, choices and known failures."""
+        sub = Fit(self.defs, coerced, self.exact, self.choices)
+        sub.depth = self.depth
+        sub.failed = self.failed
+        return sub
 
     def check(self, schema: dict[str, Any], value: Any, path: str) -> Any:
         """``value`` as it fits ``schema``: numbers normalized (and coerced when allowed)."""
@@ -65,7 +80,7 @@ class Fit:
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                raise ArgumentError(Name(path), ": nested too deeply to check")
+                raise TooDeep(Name(path), ": nested too deeply to check")
             for key in _COMBINED:
                 if key in schema:
                     value = self._combined(key, schema[key], value, path)
@@ -85,8 +100,8 @@ class Fit:
         return self._union(sub, value, path)  # anyOf; oneOf is checked the same way
 
     def _target(self, ref: Any, path: str) -> dict[str, Any]:
-        name = ref[len("#/$defs/") :] if isinstance(ref, str) else ""
-        found = self.defs.get(name) if ref.startswith("#/$defs/") else None
+        local = isinstance(ref, str) and ref.startswith("#/$defs/")
+        found = self.defs.get(ref[len("#/$defs/") :]) if local else None
         if not isinstance(found, dict):
             raise ArgumentError(
                 Name(path), ": the schema refers to ", Name(ref, quoted=True), ", which it lacks"
@@ -97,11 +112,12 @@ class Fit:
         """The first branch the value fits as sent; if none, the first it fits once a number
         written as a string is read as one (when coercion is allowed at all)."""
         errors: list[ArgumentError] = []
-        exact = Fit(self.defs, None, self.exact, self.choices)
-        exact.depth = self.depth
+        exact = self._sub(None)
         for i, branch in enumerate(branches):
             try:
-                out = exact.check(branch, value, path)
+                out = exact._attempt(branch, value, path)
+            except TooDeep:
+                raise
             except ArgumentError as exc:
                 errors.append(exc)
                 continue
@@ -109,15 +125,26 @@ class Fit:
         if self.coerced is not None:
             for i, branch in enumerate(branches):
                 coerced: list[str] = []
-                loose = Fit(self.defs, coerced, self.exact, self.choices)
-                loose.depth = self.depth
                 try:
-                    out = loose.check(branch, value, path)
+                    out = self._sub(coerced)._attempt(branch, value, path)
+                except TooDeep:
+                    raise
                 except ArgumentError:
                     continue
                 self.coerced.extend(coerced)
                 return self._chose(path, i, out)
         raise union_error(path, branches, errors, value, self.defs)
+
+    def _attempt(self, branch: dict[str, Any], value: Any, path: str) -> Any:
+        key = (id(branch), id(value), path, self.coerced is None)
+        known = self.failed.get(key)
+        if known is not None:
+            raise known
+        try:
+            return self.check(branch, value, path)
+        except ArgumentError as exc:
+            self.failed[key] = exc
+            raise
 
     def _chose(self, path: str, index: int, value: Any) -> Any:
         if self.choices is not None:
@@ -377,8 +404,9 @@ def union_error(
             and len(error.parts) == 2
             and str(error.parts[1]).startswith(": expected ")
         )
-        if not mismatch:
-            more += ["; "] * bool(more) + ["as ", *describe(branch, defs), ": ", *error.parts]
-    if more:
-        parts += [" (", *more, ")"]
-    return ArgumentError(*parts)
+        if not mismatch:  # a union inside says only its first line: the words stay linear
+            inner = getattr(error, "headline", error.parts)
+            more += ["; "] * bool(more) + ["as ", *describe(branch, defs), ": ", *inner]
+    out = ArgumentError(*parts, *([" (", *more, ")"] if more else []))
+    out.headline = tuple(parts)  # type: ignore[attr-defined]
+    return out
