@@ -105,8 +105,10 @@ class Dispatch:
 
     def prepare(
         self, call: ToolCall, call_id: str, parsed: Parsed
-    ) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | Ran:
-        """The tool and its checked arguments, or the error record the model reads instead."""
+    ) -> tuple[Tool, dict[str, Any], tuple[str, ...], dict[str, Any]] | Ran:
+        """The tool, its checked arguments (JSON, as the trace keeps them), the coerced paths
+        and what the function is called with (each value as its hint's type); or the error
+        record the model reads instead."""
         name = call.name
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -120,15 +122,17 @@ class Dispatch:
             return self.refuse(call, call_id, "error", error)
         if isinstance(parsed, ArgumentError):
             return self.refuse(call, call_id, "error", parsed)
+        choices: dict[str, int] = {}
         try:
-            args, coerced = check_arguments(tool, parsed)
+            args, coerced = check_arguments(tool, parsed, choices)
+            call_args = tool.arguments_for(args, choices)
         except ArgumentError as exc:
             return self.refuse(call, call_id, "error", exc)
         except Exception as exc:  # a check that broke must still not take the run down
             broken = ArgumentError(Name(name), ": arguments could not be checked (",
                                    Name(describe(exc)), ")")  # fmt: skip
             return self.refuse(call, call_id, "error", broken)
-        return tool, args, tuple(coerced)
+        return tool, args, tuple(coerced), call_args
 
     def outcome(
         self,
@@ -178,14 +182,14 @@ class Dispatch:
         prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, Ran):
             return prepared
-        tool, args, coerced = prepared
+        tool, args, coerced, call_args = prepared
         value: Any = None
         failure: BaseException | None = None
         try:
             if tool.is_async:  # settled inside its loop, so its own CancelledError keeps its words
-                value, failure = asyncio.run(_settled(tool.fn, args))
+                value, failure = asyncio.run(_settled(tool.fn, call_args))
             else:
-                value = tool.fn(**args)
+                value = tool.fn(**call_args)
                 if type(value) not in _PLAIN and inspect.isawaitable(value):
                     failure = _unawaited(value)
         except (KeyboardInterrupt, SystemExit):
@@ -201,13 +205,13 @@ class Dispatch:
         prepared = self.prepare(call, call_id, parsed)
         if isinstance(prepared, Ran):
             return prepared
-        tool, args, coerced = prepared
+        tool, args, coerced, call_args = prepared
         if not tool.is_async:
             future = self.workers.submit(self.run_one, job)
             return await asyncio.wrap_future(future)
         # On a task of its own, so that a CancelledError the tool raises (a result) is told
         # apart from this call being cancelled (at the deadline, or with the run's task).
-        task = asyncio.ensure_future(_settled(tool.fn, args))
+        task = asyncio.ensure_future(_settled(tool.fn, call_args))
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, overload
 
+from ._jsonable import jsonable, plain
 from ._trace import CallRecord, Step
 from ._tracebacks import MAX_TRACEBACK_CHARS, bounded
 from ._types import Message, ToolCall
@@ -182,7 +183,9 @@ class Redactor:
 
     def content(self, value: Any) -> str:
         """A tool's return value as the model reads it (``to_content``), redacted first."""
-        return self.text(value) if isinstance(value, str) else to_content(self.value(value))
+        if isinstance(value, str):
+            return self.text(to_content(value))
+        return to_content(self.value(jsonable(value)))
 
     def result(self, value: Any, limit: int | None, length: int | None) -> str:
         """A tool's return value redacted, encoded, and cut at ``limit`` when the model's
@@ -284,16 +287,27 @@ def strict(redact: Redact) -> Redact:
 
 
 def to_content(value: Any) -> str:
-    """A tool's return value as the text the model reads: a str as is, else JSON."""
+    """A tool's return value as the text the model reads: a str as is, else JSON (a dataclass,
+    pydantic model, Enum, set, date or Decimal as the JSON ``_jsonable`` makes of it; any
+    other object as its ``repr``)."""
     if isinstance(value, str):
-        return value
+        return value if type(value) is str else str.__str__(value)  # a StrEnum: its value
     kind = type(value)
     if kind is int or (kind is float and math.isfinite(value)):
         return repr(value)  # what json.dumps writes, without the encoder
     try:
-        return json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):  # circular structures and the like
+        return json.dumps(value, ensure_ascii=False, default=_default)
+    except (TypeError, ValueError):  # keys JSON cannot write, circular structures
+        pass
+    try:
+        return json.dumps(jsonable(value), ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
         return repr(value)
+
+
+def _default(value: Any) -> Any:
+    converted = plain(value)
+    return repr(value) if converted is value else converted
 
 
 def cut_result(content: str, limit: int, length: int) -> str:

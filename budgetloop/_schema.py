@@ -7,97 +7,157 @@ import inspect
 import json
 import math
 import re
-import types
-import typing
-from collections.abc import Callable
-from typing import Any, Literal, Union, overload
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any, overload
 
 from ._check import ArgumentError, check_value
+from ._docstring import parse_docstring
+from ._hints import Target, hint_name, hints_for, target
+from ._jsonable import jsonable
+from ._shapes import SUPPORTED, Choices, Convert, Shapes
 
-_BASE: dict[Any, dict[str, Any]] = {
-    str: {"type": "string"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    bool: {"type": "boolean"},
-    list: {"type": "array"},
-    dict: {"type": "object"},
-    Any: {},
-}
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-SUPPORTED = "str, int, float, bool, list[T], dict[str, T], Literal[...], T | None, Any"
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+_NAMED = inspect.Parameter.POSITIONAL_OR_KEYWORD
+_KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
+
+__all__ = ["SUPPORTED", "Tool", "check_default", "parse_docstring", "tool"]
 
 
 class Tool:
     """A function the model may call, with the schema it is shown."""
 
+    # What a tool made without __init__ (a replay's stand-in) has: no conversions.
+    strict: bool = False
+    _converts: Mapping[str, Convert] = _NOTHING
+    _dropped: frozenset[str] = frozenset()  # strict: parameters whose null means "not given"
+
     def __init__(
-        self, fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        strict: bool = False,
     ) -> None:
+        if isinstance(fn, classmethod):
+            raise TypeError(
+                "tool: expected a function, got a classmethod object; decorate the method as "
+                "its class reaches it: tool(TheClass.method)."
+            )
         if not callable(fn):
             raise TypeError(f"tool: expected a function, got {type(fn).__name__}.")
-        self.fn = fn
-        self.name: str = name or str(getattr(fn, "__name__", ""))
+        found = target(fn, f"tool {name or ''}".rstrip())
+        self.fn: Callable[..., Any] = fn.__func__ if isinstance(fn, staticmethod) else fn
+        self.name: str = name or found.name
         if not _NAME.match(self.name):
             raise ValueError(
                 f"tool {self.name!r}: a tool name is 1 to 64 letters, digits, '_' or '-'; "
                 "pass name=... to choose one."
             )
-        summary, arg_docs = parse_docstring(inspect.getdoc(fn) or "")
+        summary, arg_docs = "", dict[str, str]()
+        for doc in found.docs:
+            text, args = parse_docstring(doc)
+            summary = summary or text
+            arg_docs = {**args, **arg_docs}
         self.description: str = summary if description is None else description
+        self.strict = strict
         self.parameters: dict[str, dict[str, Any]] = {}
         self.required: tuple[str, ...] = ()
-        self._build(arg_docs)
-        self.is_async = inspect.iscoroutinefunction(fn)
-        functools.update_wrapper(self, fn)
+        self._defs: dict[str, Any] = {}
+        self._build(found, arg_docs)
+        self.is_async = found.is_async
+        functools.update_wrapper(self, found_function(fn), updated=())
 
-    def _build(self, arg_docs: dict[str, str]) -> None:
+    def _build(self, found: Target, arg_docs: dict[str, str]) -> None:
         where = f"tool {self.name}"
+        params = [p for p in found.signature.parameters.values() if p.name not in found.bound]
+        for param in params:
+            if param.kind is not _NAMED and param.kind is not _KEYWORD_ONLY:
+                _check_kind(param, where)
         try:
-            hints = _hints(self.fn)
+            hints = hints_for(found.annotations, [p.name for p in params], found.namespace)
         except Exception as exc:  # a NameError in a string annotation, say
             raise TypeError(f"{where}: cannot resolve type hints: {exc}.") from exc
+        shapes = Shapes(self.strict)
         required = []
-        for pname, param in inspect.signature(self.fn).parameters.items():
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(
-                    f"{where}: parameter {pname!r} is *args or **kwargs; "
-                    "a tool takes named parameters only."
-                )
-            if param.kind is param.POSITIONAL_ONLY:
-                raise TypeError(f"{where}: parameter {pname!r} is positional-only.")
+        converts: dict[str, Convert] = {}
+        for param in params:
+            pname = param.name
             if pname not in hints:
                 raise TypeError(
                     f"{where}: parameter {pname!r} has no type hint; add one ({SUPPORTED})."
                 )
-            schema = schema_for(hints[pname], f"{where}: parameter {pname!r}")
-            if pname in arg_docs:
+            at = f"{where}: parameter {pname!r}"
+            schema, convert = shapes.build(hints[pname], at)
+            if convert is not None:
+                converts[pname] = convert
+            if pname in arg_docs:  # the docstring wins over an Annotated description
                 schema = {**schema, "description": arg_docs[pname]}
             if param.default is param.empty:
                 required.append(pname)
             else:
-                check_default(schema, param.default, hints[pname], f"{where}: parameter {pname!r}")
-                try:
-                    json.dumps(param.default, allow_nan=False)
-                except (TypeError, ValueError):
-                    pass  # a default the model cannot see is still used by Python
-                else:
-                    schema = {**schema, "default": param.default}
+                shown = check_default(schema, param.default, hints[pname], at, shapes.defs)
+                if shown is not _HIDDEN:
+                    schema = {**schema, "default": shown}
             self.parameters[pname] = schema
         self.required = tuple(required)
+        self._defs = shapes.defs
+        self._converts = converts
+        if self.strict:
+            from ._strict import make_strict  # only strict tools need it
+
+            self.parameters, self._defs, self._dropped = make_strict(
+                self.parameters, self.required, shapes, where
+            )
+            self.required = tuple(self.parameters)
+
+    @property
+    def defs(self) -> dict[str, Any]:
+        """The ``$defs`` the parameters' ``$ref``s point into (a replay's stand-in reads them
+        from its recorded schema)."""
+        found: dict[str, Any] | None = self.__dict__.get("_defs")
+        if found is None:
+            params = self.schema.get("parameters")
+            recorded = params.get("$defs") if isinstance(params, dict) else None
+            found = recorded if isinstance(recorded, dict) else {}
+            self.__dict__["_defs"] = found
+        return found
 
     @property
     def schema(self) -> dict[str, Any]:
         """The dict handed to the model."""
-        return {
+        parameters: dict[str, Any] = {
+            "type": "object",
+            "properties": dict(self.parameters),
+            "required": list(self.required),
+            "additionalProperties": False,
+        }
+        if self._defs:
+            parameters["$defs"] = dict(self._defs)
+        out: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
-            "parameters": {
-                "type": "object",
-                "properties": dict(self.parameters),
-                "required": list(self.required),
-                "additionalProperties": False,
-            },
+            "parameters": parameters,
         }
+        if self.strict:
+            out["strict"] = True
+        return out
+
+    def arguments_for(self, args: dict[str, Any], choices: Choices) -> dict[str, Any]:
+        """What the function is called with, from the checked arguments: each value as its
+        hint's type (a member for an Enum, an instance for a dataclass or pydantic model...)."""
+        converts, dropped = self._converts, self._dropped
+        if not converts and not dropped:
+            return args
+        out = {}
+        for key, value in args.items():
+            if value is None and key in dropped:
+                continue  # a strict schema's null for "not given": the default applies
+            convert = converts.get(key)
+            out[key] = value if convert is None else convert(value, f"{self.name}.{key}", choices)
+        return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -106,22 +166,71 @@ class Tool:
         return f"<Tool {self.name}>"
 
 
-def check_default(schema: dict[str, Any], default: Any, hint: Any, where: str) -> None:
+def found_function(fn: Any) -> Any:
+    """What ``functools.update_wrapper`` copies names from: the function behind a partial."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def _check_kind(param: inspect.Parameter, where: str) -> None:
+    """A model passes arguments by name, as one JSON object: say what to write instead."""
+    pname = param.name
+    if param.kind is param.VAR_POSITIONAL:
+        raise TypeError(
+            f"{where}: parameter {pname!r} is *{pname}, which a model cannot pass (it sends "
+            f"named arguments); take a list instead: {pname}: list[...]."
+        )
+    if param.kind is param.VAR_KEYWORD:
+        raise TypeError(
+            f"{where}: parameter {pname!r} is **{pname}, which a model cannot pass (it sends "
+            f"only the arguments the schema names); name each parameter, or take a dict: "
+            f"{pname}: dict[str, ...]."
+        )
+    if param.kind is param.POSITIONAL_ONLY:
+        raise TypeError(
+            f"{where}: parameter {pname!r} is positional-only, which a model cannot pass (it "
+            "sends named arguments); remove the '/' from the signature."
+        )
+
+
+_HIDDEN = object()  # a default the model is not shown
+
+
+def check_default(
+    schema: dict[str, Any],
+    default: Any,
+    hint: Any,
+    where: str,
+    defs: dict[str, Any] | None = None,
+) -> Any:
     """A default the model is shown, and the tool is called with, must fit the parameter's
-    hint exactly (nothing coerced) and be a finite number if it is one: else an error here."""
-    bad = _non_finite(default)
+    hint exactly (nothing coerced) and be a finite number if it is one: else an error here.
+    Returns the default as the schema shows it (JSON), or ``_HIDDEN`` if JSON cannot."""
+    if type(default).__name__ == "FieldInfo" and hasattr(default, "metadata"):
+        raise TypeError(
+            f"{where}: a pydantic Field as a default is not read; write the hint as "
+            f"Annotated[{hint_name(hint)}, Field(...)] and give the default plainly."
+        )
+    value = jsonable(default)
+    bad = _non_finite(value)
     if bad is not None:
-        what = "is" if bad is default else f"holds {bad!r}, which is"
+        what = "is" if bad is value else f"holds {bad!r}, which is"
         raise ValueError(
             f"{where}: default {default!r} {what} not a finite number; a default is shown to "
             "the model as JSON, which has no NaN or infinity (use None for 'no value')."
         )
     try:
-        check_value(schema, default, "default", [], strict=True)
+        check_value(schema, value, "default", [], strict=True, defs=defs)
     except ArgumentError as exc:
         raise TypeError(
-            f"{where}: {exc} ({default!r} does not fit the hint {_hint_name(hint)})."
+            f"{where}: {exc} ({default!r} does not fit the hint {hint_name(hint)})."
         ) from None
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return _HIDDEN  # a default the model cannot see is still used by Python
+    return value
 
 
 def _non_finite(value: Any, depth: int = 0) -> float | None:
@@ -136,138 +245,18 @@ def _non_finite(value: Any, depth: int = 0) -> float | None:
     return next((f for f in found if f is not None), None)
 
 
-def _hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """The function's annotations, with strings (``from __future__ import annotations``), and
-    strings inside generics (``list['int']``, ``Optional['int']``), evaluated in its module as
-    ``typing.get_type_hints`` would, at a fraction of the cost."""
-    raw = getattr(fn, "__annotations__", None) or {}
-    namespace = getattr(inspect.unwrap(fn), "__globals__", {})
-    return {name: _resolve(hint, namespace) for name, hint in raw.items()}
-
-
-def _resolve(hint: Any, namespace: dict[str, Any], depth: int = 0) -> Any:
-    if depth > 50:
-        raise TypeError(f"the annotation {hint!r} is nested too deeply")
-    if isinstance(hint, typing.ForwardRef):
-        hint = hint.__forward_arg__
-    if isinstance(hint, str):
-        hint = eval(_compiled(hint), namespace)
-        if isinstance(hint, str):  # a string naming a string: typing would not go on either
-            return hint
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin is None or origin is Literal or not args:
-        return hint
-    resolved = tuple(_resolve(a, namespace, depth + 1) for a in args)
-    if all(r is a for r, a in zip(resolved, args, strict=True)):
-        return hint
-    if origin in (Union, types.UnionType):
-        return Union.__getitem__(resolved)
-    if isinstance(hint, types.GenericAlias):
-        return types.GenericAlias(origin, resolved)
-    return hint.copy_with(resolved)  # typing.List['int'] and the like
-
-
-@functools.lru_cache(maxsize=1024)
-def _compiled(annotation: str) -> types.CodeType:
-    return compile(annotation, "<annotation>", "eval")
-
-
-def schema_for(hint: Any, where: str) -> dict[str, Any]:
-    """The JSON Schema of one supported type hint; TypeError naming ``where`` otherwise."""
-    if hint in _BASE:
-        return dict(_BASE[hint])
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin is Literal:
-        if not args:
-            raise TypeError(f"{where}: Literal[()] has no values, so no argument could fit it.")
-        if not all(isinstance(a, (str, int, float, bool)) or a is None for a in args):
-            raise TypeError(f"{where}: Literal values must be str, int, float, bool or None.")
-        kinds = {_json_type(a) for a in args}
-        out: dict[str, Any] = {"enum": list(args)}
-        if len(kinds) == 1:
-            out["type"] = kinds.pop()
-        return out
-    if origin is list and len(args) == 1:
-        return {"type": "array", "items": schema_for(args[0], where)}
-    if origin is dict and len(args) == 2:
-        if args[0] is not str:
-            raise TypeError(f"{where}: dict keys must be str (JSON object keys), got {args[0]!r}.")
-        return {"type": "object", "additionalProperties": schema_for(args[1], where)}
-    if origin in (Union, types.UnionType) and type(None) in args:
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            inner = schema_for(rest[0], where)
-            if not inner:
-                return inner  # Any already admits null
-            if isinstance(inner.get("type"), str) and "enum" not in inner:
-                return {**inner, "type": [inner["type"], "null"]}
-            return {"anyOf": [inner, {"type": "null"}]}
-    raise TypeError(f"{where}: type {_hint_name(hint)} is not supported; use {SUPPORTED}.")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string"
-
-
-def _hint_name(hint: Any) -> str:
-    """A hint as it is written: ``int``, ``list[int]``, ``Literal['a', 'b']``."""
-    if isinstance(hint, type) and not typing.get_args(hint):  # list[int] is a type on 3.10
-        return hint.__name__
-    return repr(hint).replace("typing.", "")
-
-
-_SECTION = re.compile(r"^(\w[\w ]*):\s*$")
-_ARG = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
-
-
-def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """The first paragraph, and the Google-style ``Args:`` descriptions."""
-    lines = doc.expandtabs().splitlines()
-    summary: list[str] = []
-    for line in lines:
-        if not line.strip() or _SECTION.match(line.strip()):
-            break
-        summary.append(line.strip())
-    args: dict[str, str] = {}
-    current: str | None = None
-    in_args = False
-    arg_indent = -1
-    for line in lines:
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        if not in_args:
-            in_args = stripped in ("Args:", "Arguments:", "Parameters:")
-            continue
-        if not stripped:
-            continue
-        if arg_indent < 0:
-            arg_indent = indent
-        if indent < arg_indent or (indent == arg_indent and _SECTION.match(stripped)):
-            break
-        match = _ARG.match(stripped)
-        if indent == arg_indent and match:
-            current = match.group(1).lstrip("*")
-            args[current] = match.group(2).strip()
-        elif current is not None:
-            args[current] = f"{args[current]} {stripped}".strip()
-    return " ".join(summary), args
-
-
-@overload
-def tool(fn: Callable[..., Any], /) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool | None = None,
+) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, strict: bool | None = None
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -275,21 +264,32 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    strict: bool | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a function a tool: ``@tool`` or ``@tool(name=..., description=...)``.
+    """Make a function a tool: ``@tool`` or ``@tool(name=..., description=..., strict=...)``.
 
-    The schema comes from the type hints; the docstring's first paragraph is the description
-    and its ``Args:`` lines describe the parameters. A parameter without a supported type
-    hint is a ``TypeError`` here, at decoration time.
+    The schema comes from the type hints; the docstring's text before its first section is
+    the description, and its parameter sections (Google ``Args:``, NumPy ``Parameters``,
+    Sphinx ``:param x:``) describe the parameters. A parameter without a supported type hint
+    is a ``TypeError`` here, at decoration time. ``strict=True`` writes the schema OpenAI's
+    strict function calling accepts, and the OpenAI adapter sends it with ``"strict": true``.
+    Given a ``Tool``, returns it as it is unless an option changes it.
     """
+    if strict is not None and not isinstance(strict, bool):
+        raise TypeError(f"tool: strict must be a bool, got {type(strict).__name__}.")
     if fn is not None:
         if isinstance(fn, Tool):
-            if name is None and description is None:
+            if name is None and description is None and strict in (None, fn.strict):
                 return fn
-            fn = fn.fn
-        return Tool(fn, name=name, description=description)
+            return Tool(
+                fn.fn,
+                name=name or fn.name,
+                description=fn.description if description is None else description,
+                strict=fn.strict if strict is None else strict,
+            )
+        return Tool(fn, name=name, description=description, strict=bool(strict))
 
     def decorate(f: Callable[..., Any]) -> Tool:
-        return Tool(f, name=name, description=description)
+        return tool(f, name=name, description=description, strict=strict)
 
     return decorate

@@ -147,6 +147,23 @@ def test_history_from_another_provider_is_sent_as_blocks() -> None:
     ]
 
 
+def test_a_strict_tool_is_sent_as_its_schema_without_openais_flag() -> None:
+    def book(room: str, nights: int = 1) -> str:
+        """Book a room."""
+        return ""
+
+    provider = Provider("anthropic", (200, payload("anthropic_messages_final_text")))
+    strict = tool(book, strict=True)
+    ANTHROPIC.over(provider)([Message("user", "go")], [strict.schema])
+    assert provider.bodies[0]["tools"] == [
+        {
+            "name": "book",
+            "description": "Book a room.",
+            "input_schema": strict.schema["parameters"],
+        }
+    ]
+
+
 def test_arguments_that_are_not_a_json_object_cannot_be_sent() -> None:
     provider = Provider("anthropic")
     history = [Message("assistant", None, (ToolCall("get_weather", "[1]", "c1"),))]

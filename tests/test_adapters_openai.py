@@ -116,6 +116,41 @@ def test_dict_arguments_and_a_name_are_sent_as_openai_expects() -> None:
     ]
 
 
+def test_a_strict_tool_is_sent_with_strict_true() -> None:
+    # OpenAI holds a strict tool's arguments to its schema; a plain one is sent without the key.
+    def book(room: str, nights: int = 1) -> str:
+        """Book a room."""
+        return ""
+
+    provider = Provider("openai", (200, payload("openai_chat_final_text")))
+    strict, plain = tool(book, strict=True), tool(create_file)
+    OPENAI.over(provider)([Message("user", "go")], [strict.schema, plain.schema])
+
+    sent = provider.bodies[0]["tools"]
+    assert sent[0] == {
+        "type": "function",
+        "function": {
+            "name": "book",
+            "description": "Book a room.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "room": {"type": "string"},
+                    "nights": {
+                        "type": ["integer", "null"],
+                        "description": "(default: 1; null means the default)",
+                    },
+                },
+                "required": ["room", "nights"],
+                "additionalProperties": False,
+            },
+            "strict": True,
+        },
+    }
+    assert sent[1] == {"type": "function", "function": plain.schema}
+    assert "strict" not in sent[1]["function"]
+
+
 def test_a_refusal_becomes_the_text() -> None:
     body = payload("openai_chat_final_text")
     body["choices"][0]["message"].update(content=None, refusal="I can't help with that.")

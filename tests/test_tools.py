@@ -3,8 +3,13 @@ text, several calls of one turn run in parallel, plain functions decorated."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
+import enum
 import threading
 import time
+import uuid
 from typing import Any, Literal
 
 import pytest
@@ -131,6 +136,74 @@ def test_results_are_encoded_for_the_model() -> None:
         '{"a": [1, null]}',
         '{"x": "<Opaque>"}',
     ]
+
+
+class Tier(enum.Enum):
+    GOLD = "gold"
+
+
+@dataclasses.dataclass
+class Quote:
+    isin: str
+    price: decimal.Decimal
+    tier: Tier
+    when: datetime.datetime
+    ids: frozenset[uuid.UUID]
+    seen: tuple[datetime.date, ...] = ()
+
+
+QUOTE = Quote(
+    "SE0000108656",
+    decimal.Decimal("118.40"),
+    Tier.GOLD,
+    datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
+    frozenset({uuid.UUID(int=2), uuid.UUID(int=1)}),
+    (datetime.date(2026, 1, 1),),
+)
+QUOTE_JSON = (
+    '{"isin": "SE0000108656", "price": "118.40", "tier": "gold", '
+    '"when": "2026-01-02T03:04:05+00:00", "ids": ["00000000-0000-0000-0000-000000000001", '
+    '"00000000-0000-0000-0000-000000000002"], "seen": ["2026-01-01"]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "content"),
+    [
+        (QUOTE, QUOTE_JSON),
+        ({Tier.GOLD: {1, 3, 2}}, '{"gold": [1, 2, 3]}'),
+        ((Tier.GOLD, datetime.time(9, 30)), '["gold", "09:30:00"]'),
+        (datetime.date(2026, 5, 1), '"2026-05-01"'),
+        (decimal.Decimal("0.10"), '"0.10"'),
+        (Tier.GOLD, '"gold"'),
+        ({"a", "b"}, '["a", "b"]'),
+    ],
+)
+def test_results_of_common_types_are_json_the_model_can_read(value: Any, content: str) -> None:
+    # A dataclass, Enum, tuple, set, datetime, date, Decimal or UUID result: JSON, not a repr.
+    @tool
+    def quote(isin: str) -> Any:
+        """Quote."""
+        return value
+
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("quote", {"isin": "X"}, "c")]), "ok"])
+    result = run(model, "go", tools=[quote])
+    assert result.steps[0].tool_calls[0].result == content
+    assert model.requests[1].messages[-1].content == content
+
+
+def test_a_redacted_trace_keeps_a_dataclass_result_as_redacted_json() -> None:
+    @tool
+    def quote(isin: str) -> Quote:
+        """Quote."""
+        return QUOTE
+
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("quote", {"isin": "X"}, "c")]), "ok"])
+    result = run(
+        model, "go", tools=[quote], redact=lambda text: text.replace("SE0000108656", "[isin]")
+    )
+    assert result.steps[0].tool_calls[0].result == QUOTE_JSON.replace("SE0000108656", "[isin]")
+    assert model.requests[1].messages[-1].content == QUOTE_JSON  # the model read it all
 
 
 def test_a_result_or_an_error_that_cannot_be_shown_is_still_a_result() -> None:

@@ -81,7 +81,13 @@ def _call(call: ToolCall) -> dict[str, Any]:
 
 
 def _tool(schema: dict[str, Any]) -> dict[str, Any]:
-    function = {k: schema[k] for k in ("name", "description", "parameters") if k in schema}
+    """A tool as OpenAI takes it: a ``@tool(strict=True)`` with ``"strict": true``, so the
+    model's arguments are held to the schema."""
+    function: dict[str, Any] = {
+        k: schema[k] for k in ("name", "description", "parameters") if k in schema
+    }
+    if schema.get("strict") is True:
+        function["strict"] = True
     return {"type": "function", "function": function}
 
 
