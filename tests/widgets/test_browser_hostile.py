@@ -72,7 +72,7 @@ def lab(tmp_path: Path) -> Iterator[Server]:
     result = make_trace(str(root / "hostile.json"))
     assert result.stop is Stop.MODEL_ERROR
     assert [c.status for c in result.steps[0].tool_calls] == ["ok", "error", "error", "error"]
-    shutil.copy(Path(__file__).with_name("hostile_run.py"), root / "hostile_run.py")
+    shutil.copy(Path(__file__).parents[1] / "hostile_run.py", root / "hostile_run.py")
     write_notebook(root / "hostile.ipynb", *CELLS)
     with jupyter_server("lab", root, tmp_path) as server:
         yield server

@@ -51,7 +51,7 @@ def bundled(name: str) -> bytes:
 def real() -> Iterator[dict[str, Any]]:
     """tiktoken's own encodings, loaded offline from a cache holding the bundled files."""
     with pytest.MonkeyPatch.context() as patch:
-        cache = Path(__file__).parent / "artifacts" / "tiktoken-cache"
+        cache = Path(__file__).parents[1] / "artifacts" / "tiktoken-cache"
         cache.mkdir(parents=True, exist_ok=True)
         for name in ENCODINGS:
             url, _ = pinned(name)
@@ -191,7 +191,7 @@ def test_the_default_estimate_on_random_ids_and_whitespace(
 
 # -- the estimate's floor, and strict_tokens, on hostile text ------------------------------------
 
-DOC = Path(__file__).parent.parent / "docs" / "estimates.md"
+DOC = Path(__file__).parents[2] / "docs" / "estimates.md"
 
 
 def test_the_estimate_falls_to_a_third_of_the_true_count_on_hostile_text(

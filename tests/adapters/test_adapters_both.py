@@ -145,7 +145,7 @@ def test_an_empty_turn_is_an_empty_answer(
 @each_provider
 def test_the_example_exits_with_a_clear_message_without_a_key(case: Case) -> None:
     env = {k: v for k, v in os.environ.items() if k != case.key_variable}
-    example = Path(__file__).parent.parent / case.example
+    example = Path(__file__).parents[2] / case.example
     done = subprocess.run(
         [sys.executable, str(example)], env=env, capture_output=True, text=True, timeout=60
     )

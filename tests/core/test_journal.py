@@ -35,7 +35,7 @@ from budgetloop import (
 from budgetloop._journal import Journal, check_trace_path
 from tests.strategies import PROMPT, Scenario, build, scenarios
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @tool

@@ -15,7 +15,7 @@ PUBLIC = {
     "budgetloop.breakpoints": budgetloop.breakpoints.__all__,
 }
 
-PACKAGE = Path(__file__).resolve().parent.parent / "budgetloop_widgets"
+PACKAGE = Path(__file__).resolve().parents[2] / "budgetloop_widgets"
 
 
 def core_imports(source: str) -> list[str]:

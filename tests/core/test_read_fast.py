@@ -13,7 +13,7 @@ from budgetloop import _read_fast as fast
 from budgetloop import load_trace
 from budgetloop._trace import message_to_dict
 from budgetloop._validate_trace import read_call_fully, read_message_fully, read_step_fully
-from tests.test_trace_load import rich_run, substituted
+from tests.core.test_trace_load import rich_run, substituted
 
 REFUSED = object()
 

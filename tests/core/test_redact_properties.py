@@ -32,7 +32,7 @@ from budgetloop import (
 )
 from budgetloop._tracebacks import MAX_TRACEBACK_CHARS
 from tests.conftest import FakeClock
-from tests.test_redact import forms
+from tests.core.test_redact import forms
 
 MASK = "[R]"
 HAVE_OTEL = importlib.util.find_spec("opentelemetry.sdk") is not None

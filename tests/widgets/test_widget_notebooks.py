@@ -11,7 +11,7 @@ from pathlib import Path
 
 import nbformat
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def nbval(path: Path) -> subprocess.CompletedProcess[str]:

@@ -33,7 +33,7 @@ if HAVE_OTEL:
 
     from budgetloop.otel import OtelHook, export_trace
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)  # assumed rates
 SECRET = "sk-live-0123456789"
 
