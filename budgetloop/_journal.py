@@ -28,6 +28,7 @@ from ._validate_trace import (
     as_number,
     as_object,
     as_text,
+    content_id,
     get_key,
     read_budget,
     read_messages,
@@ -67,8 +68,12 @@ class Journal:
         file cut before its end line still loads with all the run has spent."""
         self.started = True
         data = result.to_dict()
-        head = {k: data[k] for k in ("format", "version", "budget", "price", "max_output_tokens")}
-        carried = to_pico(result.cost_usd) - sum(to_pico(s.cost_usd) for s in result.steps)
+        keys = ("format", "version", "run_id", "forked_from", "budget", "price",
+                "max_output_tokens")  # fmt: skip
+        head = {k: data[k] for k in keys}
+        carried = to_pico(result.cost_usd or 0.0) - sum(
+            to_pico(s.cost_usd or 0.0) for s in result.steps
+        )
         if carried > 0:
             head["carried_usd"] = from_pico(carried)
         self._line(
@@ -254,7 +259,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
                 end, end_line = _end(entry), number
         except ValueError as exc:
             raise ValueError(f"{at}: {exc}") from None
-    spent = from_pico(header["carried"] + sum(to_pico(s.cost_usd) for s in steps))
+    spent = from_pico(header["carried"] + sum(to_pico(s.cost_usd or 0.0) for s in steps))
     return Result(
         stop=end.get("stop"),
         answer=end.get("answer"),
@@ -268,6 +273,8 @@ def _from_lines(raw: bytes, where: str) -> Result:
         price=header["price"],
         max_output_tokens=header["max_output_tokens"],
         tools=header["tools"],
+        run_id=header["run_id"] or content_id(raw),
+        forked_from=header["forked_from"],
     )
 
 
@@ -281,6 +288,8 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
         "tools": read_tools(get_key(entry, "", "tools", ()), "tools"),
         "messages": read_messages(get_key(entry, "", "messages"), "messages"),
         "carried": to_pico(as_number(get_key(entry, "", "carried_usd", 0.0), "carried_usd")),
+        "run_id": as_text(get_key(entry, "", "run_id", None), "run_id") or None,
+        "forked_from": as_text(get_key(entry, "", "forked_from", None), "forked_from"),
     }
 
 

@@ -98,13 +98,14 @@ def agent_end(result: Result, redact: Redact, content: bool) -> Attributes:
         "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
         "gen_ai.usage.cache_read.input_tokens": sum(u.cache_read_tokens for u in usage),
         "gen_ai.usage.cache_creation.input_tokens": sum(u.cache_write_tokens for u in usage),
-        "budgetloop.cost_usd": result.cost_usd,
         "budgetloop.seconds": seconds(result.seconds),
         "budgetloop.steps": len(result.steps),
         "budgetloop.tool_calls": len(result.tool_calls),
         "budgetloop.tool_calls.failed": len(result.failed),
         "budgetloop.tool_calls.skipped": len(result.skipped),
     }
+    if result.cost_usd is not None:  # None only for an imported run of unknown cost
+        out["budgetloop.cost_usd"] = result.cost_usd
     if result.stop is not None:
         out["budgetloop.stop"] = result.stop.value
         out["budgetloop.answered"] = result.answered
@@ -139,16 +140,10 @@ def chat(
         out["gen_ai.usage.output_tokens"] = step.usage.output_tokens
         out["gen_ai.usage.cache_read.input_tokens"] = step.usage.cache_read_tokens
         out["gen_ai.usage.cache_creation.input_tokens"] = step.usage.cache_write_tokens
-    projection = step.projection
     out["budgetloop.step.index"] = step.index
-    out["budgetloop.step.cost_usd"] = step.cost_usd
-    out["budgetloop.step.projected_input_tokens"] = projection.input_tokens
-    if projection.cost_usd is not None:
-        out["budgetloop.step.projected_cost_usd"] = projection.cost_usd
-        out["budgetloop.step.under_projected"] = step.cost_usd > projection.cost_usd
-    out["budgetloop.spent_usd"] = projection.spent_usd
-    if projection.limit_usd is not None:
-        out["budgetloop.limit_usd"] = projection.limit_usd
+    if step.cost_usd is not None:  # None only for an imported step of unknown cost
+        out["budgetloop.step.cost_usd"] = step.cost_usd
+    out.update(_projected(step))
     out["budgetloop.step.skipped_tool_calls"] = len(step.tool_calls) - len(executed(step))
     if step.error is not None:
         out["error.type"] = redact(error_type(step.error, ran=True))
@@ -157,6 +152,22 @@ def chat(
         if step.error is None:
             calls = tuple((c.name, c.id, c.raw_arguments) for c in step.tool_calls)
             out["gen_ai.output.messages"] = _json([_assistant(step.text, calls, redact)])
+    return out
+
+
+def _projected(step: Step) -> Attributes:
+    """What the cost guard saw before the step (nothing for an imported step: none was made)."""
+    projection, out = step.projection, Attributes()
+    if projection is None:
+        return out
+    out["budgetloop.step.projected_input_tokens"] = projection.input_tokens
+    if projection.cost_usd is not None:
+        out["budgetloop.step.projected_cost_usd"] = projection.cost_usd
+        if step.cost_usd is not None:
+            out["budgetloop.step.under_projected"] = step.cost_usd > projection.cost_usd
+    out["budgetloop.spent_usd"] = projection.spent_usd
+    if projection.limit_usd is not None:
+        out["budgetloop.limit_usd"] = projection.limit_usd
     return out
 
 

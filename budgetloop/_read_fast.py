@@ -171,7 +171,7 @@ def step(data: Any, index: int | None) -> Step | None:
         and number >= 0
         and (index is None or number == index)
         and (text is None or type(text) is str)
-        and _number(cost)
+        and (cost is None or _number(cost))
         and _number(seconds)
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
@@ -180,8 +180,9 @@ def step(data: Any, index: int | None) -> Step | None:
     ):
         return None
     usage = _usage(get("usage"))
-    projection = _projection(get("projection", _NO))
-    if usage is _NO or projection is None:
+    raw_projection = get("projection", _NO)
+    projection = None if raw_projection is None else _projection(raw_projection)
+    if usage is _NO or (projection is None and raw_projection is not None):
         return None
     calls = []
     for raw in raw_calls:

@@ -29,9 +29,9 @@ def from_pico(pico: int) -> float:
 def format_usd(value: float | None) -> str:
     """Dollars as every view shows them: six decimal places at most, trailing zeros dropped
     and two kept, thousands separated; amounts under half a millionth of a dollar in
-    scientific notation so they do not read as zero; None (a cost not known) as an em dash."""
+    scientific notation so they do not read as zero; None (a cost not known) as "unknown"."""
     if value is None:
-        return "—"
+        return "unknown"
     if not math.isfinite(value):
         return f"${value}"
     if value != 0 and abs(value) < 0.0000005:

@@ -214,10 +214,9 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
         )
         self.detail.value = step_html(step, selected=True)
         sent = self.result.messages[: self._sent[index]]
-        head = (
-            f"{plural(len(sent), 'message')}; {count(step.projection.input_tokens)} input "
-            "tokens projected"
-        )
+        head = plural(len(sent), "message")
+        if step.projection is not None:
+            head += f"; {count(step.projection.input_tokens)} input tokens projected"
         if step.usage is not None:
             head += f", {count(step.usage.input_tokens)} reported"
         self.context.value = context_html(sent, shown=self.context_shown, head=head)

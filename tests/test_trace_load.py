@@ -4,6 +4,7 @@ which field is wrong (its path), what was expected and what arrived."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -134,9 +135,9 @@ def parse(path: str) -> list[str | int]:
             0,
             "steps[1].index: expected 1 (steps are numbered in order from 0), got 0.",
         ),
-        ("steps.0.cost_usd", math.nan, "steps[0].cost_usd: expected a finite number >= 0, got nan."),
-        ("steps.0.cost_usd", -0.5, "steps[0].cost_usd: expected a finite number >= 0, got -0.5."),
-        ("cost_usd", math.inf, "cost_usd: expected a finite number >= 0, got inf."),
+        ("steps.0.cost_usd", math.nan, "steps[0].cost_usd: expected a finite number >= 0 or None, got nan."),
+        ("steps.0.cost_usd", -0.5, "steps[0].cost_usd: expected a finite number >= 0 or None, got -0.5."),
+        ("cost_usd", math.inf, "cost_usd: expected a finite number >= 0 or None, got inf."),
         ("seconds", -1, "seconds: expected a finite number >= 0, got -1."),
         (
             "cost_usd",
@@ -162,7 +163,7 @@ def parse(path: str) -> list[str | int]:
         ),
         ("steps.0.usage.output_tokens", DELETE, "steps[0].usage.output_tokens: missing."),
         ("steps.0.projection.fits", 1, "steps[0].projection.fits: expected true or false, got int."),
-        ("steps.0.projection", None, "steps[0].projection: expected an object, got null."),
+        ("steps.0.projection", [], "steps[0].projection: expected an object, got list."),
         ("steps.0.tool_calls.0.seconds", "0.5", "steps[0].tool_calls[0].seconds: expected a finite number >= 0, got str."),
         ("steps.0.tool_calls.0.id", None, "steps[0].tool_calls[0].id: expected a string, got null."),
         ("steps.0.tool_calls.0.result", 118.4, "steps[0].tool_calls[0].result: expected a string or null, got float."),
@@ -396,3 +397,24 @@ def test_arguments_with_a_nan_or_an_infinity_are_not_json_and_are_refused() -> N
             match=r"steps\[0\]\.tool_calls\[0\]\.raw_arguments: expected JSON data, found the number",
         ):
             Result.from_dict(data)
+
+
+def test_a_trace_written_before_run_ids_loads_with_a_stable_id_from_its_content(
+    tmp_path: Path,
+) -> None:
+    original = rich_run()
+    data = original.to_dict()
+    assert (data["run_id"], data["forked_from"], data["imported"]) == (original.run_id, None, None)
+    assert Result.from_dict(data).run_id == original.run_id
+    for key in ("run_id", "forked_from", "imported"):
+        del data[key]
+    derived = Result.from_dict(data).run_id
+    assert derived == Result.from_dict(copy.deepcopy(data)).run_id != original.run_id
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
+    assert derived == hashlib.sha256(canonical).hexdigest()[:32]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data, indent=3), encoding="utf-8")
+    assert load_trace(path).run_id == derived  # the data, not its layout in the file
+    assert load_changed("run_id", "") == "run_id: expected a non-empty string, got ''."
+    assert load_changed("run_id", 7) == "run_id: expected a string, got int."
+    assert load_changed("forked_from", 7) == "forked_from: expected a string or null, got int."
