@@ -491,6 +491,9 @@ class Loop:
             cost_usd=cost / PICO,
             projection=projection,
             seconds=self._since(started),
+            model=completion.model,
+            response_id=completion.response_id,
+            finish_reason=completion.finish_reason,
         )
 
     def _record(

@@ -65,10 +65,15 @@ def error_type(error: str, *, ran: bool) -> str:
     return match.group(1) if match else "_OTHER"
 
 
+# What a run span's status is, and the provider a span names when none is known.
+OTHER = "_OTHER"
+
+
 def _common(names: Names, operation: str) -> Attributes:
+    """The attributes a chat or invoke_agent span starts with; ``gen_ai.provider.name`` is
+    required there, so a provider no one named is ``_OTHER``."""
     out: Attributes = {"gen_ai.operation.name": operation}
-    if names.provider is not None:
-        out["gen_ai.provider.name"] = names.provider
+    out["gen_ai.provider.name"] = OTHER if names.provider is None else names.provider
     if names.model is not None:
         out["gen_ai.request.model"] = names.model
     return out
@@ -97,7 +102,7 @@ def agent_end(result: Result, redact: Redact, content: bool) -> Attributes:
         "gen_ai.usage.input_tokens": sum(u.input_tokens for u in usage),
         "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
         "gen_ai.usage.cache_read.input_tokens": sum(u.cache_read_tokens for u in usage),
-        "gen_ai.usage.cache_creation.input_tokens": sum(u.cache_write_tokens for u in usage),
+        **_cache_write(sum(u.cache_write_tokens for u in usage)),
         "budgetloop.seconds": seconds(result.seconds),
         "budgetloop.steps": len(result.steps),
         "budgetloop.tool_calls": len(result.tool_calls),
@@ -115,11 +120,20 @@ def agent_end(result: Result, redact: Redact, content: bool) -> Attributes:
         value = getattr(budget, name)
         if value is not None:
             out[f"budgetloop.budget.{name}"] = value
-    if result.error is not None:
-        out["error.type"] = redact(error_type(result.error, ran=True))
+    if result.stop is not None and not result.answered:  # a dashboard counts runs by it
+        out["error.type"] = result.stop.value
     if content and result.answer is not None:
-        out["gen_ai.output.messages"] = _json([_assistant(result.answer, (), redact)])
+        answer = {**_assistant(result.answer, (), redact), "finish_reason": "stop"}
+        out["gen_ai.output.messages"] = _json([answer])
+        out["output.value"] = redact(result.answer)  # the trace list's output (OpenInference)
     return out
+
+
+def prompt(sent: Sequence[Message], redact: Redact) -> Attributes:
+    """The run's prompt as the trace list of Phoenix and MLflow shows it (OpenInference's
+    ``input.value``): the user messages it started with."""
+    texts = [m.content for m in sent if m.role == "user" and m.content]
+    return {"input.value": redact("\n\n".join(texts))} if texts else {}
 
 
 def chat(
@@ -139,7 +153,7 @@ def chat(
         out["gen_ai.usage.input_tokens"] = step.usage.input_tokens
         out["gen_ai.usage.output_tokens"] = step.usage.output_tokens
         out["gen_ai.usage.cache_read.input_tokens"] = step.usage.cache_read_tokens
-        out["gen_ai.usage.cache_creation.input_tokens"] = step.usage.cache_write_tokens
+        out.update(_cache_write(step.usage.cache_write_tokens))
     out["budgetloop.step.index"] = step.index
     if step.cost_usd is not None:  # None only for an imported step of unknown cost
         out["budgetloop.step.cost_usd"] = step.cost_usd
@@ -147,12 +161,82 @@ def chat(
     out["budgetloop.step.skipped_tool_calls"] = len(step.tool_calls) - len(executed(step))
     if step.error is not None:
         out["error.type"] = redact(error_type(step.error, ran=True))
+    out.update(response(step, redact))
     if sent is not None:
         out.update(inputs(sent, redact))
+        out.update(skipped(step, redact))
         if step.error is None:
             calls = tuple((c.name, c.id, c.raw_arguments) for c in step.tool_calls)
-            out["gen_ai.output.messages"] = _json([_assistant(step.text, calls, redact)])
+            message = _assistant(step.text, calls, redact)
+            message["finish_reason"] = finish_reason(step, redact)
+            out["gen_ai.output.messages"] = _json([message])
     return out
+
+
+def _cache_write(tokens: int) -> Attributes:
+    """Input written to the cache, under both names: the conventions' current one (read by
+    MLflow) and the one it replaced (read by Phoenix)."""
+    return {
+        "gen_ai.usage.cache_write.input_tokens": tokens,
+        "gen_ai.usage.cache_creation.input_tokens": tokens,
+    }
+
+
+def finish_reason(step: Step, redact: Redact) -> str:
+    """Why the model's reply ended: as the provider said (through ``redact``), else
+    ``tool_call`` for a reply with calls and ``stop`` for one without; ``error`` for a call
+    that gave no reply."""
+    if step.error is not None:
+        return "error"
+    if step.finish_reason is not None:
+        return redact(step.finish_reason)
+    return "tool_call" if step.tool_calls else "stop"
+
+
+def response(step: Step, redact: Redact) -> Attributes:
+    """What the reply says about itself: why it ended, the model that served it, its id; and
+    its cost in the attribute MLflow reads a span's cost from (``mlflow.llm.cost``), so MLflow
+    shows what budgetloop billed rather than pricing the tokens from its own table."""
+    out: Attributes = {"gen_ai.response.finish_reasons": [finish_reason(step, redact)]}
+    if step.model is not None:
+        out["gen_ai.response.model"] = redact(step.model)
+    if step.response_id is not None:
+        out["gen_ai.response.id"] = redact(step.response_id)
+    if step.cost_usd is not None:
+        out["mlflow.llm.cost"] = _json({"total_cost": step.cost_usd})
+    return out
+
+
+def definitions(tools: Sequence[dict[str, Any]], redact: Redact) -> Attributes:
+    """The tools a model call was offered, as ``gen_ai.tool.definitions`` (content: every
+    string of them through ``redact``)."""
+    if not tools:
+        return {}
+    out = []
+    for schema in tools:
+        item: dict[str, Any] = {"type": "function", "name": redact(str(schema.get("name")))}
+        if isinstance(schema.get("description"), str):
+            item["description"] = redact(schema["description"])
+        if isinstance(schema.get("parameters"), dict):
+            item["parameters"] = _redacted(schema["parameters"], redact)
+        out.append(item)
+    return {"gen_ai.tool.definitions": _json(out)}
+
+
+def description(tools: Sequence[dict[str, Any]], name: str | None) -> str | None:
+    """The recorded description of the tool called ``name``, if the trace has one."""
+    for schema in tools:
+        if schema.get("name") == name and isinstance(schema.get("description"), str):
+            text: str = schema["description"]
+            return text
+    return None
+
+
+def skipped(step: Step, redact: Redact) -> Attributes:
+    """Why each of the step's skipped calls was not run (content: the reason can quote the
+    stop's detail), in the order the model asked for them."""
+    reasons = [redact(c.error or "") for c in step.tool_calls if c.status == "skipped"]
+    return {"budgetloop.step.skipped_tool_calls.reasons": reasons} if reasons else {}
 
 
 def _projected(step: Step) -> Attributes:
@@ -182,8 +266,11 @@ def inputs(sent: Sequence[Message], redact: Redact) -> Attributes:
     return out
 
 
-def tool(call: CallRecord, content: bool, redact: Redact) -> Attributes:
-    """A tool call that ran (or was refused before running)."""
+def tool(
+    call: CallRecord, content: bool, redact: Redact, about: str | None = None
+) -> Attributes:
+    """A tool call that ran (or was refused before running); ``about`` is the tool's
+    description, when the trace's schemas have one."""
     out: Attributes = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": redact(call.name),
@@ -191,6 +278,8 @@ def tool(call: CallRecord, content: bool, redact: Redact) -> Attributes:
         "gen_ai.tool.type": "function",
         "budgetloop.tool.status": call.status,
     }
+    if about is not None:
+        out["gen_ai.tool.description"] = redact(about)
     if call.coerced:
         out["budgetloop.tool.coerced"] = [redact(name) for name in call.coerced]
     if call.truncated is not None:

@@ -166,6 +166,7 @@ def step(data: Any, index: int | None) -> Step | None:
     number, text, cost = get("index", _NO), get("text"), get("cost_usd", _NO)
     seconds, error, traceback = get("seconds", 0.0), get("error"), get("traceback")
     final, raw_calls = get("final_answer", False), get("tool_calls", ())
+    model, response_id, finish = get("model"), get("response_id"), get("finish_reason")
     if not (
         type(number) is int
         and number >= 0
@@ -177,6 +178,9 @@ def step(data: Any, index: int | None) -> Step | None:
         and (traceback is None or type(traceback) is str)
         and type(final) is bool
         and type(raw_calls) in (list, tuple)
+        and (model is None or type(model) is str)
+        and (response_id is None or type(response_id) is str)
+        and (finish is None or type(finish) is str)
     ):
         return None
     usage = _usage(get("usage"))
@@ -201,6 +205,9 @@ def step(data: Any, index: int | None) -> Step | None:
         error=error,
         final_answer=final,
         traceback=traceback,
+        model=model,
+        response_id=response_id,
+        finish_reason=finish,
     )
 
 

@@ -76,6 +76,9 @@ def completion_of(step: Step, price: Price | None, where: str) -> Completion:
         tool_calls=tuple(ToolCall(c.name, c.raw_arguments, c.id) for c in step.tool_calls),
         usage=step.usage,
         cost_usd=played_cost(step, price, where),
+        model=step.model,
+        response_id=step.response_id,
+        finish_reason=step.finish_reason,
     )
 
 

@@ -101,6 +101,9 @@ class Step:
     error: str | None = None
     final_answer: bool = False
     traceback: str | None = field(default=None, compare=False, repr=False)
+    model: str | None = None  # the model that served the reply, as the provider said
+    response_id: str | None = None  # the provider's id of the reply
+    finish_reason: str | None = None  # why the reply ended, as the provider said
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_calls, tuple):
@@ -130,6 +133,10 @@ class Step:
             "traceback": self.traceback,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
         }
+        for name in ("model", "response_id", "finish_reason"):  # only when known (older readers)
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
         return out
 
     @classmethod

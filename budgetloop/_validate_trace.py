@@ -261,6 +261,9 @@ def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
         error=as_text(get("error", None), _at(path, "error")),
         final_answer=as_bool(get("final_answer", False), _at(path, "final_answer")),
         traceback=as_text(get("traceback", None), _at(path, "traceback")),
+        model=as_text(get("model", None), _at(path, "model")),
+        response_id=as_text(get("response_id", None), _at(path, "response_id")),
+        finish_reason=as_text(get("finish_reason", None), _at(path, "finish_reason")),
     )
 
 
