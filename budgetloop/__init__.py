@@ -5,7 +5,7 @@ from . import breakpoints as breakpoints  # the public module budgetloop.breakpo
 from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
 from ._check import ArgumentError
-from ._journal import as_result, load_trace
+from ._journal import as_result, load_trace, load_traces
 from ._many import run_many
 from ._replay import first_divergence, replay
 from ._report import BudgetReport, budget_report
@@ -52,6 +52,7 @@ __all__ = [
     "first_divergence",
     "format_usd",
     "load_trace",
+    "load_traces",
     "max_turns_for",
     "replay",
     "resume",

@@ -178,6 +178,8 @@ def render(result: Result, *, max_cards: int | None = MAX_CARDS) -> str:
         f"Run ended: {_t(stop)} — {verdict} · {_n(len(steps), 'step')} taken · "
         f"{_spent(result)} · {result.seconds:.2f} s"
         if result.stop is not None
+        else f"ended without an answer: {_n(len(steps), 'step')} taken · {_spent(result)}"
+        if result.imported is not None
         else f"running: {_n(len(steps), 'step')} taken · {_spent(result)}"
     )
     parts = [
@@ -185,6 +187,8 @@ def render(result: Result, *, max_cards: int | None = MAX_CARDS) -> str:
         f"<style>{CSS}</style>",
         f'<div class="stop{" ok" if result.answered else ""}"><b>{head}</b>',
     ]
+    if result.imported is not None:
+        parts.append(f'<div class="muted">{_t(result.imported.describe())}</div>')
     if result.detail:
         parts.append(f"<div>{_t(result.detail)}</div>")
     if result.error:

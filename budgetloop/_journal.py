@@ -39,7 +39,7 @@ from ._validate_trace import (
     read_tools,
 )
 
-__all__ = ["Journal", "Trace", "as_result", "check_trace_path", "load_trace"]
+__all__ = ["Journal", "Trace", "as_result", "check_trace_path", "load_trace", "load_traces"]
 
 _MANY_OBJECTS = 100_000
 _BLANK_TO_END = re.compile(rb"\s*\Z")  # what follows a one-line trace's line (no copy made)
@@ -121,21 +121,51 @@ def as_result(trace: Trace, where: str = "as_result", name: str = "trace") -> Re
     )
 
 
-def load_trace(path: str | os.PathLike[str]) -> Result:
-    """Read a trace written by ``Result.save`` or by ``run(..., trace_path=...)``.
+def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Result:
+    """Read a trace written by ``Result.save`` or by ``run(..., trace_path=...)``, or a run
+    another framework recorded.
+
+    The file's format is recognised by its content: budgetloop's JSON or JSON Lines; OTLP JSON
+    holding GenAI spans (an object with ``resourceSpans``, or JSON Lines of them, as pydantic-ai
+    and ``budgetloop.otel`` export); openai-agents' trace export; an OpenAI Chat Completions
+    message log (a list of messages, or an object with ``messages``). ``format=`` forces one:
+    ``"budgetloop"``, ``"otlp"``, ``"openai-agents"`` or ``"chat"``. A file holding several
+    runs is a ``ValueError`` that says how many: ``load_traces`` reads them all. An imported
+    run says where it came from and what its source lacks (``Result.imported``).
 
     Plain JSON only: nothing in the file is evaluated, and every field is checked, so a trace
     that loads can be formatted, shown and saved. A malformed file (not UTF-8, not JSON, nested
     too deep, a field missing or of the wrong type, a negative or non-finite number, a second
     header, steps repeated or out of order), or one written by a newer budgetloop, is a
-    ``ValueError`` naming the file (and line, for JSON Lines). A path that is not a regular
-    file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read. Python's
-    cyclic garbage collector is paused while the file is read, and restored (docs/threads.md).
+    ``ValueError`` naming the file (and line, for JSON Lines) and the field. A path that is not
+    a regular file (a directory, a FIFO, a device) is a ``ValueError`` before anything is read.
+    Python's cyclic garbage collector is paused while the file is read, and restored
+    (docs/threads.md).
     """
-    where = os.fspath(path)
+    found = _read_path(path, format, "load_trace")
+    if len(found) != 1:
+        what = "no run (no model call)" if not found else f"{len(found)} runs"
+        raise ValueError(
+            f"{os.fspath(path)}: holds {what}; load_trace reads one run. "
+            "load_traces(path) returns every run a file holds, as a list."
+        )
+    return found[0]
+
+
+def load_traces(path: str | os.PathLike[str], format: str | None = None) -> list[Result]:
+    """Every run a file holds, as ``load_trace`` reads them: a budgetloop trace is one run; an
+    OTLP file or an openai-agents export may hold many (one per trace id), in the order they
+    first appear. A file with no run in it is an empty list."""
+    return _read_path(path, format, "load_traces")
+
+
+def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list[Result]:
+    from ._importers import check_format
+
+    chosen = check_format(where, format)
     raw = read_regular(path)
     with _collector_paused():
-        return _load(raw, where)
+        return _read(raw, os.fspath(path), chosen)
 
 
 @contextlib.contextmanager
@@ -160,25 +190,35 @@ def _collector_paused() -> Iterator[None]:
                 gc.collect()
 
 
-def _load(raw: bytes, where: str) -> Result:
+def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
+    """Every run of a file: budgetloop's own trace (JSON, or JSON Lines from its header line),
+    else a run another framework recorded (``_importers``)."""
+    from . import _importers
+
+    own = fmt in (None, "budgetloop")
     end = raw.find(b"\n")
     first = raw if end < 0 else raw[:end]
-    if end < 0 or _BLANK_TO_END.match(raw, end):  # one line: parse it once
-        data = _parse(_decode(raw, where), where)
-        if _is_header(data):
-            return _from_lines(raw, where)
-    else:
+    one_line = end < 0 or bool(_BLANK_TO_END.match(raw, end))
+    head: Any = None
+    if not one_line:
         try:
             head = _parse(first.decode("utf-8"), where)
         except (ValueError, UnicodeDecodeError):
             head = None
-        if _is_header(head):
-            return _from_lines(raw, where)
-        data = _parse(_decode(raw, where), where)
-    try:
-        return read_result(data)
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
+        if own and _is_header(head):
+            return [_from_lines(raw, where)]
+        if fmt != "budgetloop" and _importers.line_starts(head):
+            lines = _importers.parse_lines(_decode(raw, where), where)
+            return _importers.read(lines, True, fmt, where, raw)
+    data = _parse(_decode(raw, where), where)
+    if own and _is_header(data):
+        return [_from_lines(raw, where)]
+    if fmt == "budgetloop" or (own and isinstance(data, dict) and "format" in data):
+        try:
+            return [read_result(data)]
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    return _importers.read(data, False, fmt, where, raw)
 
 
 def _is_header(data: Any) -> bool:

@@ -266,9 +266,7 @@ def inputs(sent: Sequence[Message], redact: Redact) -> Attributes:
     return out
 
 
-def tool(
-    call: CallRecord, content: bool, redact: Redact, about: str | None = None
-) -> Attributes:
+def tool(call: CallRecord, content: bool, redact: Redact, about: str | None = None) -> Attributes:
     """A tool call that ran (or was refused before running); ``about`` is the tool's
     description, when the trace's schemas have one."""
     out: Attributes = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ._journal import load_trace
+from ._journal import load_traces
 from ._trace import Result
 from ._types import Budget, from_pico, to_pico
 
@@ -123,7 +123,9 @@ def budget_report(
     percentiles: Sequence[float] = DEFAULT_PERCENTILES,
 ) -> BudgetReport:
     """A ``BudgetReport`` from a folder of traces (every ``*.json`` and ``*.jsonl`` in it), one
-    trace file, or a list of paths, ``Result``s and ``to_dict()`` data.
+    trace file, or a list of paths, ``Result``s and ``to_dict()`` data. A file is read as
+    ``load_traces`` reads it: runs from other frameworks too, and a file holding several runs
+    counts each (named ``file.json#0``, ``#1``...).
 
     The cost ceiling a run needed is the largest worst case its cost guard checked (spent so
     far plus the projected next turn), or what it cost if that was more: a lower
@@ -211,8 +213,12 @@ def _load(traces: object) -> tuple[list[str], list[Result]]:
             names.append(f"#{i}")
             results.append(Result.from_dict(dict(item)))
         elif isinstance(item, (str, os.PathLike)):
-            names.append(Path(item).name)
-            results.append(load_trace(item))
+            found = load_traces(item)  # a file from another framework may hold several runs
+            if not found:
+                raise ValueError(f"{os.fspath(item)}: holds no run (no model call).")
+            name = Path(item).name
+            names += [name] if len(found) == 1 else [f"{name}#{k}" for k in range(len(found))]
+            results += found
         else:
             raise TypeError(
                 f"budget_report: traces[{i}] must be a path, a Result or a trace dict, "

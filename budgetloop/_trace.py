@@ -204,7 +204,9 @@ class Imported:
     def describe(self) -> str:
         """One line: ``imported from pydantic-ai 2.68.0 (otlp, run.json); the source has no
         cost, projections``."""
-        where = self.format if self.path is None else f"{self.format}, {self.path}"
+        where = (
+            self.format if self.path is None else f"{self.format}, {os.path.basename(self.path)}"
+        )
         line = f"imported from {self.source} ({where})"
         if self.lacks:
             line += f"; the source has no {', '.join(self.lacks)}"

@@ -418,3 +418,31 @@ def test_a_trace_written_before_run_ids_loads_with_a_stable_id_from_its_content(
     assert load_changed("run_id", "") == "run_id: expected a non-empty string, got ''."
     assert load_changed("run_id", 7) == "run_id: expected a string, got int."
     assert load_changed("forked_from", 7) == "forked_from: expected a string or null, got int."
+
+
+def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            Completion(
+                "ok", model="gpt-4o-2024-08-06", response_id="chatcmpl-9", finish_reason="stop"
+            )
+        ]
+    )
+    result = run(model, "go", trace_path=tmp_path / "run.jsonl")
+    step = result.steps[0]
+    assert (step.model, step.response_id, step.finish_reason) == (
+        "gpt-4o-2024-08-06",
+        "chatcmpl-9",
+        "stop",
+    )
+    assert load_trace(tmp_path / "run.jsonl") == result == Result.from_dict(result.to_dict())
+    plain = run(ScriptedModel(["ok"]), "go").to_dict()["steps"][0]
+    assert not {"model", "response_id", "finish_reason"} & set(plain)  # only when known
+    data = result.to_dict()
+    data["steps"][0]["finish_reason"] = 3
+    with pytest.raises(
+        ValueError, match=r"steps\[0\]\.finish_reason: expected a string or null, got int\.$"
+    ):
+        Result.from_dict(data)
+    with pytest.raises(TypeError, match=r"^Completion\.model: expected str or None, got int\.$"):
+        Completion("ok", model=3)  # type: ignore[arg-type]
