@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._trace import Result, Step, check_header, message_to_dict
 from ._types import Message, from_pico, to_pico
@@ -163,6 +164,7 @@ def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list
     from ._importers import check_format
 
     chosen = check_format(where, format)
+    fspath(path, f"{where}: path")  # a path of the wrong type, named by the function called
     raw = read_regular(path)
     with _collector_paused():
         return _read(raw, os.fspath(path), chosen)

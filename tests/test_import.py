@@ -527,3 +527,58 @@ def test_the_viewers_open_an_imported_run_and_say_what_it_lacks() -> None:
     html = imported._repr_html_()
     assert "imported from openai-agents trace pricer-demo" in html
     assert "3 steps taken · cost unknown" in html
+
+
+@needs_otel
+def test_an_imported_run_exports_with_no_cost_it_never_had() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    from budgetloop.otel import export_trace
+
+    imported = load_trace(PEERS / "pydantic_ai_spans_otlp.json")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    export_trace(imported, provider)
+    finished = exporter.get_finished_spans()
+    assert [s.name for s in finished][-1] == "invoke_agent"
+    for span in finished:
+        attributes = dict(span.attributes or {})
+        assert attributes["gen_ai.conversation.id"] == imported.run_id
+        assert not {"budgetloop.cost_usd", "budgetloop.step.cost_usd", "mlflow.llm.cost",
+                    "budgetloop.step.projected_input_tokens"} & set(attributes)  # fmt: skip
+    assert finished[-1].status.status_code is StatusCode.OK  # it answered
+
+
+def test_an_imported_run_is_resumed_and_the_fork_names_it() -> None:
+    from budgetloop import ScriptedModel, resume
+
+    def price(isin: str) -> float:
+        """Look up the last price for an instrument."""
+        return 118.4
+
+    def convert(amount: float, rate: float) -> float:
+        """Convert an amount of money at an exchange rate."""
+        return round(amount * rate, 2)
+
+    imported = load_trace(PEERS / "openai_agents_trace_export.json")
+    model = ScriptedModel(["About 10.77 USD."], price=PRICE, max_output_tokens=100)
+    session = resume(imported, model, tools=[price, convert], at=2)
+    assert [m.role for m in session.messages] == [
+        "system", "user", "assistant", "tool", "assistant", "tool",
+    ]  # fmt: skip
+    result = session.run()
+    assert (result.stop, result.answer, result.forked_from) == (
+        Stop.ANSWERED,
+        "About 10.77 USD.",
+        imported.run_id,
+    )
+    assert result.steps[2].cost_usd == result.cost_usd  # the source's steps had no known cost
+    assert [s.cost_usd for s in result.steps[:2]] == [None, None]
+    with pytest.raises(
+        TypeError, match=r"^load_traces: path: expected a str or os\.PathLike path, got int\.$"
+    ):
+        load_traces(3)  # type: ignore[arg-type]
