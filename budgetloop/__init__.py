@@ -13,7 +13,7 @@ from ._run import arun, astart, resume, run, start
 from ._schema import Tool, tool
 from ._scripted import Request, ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Result, Step
+from ._trace import CallRecord, Imported, Result, Step
 from ._turn import NextTurn
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage, format_usd
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
@@ -25,6 +25,7 @@ __all__ = [
     "BudgetReport",
     "CallRecord",
     "Completion",
+    "Imported",
     "Ledger",
     "LedgerError",
     "MemoryLedger",

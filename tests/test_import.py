@@ -582,3 +582,23 @@ def test_an_imported_run_is_resumed_and_the_fork_names_it() -> None:
         TypeError, match=r"^load_traces: path: expected a str or os\.PathLike path, got int\.$"
     ):
         load_traces(3)  # type: ignore[arg-type]
+
+
+def test_a_log_whose_tool_messages_name_nothing_pairs_them_in_order(tmp_path: Path) -> None:
+    log = [
+        {"role": "user", "content": "two lookups"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"type": "function", "function": {"name": "price", "arguments": '{"isin": "A"}'}},
+            {"type": "function", "function": {"name": "rate", "arguments": '{"to": "USD"}'}},
+        ]},
+        {"role": "tool", "content": "1.0"},
+        {"role": "tool", "content": "2.0"},
+        {"role": "assistant", "content": "done"},
+    ]  # fmt: skip
+    result = load_trace(write(tmp_path / "log.json", log))
+    assert [(c.name, c.id, c.result) for c in result.tool_calls] == [
+        ("price", "", "1.0"),
+        ("rate", "", "2.0"),
+    ]
+    assert "tool call ids" in result.imported.lacks  # type: ignore[union-attr]
+    assert result.format().splitlines()[-1] == "stop=answered tools=2 failed=0 cost=unknown"

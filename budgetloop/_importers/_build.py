@@ -3,7 +3,8 @@
 An importer reads its format into ``Turn``s (one per model call: what the model said and the
 calls it asked for) and ``Execution``s (each tool run the source recorded). ``pair`` gives each
 execution to the call it answers: by call id, else by order and name (the first call of that
-name not yet answered, in the latest model call that started before the execution). ``build``
+name not yet answered, in the latest model call that started before the execution; an
+execution that names no tool takes the first call not yet answered). ``build``
 makes the steps, the context and the run, with what the source does not hold left absent.
 """
 
@@ -120,7 +121,7 @@ def pair(turns: list[Turn], executions: Sequence[Execution]) -> None:
                 c
                 for t in reversed(turns[: latest + 1])
                 for c in t.calls
-                if c.execution is None and c.name == execution.name
+                if c.execution is None and execution.name in (None, c.name)  # unnamed: in order
             ),
             None,
         )
