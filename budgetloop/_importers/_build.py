@@ -11,6 +11,8 @@ makes the steps, the context and the run, with what the source does not hold lef
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -97,34 +99,24 @@ class Run:
 def pair(turns: list[Turn], executions: Sequence[Execution]) -> None:
     """Give each execution to the call it answers (see the module's text). An execution no
     call asked for (a source that records the runs but not the replies) becomes a call of the
-    latest model call that started before it."""
-    by_id: dict[str, list[tuple[int, Call]]] = {}
+    latest model call that started before it. Each execution is placed in time by a binary
+    search, and each call is answered once, so a long run pairs in n log n."""
+    keys = [(t.start, t.order) for t in turns]
+    by_id, by_name = _Waiting(), _Waiting()
     for index, turn in enumerate(turns):
         for call in turn.calls:
             if call.call_id:
-                by_id.setdefault(call.call_id, []).append((index, call))
-    rest = []
+                by_id.add(call.call_id, index, call)
+            by_name.add(call.name, index, call)
+            by_name.add(_ANY, index, call)
     for execution in sorted(executions, key=lambda e: (e.start, e.order)):
-        waiting = [
-            (i, c) for i, c in by_id.get(execution.call_id or "", []) if c.execution is None
-        ]
-        if not waiting:
-            rest.append(execution)
-            continue
-        latest = _latest(turns, execution)
-        _, answered = max(waiting, key=lambda found: _closest(found, execution, latest))
-        answered.execution = execution
-    for execution in sorted(rest, key=lambda e: (e.start, e.order)):
-        latest = _latest(turns, execution)
-        found = next(
-            (
-                c
-                for t in reversed(turns[: latest + 1])
-                for c in t.calls
-                if c.execution is None and execution.name in (None, c.name)  # unnamed: in order
-            ),
-            None,
-        )
+        latest = max(bisect_right(keys, (execution.start, execution.order)) - 1, 0)
+        found = None
+        if execution.call_id:
+            found = by_id.take(execution.call_id, latest, execution.name, after=True)
+        if found is None:  # no id, or none that matches: by order and name
+            key = _ANY if execution.name is None else execution.name
+            found = by_name.take(key, latest, execution.name, after=False)
         if found is None and turns:
             arguments = "{}" if execution.arguments is None else execution.arguments
             found = Call(execution.name, execution.call_id, arguments)
@@ -133,21 +125,57 @@ def pair(turns: list[Turn], executions: Sequence[Execution]) -> None:
             found.execution = execution
 
 
-def _closest(found: tuple[int, Call], execution: Execution, latest: int) -> tuple[bool, bool, int]:
-    """For an id used more than once: the call of the same name, made in the latest model call
-    before the execution started (else the earliest after it), ranks first."""
-    index, call = found
-    return (call.name == execution.name, index <= latest, index if index <= latest else -index)
+_ANY = object()  # the key under which every call waits, for an execution that names no tool
 
 
-def _latest(turns: list[Turn], execution: Execution) -> int:
-    """The last model call that began before the execution (at the same time: came before it
-    in the source)."""
-    index = 0
-    for i, turn in enumerate(turns):
-        if (turn.start, turn.order) <= (execution.start, execution.order):
-            index = i
-    return index
+class _Waiting:
+    """Calls not yet answered, under a key (a call id, a tool name), by the model call that
+    asked for them; answered calls are dropped as they are met."""
+
+    def __init__(self) -> None:
+        self._turns: dict[Any, list[int]] = {}  # key -> model calls with calls waiting, in order
+        self._calls: dict[Any, dict[int, deque[Call]]] = {}
+
+    def add(self, key: Any, index: int, call: Call) -> None:
+        turns = self._turns.setdefault(key, [])
+        if not turns or turns[-1] != index:
+            turns.append(index)
+        self._calls.setdefault(key, {}).setdefault(index, deque()).append(call)
+
+    def take(self, key: Any, latest: int, name: str | None, *, after: bool) -> Call | None:
+        """The call waiting under ``key`` in the latest model call at or before ``latest``
+        (with ``after``, else the earliest after it): in that call, the first of the tool
+        ``name`` if there is one, else the first."""
+        turns = self._turns.get(key)
+        if not turns:
+            return None
+        pos = bisect_right(turns, latest) - 1
+        while pos >= 0:
+            found = self._from(key, turns, pos, name)
+            if found is not None:
+                return found
+            pos = min(pos, len(turns)) - 1
+        pos = bisect_right(turns, latest)
+        while after and pos < len(turns):
+            found = self._from(key, turns, pos, name)
+            if found is not None:
+                return found
+        return None
+
+    def _from(self, key: Any, turns: list[int], pos: int, name: str | None) -> Call | None:
+        """The call to answer in the model call ``turns[pos]``; an emptied one is dropped
+        (the caller's position then holds the next one)."""
+        waiting = self._calls[key][turns[pos]]
+        while waiting and waiting[0].execution is not None:
+            waiting.popleft()
+        if not waiting:
+            del self._calls[key][turns[pos]]
+            turns.pop(pos)
+            return None
+        chosen = next((c for c in waiting if c.execution is None and c.name == name), None)
+        if chosen is None:
+            chosen = waiting[0]
+        return chosen
 
 
 def _record(call: Call, skipped: list[str]) -> CallRecord:
