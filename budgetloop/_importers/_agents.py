@@ -207,14 +207,15 @@ def _run(
     kinds: list[str],
     path: str | None,
 ) -> Run:
-    calls = [
-        (i, w, k)
-        for (i, w), k in zip(entries, kinds, strict=True)
-        if k in ("generation", "response")
+    numbered = [
+        (order, item, where, kind)
+        for order, ((item, where), kind) in enumerate(zip(entries, kinds, strict=True))
+        if kind in ("generation", "response")
     ]
+    calls = [(item, where, kind) for _, item, where, kind in numbered]
     turns = [_turn(item, where, kind) for item, where, kind in calls]
-    for turn, (item, _, _) in zip(turns, calls, strict=True):
-        turn.order = next(n for n, (other, _) in enumerate(entries) if other is item)
+    for turn, (order, _, _, _) in zip(turns, numbered, strict=True):
+        turn.order = order  # its place in the file: what started at the same time, in order
     first = min(calls, key=lambda c: _times(c[0], c[1])[0])
     context = []
     max_tokens = None
