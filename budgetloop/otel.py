@@ -9,9 +9,11 @@ never imports this module; importing it without OpenTelemetry is an ImportError 
   path ``load_trace`` reads) after the fact, with times laid out from the recorded seconds.
 
 Spans: ``invoke_agent`` for the run, a ``chat {model}`` child per model call and an
-``execute_tool {name}`` child per tool call that ran. See docs/otel.md for every attribute.
-The trace does not record the model's or the provider's name: pass ``model=`` and
-``provider=``.
+``execute_tool {name}`` child per tool call that ran, all with the run's id as
+``gen_ai.conversation.id``; the run span's status is OK for an answer and ERROR for any other
+stop. See docs/otel.md for every attribute. The trace records the model that served each reply
+(when the completion named it) but not the model asked for or the provider: pass ``model=``
+and ``provider=``, or let ``OtelHook`` read them from an adapter.
 """
 
 from __future__ import annotations
