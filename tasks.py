@@ -65,6 +65,7 @@ CORE_TESTS = [
         "fork",
         "guards",
         "hostile",
+        "import",
         "interrupts",
         "journal",
         "ledger",
