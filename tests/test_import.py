@@ -37,7 +37,17 @@ from tests.strategies import PROMPT, Scenario, build, scenarios
 
 PEERS = Path(__file__).parent / "fixtures" / "peer-traces"
 PRICE = Price(2.5, 10.0, cache_read_per_mtok=1.25)  # assumed rates for the tests
-HAVE_OTEL = importlib.util.find_spec("opentelemetry.exporter.otlp.proto.common") is not None
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (its parent package may be missing altogether)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+HAVE_OTEL = installed("opentelemetry.exporter.otlp.proto.common")
 needs_otel = pytest.mark.skipif(
     not HAVE_OTEL, reason="needs opentelemetry-sdk and the OTLP encoder (the dev extra has them)"
 )
@@ -501,7 +511,7 @@ def test_first_divergence_compares_an_imported_run_with_a_budgetloop_one() -> No
     assert first_divergence(agents, shorter) == 2
 
 
-WIDGETS = importlib.util.find_spec("ipywidgets") is not None
+WIDGETS = installed("ipywidgets")
 
 
 @pytest.mark.skipif(not WIDGETS, reason="needs ipywidgets (the widgets extra)")

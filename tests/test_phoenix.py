@@ -30,7 +30,10 @@ PHOENIX_PYTHON = Path(
     os.environ.get("BUDGETLOOP_PHOENIX_PYTHON", ROOT / ".venv-phoenix" / "bin" / "python")
 )
 PROJECT = "budgetloop-test"
-HAVE_EXPORTER = importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is not None
+try:
+    HAVE_EXPORTER = importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is not None
+except ModuleNotFoundError:  # no opentelemetry at all
+    HAVE_EXPORTER = False
 
 pytestmark = [
     pytest.mark.skipif(
