@@ -5,7 +5,7 @@ from . import breakpoints as breakpoints  # the public module budgetloop.breakpo
 from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
 from ._check import ArgumentError
-from ._journal import as_result, load_trace
+from ._journal import as_result, load_trace, load_traces
 from ._many import run_many
 from ._replay import first_divergence, replay
 from ._report import BudgetReport, budget_report
@@ -13,7 +13,7 @@ from ._run import arun, astart, resume, run, start
 from ._schema import Tool, tool
 from ._scripted import ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Request, Result, Step, printable
+from ._trace import CallRecord, Imported, Request, Result, Step, printable
 from ._turn import NextTurn
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage, format_usd
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
@@ -25,6 +25,7 @@ __all__ = [
     "BudgetReport",
     "CallRecord",
     "Completion",
+    "Imported",
     "Ledger",
     "LedgerError",
     "MemoryLedger",
@@ -52,6 +53,7 @@ __all__ = [
     "first_divergence",
     "format_usd",
     "load_trace",
+    "load_traces",
     "max_turns_for",
     "printable",
     "replay",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ._redact import PLAIN
 from ._trace import printable
+from ._types import format_usd as _usd
 
 if TYPE_CHECKING:
     from ._trace import CallRecord, Result, Step
@@ -59,14 +60,8 @@ def _cut(value: str) -> str:
     return f"{value[:PREVIEW]}… ({len(value) - PREVIEW:,} more characters)"
 
 
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value != 0 and abs(value) < 0.0000005:
-        return f"${value:.1e}"
-    out = f"{value:,.6f}".rstrip("0")
-    decimals = len(out.split(".")[1])
-    return "$" + (out + "0" * (2 - decimals) if decimals < 2 else out)
+def _spent(result: Result) -> str:
+    return "cost unknown" if result.cost_usd is None else f"{_usd(result.cost_usd)} spent"
 
 
 def _n(value: int, word: str) -> str:
@@ -74,9 +69,7 @@ def _n(value: int, word: str) -> str:
 
 
 def _under(step: Step) -> int:
-    if step.usage is None:
-        return 0
-    return max(step.usage.input_tokens - step.projection.input_tokens, 0)
+    return step.under_projected
 
 
 def _args(call: CallRecord) -> str:
@@ -88,12 +81,13 @@ def _row(step: Step) -> str:
         ", ".join(sorted({c.status for c in step.tool_calls})) or "answer"
     )  # fmt: skip
     tokens = "—" if step.usage is None else f"{step.usage.input_tokens:,}"
+    projected = "—" if step.projection is None else f"{step.projection.input_tokens:,}"
     first = (step.text or step.error or "").split("\n", 1)[0][:80]
     return (
         f'<tr data-step="{step.index}"><td class="n">'
         f'<a href="#blh-step-{step.index}">{step.index}</a></td>'
         f'<td class="n">{_usd(step.cost_usd)}</td>'
-        f'<td class="n">{step.projection.input_tokens:,}</td><td class="n">{tokens}</td>'
+        f'<td class="n">{projected}</td><td class="n">{tokens}</td>'
         f'<td class="n">{len(step.tool_calls)}</td><td>{_t(status)}</td>'
         f"<td>{_t(printable(first))}</td></tr>"
     )
@@ -101,20 +95,30 @@ def _row(step: Step) -> str:
 
 def _card(step: Step) -> str:
     if step.usage is None:
-        numbers = f"{_usd(step.cost_usd)} charged at the projection, no usage reported"
-    else:
         numbers = (
-            f"{_usd(step.cost_usd)} reported · {step.usage.input_tokens:,} in / "
+            "cost unknown, no usage reported"
+            if step.cost_usd is None
+            else f"{_usd(step.cost_usd)} charged at the projection, no usage reported"
+        )
+    else:
+        cost = "cost unknown" if step.cost_usd is None else f"{_usd(step.cost_usd)} reported"
+        numbers = (
+            f"{cost} · {step.usage.input_tokens:,} in / "
             f"{step.usage.output_tokens:,} out tokens reported"
         )
-    p = step.projection
-    out = "?" if p.output_tokens is None else f"{p.output_tokens:,}"
     parts = [
         f'<details id="blh-step-{step.index}"><summary>Step {step.index} · {numbers} · '
         f"{step.seconds:.3f} s</summary>",
-        f'<div class="muted">before it, projected: {p.input_tokens:,} in + {out} out tokens'
-        f" = {_usd(p.cost_usd)}</div>",
     ]
+    p = step.projection
+    if p is None:
+        parts.append('<div class="muted">no projection: an imported run\'s step</div>')
+    else:
+        out = "?" if p.output_tokens is None else f"{p.output_tokens:,}"
+        parts.append(
+            f'<div class="muted">before it, projected: {p.input_tokens:,} in + {out} out tokens'
+            f" = {_usd(p.cost_usd)}</div>"
+        )
     under = _under(step)
     if under:
         parts.append(f'<div class="err">under-projected by {_n(under, "input token")}</div>')
@@ -149,7 +153,11 @@ def _jumps(steps: tuple[Step, ...]) -> str:
         ),
         "first skipped": first(lambda s: any(c.status == "skipped" for c in s.tool_calls)),
         "first under-projected": first(lambda s: _under(s) > 0),
-        "most expensive": max(steps, key=lambda s: s.cost_usd).index if steps else None,
+        "most expensive": (
+            max(steps, key=lambda s: s.cost_usd or 0.0).index
+            if any(s.cost_usd is not None for s in steps)
+            else None
+        ),
         "the stop": steps[-1].index if steps else None,
     }
     links = [
@@ -169,15 +177,19 @@ def render(result: Result, *, max_cards: int | None = MAX_CARDS) -> str:
     verdict = "answered" if result.answered else "did NOT answer"
     head = (
         f"Run ended: {_t(stop)} — {verdict} · {_n(len(steps), 'step')} taken · "
-        f"{_usd(result.cost_usd)} spent · {result.seconds:.2f} s"
+        f"{_spent(result)} · {result.seconds:.2f} s"
         if result.stop is not None
-        else f"running: {_n(len(steps), 'step')} taken · {_usd(result.cost_usd)} spent"
+        else f"ended without an answer: {_n(len(steps), 'step')} taken · {_spent(result)}"
+        if result.imported is not None
+        else f"running: {_n(len(steps), 'step')} taken · {_spent(result)}"
     )
     parts = [
         '<div class="blh tex2jax_ignore mathjax_ignore">',
         f"<style>{CSS}</style>",
         f'<div class="stop{" ok" if result.answered else ""}"><b>{head}</b>',
     ]
+    if result.imported is not None:
+        parts.append(f'<div class="muted">{_t(result.imported.describe())}</div>')
     if result.detail:
         parts.append(f"<div>{_t(result.detail)}</div>")
     if result.error:

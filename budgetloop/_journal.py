@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._trace import Result, Step, check_header, message_to_dict
 from ._types import Message, from_pico, to_pico
@@ -29,6 +30,7 @@ from ._validate_trace import (
     as_object,
     as_text,
     check_spend,
+    content_id,
     get_key,
     read_budget,
     read_messages,
@@ -40,7 +42,7 @@ from ._validate_trace import (
     read_tools,
 )
 
-__all__ = ["Journal", "Trace", "as_result", "check_trace_path", "load_trace"]
+__all__ = ["Journal", "Trace", "as_result", "check_trace_path", "load_trace", "load_traces"]
 
 _MANY_OBJECTS = 100_000
 _BLANK_TO_END = re.compile(rb"\s*\Z")  # what follows a one-line trace's line (no copy made)
@@ -69,9 +71,12 @@ class Journal:
         file cut before its end line still loads with all the run has spent."""
         self.started = True
         data = result.to_dict()
-        keys = ("format", "version", "budget", "price", "max_output_tokens", "options")
+        keys = ("format", "version", "run_id", "forked_from", "budget", "price",
+                "max_output_tokens", "options")  # fmt: skip
         head = {k: data[k] for k in keys}
-        carried = to_pico(result.cost_usd) - sum(to_pico(s.cost_usd) for s in result.steps)
+        carried = to_pico(result.cost_usd or 0.0) - sum(
+            to_pico(s.cost_usd or 0.0) for s in result.steps
+        )
         if carried > 0:
             head["carried_usd"] = from_pico(carried)
         self._line(
@@ -119,22 +124,52 @@ def as_result(trace: Trace, where: str = "as_result", name: str = "trace") -> Re
     )
 
 
-def load_trace(path: str | os.PathLike[str]) -> Result:
-    """Read a trace written by ``Result.save`` or by ``run(..., trace_path=...)``.
+def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Result:
+    """Read a trace written by ``Result.save`` or by ``run(..., trace_path=...)``, or a run
+    another framework recorded.
+
+    The file's format is recognised by its content: budgetloop's JSON or JSON Lines; OTLP JSON
+    holding GenAI spans (an object with ``resourceSpans``, or JSON Lines of them, as pydantic-ai
+    and ``budgetloop.otel`` export); openai-agents' trace export; an OpenAI Chat Completions
+    message log (a list of messages, or an object with ``messages``). ``format=`` forces one:
+    ``"budgetloop"``, ``"otlp"``, ``"openai-agents"`` or ``"chat"``. A file holding several
+    runs is a ``ValueError`` that says how many: ``load_traces`` reads them all. An imported
+    run says where it came from and what its source lacks (``Result.imported``).
 
     Plain JSON only: nothing in the file is evaluated, and every field is checked, so a trace
     that loads can be formatted, shown and saved. A malformed file (not UTF-8, not JSON, nested
     too deep, a field missing or of the wrong type, a negative or non-finite number, a second
     header, steps repeated or out of order, a ``cost_usd`` below what its steps cost), or one
     written by a newer budgetloop, is a ``ValueError`` naming the file (and line, for JSON
-    Lines). A path that is not a regular file (a directory, a FIFO, a device) is a
+    Lines) and the field. A path that is not a regular file (a directory, a FIFO, a device) is a
     ``ValueError`` before anything is read. Python's cyclic garbage collector is paused while
     the file is read, and restored (docs/threads.md).
     """
-    where = os.fspath(path)
+    found = _read_path(path, format, "load_trace")
+    if len(found) != 1:
+        what = "no run (no model call)" if not found else f"{len(found)} runs"
+        raise ValueError(
+            f"{os.fspath(path)}: holds {what}; load_trace reads one run. "
+            "load_traces(path) returns every run a file holds, as a list."
+        )
+    return found[0]
+
+
+def load_traces(path: str | os.PathLike[str], format: str | None = None) -> list[Result]:
+    """Every run a file holds, as ``load_trace`` reads them: a budgetloop trace is one run; an
+    OTLP file or an openai-agents export may hold many (one per trace id), in the order they
+    first appear. A file with no run in it is an empty list."""
+    return _read_path(path, format, "load_traces")
+
+
+def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list[Result]:
+    from ._importers import check_format
+
+    chosen = check_format(where, format)
+    fspath(path, f"{where}: path")  # a path of the wrong type, named by the function called
     raw = read_regular(path)
     with _collector_paused():
-        return _load(raw, where)
+        return _read(raw, os.fspath(path), chosen)
 
 
 @contextlib.contextmanager
@@ -159,25 +194,35 @@ def _collector_paused() -> Iterator[None]:
                 gc.collect()
 
 
-def _load(raw: bytes, where: str) -> Result:
+def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
+    """Every run of a file: budgetloop's own trace (JSON, or JSON Lines from its header line),
+    else a run another framework recorded (``_importers``)."""
+    from . import _importers
+
+    own = fmt in (None, "budgetloop")
     end = raw.find(b"\n")
     first = raw if end < 0 else raw[:end]
-    if end < 0 or _BLANK_TO_END.match(raw, end):  # one line: parse it once
-        data = _parse(_decode(raw, where), where)
-        if _is_header(data):
-            return _from_lines(raw, where)
-    else:
+    one_line = end < 0 or bool(_BLANK_TO_END.match(raw, end))
+    head: Any = None
+    if not one_line:
         try:
             head = _parse(first.decode("utf-8"), where)
         except (ValueError, UnicodeDecodeError):
             head = None
-        if _is_header(head):
-            return _from_lines(raw, where)
-        data = _parse(_decode(raw, where), where)
-    try:
-        return read_result(data)
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
+        if own and _is_header(head):
+            return [_from_lines(raw, where)]
+        if fmt != "budgetloop" and _importers.line_starts(head):
+            lines = _importers.parse_lines(_decode(raw, where), where)
+            return _importers.read(lines, True, fmt, where, raw)
+    data = _parse(_decode(raw, where), where)
+    if own and _is_header(data):
+        return [_from_lines(raw, where)]
+    if fmt == "budgetloop" or (own and isinstance(data, dict) and "format" in data):
+        try:
+            return [read_result(data)]
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    return _importers.read(data, False, fmt, where, raw)
 
 
 def _is_header(data: Any) -> bool:
@@ -258,12 +303,12 @@ def _from_lines(raw: bytes, where: str) -> Result:
                 end, end_line = _end(entry), number
         except ValueError as exc:
             raise ValueError(f"{at}: {exc}") from None
-    if end:
+    if end and end["cost_usd"] is not None:
         try:
             check_spend(end["cost_usd"], steps, "cost_usd")
         except ValueError as exc:
             raise ValueError(f"{where}:{end_line}: {exc}") from None
-    spent = from_pico(header["carried"] + sum(to_pico(s.cost_usd) for s in steps))
+    spent = from_pico(header["carried"] + sum(to_pico(s.cost_usd or 0.0) for s in steps))
     return Result(
         stop=end.get("stop"),
         answer=end.get("answer"),
@@ -278,6 +323,8 @@ def _from_lines(raw: bytes, where: str) -> Result:
         max_output_tokens=header["max_output_tokens"],
         tools=header["tools"],
         options=header["options"],
+        run_id=header["run_id"] or content_id(raw),
+        forked_from=header["forked_from"],
     )
 
 
@@ -292,6 +339,8 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
         "options": read_options(get_key(entry, "", "options", {}), "options"),
         "messages": read_messages(get_key(entry, "", "messages"), "messages"),
         "carried": to_pico(as_number(get_key(entry, "", "carried_usd", 0.0), "carried_usd")),
+        "run_id": as_text(get_key(entry, "", "run_id", None), "run_id") or None,
+        "forked_from": as_text(get_key(entry, "", "forked_from", None), "forked_from"),
     }
 
 

@@ -54,7 +54,7 @@ from ._pool import Workers
 from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
 from ._repeats import Repeats, warning
 from ._schema import Tool
-from ._trace import Result, Status, Step
+from ._trace import Result, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,
@@ -138,6 +138,8 @@ class Loop:
     ) -> None:
         self.complete = complete
         self.options = options
+        self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
+        self.forked_from: str | None = None  # the run_id of the run this one was forked from
         self.budget: Budget = options.budget  # these three are read on every turn
         self.price: Price | None = options.price
         self.max_output_tokens: int | None = options.max_output_tokens
@@ -177,8 +179,10 @@ class Loop:
         error in ``options`` names ``where``."""
         session = cls.__new__(cls)
         opts = Options.read(complete, where=where, **options)
-        session._build(complete, opts, result.messages, result.steps, to_pico(result.cost_usd))
+        spent = to_pico(result.cost_usd or 0.0)  # an imported run of unknown cost: none known
+        session._build(complete, opts, result.messages, result.steps, spent)
         session._prompt = list(result.messages)
+        session.run_id = result.run_id  # the saved run itself, so a fork from it names it
         return session
 
     def fresh(self: L) -> L:
@@ -226,6 +230,7 @@ class Loop:
         forked = type(self).__new__(type(self))
         forked._build(complete, opts, context, self.state.steps[:at], self.state.money.spent)
         forked._prompt = list(context)
+        forked.forked_from = self.run_id
         return forked
 
     # -- what a caller reads ----------------------------------------------------------------------
@@ -281,6 +286,8 @@ class Loop:
             max_output_tokens=self.max_output_tokens,
             tools=tuple(self._trace_schemas),
             options=self.options.recorded,
+            run_id=self.run_id,
+            forked_from=self.forked_from,
         )
 
     # -- the turn ---------------------------------------------------------------------------------
@@ -612,6 +619,9 @@ class Loop:
             cost_usd=from_pico(cost),
             projection=projection,
             seconds=self._since(started),
+            model=completion.model,
+            response_id=completion.response_id,
+            finish_reason=completion.finish_reason,
         )
 
     def _record(

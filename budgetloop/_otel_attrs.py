@@ -69,10 +69,15 @@ def error_type(error: str, *, ran: bool) -> str:
     return match.group(1) if match else "_OTHER"
 
 
+# What a run span's status is, and the provider a span names when none is known.
+OTHER = "_OTHER"
+
+
 def _common(names: Names, operation: str) -> Attributes:
+    """The attributes a chat or invoke_agent span starts with; ``gen_ai.provider.name`` is
+    required there, so a provider no one named is ``_OTHER``."""
     out: Attributes = {"gen_ai.operation.name": operation}
-    if names.provider is not None:
-        out["gen_ai.provider.name"] = names.provider
+    out["gen_ai.provider.name"] = OTHER if names.provider is None else names.provider
     if names.model is not None:
         out["gen_ai.request.model"] = names.model
     return out
@@ -103,14 +108,15 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         "gen_ai.usage.input_tokens": sum(u.input_tokens for u in usage),
         "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
         "gen_ai.usage.cache_read.input_tokens": sum(u.cache_read_tokens for u in usage),
-        "gen_ai.usage.cache_creation.input_tokens": sum(u.cache_write_tokens for u in usage),
-        "budgetloop.cost_usd": result.cost_usd,
+        **_cache_write(sum(u.cache_write_tokens for u in usage)),
         "budgetloop.seconds": seconds(result.seconds),
         "budgetloop.steps": len(result.steps),
         "budgetloop.tool_calls": len(result.tool_calls),
         "budgetloop.tool_calls.failed": len(result.failed),
         "budgetloop.tool_calls.skipped": len(result.skipped),
     }
+    if result.cost_usd is not None:  # None only for an imported run of unknown cost
+        out["budgetloop.cost_usd"] = result.cost_usd
     if result.stop is not None:
         out["budgetloop.stop"] = result.stop.value
         out["budgetloop.answered"] = result.answered
@@ -120,11 +126,20 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         value = getattr(budget, name)
         if value is not None:
             out[f"budgetloop.budget.{name}"] = value
-    if result.error is not None:
-        out["error.type"] = redact.text(error_type(result.error, ran=True))
+    if result.stop is not None and not result.answered:  # a dashboard counts runs by it
+        out["error.type"] = result.stop.value
     if content and result.answer is not None:
-        out["gen_ai.output.messages"] = _json([_assistant(result.answer, (), redact)])
+        answer = {**_assistant(result.answer, (), redact), "finish_reason": "stop"}
+        out["gen_ai.output.messages"] = _json([answer])
+        out["output.value"] = redact.text(result.answer)  # the trace list's output (OpenInference)
     return out
+
+
+def prompt(sent: Sequence[Message], redact: Redactor) -> Attributes:
+    """The run's prompt as the trace list of Phoenix and MLflow shows it (OpenInference's
+    ``input.value``): the user messages it started with."""
+    texts = [m.content for m in sent if m.role == "user" and m.content]
+    return {"input.value": redact.text("\n\n".join(texts))} if texts else {}
 
 
 def chat(
@@ -144,25 +159,105 @@ def chat(
         out["gen_ai.usage.input_tokens"] = step.usage.input_tokens
         out["gen_ai.usage.output_tokens"] = step.usage.output_tokens
         out["gen_ai.usage.cache_read.input_tokens"] = step.usage.cache_read_tokens
-        out["gen_ai.usage.cache_creation.input_tokens"] = step.usage.cache_write_tokens
-    projection = step.projection
+        out.update(_cache_write(step.usage.cache_write_tokens))
     out["budgetloop.step.index"] = step.index
-    out["budgetloop.step.cost_usd"] = step.cost_usd
-    out["budgetloop.step.projected_input_tokens"] = projection.input_tokens
-    if projection.cost_usd is not None:
-        out["budgetloop.step.projected_cost_usd"] = projection.cost_usd
-        out["budgetloop.step.under_projected"] = step.cost_usd > projection.cost_usd
-    out["budgetloop.spent_usd"] = projection.spent_usd
-    if projection.limit_usd is not None:
-        out["budgetloop.limit_usd"] = projection.limit_usd
+    if step.cost_usd is not None:  # None only for an imported step of unknown cost
+        out["budgetloop.step.cost_usd"] = step.cost_usd
+    out.update(_projected(step))
     out["budgetloop.step.skipped_tool_calls"] = len(step.tool_calls) - len(executed(step))
     if step.error is not None:
         out["error.type"] = redact.text(error_type(step.error, ran=True))
+    out.update(response(step, redact))
     if sent is not None:
         out.update(inputs(sent, redact))
+        out.update(skipped(step, redact))
         if step.error is None:
             calls = tuple((c.name, c.id, c.raw_arguments) for c in step.tool_calls)
-            out["gen_ai.output.messages"] = _json([_assistant(step.text, calls, redact)])
+            message = _assistant(step.text, calls, redact)
+            message["finish_reason"] = finish_reason(step, redact)
+            out["gen_ai.output.messages"] = _json([message])
+    return out
+
+
+def _cache_write(tokens: int) -> Attributes:
+    """Input written to the cache, under both names: the conventions' current one (read by
+    MLflow) and the one it replaced (read by Phoenix)."""
+    return {
+        "gen_ai.usage.cache_write.input_tokens": tokens,
+        "gen_ai.usage.cache_creation.input_tokens": tokens,
+    }
+
+
+def finish_reason(step: Step, redact: Redactor) -> str:
+    """Why the model's reply ended: as the provider said (through ``redact``), else
+    ``tool_call`` for a reply with calls and ``stop`` for one without; ``error`` for a call
+    that gave no reply."""
+    if step.error is not None:
+        return "error"
+    if step.finish_reason is not None:
+        return redact.text(step.finish_reason)
+    return "tool_call" if step.tool_calls else "stop"
+
+
+def response(step: Step, redact: Redactor) -> Attributes:
+    """What the reply says about itself: why it ended, the model that served it, its id; and
+    its cost in the attribute MLflow reads a span's cost from (``mlflow.llm.cost``), so MLflow
+    shows what budgetloop billed rather than pricing the tokens from its own table."""
+    out: Attributes = {"gen_ai.response.finish_reasons": [finish_reason(step, redact)]}
+    if step.model is not None:
+        out["gen_ai.response.model"] = redact.text(step.model)
+    if step.response_id is not None:
+        out["gen_ai.response.id"] = redact.text(step.response_id)
+    if step.cost_usd is not None:
+        out["mlflow.llm.cost"] = _json({"total_cost": step.cost_usd})
+    return out
+
+
+def definitions(tools: Sequence[dict[str, Any]], redact: Redactor) -> Attributes:
+    """The tools a model call was offered, as ``gen_ai.tool.definitions`` (content: every
+    string of them through ``redact``)."""
+    if not tools:
+        return {}
+    out = []
+    for schema in tools:
+        item: dict[str, Any] = {"type": "function", "name": redact.text(str(schema.get("name")))}
+        if isinstance(schema.get("description"), str):
+            item["description"] = redact.text(schema["description"])
+        if isinstance(schema.get("parameters"), dict):
+            item["parameters"] = redact.value(schema["parameters"])
+        out.append(item)
+    return {"gen_ai.tool.definitions": _json(out)}
+
+
+def description(tools: Sequence[dict[str, Any]], name: str | None) -> str | None:
+    """The recorded description of the tool called ``name``, if the trace has one."""
+    for schema in tools:
+        if schema.get("name") == name and isinstance(schema.get("description"), str):
+            text: str = schema["description"]
+            return text
+    return None
+
+
+def skipped(step: Step, redact: Redactor) -> Attributes:
+    """Why each of the step's skipped calls was not run (content: the reason can quote the
+    stop's detail), in the order the model asked for them."""
+    reasons = [redact.text(c.error or "") for c in step.tool_calls if c.status == "skipped"]
+    return {"budgetloop.step.skipped_tool_calls.reasons": reasons} if reasons else {}
+
+
+def _projected(step: Step) -> Attributes:
+    """What the cost guard saw before the step (nothing for an imported step: none was made)."""
+    projection, out = step.projection, Attributes()
+    if projection is None:
+        return out
+    out["budgetloop.step.projected_input_tokens"] = projection.input_tokens
+    if projection.cost_usd is not None:
+        out["budgetloop.step.projected_cost_usd"] = projection.cost_usd
+        if step.cost_usd is not None:
+            out["budgetloop.step.under_projected"] = step.cost_usd > projection.cost_usd
+    out["budgetloop.spent_usd"] = projection.spent_usd
+    if projection.limit_usd is not None:
+        out["budgetloop.limit_usd"] = projection.limit_usd
     return out
 
 
@@ -177,8 +272,11 @@ def inputs(sent: Sequence[Message], redact: Redactor) -> Attributes:
     return out
 
 
-def tool(call: CallRecord, content: bool, redact: Redactor) -> Attributes:
-    """A tool call that ran (or was refused before running)."""
+def tool(
+    call: CallRecord, content: bool, redact: Redactor, about: str | None = None
+) -> Attributes:
+    """A tool call that ran (or was refused before running); ``about`` is the tool's
+    description, when the trace's schemas have one."""
     out: Attributes = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": redact.text(call.name),
@@ -186,6 +284,8 @@ def tool(call: CallRecord, content: bool, redact: Redactor) -> Attributes:
         "gen_ai.tool.type": "function",
         "budgetloop.tool.status": call.status,
     }
+    if about is not None:
+        out["gen_ai.tool.description"] = redact.text(about)
     if call.coerced:
         out["budgetloop.tool.coerced"] = [redact.text(name) for name in call.coerced]
     if call.truncated is not None:

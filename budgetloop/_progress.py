@@ -35,7 +35,7 @@ class Progress:
         with self._lock:
             self.done += 1
             self.stops["running" if result.stop is None else result.stop.value] += 1
-            self.cost_usd += result.cost_usd
+            self.cost_usd += result.cost_usd or 0.0  # a run of its own: always known
             self.show()
 
     def spent(self) -> str:

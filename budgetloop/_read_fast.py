@@ -166,22 +166,27 @@ def step(data: Any, index: int | None) -> Step | None:
     number, text, cost = get("index", _NO), get("text"), get("cost_usd", _NO)
     seconds, error, traceback = get("seconds", 0.0), get("error"), get("traceback")
     final, raw_calls = get("final_answer", False), get("tool_calls", ())
+    model, response_id, finish = get("model"), get("response_id"), get("finish_reason")
     if not (
         type(number) is int
         and number >= 0
         and (index is None or number == index)
         and (text is None or type(text) is str)
-        and _number(cost)
+        and (cost is None or _number(cost))
         and _number(seconds)
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
         and type(final) is bool
         and type(raw_calls) in (list, tuple)
+        and (model is None or type(model) is str)
+        and (response_id is None or type(response_id) is str)
+        and (finish is None or type(finish) is str)
     ):
         return None
     usage = _usage(get("usage"))
-    projection = _projection(get("projection", _NO))
-    if usage is _NO or projection is None:
+    raw_projection = get("projection", _NO)
+    projection = None if raw_projection is None else _projection(raw_projection)
+    if usage is _NO or (projection is None and raw_projection is not None):
         return None
     calls = []
     for raw in raw_calls:
@@ -200,6 +205,9 @@ def step(data: Any, index: int | None) -> Step | None:
         error=error,
         final_answer=final,
         traceback=traceback,
+        model=model,
+        response_id=response_id,
+        finish_reason=finish,
     )
 
 

@@ -52,12 +52,16 @@ def played_cost(step: Step, price: Price | None, where: str) -> float | None:
     recorded cost itself (usage at ``price``, or the projection when no usage was reported),
     so a replay under a new price re-prices it; the recorded cost where it was reported."""
     cost = step.cost_usd
-    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost):
+    if cost is not None and (
+        isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost)
+    ):
         raise ValueError(f"{where}: step {step.index}: cost_usd must be a number, got {cost!r}.")
+    if cost is None:  # an imported step of unknown cost: the loop derives it
+        return None
     if step.usage is not None:  # priced as the loop prices it: each kind of token at its price
         derived = 0 if price is None else price.usage_pico(step.usage)
     else:
-        projected = step.projection.cost_usd
+        projected = None if step.projection is None else step.projection.cost_usd
         derived = 0 if projected is None else to_pico(projected)
     return None if derived == to_pico(cost) else float(cost)
 
@@ -71,4 +75,7 @@ def completion_of(step: Step, price: Price | None, where: str) -> Completion:
         tool_calls=tuple(ToolCall(c.name, c.raw_arguments, c.id) for c in step.tool_calls),
         usage=step.usage,
         cost_usd=played_cost(step, price, where),
+        model=step.model,
+        response_id=step.response_id,
+        finish_reason=step.finish_reason,
     )

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import replace as with_fields
 from typing import TYPE_CHECKING, Any
 
 from ._dispatch import ABANDONED
 from ._fork import context_before
+from ._importers._replaying import replay_schemas
 from ._journal import Trace, as_result
 from ._options import ReplayOptions, check_names, option_names
 from ._recorded import completion_of, recorded_error
@@ -226,9 +228,11 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     """
     result = as_result(trace, "replay")
     check_names("replay", options, option_names(ReplayOptions), _NOT_OPTIONS)
+    _source_max_tokens(result, options)
     clock = ReplayClock()
     tape = Tape(result.steps, clock)
-    tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(result.tools)]
+    schemas = replay_schemas(result)  # an imported run's tools without a schema: stand-ins
+    tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(schemas)]
     model = ScriptedModel(
         [_entry(step, tape, result) for step in result.steps],
         price=result.price,
@@ -253,6 +257,20 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
             f"replay: the run goes on past the {recorded} recorded steps, and what the model "
             "said next was never recorded"
         ),
+    )
+
+
+def _source_max_tokens(result: Result, options: Mapping[str, Any]) -> None:
+    """An imported run is replayed with the output ceiling its source recorded
+    (``gen_ai.request.max_tokens``), which ``_defaults`` gives; a different one passed is an
+    error rather than a projection the run never made."""
+    given, recorded = options.get("max_output_tokens"), result.max_output_tokens
+    if result.imported is None or recorded is None or given is None or given == recorded:
+        return
+    raise ValueError(
+        f"replay: max_output_tokens must be left out for this imported run, got {given!r}: its "
+        f"source recorded {recorded} (gen_ai.request.max_tokens), and the replay projects with "
+        "what the run asked for."
     )
 
 

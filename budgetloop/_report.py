@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ._journal import load_trace
+from ._journal import load_traces
 from ._trace import Result, printable
 from ._types import PICO, Budget, to_pico
 from ._valid import type_name
@@ -28,15 +28,20 @@ TraceSource = str | os.PathLike[str] | Result | Mapping[str, Any]
 @dataclass(frozen=True)
 class BudgetReport:
     """Plain data; ``str(report)`` is a readable table. Percentiles are nearest-rank (a value
-    some run really had). Dicts are keyed by the percentiles asked for."""
+    some run really had). Dicts are keyed by the percentiles asked for.
+
+    When some run's cost is unknown (a run imported from a source that records none; their
+    names are in ``unknown_cost``), every money figure is None and shown as "unknown": a
+    percentile that leaves those runs out would not be what it says. Replay such runs with a
+    ``price=`` to learn what they cost."""
 
     runs: int
     names: tuple[str, ...]  # each run's file name, or "#i" for one passed as data
     percentiles: tuple[float, ...]
-    cost_usd: dict[float, float]  # the p-th percentile of what a run cost
+    cost_usd: dict[float, float | None]  # the p-th percentile of what a run cost
     steps: dict[float, int]  # the p-th percentile of a run's model calls
-    mean_cost_usd: float
-    total_cost_usd: float
+    mean_cost_usd: float | None
+    total_cost_usd: float | None
     stops: dict[str, tuple[str, ...]]  # stop reason -> the runs it stopped, by name
     max_cost_usd: dict[float, float | None]  # the ceiling that lets p% of all runs answer
     max_steps: dict[float, int | None]  # None: fewer than p% of these runs answered at all
@@ -44,6 +49,7 @@ class BudgetReport:
     daily_expected_usd: float | None = None  # runs_per_day x mean cost
     daily_worst_usd: dict[float, float | None] | None = None  # runs_per_day x max_cost_usd[p]
     skipped: tuple[tuple[str, str], ...] = ()  # (file name, why) for each file not read
+    unknown_cost: tuple[str, ...] = ()  # the runs whose cost their trace does not hold
 
     def budget(self, percentile: float) -> Budget:
         """``Budget(max_steps=..., max_cost_usd=...)`` that would have let ``percentile``% of
@@ -54,6 +60,12 @@ class BudgetReport:
                 f"{list(self.percentiles)}."
             )
         steps, cost = self.max_steps[percentile], self.max_cost_usd[percentile]
+        if self.unknown_cost:
+            raise ValueError(
+                f"BudgetReport.budget: the cost of {len(self.unknown_cost)} of the {self.runs} "
+                "runs is unknown (their traces hold none), so no cost ceiling can be derived; "
+                "replay them with a price= first."
+            )
         if steps is None or cost is None:
             raise ValueError(
                 f"BudgetReport.budget: fewer than {percentile}% of the {self.runs} runs "
@@ -70,9 +82,15 @@ class BudgetReport:
         heads = [f"p{_num(p)}" for p in self.percentiles]
         width = max(12, *(len(h) + 2 for h in heads))
         skipped = f" ({len(self.skipped)} files skipped, listed below)" if self.skipped else ""
+        _usd = _unknown if self.unknown_cost else _usd_text
         lines = [
             f"{self.runs} runs{skipped}, {_usd(self.total_cost_usd)} in all, "
             f"{_usd(self.mean_cost_usd)} a run on average",
+            *(
+                [f"cost unknown for {len(self.unknown_cost)}: {_some(self.unknown_cost)}"]
+                if self.unknown_cost
+                else []
+            ),
             "",
             " " * 20 + "".join(h.rjust(width) for h in heads),
             _row("run cost", [_usd(self.cost_usd[p]) for p in self.percentiles], width),
@@ -81,15 +99,15 @@ class BudgetReport:
             "stopped by:",
         ]
         for stop, names in sorted(self.stops.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-            shown = ", ".join(printable(n) for n in names[:3])
-            shown += f", ... (+{len(names) - 3})" if len(names) > 3 else ""
-            lines.append(f"  {stop:<18}{len(names):>{width}}  {shown}")
+            lines.append(f"  {stop:<18}{len(names):>{width}}  {_some(names)}")
         lines += [
             "",
             "ceilings that would have let p% of these runs answer:",
             _row("max_cost_usd", [_usd(self.max_cost_usd[p]) for p in self.percentiles], width),
             _row("max_steps", [_opt(self.max_steps[p]) for p in self.percentiles], width),
         ]
+        if self.unknown_cost:
+            lines.append("  (unknown: replay the runs of unknown cost with a price= to learn it)")
         if any(v is None for v in self.max_steps.values()):
             lines.append(
                 "  (-: fewer than p% of the runs answered; raise the ceilings to learn it)"
@@ -136,9 +154,10 @@ def budget_report(
     percentiles: Sequence[float] = DEFAULT_PERCENTILES,
 ) -> BudgetReport:
     """A ``BudgetReport`` from a folder of traces (every ``*.json`` and ``*.jsonl`` in it), one
-    trace file, or a list of paths, ``Result``s and ``to_dict()`` data. A file that cannot be
-    read as a trace is skipped and listed in ``skipped`` with why; a ValueError only when no
-    trace can be read.
+    trace file, or a list of paths, ``Result``s and ``to_dict()`` data. A file is read as
+    ``load_traces`` reads it: runs from other frameworks too, and a file holding several runs
+    counts each (named ``file.json#0``, ``#1``...). A file that cannot be read as a trace is
+    skipped and listed in ``skipped`` with why; a ValueError only when no trace can be read.
 
     The cost ceiling a run needed is the largest worst case its cost guard checked (spent so
     far plus the projected next turn), or what it cost if that was more: a lower
@@ -149,28 +168,41 @@ def budget_report(
     ps = _check_percentiles(percentiles)
     per_day = _check_runs_per_day(runs_per_day)
     n = len(results)
-    costs = sorted(to_pico(r.cost_usd) for r in results)
     steps = sorted(len(r.steps) for r in results)
     answered = [r for r in results if r.answered]
-    needed_cost = sorted(_needed_pico(r) for r in answered)
     needed_steps = sorted(len(r.steps) for r in answered)
     stops: dict[str, list[str]] = {}
     for name, r in zip(names, results, strict=True):
         stops.setdefault("running" if r.stop is None else r.stop.value, []).append(name)
-    total = sum(costs)
-    max_cost = {p: _needed(needed_cost, n, p) for p in ps}
+    unknown = tuple(name for name, r in zip(names, results, strict=True) if r.cost_usd is None)
     report = BudgetReport(
         runs=n,
         names=tuple(names),
         percentiles=ps,
-        cost_usd={p: _dollars(costs[_rank(n, p)]) for p in ps},
+        cost_usd=dict.fromkeys(ps),
         steps={p: steps[_rank(n, p)] for p in ps},
-        mean_cost_usd=_dollars(total, n),
-        total_cost_usd=_dollars(total),
+        mean_cost_usd=None,
+        total_cost_usd=None,
         stops={k: tuple(v) for k, v in stops.items()},
-        max_cost_usd={p: None if v is None else _dollars(v) for p, v in max_cost.items()},
+        max_cost_usd=dict.fromkeys(ps),
         max_steps={p: _needed(needed_steps, n, p) for p in ps},
         skipped=tuple(skipped),
+        unknown_cost=unknown,
+    )
+    if unknown:  # a percentile that left them out would not be what it says
+        if per_day is None:
+            return report
+        return replace(report, runs_per_day=per_day, daily_worst_usd=dict.fromkeys(ps))
+    costs = sorted(to_pico(r.cost_usd or 0.0) for r in results)
+    needed_cost = sorted(_needed_pico(r) for r in answered)
+    total = sum(costs)
+    max_cost = {p: _needed(needed_cost, n, p) for p in ps}
+    report = replace(
+        report,
+        cost_usd={p: _dollars(costs[_rank(n, p)]) for p in ps},
+        mean_cost_usd=_dollars(total, n),
+        total_cost_usd=_dollars(total),
+        max_cost_usd={p: None if v is None else _dollars(v) for p, v in max_cost.items()},
     )
     if per_day is None:
         return report
@@ -234,11 +266,15 @@ def _load(traces: object) -> tuple[list[str], list[Result], list[tuple[str, str]
         elif isinstance(item, (str, os.PathLike)):
             name = Path(item).name
             try:
-                results.append(load_trace(item))
+                found = load_traces(item)  # a file from another framework may hold several runs
             except (OSError, ValueError) as exc:
                 skipped.append((name, _why(exc, os.fspath(item))))
-            else:
-                names.append(name)
+                continue
+            if not found:
+                skipped.append((name, "holds no run (no model call)."))
+                continue
+            names += [name] if len(found) == 1 else [f"{name}#{k}" for k in range(len(found))]
+            results += found
         else:
             raise TypeError(
                 f"budget_report: traces[{i}] must be a path, a Result or a trace dict, "
@@ -306,11 +342,11 @@ def _needed(values: list[int], n: int, p: float) -> int | None:
 
 
 def _needed_pico(result: Result) -> int:
-    need = to_pico(result.cost_usd)
+    need = to_pico(result.cost_usd or 0.0)
     for step in result.steps:
-        cost = step.projection.cost_usd
-        if cost is not None:
-            need = max(need, to_pico(step.projection.spent_usd) + to_pico(cost))
+        projection = step.projection
+        if projection is not None and projection.cost_usd is not None:
+            need = max(need, to_pico(projection.spent_usd) + to_pico(projection.cost_usd))
     return need
 
 
@@ -318,7 +354,17 @@ def _row(label: str, cells: list[str], width: int) -> str:
     return f"  {label:<18}" + "".join(c.rjust(width) for c in cells)
 
 
-def _usd(value: float | None) -> str:
+def _some(names: tuple[str, ...]) -> str:
+    """The first three names (escaped: a name cannot forge a row), and how many more."""
+    shown = ", ".join(printable(name) for name in names[:3])
+    return shown + (f", ... (+{len(names) - 3})" if len(names) > 3 else "")
+
+
+def _unknown(value: float | None) -> str:
+    return "unknown"
+
+
+def _usd_text(value: float | None) -> str:
     if value is None:
         return "-"
     if value >= 1e12:  # a trillion and more: too wide written out, or past a float's range

@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import unicodedata
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
@@ -108,6 +109,8 @@ class CallRecord:
 class Step:
     """One turn: the model call, the projection made before it, and its tool batch.
 
+    budgetloop's own steps always have a ``cost_usd`` and a ``projection``; a step of a run
+    imported from another framework (``load_trace``) has None where its source holds none.
     ``final_answer`` marks a turn made after a ceiling to get an answer; ``traceback`` is the
     model call's, when it raised. Tracebacks are left out of comparisons.
     """
@@ -116,12 +119,15 @@ class Step:
     text: str | None
     tool_calls: tuple[CallRecord, ...]
     usage: Usage | None
-    cost_usd: float
-    projection: Projection
+    cost_usd: float | None  # None: not known (a run imported from a source that has no cost)
+    projection: Projection | None  # None: none was made (an imported run)
     seconds: float
     error: str | None = None
     final_answer: bool = False
     traceback: str | None = field(default=None, compare=False, repr=False)
+    model: str | None = None  # the model that served the reply, as the provider said
+    response_id: str | None = None  # the provider's id of the reply
+    finish_reason: str | None = None  # why the reply ended, as the provider said
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_calls, tuple):
@@ -131,7 +137,7 @@ class Step:
     def under_projected(self) -> int:
         """How many input tokens the provider reported beyond the projection made before this
         step (0 when it reported none, or no more than projected)."""
-        if self.usage is None:
+        if self.usage is None or self.projection is None:
             return 0
         return max(self.usage.input_tokens - self.projection.input_tokens, 0)
 
@@ -143,7 +149,7 @@ class Step:
             "text": self.text,
             "usage": None if usage is None else usage_to_dict(usage),
             "cost_usd": self.cost_usd,
-            "projection": self.projection.to_dict(),
+            "projection": None if self.projection is None else self.projection.to_dict(),
             "seconds": self.seconds,
             "error": self.error,
             "final_answer": self.final_answer,
@@ -151,6 +157,10 @@ class Step:
             "traceback": self.traceback,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
         }
+        for name in ("model", "response_id", "finish_reason"):  # only when known (older readers)
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
         return out
 
     @classmethod
@@ -191,6 +201,50 @@ def message_to_dict(message: Message) -> dict[str, Any]:
     return out
 
 
+def new_run_id() -> str:
+    """A new run's id: 32 random hex digits."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class Imported:
+    """Where a run imported from another framework came from (``load_trace``).
+
+    ``format`` is the importer that read it (``otlp``, ``openai-agents`` or ``chat``),
+    ``source`` what wrote it as the file says (``pydantic-ai 2.68.0``), ``path`` the file, and
+    ``lacks`` what budgetloop's own traces hold that this source does not (``cost``,
+    ``projections``...): left absent in the ``Result``, never invented.
+    """
+
+    format: str
+    source: str
+    path: str | None = None
+    lacks: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lacks, tuple):
+            object.__setattr__(self, "lacks", tuple(self.lacks))
+
+    def describe(self) -> str:
+        """One line: ``imported from pydantic-ai 2.68.0 (otlp, run.json); the source has no
+        cost, projections``."""
+        where = (
+            self.format if self.path is None else f"{self.format}, {os.path.basename(self.path)}"
+        )
+        line = f"imported from {self.source} ({where})"
+        if self.lacks:
+            line += f"; the source has no {', '.join(self.lacks)}"
+        return line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "source": self.source,
+            "path": self.path,
+            "lacks": list(self.lacks),
+        }
+
+
 @dataclass(frozen=True)
 class Result:
     """How a run ended, and everything it did on the way. Valid for a run still going too.
@@ -199,13 +253,17 @@ class Result:
     (``finish``, ``budget_note``, ``warn_repeats``, ``repeat_limit``, ``cycle_limit``,
     ``max_result_chars``) are what the run was started with; ``options`` is empty for a trace
     written before budgetloop recorded them.
+    ``run_id`` names the run (in its journal, its spans and ``to_dict()``); ``forked_from`` is
+    the ``run_id`` of the run it was forked from (``Session.fork``, ``resume``), or None. Both
+    are the run's identity, not its content, and are left out of ``==``. ``cost_usd`` is None
+    only for a run imported from a source that records no cost (``imported`` says which).
     """
 
     stop: Stop | None
     answer: str | None
     steps: tuple[Step, ...]
     messages: tuple[Message, ...]
-    cost_usd: float
+    cost_usd: float | None
     seconds: float
     budget: Budget = field(default_factory=Budget)
     error: str | None = None
@@ -214,6 +272,9 @@ class Result:
     max_output_tokens: int | None = None
     tools: tuple[dict[str, Any], ...] = ()
     options: RunOptions = field(default_factory=lambda: RunOptions())
+    run_id: str = field(default_factory=new_run_id, compare=False)
+    forked_from: str | None = field(default=None, compare=False)
+    imported: Imported | None = None
 
     @property
     def answered(self) -> bool:
@@ -223,7 +284,10 @@ class Result:
     def carried_usd(self) -> float:
         """Spend no step of this run accounts for: what the run it was forked from spent
         after the fork point (0.0 for a run that was not forked). ``cost_usd`` includes it."""
-        carried = self.cost_usd - math.fsum(s.cost_usd for s in self.steps)
+        costs = [s.cost_usd for s in self.steps]
+        if self.cost_usd is None or None in costs:
+            return 0.0  # an imported run's cost not known step by step: nothing to carry
+        carried = self.cost_usd - math.fsum(c for c in costs if c is not None)
         return carried if carried > 1e-12 else 0.0
 
     @property
@@ -266,6 +330,9 @@ class Result:
         return {
             "format": FORMAT,
             "version": VERSION,
+            "run_id": self.run_id,
+            "forked_from": self.forked_from,
+            "imported": None if self.imported is None else self.imported.to_dict(),
             "stop": None if self.stop is None else self.stop.value,
             "answered": self.answered,
             "answer": self.answer,
@@ -355,7 +422,7 @@ class Result:
         lines.append("")
         lines.append(
             f"stop={stop} tools={len(self.tool_calls)} failed={len(self.failed)}"
-            f" cost=${self.cost_usd:.4f}"
+            f" cost={'unknown' if self.cost_usd is None else f'${self.cost_usd:.4f}'}"
         )
         if self.detail:
             lines.append(printable(self.detail))

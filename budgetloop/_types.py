@@ -35,9 +35,9 @@ def from_pico(pico: int) -> float:
 def format_usd(value: float | None) -> str:
     """Dollars as every view shows them: six decimal places at most, trailing zeros dropped
     and two kept, thousands separated; amounts under half a millionth of a dollar in
-    scientific notation so they do not read as zero; None (a cost not known) as an em dash."""
+    scientific notation so they do not read as zero; None (a cost not known) as "unknown"."""
     if value is None:
-        return "—"
+        return "unknown"
     if not math.isfinite(value):
         return f"${value}"
     if value != 0 and abs(value) < 0.0000005:
@@ -134,14 +134,27 @@ class Usage:
         return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
 
 
+FINISH_REASONS = ("stop", "length", "content_filter", "tool_call", "error")
+
+
 @dataclass(frozen=True)
 class Completion:
-    """What the model returned: text, tool calls, or both. No tool calls means an answer."""
+    """What the model returned: text, tool calls, or both. No tool calls means an answer.
+
+    ``model``, ``response_id`` and ``finish_reason`` are what the provider said about the
+    reply (the adapters fill them): the model that served it, the completion's id, and why it
+    stopped, in the OpenTelemetry GenAI conventions' words (``stop``, ``length``,
+    ``content_filter``, ``tool_call``, ``error``) or the provider's own. They are kept in the
+    trace and exported as ``gen_ai.response.*``.
+    """
 
     text: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage | None = None
     cost_usd: float | None = None
+    model: str | None = None
+    response_id: str | None = None
+    finish_reason: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_calls, tuple):
@@ -151,6 +164,10 @@ class Completion:
         if self.usage is not None and not isinstance(self.usage, Usage):
             raise TypeError(f"Completion.usage: expected Usage or None, got {kind(self.usage)}.")
         check_number("Completion.cost_usd", self.cost_usd, optional=True)
+        for name in ("model", "response_id", "finish_reason"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"Completion.{name}: expected str or None, got {kind(value)}.")
 
 
 def _calls_tuple(calls: Any, owner: str) -> tuple[ToolCall, ...]:

@@ -14,6 +14,8 @@ plain type tests; whatever it does not accept is read here, field by field.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import sys
 from collections.abc import Callable, Sequence
@@ -22,7 +24,16 @@ from typing import Any, TypeVar, cast
 
 from . import _read_fast as _fast
 from ._budget import Projection
-from ._trace import RECORDED_OPTIONS, STATUSES, CallRecord, Result, RunOptions, Step, check_header
+from ._trace import (
+    RECORDED_OPTIONS,
+    STATUSES,
+    CallRecord,
+    Imported,
+    Result,
+    RunOptions,
+    Step,
+    check_header,
+)
 from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
 from ._valid import check_int, check_number, kind
 
@@ -172,7 +183,9 @@ def read_budget(value: Any, path: str) -> Budget:
     return _build(path, Budget, **fields)
 
 
-def read_projection(value: Any, path: str) -> Projection:
+def read_projection(value: Any, path: str) -> Projection | None:
+    if value is None:  # an imported run's step: no projection was made
+        return None
     data = as_object(value, path)
 
     def get(name: str) -> Any:
@@ -253,12 +266,15 @@ def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
             read_call_fully(c, _at(_at(path, "tool_calls"), i)) for i, c in enumerate(calls)
         ),
         usage=read_usage(get("usage", None), _at(path, "usage")),
-        cost_usd=as_number(get("cost_usd"), _at(path, "cost_usd")),
+        cost_usd=as_number(get("cost_usd"), _at(path, "cost_usd"), optional=True),
         projection=read_projection(get("projection"), _at(path, "projection")),
         seconds=as_number(get("seconds", 0.0), _at(path, "seconds")),
         error=as_text(get("error", None), _at(path, "error")),
         final_answer=as_bool(get("final_answer", False), _at(path, "final_answer")),
         traceback=as_text(get("traceback", None), _at(path, "traceback")),
+        model=as_text(get("model", None), _at(path, "model")),
+        response_id=as_text(get("response_id", None), _at(path, "response_id")),
+        finish_reason=as_text(get("finish_reason", None), _at(path, "finish_reason")),
     )
 
 
@@ -352,11 +368,11 @@ def check_spend(cost: float, steps: Sequence[Step], path: str) -> None:
     if cost >= sys.float_info.max:
         return
     try:
-        if math.fsum(s.cost_usd for s in steps) <= cost * (1 + 2**-50):
+        if math.fsum(s.cost_usd or 0.0 for s in steps) <= cost * (1 + 2**-50):
             return
     except OverflowError:  # a sum past a float's range: decided exactly below
         pass
-    owed = sum(to_pico(s.cost_usd) for s in steps)
+    owed = sum(to_pico(s.cost_usd or 0.0) for s in steps)
     if owed - to_pico(cost) > owed >> 50:
         raise ValueError(
             f"{path}: expected at least {_dollars(owed)}, what the steps cost (the sum of "
@@ -383,8 +399,9 @@ def read_result(value: Any) -> Result:
     steps = tuple(
         read_step(s, _at("steps", i), i) for i, s in enumerate(as_list(get("steps"), "steps"))
     )
-    cost = as_number(get("cost_usd"), "cost_usd")
-    check_spend(cost, steps, "cost_usd")
+    cost = as_number(get("cost_usd"), "cost_usd", optional=True)
+    if cost is not None:  # None: an imported run whose source holds no cost
+        check_spend(cost, steps, "cost_usd")
     return Result(
         stop=read_stop(get("stop"), "stop"),
         answer=as_text(get("answer", None), "answer"),
@@ -401,4 +418,43 @@ def read_result(value: Any) -> Result:
         ),
         tools=read_tools(get("tools", ()), "tools"),
         options=read_options(get("options", {}), "options"),
+        run_id=read_run_id(get("run_id", None), "run_id", value),
+        forked_from=as_text(get("forked_from", None), "forked_from"),
+        imported=read_imported(get("imported", None), "imported"),
+    )
+
+
+def read_run_id(value: Any, path: str, content: Any) -> str:
+    """A run id; a trace written before runs had ids gets one derived from ``content``, so
+    loading the same old trace twice gives the same id (docs/traces.md)."""
+    if value is None:
+        return content_id(content)
+    text: str = as_text(value, path, optional=False)
+    if not text:
+        raise ValueError(f"{path}: expected a non-empty string, got ''.")
+    return text
+
+
+def content_id(content: Any) -> str:
+    """32 hex digits of the SHA-256 of ``content``: bytes as they are, data as sorted JSON."""
+    if not isinstance(content, bytes):
+        content = json.dumps(content, sort_keys=True, ensure_ascii=False, default=repr).encode(
+            "utf-8", "surrogatepass"
+        )
+    return hashlib.sha256(content).hexdigest()[:32]
+
+
+def read_imported(value: Any, path: str) -> Imported | None:
+    if value is None:
+        return None
+    data = as_object(value, path)
+    lacks = as_list(get_key(data, path, "lacks", ()), _at(path, "lacks"))
+    return Imported(
+        format=as_text(get_key(data, path, "format"), _at(path, "format"), optional=False),
+        source=as_text(get_key(data, path, "source"), _at(path, "source"), optional=False),
+        path=as_text(get_key(data, path, "path", None), _at(path, "path")),
+        lacks=tuple(
+            as_text(item, _at(_at(path, "lacks"), i), optional=False)
+            for i, item in enumerate(lacks)
+        ),
     )

@@ -72,7 +72,7 @@ def on_error() -> Breakpoint:
             return True
         if any(c.status in ("error", "skipped") for c in step.tool_calls):
             return True
-        return step.usage is not None and step.usage.input_tokens > step.projection.input_tokens
+        return step.under_projected > 0
 
     went_wrong.__qualname__ = "on_error()"
     return went_wrong

@@ -9,9 +9,11 @@ never imports this module; importing it without OpenTelemetry is an ImportError 
   path ``load_trace`` reads) after the fact, with times laid out from the recorded seconds.
 
 Spans: ``invoke_agent`` for the run, a ``chat {model}`` child per model call and an
-``execute_tool {name}`` child per tool call that ran. See docs/otel.md for every attribute.
-The trace does not record the model's or the provider's name: pass ``model=`` and
-``provider=``.
+``execute_tool {name}`` child per tool call that ran, all with the run's id as
+``gen_ai.conversation.id``; the run span's status is OK for an answer and ERROR for any other
+stop. See docs/otel.md for every attribute. The trace records the model that served each reply
+(when the completion named it) but not the model asked for or the provider: pass ``model=``
+and ``provider=``, or let ``OtelHook`` read them from an adapter.
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ __all__ = ["OtelHook", "export_trace"]
 
 Redact = Callable[[str], str]
 _SCOPE = "budgetloop"
-_PROVIDERS = {"openai_chat": "openai", "anthropic_messages": "anthropic"}
 
 
 @dataclass(frozen=True)
@@ -117,28 +118,40 @@ class _Span:
     error: str | None = None  # the ERROR status's description ("" for none)
 
 
-def _start_agent(options: _Options, start_ns: int) -> Any:
+def _start_agent(options: _Options, start_ns: int, run_id: str) -> Any:
     return options.tracer.start_span(
         attrs.agent_name(options.names),
         kind=SpanKind.INTERNAL,
-        attributes=attrs.agent_start(options.names),
+        attributes={**attrs.agent_start(options.names), **_conversation(run_id)},
         start_time=start_ns,
     )
 
 
-def _agent_end(options: _Options, result: Result) -> tuple[dict[str, Any], str | None]:
-    """The run span's closing attributes, and its error status when the model failed."""
+def _conversation(run_id: str) -> dict[str, Any]:
+    """On every span of a run: the run's id, so a viewer groups its spans as one session."""
+    return {"gen_ai.conversation.id": run_id}
+
+
+def _agent_end(options: _Options, result: Result) -> tuple[dict[str, Any], Status | None]:
+    """The run span's closing attributes, and its status: OK for a run that answered, ERROR
+    for one a ceiling or an error ended (None for a run not ended yet)."""
     values = attrs.agent_end(result, options.redact, options.content)
     if options.content:
         first = attrs.sent_before(result)[0] if result.steps else result.messages
         values.update(attrs.inputs(first, options.redact))
-    return values, None if result.error is None else _description(result.error, options)
+        values.update(attrs.prompt(first, options.redact))
+    if result.stop is None:
+        return values, None
+    if result.answered:
+        return values, Status(StatusCode.OK)
+    why = result.error if result.error is not None else result.detail
+    return values, Status(StatusCode.ERROR, _description(why or "", options) or None)
 
 
-def _end_agent(span: Any, values: dict[str, Any], error: str | None, end_ns: int) -> None:
+def _end_agent(span: Any, values: dict[str, Any], status: Status | None, end_ns: int) -> None:
     span.set_attributes(values)
-    if error is not None:
-        span.set_status(Status(StatusCode.ERROR, error or None))
+    if status is not None:
+        span.set_status(status)
     span.end(end_time=end_ns)
 
 
@@ -151,23 +164,28 @@ def _plan_step(
     options: _Options,
     step: Step,
     start_ns: int,
-    max_tokens: int | None,
+    result: Result,
     sent: Sequence[Message] | None,
 ) -> list[_Span]:
     """The step's ``chat`` span from ``start_ns`` and its ``execute_tool`` spans after it."""
     chat_end = start_ns + _ns(attrs.model_seconds(step))
+    run = _conversation(result.run_id)
+    values = attrs.chat(step, options.names, result.max_output_tokens, sent, options.redact)
+    if sent is not None:  # content: the tools the call was offered
+        values.update(attrs.definitions(result.tools, options.redact))
     plan = [
         _Span(
             attrs.chat_name(options.names),
             SpanKind.CLIENT,
-            attrs.chat(step, options.names, max_tokens, sent, options.redact),
+            {**values, **run},
             start_ns,
             chat_end,
             None if step.error is None else _description(step.error, options),
         )
     ]
     for call in attrs.executed(step):
-        values = attrs.tool(call, options.content, options.redact)
+        about = attrs.description(result.tools, call.name)
+        values = {**attrs.tool(call, options.content, options.redact, about), **run}
         failed = call.status == "error" and call.error is not None
         plan.append(
             _Span(
@@ -244,15 +262,13 @@ def export_trace(
     plan: list[_Span] = []
     at = start_ns
     for i, step in enumerate(result.steps):
-        steps = _plan_step(
-            options, step, at, result.max_output_tokens, None if sent is None else sent[i]
-        )
+        steps = _plan_step(options, step, at, result, None if sent is None else sent[i])
         plan += steps
         at = max(at + _ns(attrs.seconds(step.seconds)), *(item.end for item in steps))
-    values, error = _agent_end(options, result)
-    agent = _start_agent(options, start_ns)
+    values, status = _agent_end(options, result)
+    agent = _start_agent(options, start_ns, result.run_id)
     _emit(options, agent, plan)
-    _end_agent(agent, values, error, max(at, start_ns + _ns(total)))
+    _end_agent(agent, values, status, max(at, start_ns + _ns(total)))
 
 
 @dataclass
@@ -306,11 +322,11 @@ class OtelHook:
                 if options.content and traced.index < len(result.steps):
                     sent = attrs.sent_before(result)[traced.index]
                 began = now - _ns(attrs.seconds(step.seconds))
-                plan = _plan_step(options, traced, began, result.max_output_tokens, sent)
+                plan = _plan_step(options, traced, began, result, sent)
             closing = _agent_end(options, result) if session.done else None
             if live is None:
                 began = now - (0 if step is None else _ns(attrs.seconds(step.seconds)))
-                live = _Live(_start_agent(options, began))
+                live = _Live(_start_agent(options, began, result.run_id))
                 self._runs[session] = live
             _emit(options, live.span, plan)
             if step is not None:
@@ -328,9 +344,9 @@ class OtelHook:
         if model is None and isinstance(getattr(complete, "model", None), str):
             model = complete.model  # type: ignore[union-attr]
         provider = names.provider
-        adapter = getattr(complete, "provider", None)
+        adapter = getattr(complete, "provider_name", None)  # the adapters carry it
         if provider is None and isinstance(adapter, str):
-            provider = _PROVIDERS.get(adapter)
+            provider = adapter
         if (model, provider) == (names.model, names.provider):
             return options
         return _Options(

@@ -30,7 +30,7 @@ def cost_points(result: Result) -> list[tuple[float, float]]:
     total = 0.0
     points: list[tuple[float, float]] = [(0, 0.0)]
     for step in result.steps:
-        total += step.cost_usd
+        total += step.cost_usd or 0.0  # an imported step of unknown cost adds none
         points.append((step.index + 1, total))
     return points
 

@@ -78,7 +78,9 @@ def jump_target(steps: Sequence[Step], jump: str) -> int | None:
     if jump == "the stop":
         return len(steps) - 1 if steps else None
     if jump == "most expensive":
-        return max(range(len(steps)), key=lambda i: steps[i].cost_usd, default=None)
+        if all(s.cost_usd is None for s in steps):
+            return None  # an imported run with no cost: none is most expensive
+        return max(range(len(steps)), key=lambda i: steps[i].cost_usd or 0.0, default=None)
     wanted: dict[str, Callable[[Step], bool]] = {
         "first error": _has_error,
         "first skipped": lambda s: any(c.status == "skipped" for c in s.tool_calls),

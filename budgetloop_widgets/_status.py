@@ -36,16 +36,33 @@ def stop_words(stop: Stop) -> str:
     return STOP_WORDS.get(stop, f"stopped: {stop.value}")
 
 
+def imported_html(result: Result) -> str:
+    """For a run imported from another framework: where it came from and what its source
+    lacks (nothing for budgetloop's own runs)."""
+    if result.imported is None:
+        return ""
+    return f'<div class="bl-imported">{text(result.imported.describe())}</div>'
+
+
 def stop_html(result: Result) -> str:
-    """How the run ended, impossible to miss; a quiet line while it is still going."""
+    """How the run ended, impossible to miss; a quiet line while it is still going. An
+    imported run says first where it came from and what its source lacks."""
+    steps = plural(len(result.steps), "step")
+    if result.stop is None and result.imported is not None:
+        return (
+            f'{imported_html(result)}<div class="bl-stop bl-unanswered"><div class="bl-stop-head">'
+            f"Ended without an answer · {steps} taken · {_spent(result)}</div><div>the source "
+            "does not say why: its last model reply asked for tools</div></div>"
+        )
     if result.stop is None:
-        return f'<div class="bl-running">running: {plural(len(result.steps), "step")} taken</div>'
+        return f'<div class="bl-running">running: {steps} taken</div>'
     answered = result.answered
     verdict = "answered" if answered else "did NOT answer"
     parts = [
+        imported_html(result),
         f'<div class="bl-stop {"bl-answered" if answered else "bl-unanswered"}">',
         f'<div class="bl-stop-head">Run ended: {escape(result.stop.value)} — {verdict}'
-        f" · {plural(len(result.steps), 'step')} taken · {usd(result.cost_usd)} spent</div>",
+        f" · {steps} taken · {_spent(result)}</div>",
         f'<div class="bl-stop-why">{escape(stop_words(result.stop))}</div>',
     ]
     if result.detail:
@@ -56,6 +73,10 @@ def stop_html(result: Result) -> str:
         parts.append(f'<pre class="bl-text">{text(preview(result.answer))}</pre>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def _spent(result: Result) -> str:
+    return "cost unknown" if result.cost_usd is None else f"{usd(result.cost_usd)} spent"
 
 
 def running_html(steps: int) -> str:

@@ -223,10 +223,9 @@ class TraceView(widgets.VBox):  # type: ignore[misc]
             self._draw_request()
             return
         sent = request.messages
-        head = (
-            f"{plural(len(sent), 'message')}; {count(step.projection.input_tokens)} input "
-            "tokens projected"
-        )
+        head = plural(len(sent), "message")
+        if step.projection is not None:
+            head += f"; {count(step.projection.input_tokens)} input tokens projected"
         if step.usage is not None:
             head += f", {count(step.usage.input_tokens)} reported"
         self.context.value = context_html(sent, shown=self.context_shown, head=head)

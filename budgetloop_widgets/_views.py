@@ -236,15 +236,18 @@ def _cut_note(truncated: int | None) -> str:
 
 def step_head(step: Step) -> str:
     """Step ``index``: its cost and tokens, each saying whether it was reported or projected."""
-    if step.usage is None:
-        tokens = f"{count(step.projection.input_tokens)} in tokens projected, none reported"
+    projection = step.projection
+    if step.usage is None and projection is None:  # an imported step with neither
+        tokens, cost = "no tokens reported", "cost unknown"
+    elif step.usage is None and projection is not None:
+        tokens = f"{count(projection.input_tokens)} in tokens projected, none reported"
         cost = f"{usd(step.cost_usd)} charged at the projection"
-    else:
+    elif step.usage is not None:
         tokens = (
             f"{count(step.usage.input_tokens)} in / {count(step.usage.output_tokens)} out "
             "tokens reported"
         )
-        cost = f"{usd(step.cost_usd)} reported"
+        cost = "cost unknown" if step.cost_usd is None else f"{usd(step.cost_usd)} reported"
     return f"Step {step.index} · {cost} · {tokens} · {step.seconds:.3f} s"
 
 
@@ -256,7 +259,9 @@ def step_html(step: Step, *, open_: bool = True, selected: bool = False) -> str:
         f'<details class="{cls}" data-step="{step.index}"{" open" if open_ else ""}>',
         f'<summary><span class="bl-step-head">{escape(step_head(step))}</span></summary>',
         f'<div class="bl-step-projection">before it, {escape(projection_text(step.projection))}'
-        "</div>",
+        "</div>"
+        if step.projection is not None
+        else '<div class="bl-step-projection">no projection: an imported run\'s step</div>',
     ]
     if under:
         parts.append(

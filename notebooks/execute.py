@@ -22,6 +22,7 @@ NOTEBOOKS = (
     "many_runs.ipynb",
     "cached_and_final.ipynb",
     "debugging.ipynb",
+    "other_frameworks.ipynb",
 )
 
 

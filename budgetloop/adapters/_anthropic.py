@@ -160,8 +160,9 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
 
 def completion_from_anthropic(response: Any) -> Completion:
     """A ``Completion`` from a ``Message``: its text blocks joined, its ``tool_use`` blocks as
-    calls with their ids, and its usage with cache reads and writes counted as input and kept
-    apart as ``cache_read_tokens`` / ``cache_write_tokens``."""
+    calls with their ids, its usage with cache reads and writes counted as input and kept
+    apart as ``cache_read_tokens`` / ``cache_write_tokens``, and the model, id and stop reason
+    the response names."""
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in response.content:
@@ -169,11 +170,30 @@ def completion_from_anthropic(response: Any) -> Completion:
             texts.append(block.text)
         elif block.type == "tool_use":
             calls.append(ToolCall(block.name, dict(block.input), block.id))
+    stop = _text(getattr(response, "stop_reason", None))
     return Completion(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
         usage=_usage(response.usage),
+        model=_text(getattr(response, "model", None)),
+        response_id=_text(getattr(response, "id", None)),
+        finish_reason=None if stop is None else _FINISH.get(stop, stop),
     )
+
+
+# Anthropic's stop_reason in the OpenTelemetry GenAI conventions' words.
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_call",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+
+
+def _text(value: Any) -> str | None:
+    """A string the response holds, or None for anything else (a field a server left out)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _usage(usage: Any) -> Usage | None:

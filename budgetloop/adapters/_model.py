@@ -9,6 +9,8 @@ from typing import Any
 
 from .._types import Completion, Message, Price
 
+# Each adapter's provider, as the OpenTelemetry GenAI conventions name it (gen_ai.provider.name).
+PROVIDER_NAMES = {"openai_chat": "openai", "anthropic_messages": "anthropic"}
 BuildRequest = Callable[[Sequence[Message], Sequence[dict[str, Any]]], dict[str, Any]]
 ParseResponse = Callable[[Any], Completion]
 
@@ -26,6 +28,7 @@ class _Adapter:
         price: Price | None,
     ) -> None:
         self.provider = provider
+        self.provider_name = PROVIDER_NAMES.get(provider, provider)  # as the GenAI conventions
         self.model = model
         self.max_output_tokens = max_tokens
         self.price = price

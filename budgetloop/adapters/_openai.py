@@ -91,13 +91,18 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
+# OpenAI's finish_reason in the OpenTelemetry GenAI conventions' words.
+_FINISH = {"tool_calls": "tool_call", "function_call": "tool_call"}
+
+
 def completion_from_openai(response: Any) -> Completion:
     """A ``Completion`` from a ``ChatCompletion``: the first choice's text (or refusal), its
-    function tool calls with their ids and JSON-string arguments as sent, and its usage (cached
-    prompt tokens as cache reads)."""
+    function tool calls with their ids and JSON-string arguments as sent, its usage (cached
+    prompt tokens as cache reads), and the model, id and finish reason the response names."""
     if not response.choices:
         raise ValueError("openai_chat: the response has no choices.")
-    message = response.choices[0].message
+    choice = response.choices[0]
+    message = choice.message
     text = message.refusal if getattr(message, "refusal", None) else message.content
     calls = []
     for call in message.tool_calls or ():
@@ -108,7 +113,20 @@ def completion_from_openai(response: Any) -> Completion:
                 "only function tool calls are supported."
             )
         calls.append(ToolCall(function.name, function.arguments, call.id))
-    return Completion(text=text, tool_calls=tuple(calls), usage=_usage(response.usage))
+    finish = _text(getattr(choice, "finish_reason", None))
+    return Completion(
+        text=text,
+        tool_calls=tuple(calls),
+        usage=_usage(response.usage),
+        model=_text(getattr(response, "model", None)),
+        response_id=_text(getattr(response, "id", None)),
+        finish_reason=None if finish is None else _FINISH.get(finish, finish),
+    )
+
+
+def _text(value: Any) -> str | None:
+    """A string the response holds, or None for anything else (a field a server left out)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _usage(usage: Any) -> Usage | None:

@@ -112,6 +112,9 @@ def test_text_and_two_tool_use_blocks_parse_with_ids_and_dict_input() -> None:
             ToolCall("get_elevation", {"city": "Denver"}, ELEVATION_ID),
         ),
         usage=Usage(612, 101),
+        model="claude-sonnet-4-5-20250929",
+        response_id="msg_01UaeArcGjaycoQeRPRt5CWw",
+        finish_reason="tool_call",  # Anthropic's "tool_use", in the GenAI conventions' word
     )
     assert set(provider.bodies[0]) == {"model", "max_tokens", "messages"}
 

@@ -122,21 +122,27 @@ def no_anthropic_blocks(body: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("case", "empty", "text"),
+    ("case", "empty", "text", "finish"),
     [
-        (OPENAI, no_openai_content, None),
-        (OPENAI, empty_openai_content, ""),
-        (ANTHROPIC, no_anthropic_blocks, None),
+        (OPENAI, no_openai_content, None, "stop"),
+        (OPENAI, empty_openai_content, "", "stop"),
+        (ANTHROPIC, no_anthropic_blocks, None, "content_filter"),  # a "refusal"
     ],
     ids=["openai-null-content", "openai-empty-content", "anthropic-no-blocks"],
 )
 def test_an_empty_turn_is_an_empty_answer(
-    case: Case, empty: Callable[[dict[str, Any]], None], text: str | None
+    case: Case, empty: Callable[[dict[str, Any]], None], text: str | None, finish: str
 ) -> None:
     body = payload(case.final_turn)
     empty(body)
     completion = case.over(Provider(case.name, (200, body)))([Message("user", "go")], [])
-    assert completion == Completion(text=text, usage=case.usages[1])
+    assert completion == Completion(
+        text=text,
+        usage=case.usages[1],
+        model=body["model"],
+        response_id=body["id"],
+        finish_reason=finish,
+    )
 
     result = case.run(case.over(Provider(case.name, (200, body))))
     assert (result.stop, result.answer) == ("answered", "")

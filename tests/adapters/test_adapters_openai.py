@@ -86,6 +86,9 @@ def test_two_parallel_tool_calls_parse_with_ids_and_arguments_as_sent() -> None:
             ToolCall("create_file", '{"path": "test.txt"}', SECOND_ID),
         ),
         usage=Usage(71, 46),
+        model="gpt-4o-2024-08-06",
+        response_id="chatcmpl-C9f7f1SbHRzcwlJwrYKdSonTRWPvV",
+        finish_reason="tool_call",  # OpenAI's "tool_calls", in the GenAI conventions' word
     )
     assert "tools" not in provider.bodies[0]  # no tools: the field is left out, not sent empty
 

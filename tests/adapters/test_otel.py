@@ -223,7 +223,11 @@ def test_chat_spans_carry_the_genai_usage_and_the_budget(clock: FakeClock, spans
         "gen_ai.usage.input_tokens": 1000,
         "gen_ai.usage.output_tokens": 20,
         "gen_ai.usage.cache_read.input_tokens": 0,
+        "gen_ai.usage.cache_write.input_tokens": 900,
         "gen_ai.usage.cache_creation.input_tokens": 900,
+        "gen_ai.response.finish_reasons": ("tool_call",),
+        "gen_ai.conversation.id": result.run_id,
+        "mlflow.llm.cost": json.dumps({"total_cost": PRICE.usage_cost(Usage(1000, 20, 0, 900))}),
         "budgetloop.step.index": 0,
         "budgetloop.step.cost_usd": PRICE.usage_cost(Usage(1000, 20, 0, 900)),
         "budgetloop.step.projected_input_tokens": 2000,
@@ -257,7 +261,9 @@ def test_the_agent_span_says_how_the_run_ended(clock: FakeClock, spans: Any) -> 
         "gen_ai.usage.input_tokens": 3250,
         "gen_ai.usage.output_tokens": 58,
         "gen_ai.usage.cache_read.input_tokens": 1800,
+        "gen_ai.usage.cache_write.input_tokens": 900,
         "gen_ai.usage.cache_creation.input_tokens": 900,
+        "gen_ai.conversation.id": result.run_id,
         "budgetloop.cost_usd": result.cost_usd,
         "budgetloop.seconds": 4.75,
         "budgetloop.steps": 3,
@@ -269,13 +275,14 @@ def test_the_agent_span_says_how_the_run_ended(clock: FakeClock, spans: Any) -> 
         "budgetloop.budget.max_cost_usd": 0.5,
         "budgetloop.budget.max_steps": 5,
     }
-    assert agent.status.status_code is StatusCode.UNSET
+    assert agent.status.status_code is StatusCode.OK  # answered
 
 
 @needs_otel
 def test_tool_spans_and_a_coerced_argument(clock: FakeClock, spans: Any) -> None:
     provider, exporter = spans
-    export_trace(three_turns(clock).run(), provider)
+    result = three_turns(clock).run()
+    export_trace(result, provider)
 
     tools = by_name(exporter.get_finished_spans())
     assert dict(tools["execute_tool lookup"][0].attributes or {}) == {
@@ -283,6 +290,8 @@ def test_tool_spans_and_a_coerced_argument(clock: FakeClock, spans: Any) -> None
         "gen_ai.tool.name": "lookup",
         "gen_ai.tool.call.id": "c0",
         "gen_ai.tool.type": "function",
+        "gen_ai.tool.description": "Look up a price.",
+        "gen_ai.conversation.id": result.run_id,
         "budgetloop.tool.status": "ok",
     }
     convert = dict(tools["execute_tool convert"][0].attributes or {})
@@ -353,10 +362,12 @@ def test_a_model_error_marks_the_chat_and_the_agent(clock: FakeClock, spans: Any
 
     chat, agent = exporter.get_finished_spans()
     for span in (chat, agent):
-        assert (span.attributes or {})["error.type"] == "RuntimeError"
         assert span.status.status_code is StatusCode.ERROR
         assert span.status.description is None
         assert SECRET not in everything(span)
+    assert (chat.attributes or {})["error.type"] == "RuntimeError"  # the call's exception
+    assert (chat.attributes or {})["gen_ai.response.finish_reasons"] == ("error",)
+    assert (agent.attributes or {})["error.type"] == "model_error"  # the run's stop
     assert (agent.attributes or {})["budgetloop.stop"] == "model_error"
 
 
@@ -468,6 +479,7 @@ def test_content_on_passes_every_string_through_redact(clock: FakeClock, spans: 
                     "arguments": {"text": "***", "extra": {"***": 1}},
                 },
             ],
+            "finish_reason": "tool_call",
         }
     ]
     sent = json.loads(dict(second.attributes or {})["gen_ai.input.messages"])
@@ -478,8 +490,13 @@ def test_content_on_passes_every_string_through_redact(clock: FakeClock, spans: 
     }
     agent = dict(finished["invoke_agent"][0].attributes or {})
     assert json.loads(agent["gen_ai.output.messages"]) == [
-        {"role": "assistant", "parts": [{"type": "text", "content": "done: ***"}]}
+        {
+            "role": "assistant",
+            "parts": [{"type": "text", "content": "done: ***"}],
+            "finish_reason": "stop",
+        }
     ]
+    assert (agent["input.value"], agent["output.value"]) == ("use ***", "done: ***")
 
 
 @needs_otel

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -229,3 +230,23 @@ def test_a_fork_killed_before_its_end_loads_with_the_spend_it_inherited(tmp_path
     again = resume(tmp_path / "fork.jsonl", model, tools=[rate, transfer], budget=budget)
     assert again.result.cost_usd == cut.cost_usd
     assert again.run().stop == "max_cost_usd"
+
+
+def test_every_run_has_an_id_and_a_fork_names_the_run_it_came_from(tmp_path: Any) -> None:
+    s = session()
+    s.run()
+    source = s.result
+    assert re.fullmatch("[0-9a-f]{32}", source.run_id)
+    assert source.forked_from is None
+    fork = s.fork(at=1)
+    assert fork.result.forked_from == source.run_id
+    assert fork.result.run_id not in (source.run_id, "")
+    assert fork.fork(at=1).result.forked_from == fork.result.run_id  # a fork of a fork
+    again = s.fresh()
+    assert (again.result.forked_from, again.result.run_id != source.run_id) == (None, True)
+    path = tmp_path / "run.json"
+    source.save(path)
+    model = ScriptedModel(["resumed"], price=PRICE, max_output_tokens=50)
+    resumed = resume(path, model, tools=[rate, transfer], at=2)
+    assert resumed.result.forked_from == source.run_id
+    assert resumed.run().run_id not in (source.run_id, fork.result.run_id)

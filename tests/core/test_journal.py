@@ -3,6 +3,7 @@ both formats back, a crash leaves every finished step, and loading never evaluat
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -465,7 +466,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (3, lambda e: e["step"]["tool_calls"][0].update(status="done"),
          ":3: step.tool_calls[0].status: expected one of ok, error, skipped, got 'done'."),
         (2, lambda e: e["step"].update(cost_usd=-0.01),
-         ":2: step.cost_usd: expected a finite number >= 0, got -0.01."),
+         ":2: step.cost_usd: expected a finite number >= 0 or None, got -0.01."),
         (2, lambda e: e["step"].update(seconds=math.nan),
          ":2: step.seconds: expected a finite number >= 0, got nan."),
         (2, lambda e: e["step"]["projection"].update(input_tokens=math.inf),
@@ -558,3 +559,37 @@ def test_any_run_equals_its_json_round_trip_and_its_journal(s: Scenario) -> None
         result = run(built.model, PROMPT, trace_path=path, **built.kwargs)
         assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
         assert load_trace(path) == result
+
+
+def test_the_run_id_is_the_same_in_the_result_the_journal_and_the_saved_trace(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.jsonl"
+    session = start(searching(1), "go", tools=[search], trace_path=path)
+    result = session.run()
+    header = lines(path)[0]
+    assert (header["run_id"], header["forked_from"]) == (result.run_id, None)
+    assert load_trace(path).run_id == result.run_id
+    result.save(tmp_path / "run.json")
+    assert load_trace(tmp_path / "run.json").run_id == result.run_id
+    fork_path = tmp_path / "fork.jsonl"
+    fork = session.fork(at=1, trace_path=fork_path)
+    fork.run()
+    assert lines(fork_path)[0]["forked_from"] == result.run_id
+    loaded = load_trace(fork_path)
+    assert (loaded.run_id, loaded.forked_from) == (fork.result.run_id, result.run_id)
+
+
+def test_a_journal_written_before_run_ids_loads_with_a_stable_id_from_its_bytes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.jsonl"
+    run(searching(1), "go", tools=[search], trace_path=path)
+    entries = lines(path)
+    for key in ("run_id", "forked_from"):
+        del entries[0][key]
+    write_lines(path, entries)
+    first = load_trace(path).run_id
+    assert first == load_trace(path).run_id  # loading it again gives the same id
+    assert first == hashlib.sha256(path.read_bytes()).hexdigest()[:32]
+    assert load_trace(path).forked_from is None

@@ -30,11 +30,16 @@ from tests.strategies import PROMPT, Scenario, build, loop_options, scenarios
 
 
 def trace_of(result: Result) -> dict[str, Any]:
-    """A run as data, without what a replay cannot reproduce: time, and tracebacks."""
+    """A run as data, without what a replay cannot reproduce: time, tracebacks, and the run's
+    id (a replay is a run of its own)."""
 
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in ("seconds", "traceback")}
+            return {
+                k: strip(v)
+                for k, v in value.items()
+                if k not in ("seconds", "traceback", "run_id")
+            }
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value

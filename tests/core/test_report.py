@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -374,3 +375,37 @@ def test_a_worst_at_ceiling_below_the_mean_says_why() -> None:
         "  (worst at ceiling is below the mean at p50: a run that cost more than that",
         "  ceiling would have been stopped at it; the mean counts it at its full cost)",
     ]
+
+
+def test_a_run_of_unknown_cost_makes_every_money_figure_unknown(runs: list[Result]) -> None:
+    steps = tuple(replace(s, cost_usd=None, projection=None) for s in runs[1].steps)
+    imported = replace(runs[1], cost_usd=None, steps=steps)
+    report = budget_report([imported, runs[0], runs[2]], percentiles=[50, 90], runs_per_day=10)
+    assert report.unknown_cost == ("#0",)
+    assert report.cost_usd == {50: None, 90: None} == report.max_cost_usd
+    assert (report.mean_cost_usd, report.total_cost_usd, report.daily_expected_usd) == (None,) * 3
+    assert report.max_steps == {50: 2, 90: 3}  # what the traces do hold is still reported
+    assert str(report) == "\n".join(
+        [
+            "3 runs, unknown in all, unknown a run on average",
+            "cost unknown for 1: #0",
+            "",
+            "                             p50         p90",
+            "  run cost               unknown     unknown",
+            "  steps                        2           3",
+            "",
+            "stopped by:",
+            "  answered                     3  #0, #1, #2",
+            "",
+            "ceilings that would have let p% of these runs answer:",
+            "  max_cost_usd           unknown     unknown",
+            "  max_steps                    2           3",
+            "  (unknown: replay the runs of unknown cost with a price= to learn it)",
+            "",
+            "daily exposure at 10 runs a day:",
+            "  expected (mean)        unknown",
+            "  worst at ceiling       unknown     unknown",
+        ]
+    )
+    with pytest.raises(ValueError, match=r"the cost of 1 of the 3 runs is unknown"):
+        report.budget(50)

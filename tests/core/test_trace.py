@@ -19,6 +19,7 @@ from budgetloop import (
     Step,
     ToolCall,
     Usage,
+    format_usd,
     load_trace,
     run,
     tool,
@@ -286,3 +287,27 @@ def test_status_is_checked_and_records_take_keywords_and_lists() -> None:
     assert CallRecord.from_dict(failed.to_dict()) == failed
     assert CallRecord.from_dict(failed.to_dict()).traceback == "tb"
     assert replace(failed, traceback=None) == failed
+
+
+def unknown_cost(result: Result) -> Result:
+    """The run as a source that records no cost gives it: no cost, no projections."""
+    steps = tuple(replace(s, cost_usd=None, projection=None) for s in result.steps)
+    return replace(result, cost_usd=None, steps=steps)
+
+
+def test_a_cost_not_known_is_unknown_everywhere_never_zero(tmp_path: Path) -> None:
+    unknown = unknown_cost(sample())
+    assert unknown.format().splitlines()[-1] == "stop=answered tools=2 failed=1 cost=unknown"
+    data = unknown.to_dict()
+    assert (data["cost_usd"], data["totals"]["cost_usd"]) == (None, None)
+    assert [(s["cost_usd"], s["projection"]) for s in data["steps"]] == [(None, None)] * 2
+    path = tmp_path / "unknown.json"
+    unknown.save(path)
+    assert load_trace(path) == unknown
+    assert (unknown.carried_usd, format_usd(None)) == (0.0, "unknown")
+    html = unknown._repr_html_()
+    assert "2 steps taken · cost unknown · 1.00 s" in html
+    assert "Step 0 · cost unknown · 132 in / 36 out tokens reported" in html
+    assert "no projection: an imported run's step" in html
+    assert "$0.00" not in html
+    assert "most expensive" not in html

@@ -4,6 +4,7 @@ which field is wrong (its path), what was expected and what arrived."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 from collections.abc import Iterator
@@ -139,9 +140,9 @@ def parse(path: str) -> list[str | int]:
             0,
             "steps[1].index: expected 1 (steps are numbered in order from 0), got 0.",
         ),
-        ("steps.0.cost_usd", math.nan, "steps[0].cost_usd: expected a finite number >= 0, got nan."),
-        ("steps.0.cost_usd", -0.5, "steps[0].cost_usd: expected a finite number >= 0, got -0.5."),
-        ("cost_usd", math.inf, "cost_usd: expected a finite number >= 0, got inf."),
+        ("steps.0.cost_usd", math.nan, "steps[0].cost_usd: expected a finite number >= 0 or None, got nan."),
+        ("steps.0.cost_usd", -0.5, "steps[0].cost_usd: expected a finite number >= 0 or None, got -0.5."),
+        ("cost_usd", math.inf, "cost_usd: expected a finite number >= 0 or None, got inf."),
         ("seconds", -1, "seconds: expected a finite number >= 0, got -1."),
         (
             "cost_usd",
@@ -167,7 +168,7 @@ def parse(path: str) -> list[str | int]:
         ),
         ("steps.0.usage.output_tokens", DELETE, "steps[0].usage.output_tokens: missing."),
         ("steps.0.projection.fits", 1, "steps[0].projection.fits: expected true or false, got int."),
-        ("steps.0.projection", None, "steps[0].projection: expected an object, got null."),
+        ("steps.0.projection", [], "steps[0].projection: expected an object, got list."),
         ("steps.0.tool_calls.0.seconds", "0.5", "steps[0].tool_calls[0].seconds: expected a finite number >= 0, got str."),
         ("steps.0.tool_calls.0.id", None, "steps[0].tool_calls[0].id: expected a string, got null."),
         ("steps.0.tool_calls.0.result", 118.4, "steps[0].tool_calls[0].result: expected a string or null, got float."),
@@ -513,3 +514,52 @@ def test_every_run_the_loop_writes_loads_whatever_its_costs(costs: list[float], 
     fork = session.fork(min(at, len(first.steps)))  # keeps all that was spent, fewer steps
     for result in (first, fork.result):
         assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+
+
+def test_a_trace_written_before_run_ids_loads_with_a_stable_id_from_its_content(
+    tmp_path: Path,
+) -> None:
+    original = rich_run()
+    data = original.to_dict()
+    assert (data["run_id"], data["forked_from"], data["imported"]) == (original.run_id, None, None)
+    assert Result.from_dict(data).run_id == original.run_id
+    for key in ("run_id", "forked_from", "imported"):
+        del data[key]
+    derived = Result.from_dict(data).run_id
+    assert derived == Result.from_dict(copy.deepcopy(data)).run_id != original.run_id
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
+    assert derived == hashlib.sha256(canonical).hexdigest()[:32]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data, indent=3), encoding="utf-8")
+    assert load_trace(path).run_id == derived  # the data, not its layout in the file
+    assert load_changed("run_id", "") == "run_id: expected a non-empty string, got ''."
+    assert load_changed("run_id", 7) == "run_id: expected a string, got int."
+    assert load_changed("forked_from", 7) == "forked_from: expected a string or null, got int."
+
+
+def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        [
+            Completion(
+                "ok", model="gpt-4o-2024-08-06", response_id="chatcmpl-9", finish_reason="stop"
+            )
+        ]
+    )
+    result = run(model, "go", trace_path=tmp_path / "run.jsonl")
+    step = result.steps[0]
+    assert (step.model, step.response_id, step.finish_reason) == (
+        "gpt-4o-2024-08-06",
+        "chatcmpl-9",
+        "stop",
+    )
+    assert load_trace(tmp_path / "run.jsonl") == result == Result.from_dict(result.to_dict())
+    plain = run(ScriptedModel(["ok"]), "go").to_dict()["steps"][0]
+    assert not {"model", "response_id", "finish_reason"} & set(plain)  # only when known
+    data = result.to_dict()
+    data["steps"][0]["finish_reason"] = 3
+    with pytest.raises(
+        ValueError, match=r"steps\[0\]\.finish_reason: expected a string or null, got int\.$"
+    ):
+        Result.from_dict(data)
+    with pytest.raises(TypeError, match=r"^Completion\.model: expected str or None, got int\.$"):
+        Completion("ok", model=3)  # type: ignore[arg-type]

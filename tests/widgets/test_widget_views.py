@@ -69,7 +69,7 @@ def projection(fits: bool = True, **changes: object) -> Projection:
         (0.20523, "$0.20523"),
         (1e6, "$1,000,000.00"),
         (2e-8, "$2.0e-08"),
-        (None, "—"),
+        (None, "unknown"),
     ],
 )
 def test_usd(value: float | None, shown: str) -> None:

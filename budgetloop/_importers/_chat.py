@@ -1,0 +1,142 @@
+"""An OpenAI Chat Completions message log: a JSON array of messages, or an object with
+``messages`` (the shape almost every framework can give: pydantic-ai, openai-agents, LangChain).
+
+Each assistant message is a step; its ``tool_calls`` are paired with the ``tool`` messages that
+answer them by ``tool_call_id``, else by order and name. A log holds no usage, cost or time:
+those are left unknown, never made up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._types import Message, ToolCall
+from ._build import Call, Execution, Run, Turn
+from ._fields import at, content_hash, data, get, items, obj, text
+from ._genai import as_text
+
+ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
+
+
+def looks_like(value: Any) -> bool:
+    """A list of objects each with a ``role``, or an object with such a ``messages`` list."""
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in value)
+    )
+
+
+def content(value: Any, path: str) -> str | None:
+    """A message's content: a string, or the text of its text parts joined (other parts, such
+    as images, are left out)."""
+    if value is None or isinstance(value, str):
+        return value
+    texts = []
+    for i, raw in enumerate(items(value, path)):
+        part = obj(raw, at(path, i))
+        if part.get("type") in ("text", "input_text", "output_text"):
+            texts.append(
+                text(get(part, at(path, i), "text"), at(at(path, i), "text"), optional=False)
+            )
+    return "".join(texts)
+
+
+def calls(message: dict[str, Any], path: str) -> list[tuple[str | None, str | None, Any]]:
+    """An assistant message's tool calls: name, id and arguments as the model wrote them."""
+    out = []
+    where = at(path, "tool_calls")
+    for i, raw in enumerate(items(message.get("tool_calls"), where, optional=True)):
+        call_path = at(where, i)
+        call = obj(raw, call_path)
+        function = obj(get(call, call_path, "function"), at(call_path, "function"))
+        fpath = at(call_path, "function")
+        out.append(
+            (
+                text(get(function, fpath, "name"), at(fpath, "name")),
+                text(call.get("id"), at(call_path, "id")),
+                data(get(function, fpath, "arguments", "{}"), at(fpath, "arguments")),
+            )
+        )
+    return out
+
+
+def message(raw: Any, path: str) -> Message:
+    """One Chat Completions message as budgetloop's."""
+    found = obj(raw, path)
+    role = text(get(found, path, "role"), at(path, "role"), optional=False)
+    if role not in ROLES:
+        raise ValueError(f"{at(path, 'role')}: expected one of {', '.join(ROLES)}, got {role!r}.")
+    said = content(found.get("content"), at(path, "content"))
+    name = text(found.get("name"), at(path, "name"))
+    if ROLES[role] == "assistant":
+        asked = tuple(
+            ToolCall(n, "{}" if a is None else a, i)  # type: ignore[arg-type]
+            for n, i, a in calls(found, path)
+        )
+        return Message("assistant", said, asked, name=name)
+    if ROLES[role] == "tool":
+        call_id = text(found.get("tool_call_id"), at(path, "tool_call_id"))
+        return Message("tool", said or "", tool_call_id=call_id, name=name)
+    return Message(ROLES[role], said or "", name=name)
+
+
+def messages(value: Any, path: str) -> list[Message]:
+    return [message(raw, at(path, i)) for i, raw in enumerate(items(value, path))]
+
+
+def run(document: Any, path: str | None, raw: bytes) -> Run:
+    """The log as one run: the messages before the first assistant message are its context."""
+    where = ""
+    log = document
+    if isinstance(document, dict):
+        where = "messages"
+        log = get(document, "", "messages")
+    found = messages(log, where)
+    first = next((i for i, m in enumerate(found) if m.role == "assistant"), len(found))
+    turns: list[Turn] = []
+    executions: list[Execution] = []
+    for position, entry in enumerate(found[first:], start=first):
+        if entry.role == "assistant":
+            turn = Turn(float(position), float(position), entry.content, order=position)
+            turn.calls = [Call(c.name, c.id, c.arguments) for c in entry.tool_calls]
+            turns.append(turn)
+        elif entry.role == "tool":
+            executions.append(
+                Execution(
+                    entry.name,
+                    entry.tool_call_id,
+                    None,
+                    float(position),
+                    result=as_text(entry.content or ""),
+                    order=position,
+                )
+            )
+    _names_by_id(turns, executions)
+    return Run(
+        format="chat",
+        source="a Chat Completions message log",
+        path=path,
+        turns=turns,
+        context=found[:first],
+        executions=executions,
+        run_id=content_hash(raw),
+        seconds=0.0,
+        timed=False,
+    )
+
+
+def _names_by_id(turns: list[Turn], executions: list[Execution]) -> None:
+    """A ``tool`` message names no tool; the call it answers does."""
+    named = {c.call_id: c.name for t in turns for c in t.calls if c.call_id}
+    for execution in executions:
+        if execution.name is None and execution.call_id in named:
+            execution.name = named[execution.call_id]

@@ -1,0 +1,158 @@
+"""Reading another program's file field by field: every value's type and range checked, and a
+``ValueError`` that names the field by its path (``spans[3].attributes[2].value.intValue``)
+when it is wrong. Nothing is evaluated; JSON held inside a string is parsed once, with the same
+depth limit as a budgetloop trace."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Any
+
+from .._valid import kind
+from .._validate_trace import MAX_DEPTH, as_json, content_id
+
+_MISSING: Any = object()
+MAX_INT = 2**63  # ids, counts and nanoseconds past this are not what any exporter writes
+
+
+def content_hash(raw: bytes) -> str:
+    """A run id for a source that has none: 32 hex digits of the SHA-256 of the file's bytes,
+    so the same file always gives the same id."""
+    return content_id(raw)
+
+
+def at(path: str, key: str | int) -> str:
+    """``path`` and one more step: ``a.b``, ``a[3]``."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return key if not path else f"{path}.{key}"
+
+
+def _named(path: str) -> str:
+    """``path: `` before a message; nothing for the file's top (the file is named already)."""
+    return f"{path}: " if path else ""
+
+
+def get(data: dict[str, Any], path: str, key: str, default: Any = _MISSING) -> Any:
+    if key in data:
+        return data[key]
+    if default is _MISSING:
+        raise ValueError(f"{at(path, key)}: missing.")
+    return default
+
+
+def obj(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{_named(path)}expected an object, got {kind(value)}.")
+    return value
+
+
+def items(value: Any, path: str, *, optional: bool = False) -> list[Any]:
+    """A list; None (a field left null) is an empty one when ``optional``."""
+    if value is None and optional:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{_named(path)}expected a list, got {kind(value)}.")
+    return value
+
+
+def text(value: Any, path: str, *, optional: bool = True) -> Any:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        expected = "a string or null" if optional else "a string"
+        raise ValueError(f"{path}: expected {expected}, got {kind(value)}.")
+    return value
+
+
+def count(value: Any, path: str, *, optional: bool = True) -> int | None:
+    """An int >= 0, also written as a decimal string (OTLP JSON writes 64-bit ints so)."""
+    if value is None and optional:
+        return None
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        if len(value) > 20:
+            raise ValueError(f"{path}: expected an int >= 0 below 2**63, got {len(value)} digits.")
+        value = int(value)
+    if isinstance(value, float) and value.is_integer() and 0 <= value < MAX_INT:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{path}: expected an int >= 0, got {kind(value)}.")
+    if not 0 <= value < MAX_INT:
+        raise ValueError(f"{path}: expected an int >= 0 below 2**63, got {value!r}.")
+    return value
+
+
+def dollars(value: Any, path: str) -> float | None:
+    """A cost: a finite number >= 0, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{path}: expected a finite number >= 0, got {kind(value)}.")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError(
+            f"{path}: expected a finite number >= 0, got an int past a float's range."
+        ) from None
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{path}: expected a finite number >= 0, got {value!r}.")
+    return number
+
+
+def boolean(value: Any, path: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise ValueError(f"{path}: expected true or false, got {kind(value)}.")
+
+
+def data(value: Any, path: str) -> Any:
+    """JSON data kept as it came (arguments, results, schemas): at most ``MAX_DEPTH`` deep."""
+    return as_json(value, path)
+
+
+def embedded(value: Any, path: str) -> Any:
+    """JSON a string holds (as OTLP attributes hold messages), parsed once; a value that is not
+    a string is taken as the JSON itself."""
+    if not isinstance(value, str):
+        return data(value, path)
+    try:
+        parsed = json.loads(value)
+    except RecursionError:
+        raise ValueError(
+            f"{path}: its JSON is nested more than {MAX_DEPTH} levels deep."
+        ) from None
+    except ValueError as exc:
+        raise ValueError(
+            f"{path}: expected a JSON string, got text that is not JSON ({exc})."
+        ) from None
+    return data(parsed, path)
+
+
+def loose_json(value: str) -> Any:
+    """A string as JSON when it is JSON data, else the string itself (a tool's arguments or
+    result as a source wrote them)."""
+    try:
+        parsed = json.loads(value)
+    except (ValueError, RecursionError):
+        return value
+    try:
+        return as_json(parsed, "")
+    except ValueError:
+        return value
+
+
+def timestamp(value: Any, path: str) -> float | None:
+    """Seconds since the epoch from an ISO 8601 time (openai-agents writes them so)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 64:
+        raise ValueError(f"{path}: expected an ISO 8601 time, got {kind(value)}.")
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{path}: expected an ISO 8601 time, got {value!r}.") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"{path}: expected an ISO 8601 time with its offset, got {value!r}.")
+    return moment.timestamp()

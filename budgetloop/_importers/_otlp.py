@@ -1,0 +1,407 @@
+"""OTLP JSON (an object with ``resourceSpans``, or JSON Lines of them) holding GenAI spans, as
+pydantic-ai, budgetloop and other instrumented frameworks export them.
+
+A run is a trace (``traceId``) with model-call spans (``gen_ai.operation.name`` ``chat``,
+``text_completion`` or ``generate_content``). Each such span is a step; each ``execute_tool``
+span a tool run, paired to its call by ``gen_ai.tool.call.id``. The run span
+(``invoke_agent``), when there is one, gives the run's id (``gen_ai.conversation.id``) and, for
+budgetloop's own spans, the stop, the budget and the costs (``budgetloop.*``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._budget import Projection
+from .._types import Budget, Message, Stop, Usage, to_pico
+from . import _genai
+from ._build import Call, Execution, Run, Turn
+from ._fields import at, boolean, count, dollars, embedded, get, items, obj, text
+
+MODEL_CALLS = ("chat", "text_completion", "generate_content")
+MAX_VALUE_DEPTH = 16  # arrays of arrays in an attribute: deeper is not an exporter's
+_STOPS = {s.value: s for s in Stop}
+_ERROR = ("STATUS_CODE_ERROR", 2)
+
+
+@dataclass
+class Span:
+    trace: str
+    name: str
+    start: float
+    end: float
+    attributes: dict[str, Any]
+    paths: dict[str, str]  # attribute key -> where its value is in the file
+    failed: bool
+    message: str | None
+    scope: str
+    events: list[str] = field(default_factory=list)  # exception events' texts
+    order: int = 0  # its place in the file
+
+    def get(self, key: str) -> Any:
+        return self.attributes.get(key)
+
+    def where(self, key: str) -> str:
+        return self.paths.get(key, key)
+
+    def operation(self) -> str | None:
+        value = self.attributes.get("gen_ai.operation.name")
+        return value if isinstance(value, str) else None
+
+
+def _value(value: Any, path: str, depth: int = 0) -> Any:
+    """An OTLP ``AnyValue`` as plain data."""
+    value = obj(value, path)
+    if depth > MAX_VALUE_DEPTH:
+        raise ValueError(f"{path}: arrays nested more than {MAX_VALUE_DEPTH} deep.")
+    if "stringValue" in value:
+        return text(value["stringValue"], at(path, "stringValue"), optional=False)
+    if "boolValue" in value:
+        return boolean(value["boolValue"], at(path, "boolValue"))
+    if "intValue" in value:
+        raw = value["intValue"]
+        if isinstance(raw, str) and raw.startswith("-") and raw[1:].isdigit():
+            return -int(raw[1:]) if len(raw) <= 21 else count(raw, at(path, "intValue"))
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw < 0:
+            return raw
+        return count(raw, at(path, "intValue"), optional=False)
+    if "doubleValue" in value:
+        raw = value["doubleValue"]
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            raise ValueError(
+                f"{at(path, 'doubleValue')}: expected a number, got {type(raw).__name__}."
+            )
+        try:
+            return float(raw)
+        except OverflowError:
+            raise ValueError(
+                f"{at(path, 'doubleValue')}: expected a number, got an int past a float's range."
+            ) from None
+    if "arrayValue" in value:
+        array = obj(value["arrayValue"], at(path, "arrayValue"))
+        where = at(at(path, "arrayValue"), "values")
+        return [
+            _value(v, at(where, i), depth + 1)
+            for i, v in enumerate(items(array.get("values"), where, optional=True))
+        ]
+    if "kvlistValue" in value or "bytesValue" in value:
+        return None  # not a value any GenAI attribute takes
+    return None
+
+
+def _attributes(raw: Any, path: str) -> tuple[dict[str, Any], dict[str, str]]:
+    values: dict[str, Any] = {}
+    paths: dict[str, str] = {}
+    for i, item in enumerate(items(raw, path, optional=True)):
+        entry = obj(item, at(path, i))
+        key = text(get(entry, at(path, i), "key"), at(at(path, i), "key"), optional=False)
+        shown = repr(key) if len(key) <= 80 else repr(key[:80]) + "..."
+        where = f"{path}[{shown}]"  # attributes['gen_ai.usage.input_tokens']
+        values[key] = _value(get(entry, where, "value"), at(where, "value"))
+        paths[key] = at(where, "value")
+    return values, paths
+
+
+def _nanos(value: Any, path: str) -> float:
+    return (count(value, path, optional=False) or 0) / 1e9
+
+
+def _span(raw: Any, path: str, scope: str) -> Span:
+    span = obj(raw, path)
+    attributes, paths = _attributes(span.get("attributes"), at(path, "attributes"))
+    status = obj(span.get("status") or {}, at(path, "status"))
+    code = status.get("code")
+    events = []
+    for i, event in enumerate(items(span.get("events"), at(path, "events"), optional=True)):
+        where = at(at(path, "events"), i)
+        event = obj(event, where)
+        if event.get("name") == "exception":
+            found, _ = _attributes(event.get("attributes"), at(where, "attributes"))
+            kind, message = found.get("exception.type"), found.get("exception.message")
+            if isinstance(kind, str) and isinstance(message, str):  # as budgetloop says errors
+                events.append(f"{kind.rsplit('.', 1)[-1]}: {message}")
+    start = _nanos(get(span, path, "startTimeUnixNano"), at(path, "startTimeUnixNano"))
+    end = _nanos(get(span, path, "endTimeUnixNano"), at(path, "endTimeUnixNano"))
+    return Span(
+        trace=text(get(span, path, "traceId"), at(path, "traceId"), optional=False),
+        name=text(get(span, path, "name", ""), at(path, "name"), optional=False),
+        start=start,
+        end=max(start, end),
+        attributes=attributes,
+        paths=paths,
+        failed=code in _ERROR,
+        message=text(status.get("message"), at(at(path, "status"), "message")) or None,
+        scope=scope,
+        events=events,
+    )
+
+
+def _scope(raw: Any, path: str) -> str:
+    scope = obj(raw or {}, path)
+    name = text(scope.get("name"), at(path, "name")) or "an OpenTelemetry exporter"
+    version = text(scope.get("version"), at(path, "version"))
+    return name if not version else f"{name} {version}"
+
+
+def spans(documents: list[tuple[Any, str]]) -> list[Span]:
+    """Every span of the documents (each with where it is: "" for a JSON file, "line N")."""
+    out = []
+    for document, line in documents:
+        top = obj(document, line)
+        where = at(line, "resourceSpans")
+        for i, resource in enumerate(items(get(top, line, "resourceSpans"), where)):
+            rpath = at(where, i)
+            resource = obj(resource, rpath)
+            spath = at(rpath, "scopeSpans")
+            for j, scoped in enumerate(items(resource.get("scopeSpans"), spath, optional=True)):
+                sc_path = at(spath, j)
+                scoped = obj(scoped, sc_path)
+                scope = _scope(scoped.get("scope"), at(sc_path, "scope"))
+                list_path = at(sc_path, "spans")
+                for k, raw in enumerate(items(scoped.get("spans"), list_path, optional=True)):
+                    out.append(_span(raw, at(list_path, k), scope))
+                    out[-1].order = len(out)
+    return out
+
+
+def runs(all_spans: list[Span], path: str | None) -> list[Run]:
+    """One run per trace that holds a model call or a run span (``invoke_agent``: a run that
+    stopped before its first call), in the order the traces first appear."""
+    traces: dict[str, list[Span]] = {}
+    for span in all_spans:
+        traces.setdefault(span.trace, []).append(span)
+    return [
+        _run(found, path)
+        for found in traces.values()
+        if any(s.operation() in (*MODEL_CALLS, "invoke_agent") for s in found)
+    ]
+
+
+def _usage(span: Span) -> Usage | None:
+    names = {
+        "input": "gen_ai.usage.input_tokens",
+        "output": "gen_ai.usage.output_tokens",
+        "read": "gen_ai.usage.cache_read.input_tokens",
+        "write": "gen_ai.usage.cache_write.input_tokens",
+    }
+    if span.get(names["input"]) is None or span.get(names["output"]) is None:
+        return None
+    write_key = names["write"]
+    if span.get(write_key) is None:
+        write_key = "gen_ai.usage.cache_creation.input_tokens"  # the name before the rename
+    counts = {
+        k: count(span.get(v), span.where(v)) or 0 for k, v in {**names, "write": write_key}.items()
+    }
+    if counts["read"] + counts["write"] > counts["input"]:
+        raise ValueError(
+            f"{span.where(names['input'])}: {counts['input']} input tokens is fewer than the "
+            f"{counts['read'] + counts['write']} read from and written to the cache."
+        )
+    return Usage(counts["input"], counts["output"], counts["read"], counts["write"])
+
+
+def _projection(span: Span, max_tokens: int | None) -> Projection | None:
+    tokens = span.get("budgetloop.step.projected_input_tokens")
+    if tokens is None:
+        return None
+    cost = dollars(
+        span.get("budgetloop.step.projected_cost_usd"),
+        span.where("budgetloop.step.projected_cost_usd"),
+    )
+    spent = dollars(span.get("budgetloop.spent_usd"), span.where("budgetloop.spent_usd")) or 0.0
+    limit = dollars(span.get("budgetloop.limit_usd"), span.where("budgetloop.limit_usd"))
+    fits = limit is None or (cost is not None and to_pico(spent) + to_pico(cost) <= to_pico(limit))
+    return Projection(
+        input_tokens=count(tokens, span.where("budgetloop.step.projected_input_tokens")) or 0,
+        output_tokens=max_tokens,
+        cost_usd=cost,
+        spent_usd=spent,
+        limit_usd=limit,
+        fits=fits,
+    )
+
+
+def _failure(span: Span, own: bool = False) -> str:
+    """What a failed span says went wrong: its status message, an exception event, or its
+    ``error.type``; "" when it says nothing (budgetloop's own spans: the message only, which
+    is the error's text as recorded, when content was exported)."""
+    if span.message or own:
+        return span.message or ""
+    if span.events:
+        return span.events[0]
+    kind = span.get("error.type")
+    return kind if isinstance(kind, str) else ""
+
+
+def _turn(span: Span, own: bool) -> Turn:
+    max_tokens = count(
+        span.get("gen_ai.request.max_tokens"), span.where("gen_ai.request.max_tokens")
+    )
+    turn = Turn(start=span.start, end=span.end, usage=_usage(span), order=span.order)
+    cost_key = (
+        "budgetloop.step.cost_usd"
+        if span.get("budgetloop.step.cost_usd") is not None
+        else "operation.cost"
+    )
+    turn.cost = dollars(span.get(cost_key), span.where(cost_key))
+    turn.projection = _projection(span, max_tokens)
+    turn.model = text(span.get("gen_ai.response.model"), span.where("gen_ai.response.model"))
+    turn.response_id = text(span.get("gen_ai.response.id"), span.where("gen_ai.response.id"))
+    reasons = span.get("gen_ai.response.finish_reasons")
+    if span.failed:
+        turn.error = _failure(span, own)
+        return turn
+    raw = span.get("gen_ai.output.messages")
+    said = (
+        None
+        if raw is None
+        else _genai.reply(
+            embedded(raw, span.where("gen_ai.output.messages")),
+            span.where("gen_ai.output.messages"),
+        )
+    )
+    if said is not None:
+        turn.text, turn.finish_reason = said.text, said.finish_reason
+        turn.calls = [Call(name, call_id, arguments) for name, call_id, arguments in said.calls]
+    if turn.finish_reason is None and isinstance(reasons, list) and reasons:
+        turn.finish_reason = text(reasons[0], span.where("gen_ai.response.finish_reasons"))
+    skipped = span.get("budgetloop.step.skipped_tool_calls.reasons")
+    if isinstance(skipped, list):
+        turn.skipped = [
+            text(r, span.where("budgetloop.step.skipped_tool_calls.reasons"), optional=False)
+            for r in skipped
+        ]
+    return turn
+
+
+def _execution(span: Span, own: bool) -> Execution:
+    args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+    arguments = span.get(args_key)
+    result = span.get(result_key)
+    status = text(span.get("budgetloop.tool.status"), span.where("budgetloop.tool.status"))
+    checked = None
+    if own and span.get("error.type") not in ("invalid_arguments", "unknown_tool"):
+        parsed = None if arguments is None else embedded(arguments, span.where(args_key))
+        checked = parsed if isinstance(parsed, dict) else None
+    coerced = span.get("budgetloop.tool.coerced")
+    return Execution(
+        name=text(span.get("gen_ai.tool.name"), span.where("gen_ai.tool.name")),
+        call_id=text(span.get("gen_ai.tool.call.id"), span.where("gen_ai.tool.call.id")),
+        arguments=arguments if arguments is None else _genai.as_text(arguments),
+        start=span.start,
+        seconds=span.end - span.start,
+        result=None if result is None else _genai.as_text(result),
+        error=_failure(span, own) if span.failed or status == "error" else None,
+        status=status,
+        checked=checked,
+        coerced=tuple(
+            text(c, span.where("budgetloop.tool.coerced"), optional=False)
+            for c in (coerced if isinstance(coerced, list) else [])
+        ),
+        order=span.order,
+        truncated=count(
+            span.get("budgetloop.tool.truncated"), span.where("budgetloop.tool.truncated")
+        ),
+    )
+
+
+def _context(chats: list[Span], agent: Span | None) -> list[Message]:
+    """What the first model call was sent: its system instructions, then its input messages;
+    from the run span when no model call records them."""
+    for span in [*chats, *([agent] if agent is not None else [])]:
+        raw = span.get("gen_ai.input.messages")
+        if raw is None:
+            continue
+        system = span.get("gen_ai.system_instructions")
+        out = (
+            []
+            if system is None
+            else _genai.instructions(
+                embedded(system, span.where("gen_ai.system_instructions")),
+                span.where("gen_ai.system_instructions"),
+            )
+        )
+        where = span.where("gen_ai.input.messages")
+        return out + _genai.messages(embedded(raw, where), where)
+    return []
+
+
+def _run(found: list[Span], path: str | None) -> Run:
+    chats = sorted(
+        (s for s in found if s.operation() in MODEL_CALLS), key=lambda s: (s.start, s.order)
+    )
+    agents = sorted(
+        (s for s in found if s.operation() == "invoke_agent"), key=lambda s: (s.start, s.order)
+    )
+    agent = agents[0] if agents else None
+    own = any(s.scope.split(" ")[0] == "budgetloop" for s in found)
+    first = agent or chats[0]
+    run = Run(
+        format="otlp",
+        source=f"{first.scope} spans",
+        path=path,
+        turns=[_turn(s, own) for s in chats],
+        context=_context(chats, agent),
+        executions=[_execution(s, own) for s in found if s.operation() == "execute_tool"],
+        run_id=_run_id(found, agent),
+        content=not chats or any(s.get("gen_ai.output.messages") is not None for s in chats),
+    )
+    for span in chats:
+        raw = span.get("gen_ai.tool.definitions")
+        if raw is not None:
+            where = span.where("gen_ai.tool.definitions")
+            run.tools = _genai.definitions(embedded(raw, where), where)
+            break
+    if chats:
+        run.max_output_tokens = count(
+            chats[0].get("gen_ai.request.max_tokens"), chats[0].where("gen_ai.request.max_tokens")
+        )
+    if agent is not None:
+        _from_agent(run, agent)
+    return run
+
+
+def _run_id(found: list[Span], agent: Span | None) -> str:
+    for span in [*([agent] if agent is not None else []), *found]:
+        value = span.get("gen_ai.conversation.id")
+        if isinstance(value, str) and value:
+            return value
+    return found[0].trace
+
+
+def _from_agent(run: Run, agent: Span) -> None:
+    """What the run span holds: the answer, the time, and budgetloop's own run attributes."""
+    raw = agent.get("gen_ai.output.messages")
+    if raw is not None:
+        said = _genai.reply(
+            embedded(raw, agent.where("gen_ai.output.messages")),
+            agent.where("gen_ai.output.messages"),
+        )
+        run.answer = None if said is None else said.text
+    run.seconds = agent.end - agent.start
+    if agent.scope.split(" ")[0] != "budgetloop":
+        return
+    run.stop_known = True  # budgetloop's run span says how the run ended, or that it had not
+    run.cost = dollars(agent.get("budgetloop.cost_usd"), agent.where("budgetloop.cost_usd"))
+    seconds = dollars(agent.get("budgetloop.seconds"), agent.where("budgetloop.seconds"))
+    run.seconds = run.seconds if seconds is None else seconds
+    limits: dict[str, Any] = {}
+    for name in ("max_steps", "max_tool_calls"):
+        key = f"budgetloop.budget.{name}"
+        limits[name] = count(agent.get(key), agent.where(key))
+    for name in ("max_seconds", "max_cost_usd"):
+        key = f"budgetloop.budget.{name}"
+        limits[name] = dollars(agent.get(key), agent.where(key))
+    run.budget = Budget(**limits)
+    stop = agent.get("budgetloop.stop")
+    if stop is None:
+        return
+    if stop not in _STOPS:
+        raise ValueError(
+            f"{agent.where('budgetloop.stop')}: expected one of {', '.join(_STOPS)}, got {stop!r}."
+        )
+    run.stop = _STOPS[stop]
+    run.detail = text(agent.get("budgetloop.stop.detail"), agent.where("budgetloop.stop.detail"))
+    if agent.failed and agent.message is not None and agent.message != run.detail:
+        run.error = agent.message

@@ -1,0 +1,635 @@
+"""Runs from other frameworks (issue 20): ``load_trace`` recognises OTLP JSON holding GenAI
+spans, openai-agents' trace export and a Chat Completions message log by their content, or as
+``format=`` says; a file of several runs points to ``load_traces``; every field is checked; and
+an imported run is replayed under a budget, reported, compared and shown.
+
+The example files are ``tests/fixtures/peer-traces`` (a copy of the shared files, recorded from
+real runs of pydantic-ai and openai-agents; its README says how). budgetloop's own spans import
+back to the same ``format()``: a property on random runs. The real frameworks are driven in
+tests/test_import_frameworks.py."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+
+from budgetloop import (
+    Budget,
+    Price,
+    Result,
+    Stop,
+    budget_report,
+    first_divergence,
+    load_trace,
+    load_traces,
+    replay,
+    run,
+)
+from tests.strategies import PROMPT, Scenario, build, scenarios
+
+PEERS = Path(__file__).parents[1] / "fixtures" / "peer-traces"
+PRICE = Price(2.5, 10.0, cache_read_per_mtok=1.25)  # assumed rates for the tests
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (its parent package may be missing altogether)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+HAVE_OTEL = installed("opentelemetry.exporter.otlp.proto.common")
+needs_otel = pytest.mark.skipif(
+    not HAVE_OTEL, reason="needs opentelemetry-sdk and the OTLP encoder (the dev extra has them)"
+)
+
+PEER_RUN = "\n".join(
+    [
+        "step 0: Looking it up.",
+        '  - price({"isin": "SE0000108656"}) -> 118.4',
+        "step 1:",
+        '  - convert({"amount": 118.4, "rate": 0.091}) -> 10.77',
+        "step 2: SE0000108656 is 118.40 SEK, about 10.77 USD.",
+        "",
+        "stop=answered tools=2 failed=0 cost=unknown",
+    ]
+)
+
+
+def otlp_json(result: Result, **options: Any) -> dict[str, Any]:
+    """``export_trace(result, content=True)`` as an OTLP exporter sends it, written as JSON."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from budgetloop.otel import export_trace
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    export_trace(result, provider, content=True, **options)
+    provider.shutdown()
+    out: dict[str, Any] = MessageToDict(encode_spans(exporter.get_finished_spans()))
+    return out
+
+
+def write(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+# -- the shared files ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "source", "run_id"),
+    [
+        (
+            "pydantic_ai_spans_otlp.json",
+            "otlp",
+            "pydantic-ai 2.68.0 spans",
+            "01a232d8-7e6f-7750-8220-afd19ac88cf3",  # its gen_ai.conversation.id
+        ),
+        (
+            "openai_agents_trace_export.json",
+            "openai-agents",
+            "openai-agents trace pricer-demo",
+            "trace_59ae4a70f65e4fdb896caede6070a45d",  # its trace id
+        ),
+    ],
+)
+def test_a_frameworks_spans_import_as_its_run(
+    name: str, fmt: str, source: str, run_id: str
+) -> None:
+    result = load_trace(PEERS / name)
+    assert result.format() == PEER_RUN
+    assert result == load_trace(PEERS / name, format=fmt)
+    assert (result.run_id, result.imported.format, result.imported.source) == (run_id, fmt, source)  # type: ignore[union-attr]
+    assert (result.stop, result.answer) == (
+        Stop.ANSWERED,
+        "SE0000108656 is 118.40 SEK, about 10.77 USD.",
+    )
+    assert [s.usage for s in result.steps] == [
+        budgetloop_usage(1200, 60, 0),
+        budgetloop_usage(1400, 40, 1000),
+        budgetloop_usage(1600, 20, 1200),
+    ]
+    assert [(s.cost_usd, s.projection) for s in result.steps] == [(None, None)] * 3
+    assert result.cost_usd is None  # neither source holds a cost: unknown, not $0
+    assert [(c.id, c.status, c.arguments) for c in result.tool_calls] == [
+        ("call_1", "ok", {"isin": "SE0000108656"}),
+        ("call_2", "ok", {"amount": 118.4, "rate": 0.091}),
+    ]
+    assert all(c.seconds > 0 for c in result.tool_calls)
+    assert all(s.seconds > 0 for s in result.steps)
+    assert [m.role for m in result.messages] == [
+        "system", "user", "assistant", "tool", "assistant", "tool", "assistant",
+    ]  # fmt: skip
+    assert result.messages[1].content == "What is SE0000108656 worth in USD?"
+    lacks = result.imported.lacks  # type: ignore[union-attr]
+    assert {"cost", "projections", "price", "budget", "max_output_tokens"} <= set(lacks)
+    assert ("tool schemas" in lacks) is (fmt == "openai-agents")  # pydantic-ai exports them
+    if fmt == "otlp":
+        assert [(t["name"], t["description"]) for t in result.tools] == [
+            ("price", "Look up the last price for an instrument."),
+            ("convert", "Convert an amount of money at an exchange rate."),
+        ]
+
+
+def budgetloop_usage(inputs: int, outputs: int, cached: int) -> Any:
+    from budgetloop import Usage
+
+    return Usage(inputs, outputs, cache_read_tokens=cached)
+
+
+@pytest.mark.parametrize(
+    "name", ["pydantic_ai_messages_openai_chat.json", "openai_agents_messages_openai_chat.json"]
+)
+def test_a_chat_completions_log_imports_with_what_a_log_holds(name: str, tmp_path: Path) -> None:
+    result = load_trace(PEERS / name)
+    assert (
+        result.format()
+        .replace('{"isin":"', '{"isin": "')
+        .replace('{"amount":118.4,"rate":0.091}', '{"amount": 118.4, "rate": 0.091}')
+        == PEER_RUN
+    )  # pydantic-ai writes its JSON without spaces
+    assert result.imported.format == "chat"  # type: ignore[union-attr]
+    assert [(s.usage, s.cost_usd, s.seconds) for s in result.steps] == [(None, None, 0.0)] * 3
+    assert {"token usage", "cost", "timing"} <= set(result.imported.lacks)  # type: ignore[union-attr]
+    assert result.run_id == load_trace(PEERS / name).run_id  # from the file's bytes: stable
+    wrapped = write(tmp_path / "log.json", {"messages": json.loads((PEERS / name).read_text())})
+    assert load_trace(wrapped).format() == result.format()
+
+
+def test_budgetloops_own_export_imports_with_its_stop_costs_and_projections() -> None:
+    result = load_trace(PEERS / "budgetloop_export_otlp.json")
+    assert result.stop is Stop.MAX_COST_USD
+    assert (result.cost_usd, len(result.failed), len(result.skipped)) == (0.01205, 1, 1)
+    assert result.budget == Budget(max_steps=8, max_cost_usd=0.02)
+    assert result.max_output_tokens == 500  # gen_ai.request.max_tokens
+    assert result.steps[1].tool_calls[0].raw_arguments == {"amount": "118.4", "rate": 0.091}
+    assert result.steps[0].projection is not None
+    assert (result.steps[0].projection.input_tokens, result.steps[0].projection.cost_usd) == (
+        355,
+        0.0058875,
+    )
+    assert result.imported.lacks == ("price", "tool schemas")  # type: ignore[union-attr]
+
+
+def test_files_that_are_none_of_the_formats_say_what_is_read(tmp_path: Path) -> None:
+    for name in ("pydantic_ai_messages_native.json", "openai_agents_items_responses_format.json"):
+        with pytest.raises(
+            ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"
+        ):
+            load_trace(PEERS / name)
+    with pytest.raises(ValueError, match=r"^.*log\.json: expected an object, got list\.$"):
+        load_trace(
+            write(tmp_path / "log.json", [{"role": "user", "content": "hi"}]), format="otlp"
+        )
+    with pytest.raises(
+        ValueError,
+        match=r"^load_trace: format must be one of 'budgetloop', 'otlp', 'openai-agents', 'chat' or None, got 'jsonl'\.$",
+    ):
+        load_trace(PEERS / "pydantic_ai_spans_otlp.json", format="jsonl")
+    with pytest.raises(
+        TypeError, match=r"^load_traces: format must be one of .* or None, got int\.$"
+    ):
+        load_traces(PEERS / "pydantic_ai_spans_otlp.json", format=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not a budgetloop trace"):
+        load_trace(PEERS / "pydantic_ai_spans_otlp.json", format="budgetloop")
+
+
+# -- several runs in one file ---------------------------------------------------------------------
+
+
+def test_a_file_of_several_runs_says_how_many_and_load_traces_reads_them(tmp_path: Path) -> None:
+    spans = (PEERS / "pydantic_ai_spans_otlp.json").read_text()
+    other = json.loads(spans)
+    for scoped in other["resourceSpans"][0]["scopeSpans"]:
+        for span in scoped["spans"]:
+            span["traceId"] = "f" * 32
+            for attribute in span["attributes"]:
+                if attribute["key"] == "gen_ai.conversation.id":
+                    attribute["value"] = {"stringValue": "second"}
+    lines = tmp_path / "two.jsonl"
+    lines.write_text(json.dumps(json.loads(spans)) + "\n" + json.dumps(other) + "\n")
+    with pytest.raises(ValueError, match="holds 2 runs") as info:
+        load_trace(lines)
+    assert str(info.value) == (
+        f"{lines}: holds 2 runs; load_trace reads one run. "
+        "load_traces(path) returns every run a file holds, as a list."
+    )
+    both = load_traces(lines)
+    assert [r.run_id for r in both] == ["01a232d8-7e6f-7750-8220-afd19ac88cf3", "second"]
+    assert [r.format() for r in both] == [PEER_RUN, PEER_RUN]
+    exported = json.loads((PEERS / "openai_agents_trace_export.json").read_text())
+    again = copy.deepcopy(exported)
+    for item in again:
+        item["trace_id" if item["object"] == "trace.span" else "id"] = "trace_other"
+    agents = write(tmp_path / "agents.json", {"data": exported + again})  # as its exporter posts
+    assert [r.run_id for r in load_traces(agents)] == [
+        "trace_59ae4a70f65e4fdb896caede6070a45d",
+        "trace_other",
+    ]
+    assert load_traces(PEERS / "budgetloop_export_otlp.json")[0].stop is Stop.MAX_COST_USD
+    empty = write(tmp_path / "empty.json", {"resourceSpans": []})
+    assert load_traces(empty) == []
+    with pytest.raises(ValueError, match=r"holds no run \(no model call\)"):
+        load_trace(empty)
+
+
+# -- hostile files ----------------------------------------------------------------------------------
+
+WRONG: tuple[Any, ...] = (None, True, -1, 2.5, "x", [], {}, [1], {"x": 1}, 10**400, "1e999")
+
+
+def nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from nodes(inner, (*path, key))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            yield from nodes(inner, (*path, i))
+
+
+def changed(data: Any, path: tuple[Any, ...], wrong: Any) -> Any:
+    out = copy.deepcopy(data)
+    if not path:
+        return wrong
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = wrong
+    return out
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pydantic_ai_spans_otlp.json",
+        "openai_agents_trace_export.json",
+        "pydantic_ai_messages_openai_chat.json",
+        "budgetloop_export_otlp.json",
+    ],
+)
+def test_every_wrong_field_is_refused_naming_the_file_or_loads_usable(
+    name: str, tmp_path: Path
+) -> None:
+    data = json.loads((PEERS / name).read_text())
+    path = tmp_path / name
+    refused = loaded = 0
+    unnamed: list[tuple[Any, ...]] = []
+    paths = list(nodes(data))
+    for where in paths[:: max(1, len(paths) // 60)]:  # about 60 places, each with every wrong
+        for wrong in WRONG:
+            write(path, changed(data, where, wrong))
+            try:
+                results = load_traces(path)
+            except ValueError as exc:
+                unnamed += [] if str(exc).startswith(f"{path}: ") else [(where, wrong, str(exc))]
+                refused += 1
+                continue
+            for result in results:  # what loads is usable: formatted, saved and loaded again
+                text = result.format()
+                again = Result.from_dict(json.loads(json.dumps(result.to_dict())))
+                assert again.format() == text
+            loaded += 1
+    assert unnamed == []
+    assert refused > 50
+    assert loaded > 50
+
+
+EMBEDDED = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.definitions",
+            "gen_ai.system_instructions")  # fmt: skip
+
+
+def test_every_wrong_field_inside_the_json_an_attribute_holds_is_refused_or_usable(
+    tmp_path: Path,
+) -> None:
+    data = json.loads((PEERS / "pydantic_ai_spans_otlp.json").read_text())
+    path = tmp_path / "spans.json"
+    refused = loaded = 0
+    unnamed: list[tuple[Any, ...]] = []
+    for span_index, span in enumerate(data["resourceSpans"][0]["scopeSpans"][0]["spans"][:3]):
+        for attribute_index, attribute in enumerate(span["attributes"]):
+            if attribute["key"] not in EMBEDDED:
+                continue
+            inner = json.loads(attribute["value"]["stringValue"])
+            for where in list(nodes(inner))[1:]:
+                for wrong in WRONG:
+                    mutated = copy.deepcopy(data)
+                    target = mutated["resourceSpans"][0]["scopeSpans"][0]["spans"][span_index]
+                    value = json.dumps(changed(inner, where, wrong))
+                    target["attributes"][attribute_index]["value"] = {"stringValue": value}
+                    write(path, mutated)
+                    try:
+                        result = load_trace(path)
+                    except ValueError as exc:
+                        named = str(exc).startswith(
+                            f"{path}: "
+                        ) and f"['{attribute['key']}'].value" in str(exc)
+                        unnamed += [] if named else [(where, wrong, str(exc))]
+                        refused += 1
+                        continue
+                    result.format()
+                    Result.from_dict(json.loads(json.dumps(result.to_dict())))
+                    loaded += 1
+    assert unnamed == []
+    assert refused > 100
+    assert loaded > 100
+
+
+def test_nothing_in_an_imported_file_is_evaluated(tmp_path: Path) -> None:
+    payload = "__import__('os').system('touch pwned')"
+    log = [
+        {"role": "user", "content": payload},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": payload, "arguments": payload}}
+        ]},
+        {"role": "tool", "tool_call_id": "c1", "content": payload},
+        {"role": "assistant", "content": payload},
+    ]  # fmt: skip
+    result = load_trace(write(tmp_path / "log.json", log))
+    assert result.tool_calls[0].raw_arguments == payload
+    assert result.tool_calls[0].result == payload
+    assert result.answer == payload
+    assert not (tmp_path / "pwned").exists()
+    assert not Path("pwned").exists()
+
+
+def test_deep_nesting_and_huge_numbers_are_value_errors(tmp_path: Path) -> None:
+    deep = "[" * 5000 + '"leaf"' + "]" * 5000
+    for document in (
+        '{"resourceSpans": ' + deep + "}",
+        '[{"role": "user", "content": "hi"}, {"role": "assistant", "content": ' + deep + "}]",
+    ):
+        path = tmp_path / "deep.json"
+        path.write_text(document, encoding="utf-8")
+        with pytest.raises(ValueError, match=r"deep\.json: "):
+            load_trace(path)
+    spans = json.loads((PEERS / "pydantic_ai_spans_otlp.json").read_text())
+    attributes = spans["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    for attribute in attributes:
+        if attribute["key"] == "gen_ai.usage.input_tokens":
+            attribute["value"] = {"intValue": "9" * 400}
+    with pytest.raises(ValueError, match="400 digits") as info:
+        load_trace(write(tmp_path / "big.json", spans))
+    assert str(info.value) == (
+        f"{tmp_path / 'big.json'}: resourceSpans[0].scopeSpans[0].spans[0]."
+        "attributes['gen_ai.usage.input_tokens'].value.intValue: expected an int >= 0 below "
+        "2**63, got 400 digits."
+    )
+    for attribute in attributes:
+        if attribute["key"] == "gen_ai.usage.input_tokens":
+            attribute["value"] = {"intValue": "1200"}
+        if attribute["key"] == "gen_ai.output.messages":
+            attribute["value"] = {"stringValue": "[" * 200_000 + "]" * 200_000}
+    with pytest.raises(
+        ValueError, match=r"\['gen_ai\.output\.messages'\]\.value: its JSON is nested"
+    ):
+        load_trace(write(tmp_path / "nested.json", spans))
+
+
+# -- budgetloop's own spans come back --------------------------------------------------------------
+
+
+@needs_otel
+@given(scenarios())
+def test_budgetloops_own_spans_import_back_to_the_same_format(s: Scenario) -> None:
+    built = build(s)
+    result = run(built.model, PROMPT, **built.kwargs)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = write(Path(folder) / "spans.json", otlp_json(result))
+        back = load_trace(path)
+    assert back.format() == result.format()
+    assert back.run_id == result.run_id
+    assert [s.usage for s in back.steps] == [s.usage for s in result.steps]
+    assert [s.cost_usd for s in back.steps] == [s.cost_usd for s in result.steps]
+
+
+@needs_otel
+def test_the_round_trip_keeps_ids_projections_and_the_budget(tmp_path: Path) -> None:
+    from tests.otel_support import ceiling_run
+
+    result = ceiling_run().run()
+    back = load_trace(write(tmp_path / "spans.json", otlp_json(result)))
+    assert back.format() == result.format()
+    assert (back.budget, back.max_output_tokens, back.cost_usd) == (
+        result.budget,
+        result.max_output_tokens,
+        result.cost_usd,
+    )
+    assert [s.projection for s in back.steps] == [s.projection for s in result.steps]
+    assert [(s.model, s.response_id, s.finish_reason) for s in back.steps] == [
+        (s.model, s.response_id, s.finish_reason) for s in result.steps
+    ]
+    assert back.tools == tuple(result.tools)
+    assert back.imported.lacks == ("price",)  # type: ignore[union-attr]
+    assert first_divergence(back, result) is None
+    replayed = replay(back, price=Price(2.5, 10.0, cache_read_per_mtok=1.25))
+    assert replayed.format() == result.format()
+
+
+# -- an imported run in budgetloop's tools ---------------------------------------------------------
+
+
+def test_replay_says_where_a_ceiling_would_have_stopped_an_imported_run() -> None:
+    for name in ("pydantic_ai_spans_otlp.json", "openai_agents_trace_export.json"):
+        imported = load_trace(PEERS / name)
+        whole = replay(imported, price=PRICE, max_output_tokens=500)
+        assert (whole.stop, len(whole.steps)) == (Stop.ANSWERED, 3)
+        assert whole.cost_usd == pytest.approx(
+            PRICE.usage_cost(budgetloop_usage(1200, 60, 0))
+            + PRICE.usage_cost(budgetloop_usage(1400, 40, 1000))
+            + PRICE.usage_cost(budgetloop_usage(1600, 20, 1200))
+        )
+        stopped = replay(
+            imported, budget=Budget(max_cost_usd=0.008), price=PRICE, max_output_tokens=500
+        )
+        assert (stopped.stop, len(stopped.steps)) == (Stop.MAX_COST_USD, 1)
+        assert stopped.detail is not None
+        assert stopped.detail.startswith("no turn to read the results fits: next turn projected")
+        assert [c.status for c in stopped.steps[0].tool_calls] == ["skipped"]
+    with pytest.raises(ValueError, match=r"Budget\(max_cost_usd=...\) needs price=Price"):
+        replay(imported, budget=Budget(max_cost_usd=0.01), max_output_tokens=500)
+
+
+def test_replay_takes_max_output_tokens_from_the_source_when_it_has_one() -> None:
+    imported = load_trace(PEERS / "budgetloop_export_otlp.json")
+    same = replay(imported, price=PRICE)
+    assert [s.projection.output_tokens for s in same.steps if s.projection] == [500] * 4
+    assert replay(imported, price=PRICE, max_output_tokens=500).format() == same.format()
+    with pytest.raises(
+        ValueError,
+        match=r"^replay: max_output_tokens must be left out for this imported run, got 100: its source recorded 500",
+    ):
+        replay(imported, price=PRICE, max_output_tokens=100)
+
+
+def test_budget_report_reads_a_folder_of_imported_runs(tmp_path: Path) -> None:
+    for name in ("pydantic_ai_spans_otlp.json", "openai_agents_trace_export.json",
+                 "budgetloop_export_otlp.json"):  # fmt: skip
+        shutil.copy(PEERS / name, tmp_path / name)
+    report = budget_report(tmp_path)
+    assert report.names == (
+        "budgetloop_export_otlp.json",
+        "openai_agents_trace_export.json",
+        "pydantic_ai_spans_otlp.json",
+    )
+    assert report.unknown_cost == report.names[1:]
+    assert report.stops == {"max_cost_usd": report.names[:1], "answered": report.names[1:]}
+    assert "run cost               unknown" in str(report)
+    replayed = [replay(load_trace(tmp_path / n), price=PRICE, max_output_tokens=500)
+                for n in report.names[1:]]  # fmt: skip
+    priced = budget_report(replayed, percentiles=[50])
+    assert priced.unknown_cost == ()
+    assert priced.max_steps == {50: 3}
+    assert priced.cost_usd[50] == pytest.approx(0.00895)
+
+
+def test_first_divergence_compares_an_imported_run_with_a_budgetloop_one() -> None:
+    pydantic = load_trace(PEERS / "pydantic_ai_spans_otlp.json")
+    agents = load_trace(PEERS / "openai_agents_trace_export.json")
+    assert first_divergence(pydantic, agents) is None  # the same run, told by two frameworks
+    ours = replay(pydantic, price=PRICE, max_output_tokens=500)
+    assert first_divergence(pydantic, ours) is None
+    shorter = replay(pydantic, budget=Budget(max_steps=2), price=PRICE, max_output_tokens=500)
+    assert first_divergence(agents, shorter) == 2
+
+
+WIDGETS = installed("ipywidgets")
+
+
+@pytest.mark.skipif(not WIDGETS, reason="needs ipywidgets (the widgets extra)")
+def test_the_viewers_open_an_imported_run_and_say_what_it_lacks() -> None:
+    from budgetloop_widgets import CompareView, TraceView
+
+    imported = load_trace(PEERS / "openai_agents_trace_export.json")
+    view = TraceView(imported)
+    header = view.summary.value
+    assert (
+        "imported from openai-agents trace pricer-demo (openai-agents, openai_agents_trace_export.json)"
+        in header
+    )
+    assert (
+        "the source has no cost, projections, price, budget, max_output_tokens, tool schemas"
+        in header
+    )
+    assert "3 steps taken · cost unknown" in header
+    ours = replay(imported, budget=Budget(max_steps=2), price=PRICE, max_output_tokens=500)
+    compare = CompareView(imported, ours, names=("openai-agents", "budgetloop"))
+    assert compare.divergence == 2
+    assert "step 2: the runs part here" in compare.view.value
+    html = imported._repr_html_()
+    assert "imported from openai-agents trace pricer-demo" in html
+    assert "3 steps taken · cost unknown" in html
+
+
+@needs_otel
+def test_an_imported_run_exports_with_no_cost_it_never_had() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import StatusCode
+
+    from budgetloop.otel import export_trace
+
+    imported = load_trace(PEERS / "pydantic_ai_spans_otlp.json")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    export_trace(imported, provider)
+    finished = exporter.get_finished_spans()
+    assert [s.name for s in finished][-1] == "invoke_agent"
+    for span in finished:
+        attributes = dict(span.attributes or {})
+        assert attributes["gen_ai.conversation.id"] == imported.run_id
+        assert not {"budgetloop.cost_usd", "budgetloop.step.cost_usd", "mlflow.llm.cost",
+                    "budgetloop.step.projected_input_tokens"} & set(attributes)  # fmt: skip
+    assert finished[-1].status.status_code is StatusCode.OK  # it answered
+
+
+def test_an_imported_run_is_resumed_and_the_fork_names_it() -> None:
+    from budgetloop import ScriptedModel, resume
+
+    def price(isin: str) -> float:
+        """Look up the last price for an instrument."""
+        return 118.4
+
+    def convert(amount: float, rate: float) -> float:
+        """Convert an amount of money at an exchange rate."""
+        return round(amount * rate, 2)
+
+    imported = load_trace(PEERS / "openai_agents_trace_export.json")
+    model = ScriptedModel(["About 10.77 USD."], price=PRICE, max_output_tokens=100)
+    session = resume(imported, model, tools=[price, convert], at=2)
+    assert [m.role for m in session.messages] == [
+        "system", "user", "assistant", "tool", "assistant", "tool",
+    ]  # fmt: skip
+    result = session.run()
+    assert (result.stop, result.answer, result.forked_from) == (
+        Stop.ANSWERED,
+        "About 10.77 USD.",
+        imported.run_id,
+    )
+    assert result.steps[2].cost_usd == result.cost_usd  # the source's steps had no known cost
+    assert [s.cost_usd for s in result.steps[:2]] == [None, None]
+    with pytest.raises(
+        TypeError, match=r"^load_traces: path: expected a str or os\.PathLike path, got int\.$"
+    ):
+        load_traces(3)  # type: ignore[arg-type]
+
+
+def test_a_log_whose_tool_messages_name_nothing_pairs_them_in_order(tmp_path: Path) -> None:
+    log = [
+        {"role": "user", "content": "two lookups"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"type": "function", "function": {"name": "price", "arguments": '{"isin": "A"}'}},
+            {"type": "function", "function": {"name": "rate", "arguments": '{"to": "USD"}'}},
+        ]},
+        {"role": "tool", "content": "1.0"},
+        {"role": "tool", "content": "2.0"},
+        {"role": "assistant", "content": "done"},
+    ]  # fmt: skip
+    result = load_trace(write(tmp_path / "log.json", log))
+    assert [(c.name, c.id, c.result) for c in result.tool_calls] == [
+        ("price", "", "1.0"),
+        ("rate", "", "2.0"),
+    ]
+    assert "tool call ids" in result.imported.lacks  # type: ignore[union-attr]
+    assert result.format().splitlines()[-1] == "stop=answered tools=2 failed=0 cost=unknown"
+
+
+@pytest.mark.timeout(60)
+def test_a_long_run_pairs_its_calls_without_going_quadratic(tmp_path: Path) -> None:
+    # 20,000 calls paired by order and name: 1 s here; comparing each with every model call
+    # took 160 s
+    log: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for i in range(20_000):
+        call = {
+            "type": "function",
+            "function": {"name": "step", "arguments": json.dumps({"i": i})},
+        }
+        log += [{"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "content": str(i)}]  # fmt: skip
+    log.append({"role": "assistant", "content": "done"})
+    result = load_trace(write(tmp_path / "long.json", log))
+    assert len(result.steps) == 20_001
+    assert all(
+        c.result == str(c.arguments["i"]) for c in result.tool_calls if c.arguments is not None
+    )
+    assert len(result.tool_calls) == 20_000
