@@ -5,8 +5,8 @@ wrong; for a 100,000-step trace that is most of the load. These readers make the
 as plain type and range tests, accept only values the full readers accept (exact ``dict``,
 ``list``, ``str``, ``int``, ``float``, ``bool``, as ``json.loads`` makes them), building no path
 strings and no messages. On anything else they return None, and the full reader runs: it builds
-the same object, or raises the ``ValueError`` that names the field. ``tests/test_read_fast.py``
-holds the two readers to the same results.
+the same object, or raises the ``ValueError`` that names the field.
+``tests/core/test_read_fast.py`` holds the two readers to the same results.
 """
 
 from __future__ import annotations

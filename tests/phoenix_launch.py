@@ -3,7 +3,7 @@
 Run by the Python of the venv Phoenix is installed in (``.venv-phoenix``), not the project's:
 Phoenix binds its gRPC receiver to every interface (``[::]``) and has no setting for the host,
 so the server it makes is told to bind 127.0.0.1 instead. Everything else comes from the
-``PHOENIX_*`` environment variables that tests/test_phoenix.py sets.
+``PHOENIX_*`` environment variables that tests/adapters/test_phoenix.py sets.
 """
 
 import sys

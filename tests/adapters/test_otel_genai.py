@@ -2,7 +2,7 @@
 span and on each output message (Phoenix drops output messages without it); the response's model
 and id; one conversation id per run on every span; tool descriptions and definitions; the
 provider where the conventions require it; the run's status and error.type; the prompt and the
-answer on the run span. In-memory exporter; the real Phoenix is tests/test_phoenix.py."""
+answer on the run span. In-memory exporter; the real Phoenix is tests/adapters/test_phoenix.py."""
 
 from __future__ import annotations
 

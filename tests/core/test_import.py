@@ -6,7 +6,7 @@ an imported run is replayed under a budget, reported, compared and shown.
 The example files are ``tests/fixtures/peer-traces`` (a copy of the shared files, recorded from
 real runs of pydantic-ai and openai-agents; its README says how). budgetloop's own spans import
 back to the same ``format()``: a property on random runs. The real frameworks are driven in
-tests/test_import_frameworks.py."""
+tests/adapters/test_import_frameworks.py."""
 
 from __future__ import annotations
 
