@@ -272,7 +272,7 @@ def build(run: Run) -> Result:
         answer=answer,
         steps=tuple(steps),
         messages=tuple(messages),
-        cost_usd=run.cost if run.cost is not None else _total(steps),
+        cost_usd=_cost(run.cost, _total(steps)),
         seconds=run.seconds if run.seconds is not None else _span(turns, steps),
         budget=run.budget or Budget(max_steps=None),
         error=run.error,
@@ -283,6 +283,14 @@ def build(run: Run) -> Result:
         run_id=run.run_id or new_run_id(),
         imported=Imported(run.format, run.source, run.path, _lacks(run, steps)),
     )
+
+
+def _cost(run: float | None, steps: float | None) -> float | None:
+    """The run's cost as its source says; never below what its steps cost (a source whose
+    total is less than its parts is taken at the larger: money spent is never forgotten)."""
+    if run is None or steps is None:
+        return run if run is not None else steps
+    return max(run, steps)
 
 
 def _total(steps: list[Step]) -> float | None:

@@ -464,7 +464,9 @@ def test_replay_says_where_a_ceiling_would_have_stopped_an_imported_run() -> Non
         assert stopped.detail is not None
         assert stopped.detail.startswith("no turn to read the results fits: next turn projected")
         assert [c.status for c in stopped.steps[0].tool_calls] == ["skipped"]
-    with pytest.raises(ValueError, match=r"Budget\(max_cost_usd=...\) needs price=Price"):
+    with pytest.raises(
+        ValueError, match=r"^replay: price must be a Price with Budget\(max_cost_usd=\.\.\.\)"
+    ):
         replay(imported, budget=Budget(max_cost_usd=0.01), max_output_tokens=500)
 
 
