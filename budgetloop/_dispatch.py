@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._check import ArgumentError, Name, check_arguments
+from ._check import ArgumentError, Name
 from ._pool import Slots, Workers
 from ._redact import PLAIN, WITHHOLD, Redactor, Said, cut_result, to_content
 from ._schema import Tool
 from ._trace import CallRecord, Status
 from ._tracebacks import own_traceback
-from ._turn import BatchDone, Call, Parsed, Ran
+from ._turn import BatchDone, Call, Ran, checked
 from ._types import ToolCall
 
 Clock = Callable[[], float]
@@ -103,10 +103,10 @@ class Dispatch:
 
     # -- one call -------------------------------------------------------------------------------
 
-    def prepare(
-        self, call: ToolCall, call_id: str, parsed: Parsed
-    ) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | Ran:
-        """The tool and its checked arguments, or the error record the model reads instead."""
+    def prepare(self, job: Call) -> tuple[Tool, dict[str, Any], tuple[str, ...]] | Ran:
+        """The tool and its checked arguments (checked once per call: the repetition guard
+        may have asked first), or the error record the model reads instead."""
+        call, call_id, parsed = job.request, job.id, job.parsed
         name = call.name
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -120,15 +120,14 @@ class Dispatch:
             return self.refuse(call, call_id, "error", error)
         if isinstance(parsed, ArgumentError):
             return self.refuse(call, call_id, "error", parsed)
-        try:
-            args, coerced = check_arguments(tool, parsed)
-        except ArgumentError as exc:
-            return self.refuse(call, call_id, "error", exc)
-        except Exception as exc:  # a check that broke must still not take the run down
+        outcome = checked(job, tool)
+        if isinstance(outcome, ArgumentError):
+            return self.refuse(call, call_id, "error", outcome)
+        if isinstance(outcome, Exception):  # a check that broke must still not take the run down
             broken = ArgumentError(Name(name), ": arguments could not be checked (",
-                                   Name(describe(exc)), ")")  # fmt: skip
+                                   Name(describe(outcome)), ")")  # fmt: skip
             return self.refuse(call, call_id, "error", broken)
-        return tool, args, tuple(coerced)
+        return tool, *outcome
 
     def outcome(
         self,
@@ -173,9 +172,9 @@ class Dispatch:
 
     def run_one(self, job: Call) -> Ran:
         """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
-        call, call_id, parsed = job.request, job.id, job.parsed
+        call, call_id = job.request, job.id
         started = self.clock()
-        prepared = self.prepare(call, call_id, parsed)
+        prepared = self.prepare(job)
         if isinstance(prepared, Ran):
             return prepared
         tool, args, coerced = prepared
@@ -196,9 +195,9 @@ class Dispatch:
 
     async def arun_one(self, job: Call) -> Ran:
         """Check and run one call: awaited if the tool is async, else on a worker thread."""
-        call, call_id, parsed = job.request, job.id, job.parsed
+        call, call_id = job.request, job.id
         started = self.clock()
-        prepared = self.prepare(call, call_id, parsed)
+        prepared = self.prepare(job)
         if isinstance(prepared, Ran):
             return prepared
         tool, args, coerced = prepared

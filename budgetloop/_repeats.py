@@ -25,11 +25,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._check import ArgumentError, check_arguments
+from ._check import ArgumentError
 from ._redact import Quote, Said
 from ._schema import Tool
 from ._trace import Step
-from ._turn import Call, Parsed, parse
+from ._turn import Call, Parsed, checked, parse
 from ._types import ToolCall
 
 CYCLE_PERIODS = (2, 3)
@@ -122,14 +122,16 @@ def _received(call: Call, tools: Mapping[str, Tool]) -> Any:
     tool = tools.get(call.name)
     if tool is None:
         return parsed
-    try:
-        args, _ = check_arguments(tool, parsed)
-        for name, schema in tool.parameters.items():
-            if name not in args and isinstance(schema, dict) and "default" in schema:
-                args[name] = schema["default"]
-    except Exception:  # refused, or a check that broke (the batch reports it): as sent
+    outcome = checked(call, tool)  # kept on the call: the batch runs it with these arguments
+    if isinstance(outcome, Exception):  # refused, or a check that broke (the batch reports it)
         return parsed
-    return args
+    args = outcome[0]
+    defaults = {
+        name: schema["default"]
+        for name, schema in tool.parameters.items()
+        if name not in args and isinstance(schema, dict) and "default" in schema
+    }
+    return {**args, **defaults} if defaults else args
 
 
 def shown(seen: str) -> Said:

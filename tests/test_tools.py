@@ -105,6 +105,36 @@ def test_a_number_written_as_a_string_is_coerced_once_and_both_forms_are_kept() 
     )
 
 
+def test_a_check_that_breaks_is_the_calls_error_and_each_call_is_checked_once() -> None:
+    compared: list[str] = []
+
+    class Touchy(str):  # a value the check cannot compare with the choices
+        def __eq__(self, other: object) -> bool:
+            compared.append(str(self))
+            raise RuntimeError("no comparing me")
+
+        __hash__ = str.__hash__
+
+    ran: list[str] = []
+
+    @tool
+    def pick(x: Literal["a", "b"]) -> str:
+        """Pick one."""
+        ran.append(x)
+        return x
+
+    calls = [ToolCall("pick", {"x": Touchy("a")}, "c1"), ToolCall("pick", {"x": "b"}, "c2")]
+    model = ScriptedModel([Completion(tool_calls=calls), "done"])
+    result = run(model, "go", tools=[pick], repeat_limit=2)  # the guard compares checked calls
+    assert result.stop == "answered"
+    assert [(c.status, c.error, c.result) for c in result.steps[0].tool_calls] == [
+        ("error", "pick: arguments could not be checked (RuntimeError: no comparing me)", None),
+        ("ok", None, "b"),
+    ]
+    assert ran == ["b"]
+    assert compared == ["a"]  # one check per call, shared by the repetition guard and the call
+
+
 def test_results_are_encoded_for_the_model() -> None:
     class Opaque:
         def __repr__(self) -> str:
