@@ -29,6 +29,7 @@ from ._turn import BatchDone, Call, Ran, checked
 from ._types import ToolCall
 
 Clock = Callable[[], float]
+Fill = Callable[[Slots, int, Call], None]  # run one call of a batch into its slot
 
 OFFER_AFTER = 0.001  # seconds a batch runs on the session's thread alone before others help
 _PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple})  # never awaitable
@@ -220,12 +221,12 @@ class Dispatch:
     def run_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """Run the calls at once and return their outcomes in request order.
 
-        Without a deadline this thread runs the first call and offers the others to the
-        workers, then takes back any call no worker has started yet and runs it too: trivial
-        tools cost no thread hand-off while slow ones still overlap. With a ``timeout`` (or an
-        ``async def`` tool, which gets a loop of its own) the batch is handed to the session's
-        own thread while this one waits (see ``_handed``); a call still running when the
-        timeout passes is abandoned, and a call not started by then is not started.
+        Without a deadline this thread runs the calls in request order while a worker is
+        offered those not started yet (``_share``): trivial tools are done here before any
+        worker wakes, slow ones overlap. With a ``timeout`` (or an ``async def`` tool, which
+        gets a loop of its own) the batch is handed to the session's own thread while this one
+        waits (see ``_handed``); a call still running when the timeout passes is abandoned,
+        and a call not started by then is not started.
         """
         if not calls:
             return BatchDone([])
@@ -233,13 +234,14 @@ class Dispatch:
             return self._handed(calls, timeout)
         if len(calls) == 1 or self.workers.limit == 1:  # nothing to overlap
             return BatchDone([self.run_one(c) for c in calls])
-        futures = [self.workers.submit(self.run_one, c) for c in calls[1:]]
-        done = [self.run_one(calls[0])]
-        for future, job in zip(futures, calls[1:], strict=True):
-            if self.workers.cancel(future):  # no worker started it: run it here
-                done.append(self.run_one(job))
-            else:
-                done.append(future.result())
+        slots = Slots(len(calls))
+        self._share(calls, slots, self._put)
+        slots.wait(None)  # an interrupt here closes the slots: no call is started after it
+        done = []
+        for value in slots.values:
+            if isinstance(value, BaseException):  # an interrupt raised inside a tool
+                raise value
+            done.append(value)
         return BatchDone(done)
 
     def _handed(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
@@ -258,7 +260,7 @@ class Dispatch:
             and not slots.filled_within(OFFER_AFTER)
         ):
             for _ in range(len(pending)):
-                self.workers.submit(self._claiming, slots, calls, pending)
+                self.workers.offer(self._claiming, slots, calls, pending)
         left = None if timeout is None else timeout - (self.clock() - started)
         slots.wait(left)
         return self.settled(calls, slots, started)
@@ -266,20 +268,54 @@ class Dispatch:
     def fill(self, calls: Sequence[Call], slots: Slots) -> None:
         """Run the calls from this thread (with no deadline of its own: another thread keeps
         it, and may ``close`` the slots), each outcome into its slot, as ``run_batch`` runs
-        them: the first here, the others offered to the workers and taken back if no worker
-        has started them. Returns once every slot is filled or the slots are closed."""
+        them. Returns once every slot is filled or the slots are closed."""
         if len(calls) == 1 or self.workers.limit == 1:
             for i, job in enumerate(calls):
                 self._fill(slots, i, job)
         else:
-            futures = [
-                self.workers.submit(self._fill, slots, i, c) for i, c in enumerate(calls[1:], 1)
-            ]
-            self._fill(slots, 0, calls[0])
-            for i, future in enumerate(futures, 1):
-                if self.workers.cancel(future):
-                    self._fill(slots, i, calls[i])
+            self._share(calls, slots, self._fill)
         slots.wait(None)
+
+    def _share(self, calls: Sequence[Call], slots: Slots, run: Fill) -> None:
+        """Run the calls on this thread in request order, each with ``run`` into its slot,
+        while one worker is offered the calls not started yet (``_help``). A worker gets the
+        interpreter when this thread waits (a tool blocked on I/O or asleep) or has run past
+        the switch interval, so it takes a call only from a batch that is not done by then:
+        slow calls overlap, and a batch of trivial ones is done here before any worker wakes,
+        its offer taken back. An interrupt here closes the slots, so no call is started after
+        it. Returns when this thread finds no call left to start (others may be running)."""
+        pending = deque(range(1, len(calls)))  # calls no thread has started yet
+        ticket = self.workers.offer(self._help, slots, calls, pending)
+        try:
+            index = 0
+            while not slots.closed:
+                run(slots, index, calls[index])
+                try:
+                    index = pending.popleft()  # atomic: each call is started by one thread
+                except IndexError:
+                    break
+        except BaseException:
+            slots.close()
+            raise
+        finally:
+            self.workers.take_back(ticket)
+
+    def _help(self, slots: Slots, calls: Sequence[Call], pending: deque[int]) -> None:
+        """A worker's part of a batch: the calling thread has not started every call by the
+        time this worker runs, so the batch is not a trivial one; it offers a worker for each
+        call still waiting, then takes calls no thread has started and runs them."""
+        try:
+            index = pending.popleft()
+        except IndexError:  # done on the calling thread first
+            return
+        for _ in range(len(pending)):
+            self.workers.offer(self._claiming, slots, calls, pending)
+        self._fill(slots, index, calls[index])
+        self._claiming(slots, calls, pending)
+
+    def _put(self, slots: Slots, index: int, job: Call) -> None:
+        """Run one call into ``slots[index]``; an interrupt raised in it goes on here."""
+        slots.put(index, self.run_one(job))
 
     def settled(self, calls: Sequence[Call], slots: Slots, started: float) -> BatchDone:
         """The batch's outcomes from its slots, once they are filled or closed: a call with no

@@ -3,13 +3,15 @@
 A hung tool cannot be killed, only abandoned; on daemon threads an abandoned call never holds
 the interpreter at exit, which the standard ThreadPoolExecutor's workers would.
 
-Two kinds of thread. ``Workers.submit`` offers a task to a pool started on demand (a batch's
-calls overlap there). ``Workers.hand`` gives a task to the session's own thread, one task at a
-time, for work that must be abandoned at a deadline (with ``max_seconds``, a whole step): the
-caller waits on what the task fills (``Slots``, or a lock of the task's own), one wake-up each
-way and no ``Future``. A task whose ``Slots`` were not filled (abandoned) may still be running
-when the next is handed: that thread is retired, to end when the task returns, and a new one
-takes over.
+Two kinds of thread. A pool started on demand, where a batch's calls overlap: ``Workers.offer``
+gives it a task that its caller may still ``take_back`` (and run itself) while no worker has
+started it, with no ``Future``; ``Workers.submit`` gives it a task whose result a ``Future``
+carries (for an event loop to await). ``Workers.hand`` gives a task to the session's own thread,
+one task at a time, for work that must be abandoned at a deadline (with ``max_seconds``, a whole
+step): the caller waits on what the task fills (``Slots``, or a lock of the task's own), one
+wake-up each way and no ``Future``. A task whose ``Slots`` were not filled (abandoned) may still
+be running when the next is handed: that thread is retired, to end when the task returns, and a
+new one takes over.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from concurrent.futures import Future
 from typing import Any
 
 _STOP = None
+Ticket = list[None]  # an offered task's claim: who pops it first (a worker, to start the task,
+# or the caller, to take it back) has the task; list.pop is atomic, so no lock is needed
 
 
 class Slots:
@@ -125,39 +129,61 @@ class Workers:
         self._handed = slots
         own.put((fn, slots, args))
 
+    def offer(self, fn: Callable[..., None], *args: Any) -> Ticket:
+        """Give ``fn(*args)`` to a worker (``fn`` must not raise); until one starts it, the
+        caller may ``take_back`` the returned ticket."""
+        ticket: Ticket = [None]
+        self._engage()
+        self._tasks.put((ticket, fn, args))
+        return ticket
+
+    def take_back(self, ticket: Ticket) -> bool:
+        """Withdraw an offered task no worker has started (True); its worker is free again at
+        once. False if a worker has started it."""
+        try:
+            ticket.pop()
+        except IndexError:
+            return False
+        with self._lock:
+            self._idle += 1
+        return True
+
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Give ``fn(*args)`` to a worker; its result, or what it raised, in a ``Future``."""
         future: Future[Any] = Future()
+        self._engage()
+        self._tasks.put((future, fn, args))
+        return future
+
+    def _engage(self) -> None:
+        """Count an idle worker busy for the task about to be queued, or start one (up to
+        ``limit``; past it the task waits for a worker to be free)."""
         with self._lock:
             if self._idle > 0:
                 self._idle -= 1
             elif self.limit is None or self._threads < self.limit:
                 self._threads += 1
                 threading.Thread(target=self._work, daemon=True, name="budgetloop-worker").start()
-        self._tasks.put((future, fn, args))
-        return future
 
     def _work(self) -> None:
         while True:
             task = self._tasks.get()
             if task is _STOP:
                 return
-            future, fn, args = task
-            if not future.set_running_or_notify_cancel():
-                continue  # taken back by ``cancel``, which counted this worker idle again
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:  # handed to the waiting side, which decides
-                future.set_exception(exc)
+            claim, fn, args = task
+            if type(claim) is list:  # offered
+                try:
+                    claim.pop()
+                except IndexError:
+                    continue  # taken back, which counted this worker idle again
+                fn(*args)
+            elif claim.set_running_or_notify_cancel():  # submitted (and not cancelled since)
+                try:
+                    claim.set_result(fn(*args))
+                except BaseException as exc:  # handed to the waiting side, which decides
+                    claim.set_exception(exc)
             with self._lock:
                 self._idle += 1
-
-    def cancel(self, future: Future[Any]) -> bool:
-        """Take back a task no worker has started; its worker is free again at once."""
-        if not future.cancel():
-            return False
-        with self._lock:
-            self._idle += 1
-        return True
 
     def close(self) -> None:
         """Let every thread finish what it is running and end."""
