@@ -49,6 +49,7 @@ class Dispatch:
         redactor: Redactor = PLAIN,
     ) -> None:
         self.tools = tools
+        self._async = frozenset(name for name, tool in tools.items() if tool.is_async)
         self.clock = clock
         self.workers = workers
         self.max_result_chars = max_result_chars
@@ -140,8 +141,6 @@ class Dispatch:
         failure: BaseException | None,
         started: float,
     ) -> Ran:
-        fields: dict[str, Any] = {}
-        traceback = None
         if failure is None:
             try:
                 content = to_content(value)
@@ -149,27 +148,34 @@ class Dispatch:
                 failure = ValueError(f"the result could not be encoded as text ({describe(exc)})")
         if failure is not None:
             traceback = own_traceback(failure)  # whole: cut only after it is redacted
-            fields = {
-                "status": "error",
-                "error": describe(failure),
-                "traceback": PLAIN.traceback(traceback),
-            }
-        else:
-            limit = self.max_result_chars
-            if limit is not None and len(content) > limit:
-                fields["truncated"] = len(content)
-                content = cut_result(content, limit, len(content))
-            fields.update(status="ok", result=content)
+            record = CallRecord(
+                name=call.name,
+                id=call_id,
+                raw_arguments=call.arguments,
+                arguments=args,
+                status="error",
+                error=describe(failure),
+                seconds=self.clock() - started,
+                coerced=coerced,
+                traceback=PLAIN.traceback(traceback),
+            )
+            return self._ran(record, value, traceback)
+        limit, truncated = self.max_result_chars, None
+        if limit is not None and len(content) > limit:
+            truncated = len(content)
+            content = cut_result(content, limit, truncated)
         record = CallRecord(
             name=call.name,
             id=call_id,
             raw_arguments=call.arguments,
             arguments=args,
-            coerced=coerced,
+            status="ok",
+            result=content,
             seconds=self.clock() - started,
-            **fields,
+            coerced=coerced,
+            truncated=truncated,
         )
-        return self._ran(record, value, traceback)
+        return self._ran(record, value, None)
 
     def run_one(self, job: Call) -> Ran:
         """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
@@ -230,7 +236,7 @@ class Dispatch:
         """
         if not calls:
             return BatchDone([])
-        if timeout is not None or any(self._is_async(c) for c in calls):
+        if timeout is not None or (self._async and any(c.name in self._async for c in calls)):
             return self._handed(calls, timeout)
         if len(calls) == 1 or self.workers.limit == 1:  # nothing to overlap
             return BatchDone([self.run_one(c) for c in calls])
@@ -349,11 +355,6 @@ class Dispatch:
         except BaseException as exc:  # KeyboardInterrupt or SystemExit: the waiting side raises
             outcome = exc
         slots.put(index, outcome)
-
-    def _is_async(self, call: Call) -> bool:
-        name = call.request.name
-        tool = self.tools.get(name) if isinstance(name, str) else None
-        return tool is not None and tool.is_async
 
     async def arun_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """The async batch: every call a task; at the deadline, what is in flight is cancelled."""

@@ -22,7 +22,7 @@ call's arguments redacted before they are encoded as JSON and shortened.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ._check import ArgumentError
@@ -33,7 +33,22 @@ from ._turn import Call, Parsed, checked, parse
 from ._types import ToolCall
 
 CYCLE_PERIODS = (2, 3)
-_ENCODE = json.JSONEncoder(sort_keys=True, default=repr).encode  # one call, as a signature has it
+
+
+def _encoder() -> Callable[[Any], str]:
+    """JSON with sorted keys, ``repr`` for what JSON cannot write: one call as a signature has
+    it. ``JSONEncoder.encode`` builds the C encoder anew on every call, which was most of a
+    signature's time; it is built once here (the pure-Python encoder where there is none)."""
+    try:
+        from _json import make_encoder
+    except ImportError:  # an interpreter without the accelerator
+        return json.JSONEncoder(sort_keys=True, default=repr).encode
+    ascii_text = json.encoder.encode_basestring_ascii
+    chunks = make_encoder(None, repr, ascii_text, None, ": ", ", ", True, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_ENCODE = _encoder()
 SHOWN_CALL_CHARS = 80  # a call, as a loop's detail shows it
 WARNING = (
     "[budgetloop] You are repeating yourself: {loop}. Do something different or give your "
