@@ -71,6 +71,7 @@ class Repeats:
         self._cycle_limit = cycle_limit
         self._warn = warn
         self._tools = tools
+        self._defaults = {name: _defaults(tool) for name, tool in tools.items()}
         self._signatures: list[str] = []
         self.warned = False  # a warning was given: the next loop stops the run
         for step in history:  # a fork's history: its signatures, and whether it was warned
@@ -82,7 +83,7 @@ class Repeats:
         """A turn's signature, or None when no loop is looked for."""
         if self._repeat_limit is None and self._cycle_limit is None:
             return None
-        return signature_of(calls, self._tools)
+        return signature_of(calls, self._tools, self._defaults)
 
     def loop(self, seen: str) -> Said | None:
         """The loop a turn with signature ``seen`` would close, in words, or None."""
@@ -119,15 +120,20 @@ def warning(loop: Said) -> Said:
     return Said(before, loop, after)
 
 
-def signature_of(calls: Sequence[Call], tools: Mapping[str, Tool]) -> str:
+def signature_of(
+    calls: Sequence[Call], tools: Mapping[str, Tool], defaults: Mapping[str, dict[str, Any]]
+) -> str:
     """The turn's calls as a JSON list of ``[name, arguments]``: each call's arguments as its
     tool receives them (or as sent, when the check refuses them), with sorted keys, and the
-    calls sorted, so that neither key order, spacing nor the order of the calls counts."""
-    each = [_ENCODE([c.name, _received(c, tools)]) for c in calls]
+    calls sorted, so that neither key order, spacing nor the order of the calls counts.
+    ``defaults`` are each tool's parameter defaults (``_defaults``)."""
+    each = [_ENCODE([c.name, _received(c, tools, defaults)]) for c in calls]
     return "[" + ", ".join(sorted(each)) + "]"
 
 
-def _received(call: Call, tools: Mapping[str, Tool]) -> Any:
+def _received(
+    call: Call, tools: Mapping[str, Tool], defaults: Mapping[str, dict[str, Any]]
+) -> Any:
     """A call's arguments as its tool would be called with them: checked (a number written as
     a string coerced) and with each default the schema shows filled in; what was sent when
     there is no such tool or the check refuses them."""
@@ -140,13 +146,17 @@ def _received(call: Call, tools: Mapping[str, Tool]) -> Any:
     outcome = checked(call, tool)  # kept on the call: the batch runs it with these arguments
     if isinstance(outcome, Exception):  # refused, or a check that broke (the batch reports it)
         return parsed
-    args = outcome[0]
-    defaults = {
+    filled = defaults[call.name]
+    return {**filled, **outcome[0]} if filled else outcome[0]
+
+
+def _defaults(tool: Tool) -> dict[str, Any]:
+    """The defaults a tool's schema shows, by parameter."""
+    return {
         name: schema["default"]
         for name, schema in tool.parameters.items()
-        if name not in args and isinstance(schema, dict) and "default" in schema
+        if isinstance(schema, dict) and "default" in schema
     }
-    return {**args, **defaults} if defaults else args
 
 
 def shown(seen: str) -> Said:
