@@ -307,16 +307,14 @@ class Dispatch:
             self.workers.take_back(ticket)
 
     def _help(self, slots: Slots, calls: Sequence[Call], pending: deque[int]) -> None:
-        """A worker's part of a batch: the calling thread has not started every call by the
-        time this worker runs, so the batch is not a trivial one; it offers a worker for each
-        call still waiting, then takes calls no thread has started and runs them."""
+        """A worker's part of a batch. The calling thread had not started every call by the
+        time this worker ran, so the batch is not a trivial one: a worker is offered for each
+        call still waiting, and this one takes calls no thread has started, as they do."""
         try:
-            index = pending.popleft()
-        except IndexError:  # done on the calling thread first
-            return
-        for _ in range(len(pending)):
-            self.workers.offer(self._claiming, slots, calls, pending)
-        self._fill(slots, index, calls[index])
+            for _ in range(len(pending) - 1):
+                self.workers.offer(self._claiming, slots, calls, pending)
+        except Exception:  # no thread to be had: the waiting calls are taken by those running
+            pass
         self._claiming(slots, calls, pending)
 
     def _put(self, slots: Slots, index: int, job: Call) -> None:
