@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import budgetloop
 from budgetloop import (
     Budget,
     Completion,
@@ -627,6 +628,16 @@ def machine() -> dict[str, Any]:
     }
 
 
+def warn_if_elsewhere(where: str) -> None:
+    """Say so when the budgetloop imported is not this checkout's: an installed copy, or another
+    checkout's through an editable install (a git worktree's scripts import the main one's)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    measured = os.path.dirname(os.path.dirname(os.path.abspath(budgetloop.__file__)))
+    if measured != here:
+        print(f"{where}: measuring the budgetloop in {measured}, not this checkout's ({here}); "
+              "run with PYTHONPATH=. to measure this one", file=sys.stderr)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: few repeats")
@@ -639,6 +650,8 @@ def main(argv: list[str] | None = None) -> int:
     def say(text: str) -> None:
         if not args.json:
             print(text, file=sys.stderr, flush=True)
+
+    warn_if_elsewhere("bench.py")
 
     # 1. overhead per turn, interleaved with the bare loop
     say("overhead per turn...")
