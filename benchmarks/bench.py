@@ -548,7 +548,8 @@ def journal_file(path: str, steps: int) -> int:
         run(ScriptedModel([turn, "done"]), "Go.", tools=[read], price=PRICE, trace_path=one)
         with open(one, encoding="utf-8") as fh:
             header, step, _answer, end = fh.read().splitlines()
-    entry = json.loads(step)
+    entry, last = json.loads(step), json.loads(end)
+    last["cost_usd"] = steps * entry["step"]["cost_usd"]  # what the repeated steps cost, or more
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(header + "\n")
         for i in range(steps):
@@ -556,7 +557,7 @@ def journal_file(path: str, steps: int) -> int:
             for n, call in enumerate(entry["step"]["tool_calls"]):
                 call["id"] = f"call_{i}_{n}"
             fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        fh.write(end + "\n")
+        fh.write(json.dumps(last, ensure_ascii=False) + "\n")
     return os.path.getsize(path)
 
 
