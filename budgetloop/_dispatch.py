@@ -54,6 +54,10 @@ class Dispatch:
         self.workers = workers
         self.max_result_chars = max_result_chars
         self.redactor = redactor
+        # The batch being run on the calling thread now (see _share), and whether a worker has
+        # been offered to help it, or whichever batch runs when that offer is taken up.
+        self._sharing: tuple[Slots, Sequence[Call], deque[int]] | None = None
+        self._offered = False
 
     # -- records --------------------------------------------------------------------------------
 
@@ -284,14 +288,22 @@ class Dispatch:
 
     def _share(self, calls: Sequence[Call], slots: Slots, run: Fill) -> None:
         """Run the calls on this thread in request order, each with ``run`` into its slot,
-        while one worker is offered the calls not started yet (``_help``). A worker gets the
-        interpreter when this thread waits (a tool blocked on I/O or asleep) or has run past
-        the switch interval, so it takes a call only from a batch that is not done by then:
-        slow calls overlap, and a batch of trivial ones is done here before any worker wakes,
-        its offer taken back. An interrupt here closes the slots, so no call is started after
-        it. Returns when this thread finds no call left to start (others may be running)."""
+        while a worker is offered the calls not started yet. The offer stands until a worker
+        takes it up, for whichever batch is running by then: a worker gets the interpreter
+        when this thread waits (a tool blocked on I/O or asleep) or has run past the switch
+        interval, so it finds calls still waiting only in a batch that is not done by then
+        (``_help``), and a run of trivial batches costs one offer, not one each. An interrupt
+        here closes the slots, so no call is started after it. Returns when this thread finds
+        no call left to start (others may be running)."""
         pending = deque(range(1, len(calls)))  # calls no thread has started yet
-        ticket = self.workers.offer(self._help, slots, calls, pending)
+        sharing = self._sharing = (slots, calls, pending)
+        if not self._offered:  # looked at after _sharing is set, and set before the offer is
+            self._offered = True  # made: see _standing
+            try:
+                self.workers.offer(self._standing)
+            except BaseException:
+                self._offered = False
+                raise
         try:
             index = 0
             while not slots.closed:
@@ -304,12 +316,22 @@ class Dispatch:
             slots.close()
             raise
         finally:
-            self.workers.take_back(ticket)
+            if self._sharing is sharing:  # (an abandoned batch's thread may end after the next)
+                self._sharing = None
+
+    def _standing(self) -> None:
+        """The standing offer, taken up by a worker: it helps the batch running now, if any.
+        It withdraws itself first, so that a batch started from then on is offered again
+        (``_share`` sets the batch before it looks whether an offer stands)."""
+        self._offered = False
+        sharing = self._sharing
+        if sharing is not None:
+            self._help(*sharing)
 
     def _help(self, slots: Slots, calls: Sequence[Call], pending: deque[int]) -> None:
-        """A worker's part of a batch. The calling thread had not started every call by the
-        time this worker ran, so the batch is not a trivial one: a worker is offered for each
-        call still waiting, and this one takes calls no thread has started, as they do."""
+        """A worker's part of a batch that is not a trivial one (calls are still waiting when
+        a worker gets to run): a worker is offered for each call still waiting, and this one
+        takes calls no thread has started, as they do."""
         try:
             for _ in range(len(pending) - 1):
                 self.workers.offer(self._claiming, slots, calls, pending)

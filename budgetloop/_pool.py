@@ -4,9 +4,9 @@ A hung tool cannot be killed, only abandoned; on daemon threads an abandoned cal
 the interpreter at exit, which the standard ThreadPoolExecutor's workers would.
 
 Two kinds of thread. A pool started on demand, where a batch's calls overlap: ``Workers.offer``
-gives it a task that its caller may still ``take_back`` (and run itself) while no worker has
-started it, with no ``Future``; ``Workers.submit`` gives it a task whose result a ``Future``
-carries (for an event loop to await). ``Workers.hand`` gives a task to the session's own thread,
+gives it a task that reports through what it is given (no ``Future``); ``Workers.submit`` gives
+it a task whose result a ``Future`` carries (for an event loop to await). ``Workers.hand`` gives
+a task to the session's own thread,
 one task at a time, for work that must be abandoned at a deadline (with ``max_seconds``, a whole
 step): the caller waits on what the task fills (``Slots``, or a lock of the task's own), one
 wake-up each way and no ``Future``. A task whose ``Slots`` were not filled (abandoned) may still
@@ -23,8 +23,6 @@ from concurrent.futures import Future
 from typing import Any
 
 _STOP = None
-Ticket = list[None]  # an offered task's claim: who pops it first (a worker, to start the task,
-# or the caller, to take it back) has the task; list.pop is atomic, so no lock is needed
 
 
 class Slots:
@@ -129,24 +127,11 @@ class Workers:
         self._handed = slots
         own.put((fn, slots, args))
 
-    def offer(self, fn: Callable[..., None], *args: Any) -> Ticket:
-        """Give ``fn(*args)`` to a worker (``fn`` must not raise); until one starts it, the
-        caller may ``take_back`` the returned ticket."""
-        ticket: Ticket = [None]
+    def offer(self, fn: Callable[..., None], *args: Any) -> None:
+        """Give ``fn(*args)`` to a worker; ``fn`` must not raise (it reports through its
+        arguments)."""
         self._engage()
-        self._tasks.put((ticket, fn, args))
-        return ticket
-
-    def take_back(self, ticket: Ticket) -> bool:
-        """Withdraw an offered task no worker has started (True); its worker is free again at
-        once. False if a worker has started it."""
-        try:
-            ticket.pop()
-        except IndexError:
-            return False
-        with self._lock:
-            self._idle += 1
-        return True
+        self._tasks.put((None, fn, args))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Give ``fn(*args)`` to a worker; its result, or what it raised, in a ``Future``."""
@@ -170,18 +155,14 @@ class Workers:
             task = self._tasks.get()
             if task is _STOP:
                 return
-            claim, fn, args = task
-            if type(claim) is list:  # offered
-                try:
-                    claim.pop()
-                except IndexError:
-                    continue  # taken back, which counted this worker idle again
+            future, fn, args = task
+            if future is None:  # offered
                 fn(*args)
-            elif claim.set_running_or_notify_cancel():  # submitted (and not cancelled since)
+            elif future.set_running_or_notify_cancel():  # submitted (and not cancelled since)
                 try:
-                    claim.set_result(fn(*args))
+                    future.set_result(fn(*args))
                 except BaseException as exc:  # handed to the waiting side, which decides
-                    claim.set_exception(exc)
+                    future.set_exception(exc)
             with self._lock:
                 self._idle += 1
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import pytest
 
 from budgetloop import (
+    Budget,
     Completion,
     Message,
     ScriptedModel,
@@ -217,6 +218,34 @@ def test_parallel_calls_run_at_once_and_return_in_request_order() -> None:
         ("idb", "b"),
         ("idc", "c"),
     ]
+
+
+@pytest.mark.timeout(20)
+def test_calls_still_run_at_once_after_many_trivial_batches() -> None:
+    barrier = threading.Barrier(3, timeout=5)  # passes only if all three calls run together
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @tool
+    def meet(label: str) -> str:
+        """Wait for the others, then answer."""
+        barrier.wait()
+        return label
+
+    trivial = [
+        Completion(tool_calls=[ToolCall("add", {"a": t, "b": i}) for i in range(3)])
+        for t in range(30)
+    ]
+    slow = Completion(tool_calls=[ToolCall("meet", {"label": x}) for x in "abc"])
+    script = [*trivial, slow, *trivial, slow, "done"]
+    result = run(ScriptedModel(script), "go", tools=[add, meet], budget=Budget(max_steps=100))
+    assert result.stop == "answered"
+    assert [c.result for c in result.steps[30].tool_calls] == ["a", "b", "c"]
+    assert [c.result for c in result.steps[61].tool_calls] == ["a", "b", "c"]
+    assert len(result.tool_calls) == 6 * 31
 
 
 def test_plain_functions_are_decorated_and_duplicate_names_refused() -> None:
