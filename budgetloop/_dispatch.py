@@ -314,6 +314,7 @@ class Dispatch:
                     break
         except BaseException:
             slots.close()
+            pending.clear()  # nothing for a worker to take up
             raise
         finally:
             if self._sharing is sharing:  # (an abandoned batch's thread may end after the next)

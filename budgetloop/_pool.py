@@ -108,6 +108,7 @@ class Workers:
         self._threads = 0
         self._idle = 0
         self._lock = threading.Lock()
+        self._closed = False  # offers are dropped from then on
         self._own: queue.SimpleQueue[Any] | None = None  # the session's own thread's tasks
         self._handed: Slots | None = None  # what the last task handed to it fills
 
@@ -129,9 +130,10 @@ class Workers:
 
     def offer(self, fn: Callable[..., None], *args: Any) -> None:
         """Give ``fn(*args)`` to a worker; ``fn`` must not raise (it reports through its
-        arguments)."""
-        self._engage()
-        self._tasks.put((None, fn, args))
+        arguments). Once the pool is closed an offer is dropped: a worker helping a batch may
+        still offer after the run has ended, and no thread may be started then."""
+        if self._engage(optional=True):
+            self._tasks.put((None, fn, args))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
         """Give ``fn(*args)`` to a worker; its result, or what it raised, in a ``Future``."""
@@ -140,15 +142,19 @@ class Workers:
         self._tasks.put((future, fn, args))
         return future
 
-    def _engage(self) -> None:
+    def _engage(self, optional: bool = False) -> bool:
         """Count an idle worker busy for the task about to be queued, or start one (up to
-        ``limit``; past it the task waits for a worker to be free)."""
+        ``limit``; past it the task waits for a worker to be free). False, for an ``optional``
+        task, once the pool is closed."""
         with self._lock:
+            if optional and self._closed:
+                return False
             if self._idle > 0:
                 self._idle -= 1
             elif self.limit is None or self._threads < self.limit:
                 self._threads += 1
                 threading.Thread(target=self._work, daemon=True, name="budgetloop-worker").start()
+            return True
 
     def _work(self) -> None:
         while True:
@@ -170,6 +176,7 @@ class Workers:
         """Let every thread finish what it is running and end."""
         with self._lock:
             count, self._threads, self._idle = self._threads, 0, 0
+            self._closed = True
             own, self._own, self._handed = self._own, None, None
         for _ in range(count):
             self._tasks.put(_STOP)
