@@ -5,13 +5,12 @@ the interpreter at exit, which the standard ThreadPoolExecutor's workers would.
 
 Two kinds of thread. A pool started on demand, where a batch's calls overlap: ``Workers.offer``
 gives it a task that reports through what it is given (no ``Future``); ``Workers.submit`` gives
-it a task whose result a ``Future`` carries (for an event loop to await). ``Workers.hand`` gives
-a task to the session's own thread,
-one task at a time, for work that must be abandoned at a deadline (with ``max_seconds``, a whole
-step): the caller waits on what the task fills (``Slots``, or a lock of the task's own), one
-wake-up each way and no ``Future``. A task whose ``Slots`` were not filled (abandoned) may still
-be running when the next is handed: that thread is retired, to end when the task returns, and a
-new one takes over.
+it a task whose result a ``Future`` carries (for an event loop to await). ``Workers.hand``
+gives a task to the session's own thread, one task at a time, for work that must be abandoned
+at a deadline (with ``max_seconds``, a whole step): the caller waits on what the task fills
+(``Slots``, or a lock of the task's own), one wake-up each way and no ``Future``. A task whose
+``Slots`` were not filled (abandoned) may still be running when the next is handed: that thread
+is retired, to end when the task returns, and a new one takes over.
 """
 
 from __future__ import annotations
