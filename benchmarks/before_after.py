@@ -119,6 +119,8 @@ def main() -> int:
     rev = args[0]
     import budgetloop
 
+    bench.warn_if_elsewhere("before_after.py")
+
     if "--load" in sys.argv:
         with tempfile.TemporaryDirectory() as tmp:
             loads(rev, Path(tmp))

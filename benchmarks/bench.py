@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import budgetloop
 from budgetloop import (
     Budget,
     Completion,
@@ -547,7 +548,8 @@ def journal_file(path: str, steps: int) -> int:
         run(ScriptedModel([turn, "done"]), "Go.", tools=[read], price=PRICE, trace_path=one)
         with open(one, encoding="utf-8") as fh:
             header, step, _answer, end = fh.read().splitlines()
-    entry = json.loads(step)
+    entry, last = json.loads(step), json.loads(end)
+    last["cost_usd"] = steps * entry["step"]["cost_usd"]  # what the repeated steps cost, or more
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(header + "\n")
         for i in range(steps):
@@ -555,7 +557,7 @@ def journal_file(path: str, steps: int) -> int:
             for n, call in enumerate(entry["step"]["tool_calls"]):
                 call["id"] = f"call_{i}_{n}"
             fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        fh.write(end + "\n")
+        fh.write(json.dumps(last, ensure_ascii=False) + "\n")
     return os.path.getsize(path)
 
 
@@ -627,6 +629,16 @@ def machine() -> dict[str, Any]:
     }
 
 
+def warn_if_elsewhere(where: str) -> None:
+    """Say so when the budgetloop imported is not this checkout's: an installed copy, or another
+    checkout's through an editable install (a git worktree's scripts import the main one's)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    measured = os.path.dirname(os.path.dirname(os.path.abspath(budgetloop.__file__)))
+    if measured != here:
+        print(f"{where}: measuring the budgetloop in {measured}, not this checkout's ({here}); "
+              "run with PYTHONPATH=. to measure this one", file=sys.stderr)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run: few repeats")
@@ -639,6 +651,8 @@ def main(argv: list[str] | None = None) -> int:
     def say(text: str) -> None:
         if not args.json:
             print(text, file=sys.stderr, flush=True)
+
+    warn_if_elsewhere("bench.py")
 
     # 1. overhead per turn, interleaved with the bare loop
     say("overhead per turn...")

@@ -33,13 +33,6 @@ _CLASS = str.maketrans(
 _SPACE_RUNS = re.compile(" {2,}")
 
 
-def _in_threes(mapped: str, kind: str) -> int:
-    """The sum over runs of ``kind`` of the run's length divided by three, rounded up."""
-    triples = mapped.count(kind * 3)  # within a run, non-overlapping: its length // 3
-    rest = mapped.replace(kind * 3, "")  # each run's remainder: nothing, one or two
-    return triples + rest.count(kind) - rest.count(kind * 2)
-
-
 def estimate_text(text: str) -> int:
     """An estimated token count for one piece of text: above a tokenizer's on ordinary text,
     never below a third of it on text without spaces.
@@ -59,12 +52,21 @@ def estimate_text(text: str) -> int:
     lower, digits, spaces = mapped.count("a"), mapped.count("0"), mapped.count(" ")
     count = len(mapped) - lower - digits - spaces + extra  # capitals and everything else
     if lower:
-        count += _in_threes(mapped, "a")
+        count += _in_threes(mapped, lower, "a", "aa", "aaa")
     if digits:
-        count += _in_threes(mapped, "0") + mapped.count(" 0")
+        count += _in_threes(mapped, digits, "0", "00", "000") + mapped.count(" 0")
     if "  " in mapped:
         count += sum((len(run) + 15) // 16 for run in _SPACE_RUNS.findall(mapped))
     return count
+
+
+def _in_threes(mapped: str, total: int, one: str, two: str, three: str) -> int:
+    """The sum over runs of ``one`` (``total`` characters in all) of the run's length divided
+    by three, rounded up: within a run ``three`` counts its length // 3 (non-overlapping), and
+    with those taken out each run is its remainder, nothing, ``one`` or ``two``."""
+    triples = mapped.count(three)
+    remainders = total - 3 * triples  # one per run left with one, two per run left with two
+    return triples + remainders - mapped.replace(three, "").count(two)
 
 
 def estimate_message(message: Message) -> int:
@@ -74,7 +76,7 @@ def estimate_message(message: Message) -> int:
     for call in message.tool_calls:
         parts += (call.name, arguments_text(call.arguments), call.id)
     try:
-        text = " ".join(p for p in parts if p)
+        text = " ".join(filter(None, parts))
     except TypeError:  # a malformed value where text goes: counted as its text
         text = " ".join(_str(p) for p in parts if p)
     return MESSAGE_OVERHEAD + CALL_OVERHEAD * len(message.tool_calls) + estimate_text(text)

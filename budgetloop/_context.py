@@ -80,7 +80,7 @@ class ContextTokens:
         """
         if self._count_tokens is not None:
             return checked(self._count_tokens([*self._messages, *extra], list(self._schemas)))
-        added = sum(self._scaled(self._estimate(m)) for m in extra)
+        added = sum(self._scaled(self._estimate(m)) for m in extra) if extra else 0
         if self._exact is None:
             return self._base + self._counted_sum + added
         _, tokens, counted_then = self._exact

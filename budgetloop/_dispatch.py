@@ -19,16 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._check import ArgumentError, Name, check_arguments
+from ._check import ArgumentError, Name
 from ._pool import Slots, Workers
 from ._redact import PLAIN, WITHHOLD, Redactor, Said, cut_result, to_content
 from ._schema import Tool
 from ._trace import CallRecord, Status
 from ._tracebacks import own_traceback
-from ._turn import BatchDone, Call, Parsed, Ran
+from ._turn import BatchDone, Call, Ran, checked
 from ._types import ToolCall
 
 Clock = Callable[[], float]
+Fill = Callable[[Slots, int, Call], None]  # run one call of a batch into its slot
 
 OFFER_AFTER = 0.001  # seconds a batch runs on the session's thread alone before others help
 _PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple})  # never awaitable
@@ -48,10 +49,15 @@ class Dispatch:
         redactor: Redactor = PLAIN,
     ) -> None:
         self.tools = tools
+        self._async = frozenset(name for name, tool in tools.items() if tool.is_async)
         self.clock = clock
         self.workers = workers
         self.max_result_chars = max_result_chars
         self.redactor = redactor
+        # The batch being run on the calling thread now (see _share), and whether a worker has
+        # been offered to help it, or whichever batch runs when that offer is taken up.
+        self._sharing: tuple[Slots, Sequence[Call], deque[int]] | None = None
+        self._offered = False
 
     # -- records --------------------------------------------------------------------------------
 
@@ -104,11 +110,13 @@ class Dispatch:
     # -- one call -------------------------------------------------------------------------------
 
     def prepare(
-        self, call: ToolCall, call_id: str, parsed: Parsed
+        self, job: Call
     ) -> tuple[Tool, dict[str, Any], tuple[str, ...], dict[str, Any]] | Ran:
-        """The tool, its checked arguments (JSON, as the trace keeps them), the coerced paths
-        and what the function is called with (each value as its hint's type); or the error
-        record the model reads instead."""
+        """The tool, its checked arguments (JSON, as the trace keeps them; checked once per
+        call: the repetition guard may have asked first), the coerced paths and what the
+        function is called with (each value as its hint's type); or the error record the model
+        reads instead."""
+        call, call_id, parsed = job.request, job.id, job.parsed
         name = call.name
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -122,17 +130,19 @@ class Dispatch:
             return self.refuse(call, call_id, "error", error)
         if isinstance(parsed, ArgumentError):
             return self.refuse(call, call_id, "error", parsed)
-        choices: dict[str, int] = {}
-        try:
-            args, coerced = check_arguments(tool, parsed, choices)
-            call_args = tool.arguments_for(args, choices)
-        except ArgumentError as exc:
-            return self.refuse(call, call_id, "error", exc)
-        except Exception as exc:  # a check that broke must still not take the run down
-            broken = ArgumentError(Name(name), ": arguments could not be checked (",
-                                   Name(describe(exc)), ")")  # fmt: skip
-            return self.refuse(call, call_id, "error", broken)
-        return tool, args, tuple(coerced), call_args
+        outcome = checked(job, tool)
+        if not isinstance(outcome, Exception):
+            args, coerced, choices = outcome
+            try:
+                return tool, args, coerced, tool.arguments_for(args, choices)
+            except Exception as exc:  # the conversion refused (a model's validator) or broke
+                outcome = exc
+        if isinstance(outcome, ArgumentError):
+            return self.refuse(call, call_id, "error", outcome)
+        # a check that broke must still not take the run down
+        broken = ArgumentError(Name(name), ": arguments could not be checked (",
+                               Name(describe(outcome)), ")")  # fmt: skip
+        return self.refuse(call, call_id, "error", broken)
 
     def outcome(
         self,
@@ -144,8 +154,6 @@ class Dispatch:
         failure: BaseException | None,
         started: float,
     ) -> Ran:
-        fields: dict[str, Any] = {}
-        traceback = None
         if failure is None:
             try:
                 content = to_content(value)
@@ -153,33 +161,40 @@ class Dispatch:
                 failure = ValueError(f"the result could not be encoded as text ({describe(exc)})")
         if failure is not None:
             traceback = own_traceback(failure)  # whole: cut only after it is redacted
-            fields = {
-                "status": "error",
-                "error": describe(failure),
-                "traceback": PLAIN.traceback(traceback),
-            }
-        else:
-            limit = self.max_result_chars
-            if limit is not None and len(content) > limit:
-                fields["truncated"] = len(content)
-                content = cut_result(content, limit, len(content))
-            fields.update(status="ok", result=content)
+            record = CallRecord(
+                name=call.name,
+                id=call_id,
+                raw_arguments=call.arguments,
+                arguments=args,
+                status="error",
+                error=describe(failure),
+                seconds=self.clock() - started,
+                coerced=coerced,
+                traceback=PLAIN.traceback(traceback),
+            )
+            return self._ran(record, value, traceback)
+        limit, truncated = self.max_result_chars, None
+        if limit is not None and len(content) > limit:
+            truncated = len(content)
+            content = cut_result(content, limit, truncated)
         record = CallRecord(
             name=call.name,
             id=call_id,
             raw_arguments=call.arguments,
             arguments=args,
-            coerced=coerced,
+            status="ok",
+            result=content,
             seconds=self.clock() - started,
-            **fields,
+            coerced=coerced,
+            truncated=truncated,
         )
-        return self._ran(record, value, traceback)
+        return self._ran(record, value, None)
 
     def run_one(self, job: Call) -> Ran:
         """Check and run one call on this thread (an ``async def`` tool on a loop of its own)."""
-        call, call_id, parsed = job.request, job.id, job.parsed
+        call, call_id = job.request, job.id
         started = self.clock()
-        prepared = self.prepare(call, call_id, parsed)
+        prepared = self.prepare(job)
         if isinstance(prepared, Ran):
             return prepared
         tool, args, coerced, call_args = prepared
@@ -200,9 +215,9 @@ class Dispatch:
 
     async def arun_one(self, job: Call) -> Ran:
         """Check and run one call: awaited if the tool is async, else on a worker thread."""
-        call, call_id, parsed = job.request, job.id, job.parsed
+        call, call_id = job.request, job.id
         started = self.clock()
-        prepared = self.prepare(call, call_id, parsed)
+        prepared = self.prepare(job)
         if isinstance(prepared, Ran):
             return prepared
         tool, args, coerced, call_args = prepared
@@ -225,26 +240,27 @@ class Dispatch:
     def run_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """Run the calls at once and return their outcomes in request order.
 
-        Without a deadline this thread runs the first call and offers the others to the
-        workers, then takes back any call no worker has started yet and runs it too: trivial
-        tools cost no thread hand-off while slow ones still overlap. With a ``timeout`` (or an
-        ``async def`` tool, which gets a loop of its own) the batch is handed to the session's
-        own thread while this one waits (see ``_handed``); a call still running when the
-        timeout passes is abandoned, and a call not started by then is not started.
+        Without a deadline this thread runs the calls in request order while a worker is
+        offered those not started yet (``_share``): trivial tools are done here before any
+        worker wakes, slow ones overlap. With a ``timeout`` (or an ``async def`` tool, which
+        gets a loop of its own) the batch is handed to the session's own thread while this one
+        waits (see ``_handed``); a call still running when the timeout passes is abandoned,
+        and a call not started by then is not started.
         """
         if not calls:
             return BatchDone([])
-        if timeout is not None or any(self._is_async(c) for c in calls):
+        if timeout is not None or (self._async and any(c.name in self._async for c in calls)):
             return self._handed(calls, timeout)
         if len(calls) == 1 or self.workers.limit == 1:  # nothing to overlap
             return BatchDone([self.run_one(c) for c in calls])
-        futures = [self.workers.submit(self.run_one, c) for c in calls[1:]]
-        done = [self.run_one(calls[0])]
-        for future, job in zip(futures, calls[1:], strict=True):
-            if self.workers.cancel(future):  # no worker started it: run it here
-                done.append(self.run_one(job))
-            else:
-                done.append(future.result())
+        slots = Slots(len(calls))
+        self._share(calls, slots, self._put)
+        slots.wait(None)  # an interrupt here closes the slots: no call is started after it
+        done = []
+        for value in slots.values:
+            if isinstance(value, BaseException):  # an interrupt raised inside a tool
+                raise value
+            done.append(value)
         return BatchDone(done)
 
     def _handed(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
@@ -263,7 +279,7 @@ class Dispatch:
             and not slots.filled_within(OFFER_AFTER)
         ):
             for _ in range(len(pending)):
-                self.workers.submit(self._claiming, slots, calls, pending)
+                self.workers.offer(self._claiming, slots, calls, pending)
         left = None if timeout is None else timeout - (self.clock() - started)
         slots.wait(left)
         return self.settled(calls, slots, started)
@@ -271,20 +287,71 @@ class Dispatch:
     def fill(self, calls: Sequence[Call], slots: Slots) -> None:
         """Run the calls from this thread (with no deadline of its own: another thread keeps
         it, and may ``close`` the slots), each outcome into its slot, as ``run_batch`` runs
-        them: the first here, the others offered to the workers and taken back if no worker
-        has started them. Returns once every slot is filled or the slots are closed."""
+        them. Returns once every slot is filled or the slots are closed."""
         if len(calls) == 1 or self.workers.limit == 1:
             for i, job in enumerate(calls):
                 self._fill(slots, i, job)
         else:
-            futures = [
-                self.workers.submit(self._fill, slots, i, c) for i, c in enumerate(calls[1:], 1)
-            ]
-            self._fill(slots, 0, calls[0])
-            for i, future in enumerate(futures, 1):
-                if self.workers.cancel(future):
-                    self._fill(slots, i, calls[i])
+            self._share(calls, slots, self._fill)
         slots.wait(None)
+
+    def _share(self, calls: Sequence[Call], slots: Slots, run: Fill) -> None:
+        """Run the calls on this thread in request order, each with ``run`` into its slot,
+        while a worker is offered the calls not started yet. The offer stands until a worker
+        takes it up, for whichever batch is running by then: a worker gets the interpreter
+        when this thread waits (a tool blocked on I/O or asleep) or has run past the switch
+        interval, so it finds calls still waiting only in a batch that is not done by then
+        (``_help``), and a run of trivial batches costs one offer, not one each. An interrupt
+        here closes the slots, so no call is started after it. Returns when this thread finds
+        no call left to start (others may be running)."""
+        pending = deque(range(1, len(calls)))  # calls no thread has started yet
+        sharing = self._sharing = (slots, calls, pending)
+        if not self._offered:  # looked at after _sharing is set, and set before the offer is
+            self._offered = True  # made: see _standing
+            try:
+                self.workers.offer(self._standing)
+            except BaseException:
+                self._offered = False
+                raise
+        try:
+            index = 0
+            while not slots.closed:
+                run(slots, index, calls[index])
+                try:
+                    index = pending.popleft()  # atomic: each call is started by one thread
+                except IndexError:
+                    break
+        except BaseException:
+            slots.close()
+            pending.clear()  # nothing for a worker to take up
+            raise
+        finally:
+            if self._sharing is sharing:  # (an abandoned batch's thread may end after the next)
+                self._sharing = None
+
+    def _standing(self) -> None:
+        """The standing offer, taken up by a worker: it helps the batch running now, if any.
+        It withdraws itself first, so that a batch started from then on is offered again
+        (``_share`` sets the batch before it looks whether an offer stands)."""
+        self._offered = False
+        sharing = self._sharing
+        if sharing is not None:
+            self._help(*sharing)
+
+    def _help(self, slots: Slots, calls: Sequence[Call], pending: deque[int]) -> None:
+        """A worker's part of a batch that is not a trivial one (calls are still waiting when
+        a worker gets to run): a worker is offered for each call still waiting, and this one
+        takes calls no thread has started, as they do."""
+        try:
+            for _ in range(len(pending) - 1):
+                self.workers.offer(self._claiming, slots, calls, pending)
+        except Exception:  # no thread to be had: the waiting calls are taken by those running
+            pass
+        self._claiming(slots, calls, pending)
+
+    def _put(self, slots: Slots, index: int, job: Call) -> None:
+        """Run one call into ``slots[index]``; an interrupt raised in it goes on here."""
+        slots.put(index, self.run_one(job))
 
     def settled(self, calls: Sequence[Call], slots: Slots, started: float) -> BatchDone:
         """The batch's outcomes from its slots, once they are filled or closed: a call with no
@@ -318,11 +385,6 @@ class Dispatch:
         except BaseException as exc:  # KeyboardInterrupt or SystemExit: the waiting side raises
             outcome = exc
         slots.put(index, outcome)
-
-    def _is_async(self, call: Call) -> bool:
-        name = call.request.name
-        tool = self.tools.get(name) if isinstance(name, str) else None
-        return tool is not None and tool.is_async
 
     async def arun_batch(self, calls: Sequence[Call], timeout: float | None) -> BatchDone:
         """The async batch: every call a task; at the deadline, what is in flight is cancelled."""

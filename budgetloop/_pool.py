@@ -3,13 +3,14 @@
 A hung tool cannot be killed, only abandoned; on daemon threads an abandoned call never holds
 the interpreter at exit, which the standard ThreadPoolExecutor's workers would.
 
-Two kinds of thread. ``Workers.submit`` offers a task to a pool started on demand (a batch's
-calls overlap there). ``Workers.hand`` gives a task to the session's own thread, one task at a
-time, for work that must be abandoned at a deadline (with ``max_seconds``, a whole step): the
-caller waits on what the task fills (``Slots``, or a lock of the task's own), one wake-up each
-way and no ``Future``. A task whose ``Slots`` were not filled (abandoned) may still be running
-when the next is handed: that thread is retired, to end when the task returns, and a new one
-takes over.
+Two kinds of thread. A pool started on demand, where a batch's calls overlap: ``Workers.offer``
+gives it a task that reports through what it is given (no ``Future``); ``Workers.submit`` gives
+it a task whose result a ``Future`` carries (for an event loop to await). ``Workers.hand``
+gives a task to the session's own thread, one task at a time, for work that must be abandoned
+at a deadline (with ``max_seconds``, a whole step): the caller waits on what the task fills
+(``Slots``, or a lock of the task's own), one wake-up each way and no ``Future``. A task whose
+``Slots`` were not filled (abandoned) may still be running when the next is handed: that thread
+is retired, to end when the task returns, and a new one takes over.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ class Workers:
         self._threads = 0
         self._idle = 0
         self._lock = threading.Lock()
+        self._closed = False  # offers are dropped from then on
         self._own: queue.SimpleQueue[Any] | None = None  # the session's own thread's tasks
         self._handed: Slots | None = None  # what the last task handed to it fills
 
@@ -125,16 +127,33 @@ class Workers:
         self._handed = slots
         own.put((fn, slots, args))
 
+    def offer(self, fn: Callable[..., None], *args: Any) -> None:
+        """Give ``fn(*args)`` to a worker; ``fn`` must not raise (it reports through its
+        arguments). Once the pool is closed an offer is dropped: a worker helping a batch may
+        still offer after the run has ended, and no thread may be started then."""
+        if self._engage(optional=True):
+            self._tasks.put((None, fn, args))
+
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Give ``fn(*args)`` to a worker; its result, or what it raised, in a ``Future``."""
         future: Future[Any] = Future()
+        self._engage()
+        self._tasks.put((future, fn, args))
+        return future
+
+    def _engage(self, optional: bool = False) -> bool:
+        """Count an idle worker busy for the task about to be queued, or start one (up to
+        ``limit``; past it the task waits for a worker to be free). False, for an ``optional``
+        task, once the pool is closed."""
         with self._lock:
+            if optional and self._closed:
+                return False
             if self._idle > 0:
                 self._idle -= 1
             elif self.limit is None or self._threads < self.limit:
                 self._threads += 1
                 threading.Thread(target=self._work, daemon=True, name="budgetloop-worker").start()
-        self._tasks.put((future, fn, args))
-        return future
+            return True
 
     def _work(self) -> None:
         while True:
@@ -142,27 +161,21 @@ class Workers:
             if task is _STOP:
                 return
             future, fn, args = task
-            if not future.set_running_or_notify_cancel():
-                continue  # taken back by ``cancel``, which counted this worker idle again
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:  # handed to the waiting side, which decides
-                future.set_exception(exc)
+            if future is None:  # offered
+                fn(*args)
+            elif future.set_running_or_notify_cancel():  # submitted (and not cancelled since)
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # handed to the waiting side, which decides
+                    future.set_exception(exc)
             with self._lock:
                 self._idle += 1
-
-    def cancel(self, future: Future[Any]) -> bool:
-        """Take back a task no worker has started; its worker is free again at once."""
-        if not future.cancel():
-            return False
-        with self._lock:
-            self._idle += 1
-        return True
 
     def close(self) -> None:
         """Let every thread finish what it is running and end."""
         with self._lock:
             count, self._threads, self._idle = self._threads, 0, 0
+            self._closed = True
             own, self._own, self._handed = self._own, None, None
         for _ in range(count):
             self._tasks.put(_STOP)

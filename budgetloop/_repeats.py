@@ -22,18 +22,33 @@ call's arguments redacted before they are encoded as JSON and shortened.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._check import ArgumentError, check_arguments
+from ._check import ArgumentError
 from ._redact import Quote, Said
 from ._schema import Tool
 from ._trace import Step
-from ._turn import Call, Parsed, parse
+from ._turn import Call, Parsed, checked, parse
 from ._types import ToolCall
 
 CYCLE_PERIODS = (2, 3)
-_ENCODE = json.JSONEncoder(sort_keys=True, default=repr).encode  # one call, as a signature has it
+
+
+def _encoder() -> Callable[[Any], str]:
+    """JSON with sorted keys, ``repr`` for what JSON cannot write: one call as a signature has
+    it. ``JSONEncoder.encode`` builds the C encoder anew on every call, which was most of a
+    signature's time; it is built once here (the pure-Python encoder where there is none)."""
+    try:
+        from _json import make_encoder
+    except ImportError:  # an interpreter without the accelerator
+        return json.JSONEncoder(sort_keys=True, default=repr).encode
+    ascii_text = json.encoder.encode_basestring_ascii
+    chunks = make_encoder(None, repr, ascii_text, None, ": ", ", ", True, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_ENCODE = _encoder()
 SHOWN_CALL_CHARS = 80  # a call, as a loop's detail shows it
 WARNING = (
     "[budgetloop] You are repeating yourself: {loop}. Do something different or give your "
@@ -56,6 +71,7 @@ class Repeats:
         self._cycle_limit = cycle_limit
         self._warn = warn
         self._tools = tools
+        self._defaults = {name: _defaults(tool) for name, tool in tools.items()}
         self._signatures: list[str] = []
         self.warned = False  # a warning was given: the next loop stops the run
         for step in history:  # a fork's history: its signatures, and whether it was warned
@@ -67,7 +83,7 @@ class Repeats:
         """A turn's signature, or None when no loop is looked for."""
         if self._repeat_limit is None and self._cycle_limit is None:
             return None
-        return signature_of(calls, self._tools)
+        return signature_of(calls, self._tools, self._defaults)
 
     def loop(self, seen: str) -> Said | None:
         """The loop a turn with signature ``seen`` would close, in words, or None."""
@@ -104,15 +120,20 @@ def warning(loop: Said) -> Said:
     return Said(before, loop, after)
 
 
-def signature_of(calls: Sequence[Call], tools: Mapping[str, Tool]) -> str:
+def signature_of(
+    calls: Sequence[Call], tools: Mapping[str, Tool], defaults: Mapping[str, dict[str, Any]]
+) -> str:
     """The turn's calls as a JSON list of ``[name, arguments]``: each call's arguments as its
     tool receives them (or as sent, when the check refuses them), with sorted keys, and the
-    calls sorted, so that neither key order, spacing nor the order of the calls counts."""
-    each = [_ENCODE([c.name, _received(c, tools)]) for c in calls]
+    calls sorted, so that neither key order, spacing nor the order of the calls counts.
+    ``defaults`` are each tool's parameter defaults (``_defaults``)."""
+    each = [_ENCODE([c.name, _received(c, tools, defaults)]) for c in calls]
     return "[" + ", ".join(sorted(each)) + "]"
 
 
-def _received(call: Call, tools: Mapping[str, Tool]) -> Any:
+def _received(
+    call: Call, tools: Mapping[str, Tool], defaults: Mapping[str, dict[str, Any]]
+) -> Any:
     """A call's arguments as its tool would be called with them: checked (a number written as
     a string coerced) and with each default the schema shows filled in; what was sent when
     there is no such tool or the check refuses them."""
@@ -122,14 +143,20 @@ def _received(call: Call, tools: Mapping[str, Tool]) -> Any:
     tool = tools.get(call.name)
     if tool is None:
         return parsed
-    try:
-        args, _ = check_arguments(tool, parsed)
-        for name, schema in tool.parameters.items():
-            if name not in args and isinstance(schema, dict) and "default" in schema:
-                args[name] = schema["default"]
-    except Exception:  # refused, or a check that broke (the batch reports it): as sent
+    outcome = checked(call, tool)  # kept on the call: the batch runs it with these arguments
+    if isinstance(outcome, Exception):  # refused, or a check that broke (the batch reports it)
         return parsed
-    return args
+    filled = defaults[call.name]
+    return {**filled, **outcome[0]} if filled else outcome[0]
+
+
+def _defaults(tool: Tool) -> dict[str, Any]:
+    """The defaults a tool's schema shows, by parameter."""
+    return {
+        name: schema["default"]
+        for name, schema in tool.parameters.items()
+        if isinstance(schema, dict) and "default" in schema
+    }
 
 
 def shown(seen: str) -> Said:

@@ -17,29 +17,54 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._budget import Projection
-from ._check import ArgumentError, parse_arguments
+from ._check import ArgumentError, check_arguments, parse_arguments
 from ._redact import Said
 from ._trace import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
 
+if TYPE_CHECKING:
+    from ._schema import Tool
+
 Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
+# A call's arguments checked against its tool, with the paths of the values coerced; or what
+# the check raised (an ArgumentError, or any other exception of a check that broke).
+Checked = tuple[dict[str, Any], tuple[str, ...], dict[str, int]] | Exception
 
 
 @dataclass(slots=True)
 class Call:
-    """One tool call of a turn: as the model sent it (with its id filled in), and its
-    arguments parsed."""
+    """One tool call of a turn: as the model sent it (with its id filled in), its arguments
+    parsed, and, once ``checked`` has been asked, their check against the tool."""
 
     request: ToolCall
     id: str
     parsed: Parsed
+    check: tuple[Tool, Checked] | None = None  # made by ``checked``, once
 
     @property
     def name(self) -> str:
         return self.request.name
+
+
+def checked(call: Call, tool: Tool) -> Checked:
+    """``call``'s parsed arguments (not an ``ArgumentError``) checked against ``tool``, made
+    once per call: the repetition guard compares calls as the tools receive them, and the
+    batch runs them with the same checked arguments."""
+    made = call.check
+    if made is not None and made[0] is tool:
+        return made[1]
+    outcome: Checked
+    try:
+        choices: dict[str, int] = {}  # the branch each union's value fitted, by path
+        args, coerced = check_arguments(tool, call.parsed, choices)
+        outcome = (args, tuple(coerced), choices)
+    except Exception as exc:  # refused, or a check that broke: each reader says which
+        outcome = exc
+    call.check = (tool, outcome)
+    return outcome
 
 
 @dataclass(slots=True)

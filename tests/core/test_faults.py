@@ -19,6 +19,7 @@ from budgetloop import (
     arun,
     load_trace,
     run,
+    start,
     tool,
 )
 
@@ -262,6 +263,29 @@ def test_no_thread_is_left_behind_by_stopped_and_failed_runs() -> None:
 
 
 # -- malformed model output ----------------------------------------------------------------------
+
+
+@pytest.mark.timeout(60)
+def test_no_thread_is_left_behind_by_interrupted_batches() -> None:
+    @tool
+    def nap() -> str:
+        """Sleeps, so that a worker gets to help the batch, and wakes while it does."""
+        time.sleep(0.0002)
+        return "rested"
+
+    @tool
+    def boom() -> str:
+        """Interrupts."""
+        raise KeyboardInterrupt
+
+    before = settled_thread_count(-1)  # threads of earlier tests may still be ending
+    for _ in range(100):
+        batch = calls(("nap", {}), ("boom", {}), *[("search", {"q": str(i)}) for i in range(6)])
+        session = start(ScriptedModel([batch, "done"]), "go", tools=[nap, boom, search])
+        with pytest.raises(KeyboardInterrupt):
+            session.step()
+        assert session.run().stop == "answered"  # done: its threads are told to end
+    assert settled_thread_count(before) <= before
 
 
 def test_tool_calls_that_are_not_a_list_are_a_model_error() -> None:

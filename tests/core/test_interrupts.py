@@ -51,6 +51,34 @@ def test_an_interrupt_in_a_tool_is_billed_and_the_context_stays_a_conversation()
     assert result.cost_usd == 0.0045 + result.steps[1].cost_usd <= 0.011
 
 
+@pytest.mark.timeout(10)
+def test_an_interrupt_in_a_batch_starts_no_call_after_it() -> None:
+    ran: list[str] = []
+
+    @tool
+    def boom(x: int) -> str:
+        """Interrupts."""
+        raise KeyboardInterrupt
+
+    @tool
+    def note(label: str) -> str:
+        """Notes that it ran."""
+        ran.append(label)
+        return label
+
+    calls = [ToolCall("boom", {"x": 1}, "c1")]
+    calls += [ToolCall("note", {"label": str(i)}, f"n{i}") for i in range(3)]
+    model = ScriptedModel([Completion(tool_calls=calls), "done"])
+    session = start(model, "go", tools=[boom, note])
+    with pytest.raises(KeyboardInterrupt):
+        session.step()
+    time.sleep(0.3)  # time enough for a worker to start what it was offered
+    assert ran == []
+    (step,) = session.steps
+    assert [c.status for c in step.tool_calls] == ["error"] * 4
+    assert all(c.error.startswith("interrupted (KeyboardInterrupt)") for c in step.tool_calls)
+
+
 def test_a_raising_count_tokens_after_the_call_still_bills_it() -> None:
     calls = [0]
 

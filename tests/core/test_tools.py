@@ -15,6 +15,7 @@ from typing import Any, Literal
 import pytest
 
 from budgetloop import (
+    Budget,
     Completion,
     Message,
     ScriptedModel,
@@ -108,6 +109,36 @@ def test_a_number_written_as_a_string_is_coerced_once_and_both_forms_are_kept() 
         not_an_int.requests[1].messages[-1].content
         == "error: convert.times: expected integer, got str"
     )
+
+
+def test_a_check_that_breaks_is_the_calls_error_and_each_call_is_checked_once() -> None:
+    compared: list[str] = []
+
+    class Touchy(str):  # a value the check cannot compare with the choices
+        def __eq__(self, other: object) -> bool:
+            compared.append(str(self))
+            raise RuntimeError("no comparing me")
+
+        __hash__ = str.__hash__
+
+    ran: list[str] = []
+
+    @tool
+    def pick(x: Literal["a", "b"]) -> str:
+        """Pick one."""
+        ran.append(x)
+        return x
+
+    calls = [ToolCall("pick", {"x": Touchy("a")}, "c1"), ToolCall("pick", {"x": "b"}, "c2")]
+    model = ScriptedModel([Completion(tool_calls=calls), "done"])
+    result = run(model, "go", tools=[pick], repeat_limit=2)  # the guard compares checked calls
+    assert result.stop == "answered"
+    assert [(c.status, c.error, c.result) for c in result.steps[0].tool_calls] == [
+        ("error", "pick: arguments could not be checked (RuntimeError: no comparing me)", None),
+        ("ok", None, "b"),
+    ]
+    assert ran == ["b"]
+    assert compared == ["a"]  # one check per call, shared by the repetition guard and the call
 
 
 def test_results_are_encoded_for_the_model() -> None:
@@ -260,6 +291,34 @@ def test_parallel_calls_run_at_once_and_return_in_request_order() -> None:
         ("idb", "b"),
         ("idc", "c"),
     ]
+
+
+@pytest.mark.timeout(20)
+def test_calls_still_run_at_once_after_many_trivial_batches() -> None:
+    barrier = threading.Barrier(3, timeout=5)  # passes only if all three calls run together
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @tool
+    def meet(label: str) -> str:
+        """Wait for the others, then answer."""
+        barrier.wait()
+        return label
+
+    trivial = [
+        Completion(tool_calls=[ToolCall("add", {"a": t, "b": i}) for i in range(3)])
+        for t in range(30)
+    ]
+    slow = Completion(tool_calls=[ToolCall("meet", {"label": x}) for x in "abc"])
+    script = [*trivial, slow, *trivial, slow, "done"]
+    result = run(ScriptedModel(script), "go", tools=[add, meet], budget=Budget(max_steps=100))
+    assert result.stop == "answered"
+    assert [c.result for c in result.steps[30].tool_calls] == ["a", "b", "c"]
+    assert [c.result for c in result.steps[61].tool_calls] == ["a", "b", "c"]
+    assert len(result.tool_calls) == 6 * 31
 
 
 def test_plain_functions_are_decorated_and_duplicate_names_refused() -> None:
