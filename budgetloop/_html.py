@@ -14,6 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from ._trace import printable
+from ._types import format_usd
 
 if TYPE_CHECKING:
     from ._trace import CallRecord, Result, Step
@@ -57,14 +58,7 @@ def _cut(value: str) -> str:
     return f"{value[:PREVIEW]}… ({len(value) - PREVIEW:,} more characters)"
 
 
-def _usd(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value != 0 and abs(value) < 0.0000005:
-        return f"${value:.1e}"
-    out = f"{value:,.6f}".rstrip("0")
-    decimals = len(out.split(".")[1])
-    return "$" + (out + "0" * (2 - decimals) if decimals < 2 else out)
+_usd = format_usd  # one formatter for every dollar figure
 
 
 def _n(value: int, word: str) -> str:
@@ -99,7 +93,9 @@ def _row(step: Step) -> str:
 
 
 def _card(step: Step) -> str:
-    if step.usage is None:
+    if step.usage is None and step.error is not None and not step.cost_usd:
+        numbers = "nothing charged: the model raised"
+    elif step.usage is None:
         numbers = f"{_usd(step.cost_usd)} charged at the projection, no usage reported"
     else:
         numbers = (
@@ -165,12 +161,12 @@ def render(result: Result, *, max_cards: int | None = MAX_CARDS) -> str:
     ``max_cards // 2`` of them when there are more than ``max_cards``."""
     steps = result.steps
     stop = "running" if result.stop is None else result.stop.value
-    verdict = "answered" if result.answered else "did NOT answer"
+    verdict = "answered" if result.answered else f"{_t(stop)} — did NOT answer"
     head = (
-        f"Run ended: {_t(stop)} — {verdict} · {_n(len(steps), 'step')} taken · "
+        f"Run ended: {verdict} · {_n(len(steps), 'step')} taken · "
         f"{_usd(result.cost_usd)} spent · {result.seconds:.2f} s"
         if result.stop is not None
-        else f"running: {_n(len(steps), 'step')} taken · {_usd(result.cost_usd)} spent"
+        else f"No stop recorded: {_n(len(steps), 'step')} taken · {_usd(result.cost_usd)} spent"
     )
     parts = [
         '<div class="blh tex2jax_ignore mathjax_ignore">',

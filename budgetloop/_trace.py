@@ -268,11 +268,17 @@ class Result:
         return moved
 
     def _repr_html_(self) -> str:
-        """A read-only HTML view, no script: what Jupyter, nbviewer and GitHub show for a bare
-        ``result`` in a cell."""
-        from ._html import render  # ._html reads this module: imported when first used
+        """What Jupyter shows for a bare ``result`` in a cell. With the ``widgets`` extra
+        installed: the viewer of ``budgetloop_widgets.to_html`` (the run's data and the
+        viewer's script inline; a short summary where scripts do not run, as in nbviewer or
+        an untrusted notebook). Without it: a read-only view of every step, no script."""
+        try:
+            from budgetloop_widgets._page import result_html
+        except ImportError:  # the widgets extra is not installed: the core's own view
+            from ._html import render  # ._html reads this module: imported when first used
 
-        return render(self)
+            return render(self)
+        return result_html(self)
 
     def format(self) -> str:
         """The run as readable text: each step, each call and its outcome, then the totals.

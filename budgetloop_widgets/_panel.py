@@ -15,7 +15,7 @@ from budgetloop.breakpoints import Breakpoint
 
 from ._cards import StepCards
 from ._fork import ForkEditor, context_before
-from ._status import error_html, ledger_html, paused_html, running_html, stop_html
+from ._status import error_html, idle_html, ledger_html, paused_html, running_html, stop_html
 from ._text import count, plural
 from ._until import COST, UntilControl
 from ._views import (
@@ -349,6 +349,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.status.value = running_html(len(result.steps))
         elif self._paused_by is not None and not session.done:
             self.status.value = paused_html(len(result.steps), self._paused_by)
+        elif not session.done:
+            self.status.value = idle_html(len(result.steps))
         else:
             self.status.value = stop_html(result)
         meter = meter_html(

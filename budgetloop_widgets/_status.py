@@ -36,32 +36,72 @@ def stop_words(stop: Stop) -> str:
     return STOP_WORDS.get(stop, f"stopped: {stop.value}")
 
 
-def stop_html(result: Result) -> str:
-    """How the run ended, impossible to miss; a quiet line while it is still going."""
+def spent_words(result: Result) -> str:
+    """What the run spent; for a fork, how much of it was carried from the run it came from."""
+    spent = f"{usd(result.cost_usd)} spent"
+    carried = result.carried_usd
+    if carried:
+        spent += (
+            f" ({usd(carried)} of it carried from the run this one was forked from, "
+            f"{usd(result.cost_usd - carried)} by the steps here)"
+        )
+    return spent
+
+
+def stop_lines(result: Result) -> list[tuple[str, str]]:
+    """How the run ended, line by line, each with its kind: ``head`` (the stop, the steps,
+    the spend), ``why`` (what the stop means), ``detail``, ``error`` and ``answer``."""
+    taken = f"{plural(len(result.steps), 'step')} taken · {spent_words(result)}"
     if result.stop is None:
-        return f'<div class="bl-running">running: {plural(len(result.steps), "step")} taken</div>'
-    answered = result.answered
-    verdict = "answered" if answered else "did NOT answer"
-    parts = [
-        f'<div class="bl-stop {"bl-answered" if answered else "bl-unanswered"}">',
-        f'<div class="bl-stop-head">Run ended: {escape(result.stop.value)} — {verdict}'
-        f" · {plural(len(result.steps), 'step')} taken · {usd(result.cost_usd)} spent</div>",
-        f'<div class="bl-stop-why">{escape(stop_words(result.stop))}</div>',
-    ]
+        return [
+            ("head", f"No stop recorded: {taken}"),
+            ("why", "the run had not ended when this trace was written"),
+        ]
+    if result.answered:
+        head = f"Run ended: answered · {taken}"
+    else:
+        head = f"Run ended: {result.stop.value} — did NOT answer · {taken}"
+    lines = [("head", head), ("why", stop_words(result.stop))]
     if result.detail:
-        parts.append(f"<div>{text(result.detail)}</div>")
+        lines.append(("detail", result.detail))
     if result.error:
-        parts.append(f"<div>error: {text(result.error)}</div>")
-    if answered and result.answer:
-        parts.append(f'<pre class="bl-text">{text(preview(result.answer))}</pre>')
+        lines.append(("error", f"error: {result.error}"))
+    if result.answered and result.answer:
+        lines.append(("answer", result.answer))
+    return lines
+
+
+def stop_html(result: Result) -> str:
+    """How the run ended, impossible to miss (``stop_lines`` as HTML)."""
+    kind = "bl-answered" if result.answered else "bl-unanswered"
+    if result.stop is None:
+        kind = "bl-running"
+    parts = [f'<div class="bl-stop {kind}">']
+    for line_kind, line in stop_lines(result):
+        if line_kind == "answer":
+            parts.append(f'<pre class="bl-text">{text(preview(line))}</pre>')
+        else:
+            parts.append(f'<div class="bl-stop-{line_kind}">{text(line)}</div>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def idle_html(steps: int) -> str:
+    """The panel's line when no Run is going and the run has not ended."""
+    if not steps:
+        return (
+            '<div class="bl-idle">not started: Step takes one turn, Run goes on to the end</div>'
+        )
+    return (
+        f'<div class="bl-idle">paused after {plural(steps, "step")}: the run is not over; '
+        "Step or Run goes on</div>"
+    )
 
 
 def running_html(steps: int) -> str:
     """The line shown while a Run goes on in the background."""
     return (
-        f'<div class="bl-running bl-live">Run going: {plural(steps, "step")} taken; '
+        f'<div class="bl-running bl-live">running: {plural(steps, "step")} taken; '
         "Pause stops it after the turn in flight</div>"
     )
 

@@ -362,6 +362,19 @@ def charts_html(
     max_points: int = MAX_POINTS,
     carried: float = 0.0,
 ) -> str:
+    """The two charts of ``chart_svgs`` side by side."""
+    svgs = chart_svgs(steps, budget, next_projection, max_points=max_points, carried=carried)
+    return f'<div class="bl-charts">{"".join(svgs)}</div>'
+
+
+def chart_svgs(
+    steps: Sequence[Step],
+    budget: Budget,
+    next_projection: Projection | None = None,
+    *,
+    max_points: int = MAX_POINTS,
+    carried: float = 0.0,
+) -> list[str]:
     """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG, each
     drawn from at most ``max_points`` points.
 
@@ -389,7 +402,7 @@ def charts_html(
         projected=projected,
         max_points=max_points,
     )
-    return f'<div class="bl-charts">{bars}{line}</div>'
+    return [bars, line]
 
 
 def stopped_by_cost(result: Result) -> bool:

@@ -109,7 +109,7 @@ def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() 
     assert controls_disabled(panel) == [True, True, True, True]
     assert not panel.pause_button.disabled
     assert text_of(panel.status.value) == (
-        "Run going: 0 steps taken; Pause stops it after the turn in flight"
+        "running: 0 steps taken; Pause stops it after the turn in flight"
     )
     panel.step_button.click()  # a disabled button's handler still runs from Python: no effect
     panel.reset_button.click()
@@ -120,7 +120,7 @@ def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() 
     assert [c.children[1].description for c in panel.step_cards.children] == ["Fork here"]
     assert 'data-step="0"' in panel.step_cards.children[0].children[0].value
     assert "<b>steps taken</b> 1 of max_steps 6" in panel.meter.value
-    assert text_of(panel.status.value).startswith("Run going: 1 step taken")
+    assert text_of(panel.status.value).startswith("running: 1 step taken")
     assert controls_disabled(panel) == [True, True, True, True, True]
     gate.go.release()
     gate.in_flight()
@@ -129,7 +129,7 @@ def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() 
     assert not panel.running
     result = panel.session.result
     assert (result.stop, len(result.steps), result.answer) == ("answered", 3, "moved 500")
-    assert "Run ended: answered — answered · 3 steps taken" in panel.status.value
+    assert "Run ended: answered · 3 steps taken" in panel.status.value
     assert controls_disabled(panel) == [True, True, False, False, False, False, False]
     assert panel.pause_button.disabled
     assert panel.error.value == ""
@@ -464,7 +464,8 @@ def test_a_shared_budget_stop_is_said_in_words_and_every_stop_has_words() -> Non
     for stop in Stop:
         result = make().result
         shown = stop_html(_with_stop(result, stop))
-        assert f"Run ended: {stop.value} — " in shown
+        said = "answered · " if stop is Stop.ANSWERED else f"{stop.value} — did NOT answer · "
+        assert f"Run ended: {said}" in shown
         assert STOP_WORDS[stop].replace("'", "&#x27;") in shown
 
 

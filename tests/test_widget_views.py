@@ -267,7 +267,7 @@ def test_stop_html_cannot_be_missed() -> None:
     base = {"steps": (make_step(),), "messages": (), "cost_usd": 0.003, "seconds": 0.5}
     answered = stop_html(Result(stop=Stop.ANSWERED, answer="42 <b>", **base))  # type: ignore[arg-type]
     assert "bl-answered" in answered
-    assert "Run ended: answered — answered · 1 step taken · $0.003 spent" in answered
+    assert "Run ended: answered · 1 step taken · $0.003 spent" in answered
     assert "42 &lt;b&gt;" in answered
     stopped = stop_html(
         Result(stop=Stop.MAX_COST_USD, answer=None, detail="over <i>", **base)  # type: ignore[arg-type]
@@ -275,8 +275,12 @@ def test_stop_html_cannot_be_missed() -> None:
     assert "bl-unanswered" in stopped
     assert "Run ended: max_cost_usd — did NOT answer" in stopped
     assert "over &lt;i&gt;" in stopped
-    running = stop_html(Result(stop=None, answer=None, **base))  # type: ignore[arg-type]
-    assert running == '<div class="bl-running">running: 1 step taken</div>'
+    unended = stop_html(Result(stop=None, answer=None, **base))  # type: ignore[arg-type]
+    assert unended == (
+        '<div class="bl-stop bl-running"><div class="bl-stop-head">No stop recorded: 1 step '
+        'taken · $0.003 spent</div><div class="bl-stop-why">the run had not ended when this '
+        "trace was written</div></div>"
+    )
 
 
 def test_as_result_rejects_what_is_not_a_trace() -> None:
