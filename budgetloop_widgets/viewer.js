@@ -281,8 +281,11 @@ class List {
     this.head = h("div", { class: "blv-head blv-grid", role: "row" },
       this.columns.map((c) => h("span", { class: `blv-c ${c.cls || ""}`, role: "columnheader", text: c.head })));
     this.spacer = h("div", { class: "blv-spacer" });
+    // data-lm-suppress-shortcuts: while the list has the focus its keys are its own, not the
+    // notebook's (Notebook 7 takes j, k and Enter before the page sees them)
     this.scroll = h("div", {
       class: "blv-scroll", tabindex: "0", role: "listbox", "aria-label": opts.label,
+      "data-lm-suppress-shortcuts": "true",
       onscroll: () => this.schedule(),
     }, this.head, this.spacer);
     this.empty = h("div", { class: "blv-empty", hidden: true });
@@ -779,7 +782,7 @@ class StepsView {
       onOpen: () => this.open(),
     });
     this.list.rowClass = (i) => `blv-row-${this.run.status(i).replace(" ", "-")}`;
-    this.detail = h("div", { class: "blv-detail", tabindex: "-1", "aria-label": "the chosen step" });
+    this.detail = h("div", { class: "blv-detail", tabindex: "-1", "aria-label": "the chosen step", "data-lm-suppress-shortcuts": "true" });
     this.el.append(
       h("div", { class: "blv-bar" },
         label("search", this.query), label("tool", this.tool), label("status", this.status),

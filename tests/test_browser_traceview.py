@@ -28,6 +28,15 @@ from tests.jupyter_browser import (
 
 pytestmark = pytest.mark.browser
 
+
+@pytest.fixture(autouse=True)
+def patient_expect() -> None:
+    """Five helpers' builds share two cores here: a wait may take longer than Playwright's 5 s."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=20_000)
+
+
 NOTEBOOK7_LOAD_ERROR = "Cannot read properties of undefined (reading 'schema')"
 TRACE = load_trace(ROOT / "notebooks" / "trace.json")
 
@@ -130,3 +139,147 @@ def test_traceview_in_jupyterlab_by_mouse_and_keyboard(lab: Server, tmp_path: Pa
         expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 1")
     assert browser.errors == []
     assert browser.dialogs == []
+
+
+def test_traceview_in_notebook_7(notebook7: Server, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    with chromium(notebook7, tmp_path / "profile") as browser:
+        page = browser.page
+        open_and_run_all(page, notebook7.url("notebooks/viewer.ipynb"))
+        assert page.evaluate("window.jupyterapp.name") == "Jupyter Notebook"
+        wait_until_idle(page)
+        drive_the_trace(browser, ARTIFACTS / "traceview-notebook7.png")
+        run_cell(browser, 2)
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 1")
+    assert [e for e in browser.errors if e != NOTEBOOK7_LOAD_ERROR] == []
+    assert browser.dialogs == []
+
+
+# The elements whose text must read at 4.5:1 against what is behind them, in every theme.
+READ = {
+    "title": ".blv-title",
+    "banner": ".blv-banner .blv-line-head",
+    "stop words": ".blv-banner .blv-line-why",
+    "header": ".blv-head .blv-c",
+    "row": ".blv-row:not(.blv-selected) .blv-c.blv-num",
+    "chosen row": ".blv-row.blv-selected .blv-c.blv-txt",
+    "ok status": ".blv-row .blv-c.blv-st-ok",
+    "error status": ".blv-row .blv-c.blv-st-error",
+    "step count": ".blv-count",
+    "jump": ".blv-jumps button:not([disabled])",
+    "search": "input.blv-search",
+    "card head": ".blv-card-head",
+    "projection": ".blv-detail .blv-projection",
+    "muted": ".blv-detail .blv-muted",
+    "model text": ".blv-detail .blv-text",
+    "call status": ".blv-calls td.blv-status",
+    "chart title": "svg .bl-chart-title",
+    "chart tick": "svg .bl-tick",
+    "ceiling label": "svg .bl-ceiling-label",
+}
+
+
+@pytest.mark.parametrize(
+    "theme", ["JupyterLab Light", "JupyterLab Dark", "JupyterLab Dark High Contrast"]
+)
+def test_traceview_reads_in_every_jupyterlab_theme(theme: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from tests.test_browser_viewer import CONTRAST
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(ROOT / "notebooks" / "trace.json", root / "trace.json")
+    write_notebook(root / "viewer.ipynb", CELLS[0], "view.show(1)")
+    with (
+        jupyter_server("lab", root, tmp_path, theme=theme) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/viewer.ipynb"))
+        view = page.locator(".blv").first
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text(
+            "Step 1 ·", timeout=30_000
+        )
+        light = "true" if theme == "JupyterLab Light" else "false"
+        page.wait_for_function(
+            f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=15_000
+        )
+        seen = {}
+        for name, selector in READ.items():
+            element = view.locator(selector).first
+            expect(element).to_be_attached()
+            seen[name] = element.evaluate(CONTRAST)
+        view.screenshot(path=str(ARTIFACTS / f"traceview-{theme.split()[-1].lower()}.png"))
+    low = {name: s for name, s in seen.items() if s["ratio"] < 4.5}
+    assert low == {}
+    assert browser.errors == []
+
+
+COMPARE = '''
+from budgetloop import Completion, Price, ScriptedModel, ToolCall, run, tool
+from budgetloop_widgets import CompareView
+
+
+@tool
+def look(query: str) -> str:
+    """Look something up."""
+    return f"found {query}"
+
+
+def a_run(second):
+    script = [Completion(text="first", tool_calls=[ToolCall("look", {"query": "a"}, "c1")]),
+              Completion(text=second, tool_calls=[ToolCall("look", {"query": second}, "c2")]),
+              "done"]
+    return run(ScriptedModel(script, price=Price(3.0, 15.0), max_output_tokens=100), "go",
+               tools=[look])
+
+
+view = CompareView(a_run("second"), a_run("other"), names=("bad", "fixed"))
+view
+'''
+
+
+def test_compareview_in_jupyterlab_by_mouse_and_keyboard(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "compare.ipynb", COMPARE, 'print("SELECTED", view.selected)')
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/compare.ipynb"))
+        wait_until_idle(page)
+        view = page.locator(".blv").first
+        detail = view.locator(".blv-detail")
+        # it opens where the runs part, the agreeing step folded into one row above it
+        expect(detail.locator(".blv-diverge-head")).to_have_text("step 1: the runs part here")
+        rows = view.locator(".blv-row:not([hidden])")
+        expect(rows).to_have_count(3)
+        expect(rows.nth(0)).to_contain_text("step 0: the same in both runs")
+        expect(view.locator(".blv-row.blv-selected")).to_contain_text("other")
+        cards = detail.locator(".blv-card")
+        expect(cards).to_have_count(2)
+        expect(cards.nth(0)).to_contain_text("second")
+        expect(cards.nth(1)).to_contain_text("other")
+        # the keys: up to the folded row, Enter unfolds it, j moves on
+        view.locator(".blv-scroll").focus()
+        page.keyboard.press("k")
+        expect(detail).to_contain_text("the runs agree on step 0")
+        page.keyboard.press("Enter")
+        expect(rows).to_have_count(3)
+        expect(rows.nth(0)).to_contain_text("first")
+        expect(detail.locator(".blv-card-head").first).to_contain_text("Step 0 ·")
+        page.keyboard.press("j")
+        page.keyboard.press("j")
+        expect(detail.locator(".blv-card-head").first).to_contain_text("Step 2 ·")
+        view.screenshot(path=str(ARTIFACTS / "compareview.png"))
+        run_cell(browser, 1)
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 2")
+    assert browser.errors == []

@@ -36,7 +36,12 @@ pytestmark = pytest.mark.browser
 # WCAG contrast of an element's text against what is behind it: the colour (an SVG text's fill)
 # composited over the first opaque background up its ancestors, over the page's white.
 CONTRAST = """(el) => {
-  const rgba = (s) => { const m = s.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const rgba = (s) => {
+    // rgb(...) / rgba(...) in 0-255; color(srgb ...) (what color-mix computes to) in 0-1
+    const m = s.match(/[\\d.]+(e-?\\d+)?/g).map(Number);
+    const k = s.startsWith("color(") ? 255 : 1;
+    return [m[0] * k, m[1] * k, m[2] * k, m.length > 3 ? m[3] : 1];
+  };
   const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
   const layers = [];
   for (let node = el; node; node = node.parentElement) {
@@ -256,3 +261,27 @@ def test_a_tampered_script_does_not_run(tmp_path: Path) -> None:
         page.wait_for_timeout(500)
         assert page.locator(".blv-row").count() == 0
     assert any("Content Security Policy" in e for e in errors)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_static_page_follows_the_colour_scheme_and_reads(scheme: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from tests.test_browser_traceview import READ
+
+    path = tmp_path / "trace.html"
+    to_html(load_trace(ROOT / "notebooks" / "trace.json"), path)
+    with static_page(tmp_path, scheme) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        view.locator(".blv-row", has_text="Checking the weather").click()
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 1 ·")
+        background = view.evaluate("(el) => getComputedStyle(el).backgroundColor")
+        assert background == ("rgb(21, 21, 21)" if scheme == "dark" else "rgb(255, 255, 255)")
+        seen = {
+            name: view.locator(selector).first.evaluate(CONTRAST)
+            for name, selector in READ.items()
+        }
+        page.screenshot(path=str(ARTIFACTS / f"static-{scheme}.png"))
+    assert {name: s for name, s in seen.items() if s["ratio"] < 4.5} == {}
+    assert errors == []
