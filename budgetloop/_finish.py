@@ -14,7 +14,7 @@ from ._budget import cost_fits
 from ._context import checked
 from ._money import call_cost
 from ._turn import Ending, ModelCall, Plan, received
-from ._types import PICO, Budget, Message, Stop
+from ._types import PICO, Budget, Message, Stop, format_usd
 
 if TYPE_CHECKING:
     from ._loop import Loop, Turn
@@ -95,9 +95,10 @@ def last_turn(
     turn, answer = (projected or 0) / PICO, (after or 0) / PICO
     return Ending(
         Stop.MAX_COST_USD,
-        f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
-        f"a final answer after it (${answer:.6f}) would not both fit on ${spent / PICO:.6f} "
-        "spent, so this step was the final answer",
+        f"max_cost_usd={format_usd(budget.max_cost_usd)}: a turn with tools "
+        f"({format_usd(turn)} at worst) and a final answer after it ({format_usd(answer)}) "
+        f"would not both fit on {format_usd(spent / PICO)} spent, so this step was the final "
+        "answer",
     ), seen
 
 

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import IO, Any
 
 from ._trace import Result
+from ._types import format_usd
 
 
 class Progress:
@@ -40,12 +41,12 @@ class Progress:
 
     def spent(self) -> str:
         if self.ledger is None:
-            return f"spent ${self.cost_usd:.4f}"
+            return f"spent {format_usd(self.cost_usd)}"
         try:
             spent, limit = self.ledger.spent_usd(), self.ledger.limit_usd
         except Exception as exc:  # a store that is down must not stop the batch's display
             return f"spent $? of the ledger ({type(exc).__name__})"
-        return f"spent ${spent:.4f} of ${limit:.4f}"
+        return f"spent {format_usd(spent)} of {format_usd(limit)}"
 
     def summary(self) -> str:
         stops = " · ".join(f"{stop} {n}" for stop, n in sorted(self.stops.items()))

@@ -16,7 +16,7 @@ from typing import Any
 
 from ._journal import load_trace
 from ._trace import Result
-from ._types import Budget, from_pico, to_pico
+from ._types import Budget, format_usd, from_pico, to_pico
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
 TraceSource = str | os.PathLike[str] | Result | Mapping[str, Any]
@@ -93,6 +93,9 @@ class BudgetReport:
                     [_usd(self.daily_worst_usd[p]) for p in self.percentiles],
                     width,
                 ),
+                "  (expected: the runs as they went, no ceiling; worst at ceiling: every run",
+                "   spending the whole max_cost_usd above. A ceiling below the mean cost comes",
+                "   out lower than expected: the dearer runs it stops end without an answer)",
             ]
         return "\n".join(lines)
 
@@ -247,11 +250,7 @@ def _row(label: str, cells: list[str], width: int) -> str:
 
 
 def _usd(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return (
-        f"${value:,.2f}" if value >= 100 else f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
-    )
+    return "-" if value is None else format_usd(value)
 
 
 def _opt(value: int | None) -> str:

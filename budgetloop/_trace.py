@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from ._budget import Projection
 from ._files import open_new
-from ._types import Budget, Message, Price, Stop, Usage
+from ._types import Budget, Message, Price, Stop, Usage, format_usd
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
@@ -311,7 +311,7 @@ class Result:
         lines.append("")
         lines.append(
             f"stop={stop} tools={len(self.tool_calls)} failed={len(self.failed)}"
-            f" cost=${self.cost_usd:.4f}"
+            f" cost={format_usd(self.cost_usd)}"
         )
         if self.detail:
             lines.append(printable(self.detail))

@@ -88,8 +88,8 @@ def used_by(result: Result) -> Used:
     )
 
 
-def _of(used: str, name: str, limit: object | None) -> str:
-    return f"{used} of {name} {limit}" if limit is not None else f"{used} (no {name})"
+def _of(used: str, name: str, limit: float | None) -> str:
+    return f"{used} of {name} {count(limit)}" if limit is not None else f"{used} (no {name})"
 
 
 def meter_html(

@@ -474,18 +474,12 @@ export function stepHead(run, i) {
 }
 
 function ofLimit(used, name, limit) {
-  return limit === null || limit === undefined ? `${used} (no ${name})` : `${used} of ${name} ${limit}`;
-}
-
-function pyNumber(v) {
-  // a ceiling as Python's str() writes it: 0.05, 30.0, 100
-  if (Number.isInteger(v) && !Number.isSafeInteger(v)) { return String(v); }
-  return String(v);
+  return limit === null || limit === undefined ? `${used} (no ${name})` : `${used} of ${name} ${count(limit)}`;
 }
 
 function meter(run, i) {
   const p = projectionOf(run, i);
-  const [maxSteps, maxSeconds, maxCost, maxCalls] = run.d.budget;
+  const [maxSteps, maxSeconds, , maxCalls] = run.d.budget;
   const box = h("div", { class: "blv-meter" }, h("div", { class: "blv-meter-label", text: `Before step ${i}` }));
   if (p.limit !== null && p.cost !== null) {
     const scale = Math.max(p.limit, p.spent + p.cost) || 1;
@@ -504,10 +498,9 @@ function meter(run, i) {
     h("div", { class: "blv-muted", text: `worst case: ${worstCaseText(p)}; the model usually writes fewer, so a step's reported cost is lower` }),
     h("div", { class: "blv-ceilings" },
       h("span", {}, h("b", { text: "steps taken" }), ` ${ofLimit(count(i), "max_steps", maxSteps)}`),
-      h("span", {}, h("b", { text: "seconds" }), ` ${ofLimit(seconds(run.secBefore[i], 2), "max_seconds", maxSeconds === null ? null : pyNumber(maxSeconds))}`),
+      h("span", {}, h("b", { text: "seconds" }), ` ${ofLimit(seconds(run.secBefore[i], 2), "max_seconds", maxSeconds)}`),
       h("span", {}, h("b", { text: "tool calls run" }), ` ${ofLimit(count(run.runBefore[i]), "max_tool_calls", maxCalls)}`)),
   );
-  void maxCost;
   return box;
 }
 

@@ -13,7 +13,7 @@ import pytest
 
 from budgetloop import load_trace
 from budgetloop._trace import printable
-from budgetloop_widgets import to_html
+from budgetloop_widgets import projection_text, to_html
 from budgetloop_widgets._log import sent_counts
 from tests.jupyter_browser import (
     ARGS,
@@ -158,6 +158,19 @@ def test_the_static_page_opens_offline_and_is_the_viewer(tmp_path: Path) -> None
         view.get_by_role("button", name="request as sent").click()
         expect(view.locator("pre.blv-request")).to_contain_text(
             f"Request of step 4: {sent} messages and 1 tool schema, as the trace holds them"
+        )
+        # the page words the step as the Python side does (the same formats and sentences)
+        expect(view.locator(".blv-detail .blv-projection")).to_have_text(
+            projection_text(step.projection)
+        )
+        assert result.budget.max_steps is not None
+        expect(view.locator(".blv-detail .blv-ceilings > span")).to_have_text(
+            [
+                f"steps taken 4 of max_steps {result.budget.max_steps:,}",
+                f"seconds {sum(s.seconds for s in result.steps[:4]):.2f} (no max_seconds)",
+                f"tool calls run {sum(len(s.tool_calls) for s in result.steps[:4])} "
+                "(no max_tool_calls)",
+            ]
         )
         search = view.get_by_role("searchbox")
         search.press_sequentially("weath")

@@ -60,7 +60,11 @@ def test_default_usage_is_the_estimate_of_each_whole_request(
     messages: list[Message] = [Message("user", "go")]
     for grow, drop, text in moves:
         if grow:
-            messages = [*messages, Message("assistant", text), Message("tool", text * 3, tool_call_id="c")]
+            messages = [
+                *messages,
+                Message("assistant", text),
+                Message("tool", text * 3, tool_call_id="c"),
+            ]
         else:  # a request that does not begin with the last one
             messages = [*messages[: max(len(messages) - drop, 1)], Message("user", f"{text}!")]
         usage = model(messages, tools).usage

@@ -112,6 +112,16 @@ def test_meter_warns_only_when_the_next_turn_would_not_fit_and_the_run_goes_on()
     assert 'class="bl-next bl-over"' not in fits
 
 
+def test_counts_and_ceilings_have_thousands_separators() -> None:
+    # issue 19, item 6: "12433 in" next to "3,138 in"; every count is written by count()
+    used = Used(steps=12_433, seconds=3.5, tool_calls=1_234)
+    budget = Budget(max_steps=100_000, max_seconds=3600.0, max_tool_calls=50_000)
+    html = meter_html(projection(), used, budget, done=False)
+    assert "<b>steps taken</b> 12,433 of max_steps 100,000" in html
+    assert "<b>seconds</b> 3.50 of max_seconds 3,600" in html
+    assert "<b>tool calls run</b> 1,234 of max_tool_calls 50,000" in html
+
+
 def test_meter_without_a_projection_says_why() -> None:
     html = meter_html(None, Used(0, 0.0, 0), Budget(), done=False, missing="boom <b>")
     assert "boom &lt;b&gt;" in html
