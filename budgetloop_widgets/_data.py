@@ -25,6 +25,7 @@ from budgetloop import CallRecord, Message, Result, Step
 from ._log import flags, jump_targets, sent_counts
 from ._status import stop_lines
 from ._text import shown
+from ._views import carried_text
 
 CUT = 20_000  # characters of one text sent to the page; the rest is fetched on demand
 ROLES = ("system", "user", "assistant", "tool")
@@ -221,6 +222,7 @@ def run_data(
         "budget": [b.max_steps, b.max_seconds, b.max_cost_usd, b.max_tool_calls],
         "cost": result.cost_usd,
         "carried": result.carried_usd,
+        "carried_text": sid(carried_text(result.carried_usd)) if result.carried_usd else -1,
         "schemas": sid(json.dumps(list(result.tools), ensure_ascii=False, indent=1)),
         "ntools": len(result.tools),
         "steps": columns,

@@ -15,7 +15,15 @@ from budgetloop.breakpoints import Breakpoint
 
 from ._cards import StepCards
 from ._fork import ForkEditor, context_before
-from ._status import error_html, idle_html, ledger_html, paused_html, running_html, stop_html
+from ._status import (
+    error_html,
+    held_html,
+    idle_html,
+    ledger_html,
+    paused_html,
+    running_html,
+    stop_html,
+)
 from ._text import count, plural
 from ._until import COST, UntilControl
 from ._views import (
@@ -85,6 +93,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self._running = False  # a Run is going on the worker thread
         self._busy = False  # a Step, Reset or Continue is going on the calling thread
         self._paused_by: str | None = None  # why the last Run paused, until the next action
+        self._held: str | None = None  # why the last Run took no step, until the next action
+        self._pause_reason = "Pause pressed"  # what asked the Run in flight to pause
         self._rows: dict[tuple[int, bool], str] = {}  # its context rows, by position
         self.step_button = widgets.Button(description="Step", tooltip="take one turn")
         self.run_button = widgets.Button(
@@ -160,16 +170,18 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 return
             self.error.value = ""
             session = self.session
+            self._paused_by = self._held = None  # a line about the last Run no longer holds
             try:
                 until, why = self.until.breakpoint(session)
             except (TypeError, ValueError) as exc:
                 self.show_error(f"Run until: {exc}", "")
+                self.refresh()
                 return
             self._pause.clear()
-            self._paused_by = None
+            self._pause_reason = "Pause pressed"
             if self.until.kind.value == COST and until is not None and _holds(until, session):
                 # the next turn would already pass the amount: not one dollar more
-                self._paused_by = f"before any step: {why}"
+                self._held = why
                 self.refresh()
                 return
             self._running = True
@@ -187,14 +199,14 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         try:
             while not session.done:
                 if self._pause.is_set():
-                    paused = "Pause pressed"
+                    paused = self._pause_reason
                     break
                 session.step()
                 self.refresh()
                 if session.done:
                     break
                 if self._pause.is_set():
-                    paused = "Pause pressed"
+                    paused = self._pause_reason
                     break
                 if until is not None and until(session):
                     paused = f"Run until: {why}"
@@ -214,8 +226,12 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     def pause(self) -> None:
         """Ask a Run to end after the turn in flight (what the Pause button does)."""
+        self._ask_pause("Pause pressed")
+
+    def _ask_pause(self, reason: str) -> None:
         with self._lock:
             if self._running:
+                self._pause_reason = reason
                 self._pause.set()
                 self.status.value = (
                     '<div class="bl-running bl-live">pausing: the turn in flight finishes '
@@ -230,7 +246,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         try:
             return self._idle.wait(timeout)
         except KeyboardInterrupt:
-            self.pause()
+            self._ask_pause("interrupted while waiting in panel.wait()")
             self.show_error(
                 "Interrupted (KeyboardInterrupt) while waiting for the Run: it pauses after "
                 "the turn in flight",
@@ -296,7 +312,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             if self._running or self._busy:
                 return
             self._busy = True
-            self._paused_by = None
+            self._paused_by = self._held = None
             self._set_busy()
             self.error.value = ""
         try:
@@ -349,13 +365,15 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.status.value = running_html(len(result.steps))
         elif self._paused_by is not None and not session.done:
             self.status.value = paused_html(len(result.steps), self._paused_by)
+        elif self._held is not None and not session.done:
+            self.status.value = held_html(self._held)
         elif not session.done:
             self.status.value = idle_html(len(result.steps))
         else:
             self.status.value = stop_html(result)
         meter = meter_html(
             projection, used_by(result), session.budget, done=session.done, label=label,
-            missing=missing, next_turn=nxt,
+            missing=missing, next_turn=nxt, carried=result.carried_usd,
         )  # fmt: skip
         ledger = session.options.ledger
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))

@@ -114,6 +114,14 @@ def paused_html(steps: int, why: str) -> str:
     )
 
 
+def held_html(why: str) -> str:
+    """The line shown when a Run took no step: its breakpoint held before the first one."""
+    return (
+        f'<div class="bl-paused">Run took no step: {text(why)} already, so nothing was sent. '
+        "Step takes one turn anyway; a larger amount lets Run go on</div>"
+    )
+
+
 def traceback_html(traceback: str | None) -> str:
     """A traceback folded under a one-line summary; nothing when there is none."""
     if not traceback:

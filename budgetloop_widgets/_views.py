@@ -101,12 +101,15 @@ def meter_html(
     label: str = "",
     missing: str = "no projection",
     next_turn: NextTurn | None = None,
+    carried: float = 0.0,
 ) -> str:
     """The budget meter: spent and projected against max_cost_usd, and the other ceilings.
 
     ``missing`` is said instead of the projection when there is none. ``next_turn`` is what
     the loop says the next step will do (``Session.next_turn``): a stop before the model is
     called, or a final answer without tools, is said under the ceilings while the run goes on.
+    ``carried`` (``Result.carried_usd``) is the part of the spend a fork carried from the run
+    it came from, which none of its steps accounts for: said under the projection.
     """
     parts = ['<div class="bl-meter">']
     if label:
@@ -120,6 +123,8 @@ def meter_html(
             f'<div class="bl-why">worst case: {escape(worst_case_text(projection))}; '
             "the model usually writes fewer, so a step's reported cost is lower</div>"
         )
+    if carried:
+        parts.append(f'<div class="bl-carried">{escape(carried_text(carried))}</div>')
     ceilings = [
         ("steps taken", _of(count(used.steps), "max_steps", budget.max_steps)),
         ("seconds", _of(f"{used.seconds:.2f}", "max_seconds", budget.max_seconds)),
@@ -133,6 +138,14 @@ def meter_html(
         parts.append(next_turn_html(next_turn))
     parts.append("</div>")
     return "".join(parts)
+
+
+def carried_text(carried: float) -> str:
+    """Why a fork's spend is more than its steps add up to."""
+    return (
+        f"spent includes {usd(carried)} carried from the run this one was forked from (its "
+        "steps after the fork point): no step here accounts for it"
+    )
 
 
 def next_turn_html(nxt: NextTurn) -> str:
@@ -236,7 +249,10 @@ def _cut_note(truncated: int | None) -> str:
 
 def step_head(step: Step) -> str:
     """Step ``index``: its cost and tokens, each saying whether it was reported or projected."""
-    if step.usage is None:
+    if step.usage is None and step.error is not None and not step.cost_usd:
+        tokens = "no tokens reported"
+        cost = "nothing charged: the model raised"
+    elif step.usage is None:
         tokens = f"{count(step.projection.input_tokens)} in tokens projected, none reported"
         cost = f"{usd(step.cost_usd)} charged at the projection"
     else:
@@ -392,9 +408,12 @@ def chart_svgs(
         projected = (len(steps) + 1, next_projection.total_usd)
         points = points or [(0, 0.0)]
     ceiling = budget.max_cost_usd
+    title = "cost so far (○ = + next step, projected)"
+    if carried:
+        title = f"cost so far, from {usd(carried)} carried (○ = + next step)"
     line = line_chart(
         points,
-        title="cost so far (○ = + next step, projected)",
+        title=title,
         x_label="steps taken",
         y_format=usd,
         ceiling=ceiling,

@@ -496,6 +496,7 @@ function meter(run, i) {
   box.append(
     h("div", { class: "blv-projection", text: projectionText(p) }),
     h("div", { class: "blv-muted", text: `worst case: ${worstCaseText(p)}; the model usually writes fewer, so a step's reported cost is lower` }),
+    run.d.carried_text >= 0 ? h("div", { class: "blv-carried", text: run.s(run.d.carried_text) }) : "",
     h("div", { class: "blv-ceilings" },
       h("span", {}, h("b", { text: "steps taken" }), ` ${ofLimit(count(i), "max_steps", maxSteps)}`),
       h("span", {}, h("b", { text: "seconds" }), ` ${ofLimit(seconds(run.secBefore[i], 2), "max_seconds", maxSeconds)}`),

@@ -255,6 +255,10 @@ def test_a_hostile_trace_is_text_in_the_static_page(tmp_path: Path) -> None:
         expect(view.locator(".blv-outcome").first).to_contain_text(f"echo: {printable(HOSTILE)}")
         view.get_by_role("button", name="request as sent").click()
         expect(view.locator("pre.blv-request")).to_contain_text(printable(HOSTILE)[:40])
+        view.locator(".blv-row").nth(1).click()  # the model error: nothing was charged
+        expect(view.locator(".blv-card-head")).to_have_text(
+            "Step 1 · nothing charged: the model raised · no tokens reported · 0.000 s"
+        )
         assert page.evaluate("typeof window.__pwned") == "undefined"
         assert page.locator("img[src='x'], svg[onload]").count() == 0
         assert page.evaluate("getComputedStyle(document.body).display") == "block"

@@ -229,9 +229,11 @@ def test_run_until_spend_would_pass_pauses_before_the_money_goes() -> None:
     panel.run_button.click()  # it still holds: not one step more
     assert panel.wait(10)
     assert len(panel.session.steps) == 1
-    assert "paused after 1 step (before any step: the next turn" in text_of(
-        panel.status.value
-    ).replace("&#x27;", "'")
+    # issue 19, item 5: not "paused after 1 step (before any step: ...)"
+    assert text_of(panel.status.value).replace("&#x27;", "'") == (
+        f"Run took no step: the next turn's worst case would pass {usd(worst)} already, so "
+        "nothing was sent. Step takes one turn anyway; a larger amount lets Run go on"
+    )
 
 
 def _usage_of_first_turn() -> tuple[int, int]:
@@ -256,6 +258,11 @@ def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
     assert (
         "Run until: steps taken reach 1: 1 step is taken already; choose a larger number"
         in panel.error.value
+    )
+    # issue 19, item 5: the last Run's pause line does not stay beside the refusal
+    assert "(Run until: 1 step taken)" not in panel.status.value
+    assert text_of(panel.status.value) == (
+        "paused after 1 step: the run is not over; Step or Run goes on"
     )
     unpriced = RunPanel(lambda: start(ScriptedModel(["hi"]), "go", tools=[]))
     assert unpriced.until.tool.options == ()
@@ -317,7 +324,8 @@ def test_an_interrupt_while_waiting_pauses_the_run_and_says_so() -> None:
     assert (len(panel.session.steps), panel.session.done) == (1, False), (
         panel.error.value + panel.status.value
     )
-    assert "(Pause pressed)" in panel.status.value
+    # issue 19, item 5: said as what it was, not as "(Pause pressed)"
+    assert "paused after 1 step (interrupted while waiting in panel.wait())" in panel.status.value
 
 
 def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
@@ -349,6 +357,47 @@ def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
     panel.reset_button.click()  # Reset still goes back to the start
     assert panel.session.steps == ()
     assert panel.session.result.cost_usd == 0
+
+
+def test_after_a_fork_the_banner_meter_and_chart_say_the_spend_it_carried() -> None:
+    # issue 19, item 2: a fork's banner said $0.004449 for steps adding up to $0.002676, and
+    # nothing said why
+    panel = RunPanel(lambda: make([*turns(), *turns()[1:]]))  # the fork plays steps 1 and 2 again
+    panel.run_button.click()
+    assert panel.wait(10)
+    source = panel.session.result
+    editor = panel.open_fork(1)
+    assert editor is not None
+    editor.continue_button.click()
+    panel.run_button.click()
+    assert panel.wait(10)
+    result = panel.session.result
+    carried = result.carried_usd
+    assert carried == pytest.approx(sum(s.cost_usd for s in source.steps[1:]))
+    assert carried > 0
+    steps_here = result.cost_usd - carried
+    assert text_of(panel.status.value).startswith(
+        f"Run ended: answered · 3 steps taken · {usd(result.cost_usd)} spent ({usd(carried)} of "
+        f"it carried from the run this one was forked from, {usd(steps_here)} by the steps here)"
+    )
+    assert (
+        f'<div class="bl-carried">spent includes {usd(carried)} carried from the run this one '
+        "was forked from (its steps after the fork point): no step here accounts for it</div>"
+    ) in panel.meter.value
+    assert f"cost so far, from {usd(carried)} carried" in panel.charts.value
+
+
+def test_a_model_error_is_not_said_to_be_charged_at_the_projection() -> None:
+    def broken(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise ValueError("the model broke")
+
+    panel = RunPanel(lambda: make([broken]))
+    panel.step_button.click()
+    step = panel.session.steps[0]
+    assert (step.error, step.usage, step.cost_usd) == ("ValueError: the model broke", None, 0.0)
+    card = panel.step_cards.children[0].children[0].value
+    assert "Step 0 · nothing charged: the model raised · no tokens reported" in card
+    assert "charged at the projection" not in card
 
 
 def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
