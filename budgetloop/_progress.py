@@ -8,10 +8,13 @@ import importlib.util
 import sys
 import threading
 from collections import Counter
+from html import escape
 from typing import IO, Any
 
 from ._trace import Result
 from ._types import format_usd
+
+IGNORE_MATH = ("tex2jax_ignore", "mathjax_ignore")  # classes MathJax 2 and 3 leave alone
 
 
 class Progress:
@@ -90,7 +93,8 @@ class TqdmProgress(Progress):
 
 
 class WidgetProgress(Progress):
-    """An ipywidgets bar with the summary as plain text (a Label: never HTML)."""
+    """An ipywidgets bar with the summary as text: HTML-escaped, in an element MathJax leaves
+    alone (a Label is typeset as math, so "spent $6.87 of $25.00" lost its dollars)."""
 
     def __init__(self, total: int, ledger: Any = None) -> None:
         super().__init__(total, ledger)
@@ -98,18 +102,24 @@ class WidgetProgress(Progress):
         display = importlib.import_module("IPython.display").display
 
         self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), description="runs")
-        self.label = widgets.Label(value=self.summary())
+        self.label = widgets.HTML(value=self.line())
         self.box = widgets.VBox([self.bar, self.label])
+        for name in IGNORE_MATH:
+            self.box.add_class(name)
         display(self.box)
+
+    def line(self) -> str:
+        """The summary as the widget shows it."""
+        return f'<span class="{" ".join(IGNORE_MATH)}">{escape(self.summary())}</span>'
 
     def show(self) -> None:
         self.bar.value = self.done
-        self.label.value = self.summary()
+        self.label.value = self.line()
 
     def close(self) -> None:
         with self._lock:
             self.bar.bar_style = "success"
-            self.label.value = self.summary()
+            self.label.value = self.line()
 
 
 def in_notebook() -> bool:

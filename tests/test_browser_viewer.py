@@ -26,6 +26,7 @@ from tests.jupyter_browser import (
     open_and_run_all,
     stripped_copy,
     wait_until_idle,
+    write_notebook,
 )
 
 if TYPE_CHECKING:
@@ -302,3 +303,33 @@ def test_the_static_page_follows_the_colour_scheme_and_reads(scheme: str, tmp_pa
         page.screenshot(path=str(ARTIFACTS / f"static-{scheme}.png"))
     assert {name: s for name, s in seen.items() if s["ratio"] < 4.5} == {}
     assert errors == []
+
+
+MANY = """
+from budgetloop import MemoryLedger, Price, ScriptedModel, run_many
+
+model = ScriptedModel(["done"], repeat_last=True, price=Price(3000.0, 15000.0), max_output_tokens=5)
+results = run_many(model, ["go"] * 6, concurrency=2, ledger=MemoryLedger(25.0))
+"""
+
+
+def test_run_manys_progress_line_is_not_set_as_math(tmp_path: Path) -> None:
+    # issue 19, item 3: "spent $6.8685 of $25.0000" came out as "spent 6.8685𝑜𝑓25.0000"
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "many.ipynb", MANY)
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/many.ipynb"))
+        wait_until_idle(page)
+        line = page.locator(".jp-OutputArea-output", has_text="6/6 runs")
+        expect(line).to_contain_text("6/6 runs · answered 6", timeout=30_000)
+        page.wait_for_timeout(2_000)  # MathJax typesets after a widget is drawn
+        assert page.locator(".jp-OutputArea mjx-container, .jp-OutputArea .MathJax").count() == 0
+        expect(line).to_contain_text(" of $25.00")
+    assert browser.errors == []

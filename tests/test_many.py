@@ -225,7 +225,10 @@ def test_the_widget_bar_counts_and_says_it_in_plain_text(
     bar.update(finished(Stop.MODEL_ERROR, 0.25))
     assert bar.bar.value == 2
     assert bar.bar.max == 4
-    assert bar.label.value == "2/4 runs · answered 1 · model_error 1 · spent $0.75"
+    assert bar.label.value == (
+        '<span class="tex2jax_ignore mathjax_ignore">2/4 runs · answered 1 · model_error 1 · '
+        "spent $0.75</span>"
+    )  # HTML, not a Label: ipywidgets typesets a Label's dollars as math
     bar.close()
     assert bar.bar.bar_style == "success"
 
