@@ -682,6 +682,7 @@ function detailOf(view, run, i, withMeter) {
     box.append(h("button", {
       type: "button", class: "blv-button blv-fork-here", text: "Fork here",
       title: `edit the context as it stood before step ${i} and go on from it`,
+      disabled: view.host.busy(),
       onclick: () => view.host.fork(i),
     }));
   }
@@ -866,7 +867,7 @@ class StepsView {
 
   // Filters and search changed: list what passes; the chosen step stays if it passes, else
   // the first that does is chosen, so the detail never shows a step the list hides.
-  apply() {
+  apply(prefer = this.selected) {
     const entries = this.matches();
     const n = this.run.n;
     this.list.setEntries(entries, n ? "no step matches the filters and the search" : "this trace has no steps");
@@ -874,7 +875,8 @@ class StepsView {
       ? plural(n, "step")
       : `${count(entries.length)} of ${plural(n, "step")} match`;
     if (!entries.length) { this.show(-1); return; }
-    if (this.list.indexOf(this.selected) < 0) { this.list.select(entries[0]); }
+    if (this.list.indexOf(prefer) >= 0) { this.list.select(prefer); }
+    else if (this.list.indexOf(this.selected) < 0) { this.list.select(entries[0]); }
     else { this.list.select(this.selected); }
   }
 
@@ -893,7 +895,8 @@ class StepsView {
   }
 
   show(i) {
-    if (i === this.selected && this.detail.firstChild && i >= 0) { return; }
+    if (i === this.selected && this.detail.firstChild && i >= 0 && !this.stale) { return; }
+    this.stale = false;
     this.selected = i;
     this.list.selected = i;
     if (i < 0) {
@@ -946,7 +949,7 @@ function traceView(host, doc, el) {
 }
 
 function panelView(host, doc, el) {
-  let run = new Run(doc, doc.runs[0]);
+  const run = new Run(doc, doc.runs[0]);
   const now = () => contextTable(contextRows(run, run.d.messages.c.length, doc.context_shown || CONTEXT_SHOWN), doc.context_head || "");
   const view = new StepsView(host, doc, run, {
     label: "steps of the run", follow: true, meter: true,
@@ -955,18 +958,6 @@ function panelView(host, doc, el) {
   el.append(view.el);
   view.apply();
   if (run.n) { view.jumpTo(run.n - 1); }
-  view.replace = (next) => {
-    doc = next;
-    run = new Run(doc, doc.runs[0]);
-    view.doc = doc;
-    view.run = run;
-    view.search = new Search(doc);
-    view.fillTools();
-    view.fillJumps();
-    view.selected = -2;
-    view.apply();
-    if (run.n) { view.jumpTo(run.n - 1); }
-  };
   view.append = (delta) => {
     const latest = view.selected === run.n - 1 || view.selected < 0;
     for (const [k, v] of Object.entries(delta.cut || {})) { doc.cut[k] = v; }
@@ -976,17 +967,15 @@ function panelView(host, doc, el) {
       for (const [k, values] of Object.entries(delta[part])) { d[part][k].push(...values); }
     }
     d.sent.push(...delta.sent);
-    if (delta.tokens) { d.tokens = (d.tokens || []).concat(delta.tokens); }
+    if (delta.tokens) { d.tokens = d.tokens || []; d.tokens.push(...delta.tokens); }
     d.jumps = delta.jumps;
     doc.context_head = delta.context_head;
     run.grow();
     view.search.reset();
     view.fillTools();
     view.fillJumps();
-    const keep = view.selected;
-    view.selected = -2;
-    view.apply();
-    if (latest && run.n) { view.jumpTo(run.n - 1); } else if (keep >= 0) { view.list.select(keep); }
+    view.stale = true; // the context now has grown: the detail is drawn again
+    view.apply(latest ? run.n - 1 : view.selected);
   };
   return view;
 }
@@ -1095,6 +1084,7 @@ export function render({ model, el }) {
     ask,
     fetch: model.page ? null : (id) => ask({ type: "full", id }).then((reply) => reply.text),
     fork: doc.kind === "panel" ? (at) => model.send({ type: "fork", at }) : null,
+    busy: () => Boolean(model.get("busy")),
   };
   const draw = () => {
     el.replaceChildren();
@@ -1115,19 +1105,23 @@ export function render({ model, el }) {
   const onMessage = (msg) => {
     if (!msg || typeof msg !== "object") { return; }
     if (msg.type === "answer" && waiting.has(msg.ask)) { waiting.get(msg.ask)(msg); waiting.delete(msg.ask); }
-    else if (msg.type === "state") { doc = decode(msg.data); view.replace ? view.replace(doc) : draw(); }
     else if (msg.type === "append" && view.append) {
       if (msg.base === view.run.n && msg.strings_from === doc.strings.length) { view.append(msg); }
       else { model.send({ type: "hello" }); }
     }
   };
+  const onBusy = () => {
+    for (const button of el.querySelectorAll(".blv-fork-here")) { button.disabled = host.busy(); }
+  };
   model.on("change:selected", onSelected);
   model.on("change:data", onData);
+  model.on("change:busy", onBusy);
   model.on("msg:custom", onMessage);
   if (doc.kind === "panel" && !model.page) { model.send({ type: "hello" }); }
   return () => {
     model.off("change:selected", onSelected);
     model.off("change:data", onData);
+    model.off("change:busy", onBusy);
     model.off("msg:custom", onMessage);
   };
 }

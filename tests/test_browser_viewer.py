@@ -78,13 +78,14 @@ def test_the_panel_reads_in_the_dark_theme_and_dollars_stay_text(tmp_path: Path)
             "() => document.body.dataset.jpThemeLight === 'false'", timeout=15_000
         )
         panel.get_by_role("button", name="Step", exact=True).click()
-        expect(panel.locator(".bl-step-head").first).to_contain_text("Step 0", timeout=15_000)
+        expect(panel.locator(".blv-card-head")).to_contain_text("Step 0 ·", timeout=15_000)
         wait_until_idle(page)
         checked = {
-            "model text": panel.locator("pre.bl-text").first,
-            "table header": panel.locator(".bl-table th").first,
+            "model text": panel.locator("pre.blv-text").first,
+            "table header": panel.locator(".blv-table th").first,
             "chart title": panel.locator("svg .bl-chart-title").first,
-            "context text": panel.locator(".bl-context pre").first,
+            "context text": panel.locator(".blv-context pre").first,
+            "meter": panel.locator(".bl-projection").first,
         }
         for name, element in checked.items():
             seen = element.evaluate(CONTRAST)
@@ -333,3 +334,71 @@ def test_run_manys_progress_line_is_not_set_as_math(tmp_path: Path) -> None:
         assert page.locator(".jp-OutputArea mjx-container, .jp-OutputArea .MathJax").count() == 0
         expect(line).to_contain_text(" of $25.00")
     assert browser.errors == []
+
+
+def test_a_steps_card_says_what_it_said_when_the_python_side_drew_it(tmp_path: Path) -> None:
+    # what tests/test_widget_views.py held of the cards drawn in Python, now that the viewer
+    # draws them: the words, the marks, and markup as text
+    from playwright.sync_api import expect
+
+    from budgetloop import Budget, Message, Result, Stop, Usage
+    from tests.test_widget_views import XSS, make_step, projection, record
+
+    steps = (
+        make_step(0),  # raw and checked arguments, a coercion, the result, the seconds
+        make_step(1, usage=Usage(1300, 5)),  # reported 66 above the projection
+        make_step(2, usage=None, error=f"RuntimeError: {XSS}", text=None, tool_calls=()),
+        make_step(3, text="a" * 700, tool_calls=(
+            record(status="skipped", arguments=None, coerced=(), error="the run stopped"),
+            record(name=XSS, raw_arguments={XSS: XSS}, arguments={XSS: XSS}, coerced=(),
+                   status="error", error=XSS),
+            record(result="x" * 300, truncated=50_000_000),
+        )),
+    )  # fmt: skip
+    result = Result(Stop.MAX_STEPS, None, steps, (Message("user", "go"),), 0.012, 2.0,
+                    Budget(max_steps=4))  # fmt: skip
+    path = tmp_path / "cards.html"
+    to_html(result, path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        card = view.locator(".blv-card")
+        rows = view.locator(".blv-row")
+        expect(card.locator(".blv-card-head")).to_have_text(
+            "Step 0 · $0.003 reported · 800 in / 40 out tokens reported · 0.500 s"
+        )
+        expect(card.locator(".blv-card-head + div")).to_have_text(
+            f"before it, {projection_text(projection())}"
+        )
+        expect(card.locator("pre.blv-text")).to_have_text("Looking it up.")
+        expect(card.locator("td.blv-raw")).to_have_text('{"amount": "118.4", "rate": 0.091}')
+        expect(card.locator("td.blv-checked")).to_have_text(
+            '{"amount": 118.4, "rate": 0.091}convert.amount (coerced)'
+        )
+        expect(card.locator("mark.blv-coerced")).to_have_text("convert.amount")
+        expect(card.locator("td.blv-status")).to_have_text("✓ ok")
+        expect(card.locator("td.blv-outcome")).to_have_text("10.77")
+        expect(card.locator("td.blv-num")).to_have_text("0.250")
+        expect(card.locator(".blv-warn")).to_have_count(0)
+        rows.nth(1).click()
+        expect(card.locator(".blv-warn")).to_have_text(
+            "▲ under-projected: the model reported 66 input tokens more than projected"
+        )
+        expect(rows.nth(1).locator(".blv-under")).to_have_text("1,300 ▲")
+        rows.nth(2).click()
+        expect(card.locator(".blv-card-head")).to_have_text(
+            "Step 2 · $0.003 charged at the projection · 1,234 in tokens projected, none "
+            "reported · 0.500 s"
+        )
+        expect(card.locator(".blv-error")).to_have_text(f"⚠ model error: RuntimeError: {XSS}")
+        rows.nth(3).click()
+        expect(card.locator("pre.blv-text")).to_have_text("a" * 700)  # whole, and wrapped
+        expect(card.locator("td.blv-status")).to_have_text(["↷ skipped", "✗ error", "✓ ok"])
+        expect(card.locator("td.blv-checked").nth(0)).to_have_text("not checked")
+        expect(card.locator("td code").nth(2)).to_have_text(XSS)  # the tool's name, as text
+        expect(card.locator("td.blv-outcome").nth(1)).to_have_text(XSS)
+        expect(card.locator("td.blv-outcome").nth(2)).to_have_text(
+            "x" * 300 + "(cut for the model: 50,000,000 characters in all)"
+        )
+        assert page.locator(".blv img").count() == 0
+    assert errors == []

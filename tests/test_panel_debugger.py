@@ -3,6 +3,7 @@ with their tracebacks, Fork here and Continue, a shared ledger beside the meter.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import threading
@@ -28,6 +29,7 @@ from budgetloop import (
 from budgetloop_widgets import RunPanel, usd
 from budgetloop_widgets._fork import editable_positions, edited_messages
 from budgetloop_widgets._status import STOP_WORDS, ledger_html, stop_html
+from tests.test_widgets import Page
 
 PRICE = Price(3.00, 15.00)  # assumed rates for the tests
 XSS = "<img src=x onerror=alert(1)>"
@@ -95,18 +97,19 @@ def controls_disabled(panel: RunPanel) -> list[bool]:
         panel.run_button.disabled,
         panel.reset_button.disabled,
         panel.until.kind.disabled,
-        *(card.children[1].disabled for card in panel.step_cards.children),
+        panel.steps.busy,  # the page disables every Fork here with it
     ]
 
 
 def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() -> None:
     gate = Gate()
     panel = RunPanel(lambda: gated(gate))
+    page = Page(panel)
     assert panel.pause_button.disabled  # nothing to pause
     panel.run_button.click()  # returns while the model is still in its first turn
     gate.in_flight()
     assert panel.running
-    assert controls_disabled(panel) == [True, True, True, True]
+    assert controls_disabled(panel) == [True, True, True, True, True]
     assert not panel.pause_button.disabled
     assert text_of(panel.status.value) == (
         "running: 0 steps taken; Pause stops it after the turn in flight"
@@ -117,8 +120,7 @@ def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() 
     gate.go.release()
     gate.in_flight()  # step 0 is drawn before step 1 starts
     assert len(panel.session.steps) == 1
-    assert [c.children[1].description for c in panel.step_cards.children] == ["Fork here"]
-    assert 'data-step="0"' in panel.step_cards.children[0].children[0].value
+    assert page.steps() == 1  # sent from the worker thread, before step 1 starts
     assert "<b>steps taken</b> 1 of max_steps 6" in panel.meter.value
     assert text_of(panel.status.value).startswith("running: 1 step taken")
     assert controls_disabled(panel) == [True, True, True, True, True]
@@ -130,7 +132,7 @@ def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() 
     result = panel.session.result
     assert (result.stop, len(result.steps), result.answer) == ("answered", 3, "moved 500")
     assert "Run ended: answered · 3 steps taken" in panel.status.value
-    assert controls_disabled(panel) == [True, True, False, False, False, False, False]
+    assert controls_disabled(panel) == [True, True, False, False, False]
     assert panel.pause_button.disabled
     assert panel.error.value == ""
 
@@ -202,16 +204,16 @@ def test_run_until_the_next_error_shows_the_traceback_folded_under_the_message()
     panel.until.kind.value = "error"
     panel.run_button.click()
     assert panel.wait(10)
+    panel.steps._handle_custom_msg({"type": "hello"}, [])  # a page drawn now asks for all
     assert len(panel.session.steps) == 2
     assert "(Run until: the step went wrong (breakpoints.on_error))" in panel.status.value
-    card = panel.step_cards.children[0].children[0].value
     record = panel.session.steps[1].tool_calls[0]
     assert record.status == "error"
     assert record.traceback is not None
-    lines = record.traceback.rstrip("\n").count("\n") + 1
-    assert f'<details class="bl-traceback"><summary>traceback ({lines} lines)</summary>' in card
-    assert "LookupError: no account &lt;img src=x onerror=alert(1)&gt;" in card
-    assert XSS not in card
+    data = json.loads(panel.steps.data.decode("utf-8"))  # the whole run, as a page asks for it
+    calls, strings = data["runs"][0]["calls"], data["strings"]
+    assert strings[calls["tb"][1]] == record.traceback  # the page folds it under the error
+    assert strings[calls["out"][1]] == f"LookupError: no account {XSS}"  # text, for textContent
 
 
 def test_run_until_spend_would_pass_pauses_before_the_money_goes() -> None:
@@ -334,8 +336,7 @@ def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
     assert panel.wait(10)
     first = panel.session
     spent = first.result.cost_usd
-    cards = panel.step_cards.children  # newest first: step 2, 1, 0
-    cards[1].children[1].click()  # Fork here, on step 1
+    fork_here(panel, 1)
     editor = panel.editor
     assert editor is not None
     assert panel.fork_area.children == (editor,)
@@ -352,8 +353,9 @@ def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
     assert fork.messages[2].content == "balance: 1,250.00 EUR"
     assert fork.messages[:2] == first.messages[:2]
     assert (len(fork.steps), fork.done, fork.result.cost_usd) == (1, False, spent)
-    assert len(panel.step_cards.children) == 1
-    assert "balance: 1,250.00 EUR" in panel.context.value
+    page = json.loads(panel.steps.data.decode("utf-8"))  # the fork, sent whole
+    assert len(page["runs"][0]["steps"]["cost"]) == 1
+    assert "balance: 1,250.00 EUR" in page["strings"]  # in the context now
     panel.reset_button.click()  # Reset still goes back to the start
     assert panel.session.steps == ()
     assert panel.session.result.cost_usd == 0
@@ -387,23 +389,10 @@ def test_after_a_fork_the_banner_meter_and_chart_say_the_spend_it_carried() -> N
     assert f"cost so far, from {usd(carried)} carried" in panel.charts.value
 
 
-def test_a_model_error_is_not_said_to_be_charged_at_the_projection() -> None:
-    def broken(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
-        raise ValueError("the model broke")
-
-    panel = RunPanel(lambda: make([broken]))
-    panel.step_button.click()
-    step = panel.session.steps[0]
-    assert (step.error, step.usage, step.cost_usd) == ("ValueError: the model broke", None, 0.0)
-    card = panel.step_cards.children[0].children[0].value
-    assert "Step 0 · nothing charged: the model raised · no tokens reported" in card
-    assert "charged at the projection" not in card
-
-
 def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
     panel = RunPanel(make)
     panel.step_button.click()
-    panel.step_cards.children[0].children[1].click()
+    fork_here(panel, 0)
     assert panel.editor is not None
     panel.editor.cancel_button.click()
     assert panel.editor is None
@@ -522,22 +511,26 @@ def _with_stop(result: Result, stop: Stop) -> Result:
     return replace(result, stop=stop)
 
 
-def test_a_long_run_keeps_only_the_shown_cards_and_closes_the_rest() -> None:
+def test_each_step_of_a_long_run_sends_that_step_and_its_new_texts_only() -> None:
+    # issue 19: appending a step sends one step, not the list, so a long run stays flat
     loop = Completion(text="again", tool_calls=[ToolCall("balance", {"account": "42"}, "b")])
     model = ScriptedModel([loop], repeat_last=True, price=PRICE, max_output_tokens=100)
-    session = start(model, "go", tools=[balance], budget=Budget(max_steps=12), repeat_limit=None)
-    panel = RunPanel(session, steps_shown=5)
-    first = None
-    for _ in range(12):
+    session = start(model, "go", tools=[balance], budget=Budget(max_steps=40), repeat_limit=None)
+    panel = RunPanel(session)
+    page = Page(panel)
+    for _ in range(40):
         panel.step_button.click()
-        if first is None:
-            first = panel.step_cards.children[0]
-    assert first is not None
-    assert first.comm is None  # step 0's card was closed once it scrolled out
-    cards = panel.step_cards.children
-    assert [c.children[1].tooltip for c in cards] == [
-        f"edit the context as it stood before step {i} and go on from it"
-        for i in (11, 10, 9, 8, 7)
-    ]
-    assert sorted(panel.cards.cards) == [7, 8, 9, 10, 11]
-    assert "showing the latest 5 of 12 steps" in panel.steps_view.value
+    assert [d["base"] for d in page.appends] == list(range(40))
+    assert all(len(d["steps"]["cost"]) == 1 for d in page.appends)
+    assert all(len(d["messages"]["c"]) == 2 for d in page.appends)  # its assistant and tool
+    # the same texts every step: after the first few, a step sends no text again
+    assert [len(d["strings"]) for d in page.appends[-10:-1]] == [0] * 9
+    assert page.appends[-1]["calls"]["st"] == [2]  # the last step's call, skipped at the stop
+    assert page.steps() == 40
+    strings = page.strings()
+    assert len(strings) == len(set(strings))
+
+
+def fork_here(panel: RunPanel, at: int) -> None:
+    """What a click on Fork here in the page sends the kernel."""
+    panel.steps._handle_custom_msg({"type": "fork", "at": at}, [])

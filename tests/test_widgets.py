@@ -83,9 +83,34 @@ def html_of(panel: RunPanel | TraceView) -> str:
     return "".join(out)
 
 
-def cards_of(panel: RunPanel) -> str:
-    """The step list's markup: the line above it and every card, newest first."""
-    return panel.steps_view.value + "".join(c.children[0].value for c in panel.step_cards.children)
+class Page:
+    """What the panel's step list has sent the page since it was last drawn whole: its data
+    and each append after it, as the page gets them (``send`` is ipywidgets' way out)."""
+
+    def __init__(self, panel: RunPanel) -> None:
+        self.panel = panel
+        self.appends: list[dict[str, Any]] = []
+        panel.steps.send = self.appends.append  # type: ignore[method-assign]
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return json.loads(self.panel.steps.data.decode("utf-8"))
+
+    def strings(self) -> list[str]:
+        out = list(self.first["strings"])
+        for delta in self.appends:
+            assert delta["strings_from"] == len(out)  # the page appends them in order
+            out += delta["strings"]
+        return out
+
+    def steps(self) -> int:
+        return len(self.first["runs"][0]["steps"]["cost"]) + sum(
+            len(d["steps"]["cost"]) for d in self.appends
+        )
+
+    def texts(self) -> str:
+        """Every text the page has, one a line."""
+        return "\n".join(self.strings())
 
 
 def shown_projection(panel: RunPanel) -> str:
@@ -96,6 +121,7 @@ def shown_projection(panel: RunPanel) -> str:
 
 def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None:
     panel = RunPanel(make)
+    page = Page(panel)
     session = panel.session
     first = session.messages
     expected_in = estimate_tokens(first, session.schemas)
@@ -112,7 +138,8 @@ def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None
         assert before == projection_text(step.projection)  # what was shown is what was checked
         assert shown_projection(panel) == projection_text(panel.session.projection)
         assert shown_projection(panel) != before
-        assert f'data-step="{turn}"' in cards_of(panel)
+        assert page.steps() == turn + 1
+        assert page.appends[-1]["base"] == turn  # each step sent once, as it is taken
         assert f"<b>steps taken</b> {turn + 1} of max_steps 8" in panel.meter.value
     assert "<b>tool calls run</b> 3 (no max_tool_calls)" in panel.meter.value
     assert "worst case: 500 output tokens assumed: max_output_tokens" in panel.meter.value
@@ -125,22 +152,20 @@ def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None
     assert not panel.run_button.disabled
 
 
-def test_rendered_table_shows_raw_and_checked_arguments() -> None:
+def test_the_step_list_gets_raw_and_checked_arguments() -> None:
     panel = RunPanel(make)
+    page = Page(panel)
     panel.step_button.click()
     panel.step_button.click()
-    step1 = cards_of(panel).split('data-step="1"')[1].split('data-step="0"')[0]
-    assert (
-        '<td class="bl-raw"><code>{&quot;topic&quot;: &quot;b&quot;, &quot;pages&quot;: '
-        "&quot;2&quot;}</code></td>"
-    ) in step1
-    assert (
-        '<td class="bl-checked"><code>topic: &quot;b&quot;<br><mark class="bl-coerced">'
-        "pages: 2</mark> <i>(coerced)</i></code></td>"
-    ) in step1
+    strings = page.strings()
+    calls = page.appends[-1]["calls"]
+    assert strings[calls["raw"][0]] == '{"topic": "b", "pages": "2"}'
+    assert strings[calls["args"][0]] == '{"topic": "b", "pages": 2}'
+    assert [strings[i] for i in calls["co"][0]] == ["read.pages"]  # coerced, named
     panel.step_button.click()
-    assert '<td class="bl-status">error</td>' in cards_of(panel)
-    assert "LookupError: no notes on missing" in cards_of(panel)
+    calls = page.appends[-1]["calls"]
+    assert calls["st"] == [1]  # error
+    assert page.strings()[calls["out"][0]] == "LookupError: no notes on missing"
 
 
 def test_run_goes_to_the_end_and_the_buttons_stop() -> None:
@@ -201,7 +226,7 @@ def test_reset_with_a_factory_starts_over() -> None:
     assert panel.status.value == (
         '<div class="bl-idle">not started: Step takes one turn, Run goes on to the end</div>'
     )
-    assert cards_of(panel) == '<div class="bl-muted">no steps yet: press Step</div>'
+    assert Page(panel).steps() == 0  # the page got the new session, whole: no steps
     panel.run_button.click()
     assert panel.wait(10)
     assert panel.session.result.stop is Stop.ANSWERED
@@ -284,6 +309,28 @@ def test_an_exception_inside_a_step_is_shown_in_the_panel() -> None:
     assert panel.session.steps == ()
 
 
+def test_without_the_widget_a_notebook_shows_where_the_run_is() -> None:
+    # issue 19, item 9: a saved notebook showed "RunPanel(children=(HTML(value='<style>..."
+    panel = RunPanel(make)
+    data, _meta = panel._repr_mimebundle_()
+    assert data["text/plain"] == "RunPanel: not started · $0.00 spent"
+    assert data["text/html"] == (
+        '<div class="blv-fallback">RunPanel: not started · $0.00 spent</div>'
+    )
+    assert "application/vnd.jupyter.widget-view+json" in data
+    panel.step_button.click()
+    spent = usd(panel.session.result.cost_usd)
+    assert panel._repr_mimebundle_()[0]["text/plain"] == (
+        f"RunPanel: paused after 1 step · {spent} spent"
+    )
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert panel._repr_mimebundle_()[0]["text/plain"] == (
+        f"RunPanel: Run ended: answered · 4 steps taken · {usd(panel.session.result.cost_usd)} "
+        "spent"
+    )
+
+
 def test_a_factory_that_returns_something_else_is_refused() -> None:
     with pytest.raises(TypeError, match="the factory must return a budgetloop Session, got int"):
         RunPanel(lambda: 42)  # type: ignore[arg-type,return-value]
@@ -308,34 +355,39 @@ def test_what_the_model_and_tools_wrote_is_escaped_everywhere() -> None:
         max_output_tokens=500,
     )
     panel = RunPanel(start(model, XSS, tools=[read], budget=Budget(max_cost_usd=1.0)))
+    page = Page(panel)
     panel.run_button.click()
     assert panel.wait(10)
-    page = html_of(panel)
-    assert "<img" not in page
-    assert "\x1b" not in page
-    assert "\x00" not in page
-    assert f"{XSS_SHOWN} \\x1b[31mred\\x00" in cards_of(panel)  # the model's text
-    assert f"<pre>{XSS_SHOWN}</pre>" in cards_of(panel)  # a tool's result
-    assert f"&quot;topic&quot;: &quot;{XSS_SHOWN}&quot;" in cards_of(panel)  # arguments
-    assert f"<td><code>{XSS_SHOWN}</code></td>" in cards_of(panel)  # a tool's name
-    assert f"unknown tool &#x27;{XSS_SHOWN}&#x27;" in cards_of(panel)  # an error
-    assert XSS_SHOWN in panel.context.value
+    markup = html_of(panel)  # the panel's own HTML: escaped
+    assert "<img" not in markup
+    assert "\x1b" not in markup
+    assert "\x00" not in markup
     assert XSS_SHOWN in panel.status.value  # the answer
+    # the step list's texts: control characters shown as escapes, markup left as text (the
+    # page puts them in with textContent; the browser tests see them as text)
+    texts = page.strings()
+    assert not any("\x1b" in t or "\x00" in t for t in texts)
+    assert f"{XSS} \\x1b[31mred\\x00" in texts  # the model's text
+    assert XSS in texts  # a tool's result, and a tool's name
+    assert f'{{"topic": "{XSS}", "pages": 1}}' in texts  # arguments as the model wrote them
+    assert any(f"unknown tool '{XSS}'" in t for t in texts)  # an error
 
 
 def test_the_context_and_charts_grow_with_each_step() -> None:
     panel = RunPanel(make)
+    page = Page(panel)
     counts = []
+    tokens = list(page.first["runs"][0]["tokens"])
     for _ in range(3):
         panel.step_button.click()
+        delta = page.appends[-1]
         head = re.search(r"(\d+) messages; next request: ([\d,]+) input tokens projected",
-                         panel.context.value)  # fmt: skip
+                         delta["context_head"])  # fmt: skip
         assert head is not None
         counts.append((int(head.group(1)), int(head.group(2).replace(",", ""))))
         assert int(head.group(2).replace(",", "")) == panel.session.projection.input_tokens
-        column = re.findall(r'<td>(?:user|assistant|tool)</td><td class="bl-num">([\d,]+)</td>',
-                            panel.context.value)  # fmt: skip
-        assert [int(c.replace(",", "")) for c in column] == list(panel.session.message_tokens)
+        tokens += delta["tokens"]  # each new message's estimate, once
+        assert tokens == list(panel.session.message_tokens)
     assert [n for n, _ in counts] == [3, 5, 7]
     assert counts[0][1] < counts[1][1] < counts[2][1]
     bars = re.search(r'<path d="([^"]*)" class="bl-bars"', panel.charts.value)
