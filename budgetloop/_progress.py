@@ -106,7 +106,14 @@ class WidgetProgress(Progress):
         self.box = widgets.VBox([self.bar, self.label])
         for name in IGNORE_MATH:
             self.box.add_class(name)
-        display(self.box)
+        # the widget, and the summary as the text a saved notebook shows where it is not drawn
+        self.shown = display(self.bundle(), raw=True, display_id=True)
+
+    def bundle(self) -> dict[str, Any]:
+        """The box as a notebook displays it, its plain text the summary (not its repr)."""
+        data = dict(self.box._repr_mimebundle_())
+        data["text/plain"] = self.summary()
+        return data
 
     def line(self) -> str:
         """The summary as the widget shows it."""
@@ -120,6 +127,8 @@ class WidgetProgress(Progress):
         with self._lock:
             self.bar.bar_style = "success"
             self.label.value = self.line()
+            if self.shown is not None:
+                self.shown.update(self.bundle(), raw=True)
 
 
 def in_notebook() -> bool:

@@ -114,3 +114,25 @@ def test_stepping_notebook_panel_steps_in_notebook_7(notebook7: Server, tmp_path
         panel.screenshot(path=str(ARTIFACTS / "panel-notebook7.png"))
     assert [e for e in browser.errors if e != NOTEBOOK7_LOAD_ERROR] == []
     assert browser.dialogs == []
+
+
+def test_a_saved_notebook_shows_the_panel_as_a_summary_before_it_runs(tmp_path: Path) -> None:
+    # issue 19, item 9: a committed notebook opened before it runs showed
+    # "RunPanel(children=(HTML(value='<style>..." where the panel goes
+    import shutil
+
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(ROOT / "notebooks" / "stepping.ipynb", root / "stepping.ipynb")  # as committed
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        page.goto(lab.url("lab/tree/stepping.ipynb"))
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.first).to_have_text("RunPanel: not started · $0.00 spent", timeout=30_000)
+        assert page.locator(".jp-OutputArea-output", has_text="children=").count() == 0
+    assert browser.dialogs == []

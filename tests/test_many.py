@@ -231,6 +231,9 @@ def test_the_widget_bar_counts_and_says_it_in_plain_text(
     )  # HTML, not a Label: ipywidgets typesets a Label's dollars as math
     bar.close()
     assert bar.bar.bar_style == "success"
+    # a saved notebook shows the summary as its text, not "VBox(children=(IntProgress(..."
+    assert bar.bundle()["text/plain"] == "2/4 runs · answered 1 · model_error 1 · spent $0.75"
+    assert "application/vnd.jupyter.widget-view+json" in bar.bundle()
 
 
 @pytest.mark.parametrize(
