@@ -128,3 +128,33 @@ def test_run_pause_fork_and_continue_in_jupyterlab(lab: Server, tmp_path: Path) 
         panel.screenshot(path=str(ARTIFACTS / "debugger.png"))
     assert browser.errors == []
     assert browser.dialogs == []
+
+
+def test_the_debugging_notebooks_run_can_be_paused_by_hand(tmp_path: Path) -> None:
+    # issue 19, item 7: the shipped notebook's run was over in 0.4 s, before Pause could be hit
+    from playwright.sync_api import expect
+
+    from tests.jupyter_browser import ROOT, stripped_copy, wait_until_idle
+
+    root = tmp_path / "root"
+    root.mkdir()
+    stripped_copy(ROOT / "notebooks" / "debugging.ipynb", root / "debugging.ipynb")
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/debugging.ipynb"))
+        wait_until_idle(page)
+        panel = page.locator(".bl-panel")
+        panel.get_by_role("button", name="Reset", exact=True).click()
+        expect(panel.locator(".bl-idle")).to_contain_text("not started", timeout=15_000)
+        panel.get_by_role("button", name="Run", exact=True).click()
+        pause = panel.get_by_role("button", name="Pause", exact=True)
+        expect(pause).to_be_enabled(timeout=15_000)
+        pause.click()
+        paused = panel.locator(".bl-paused")
+        expect(paused).to_contain_text("(Pause pressed)", timeout=15_000)
+        expect(paused).to_contain_text("paused after 1 step")
+        expect(panel.locator(".bl-stop")).to_have_count(0)
+    assert browser.errors == []
