@@ -45,6 +45,10 @@ def demo() -> None:
     sh(PY, "-m", "jupyterlab", *as_root, "notebooks/")
 
 
+# pytest as check runs it: quiet, and at the end every skipped test with its reason (-rs), so a
+# missing chromium or redis-server is said where it is read, not only counted.
+PYTEST = ["-m", "pytest", "-q", "-rs"]
+
 # The core (standard library only) is tested on every other Python it claims, where one is here.
 OTHER_PYTHONS = ("python3.10", "python3.12", "python3.13")
 CORE_TESTS = ["tests/core"]  # the standard-library core's tests: tests/core, by subject
@@ -79,7 +83,7 @@ def check_other_pythons() -> None:
             sh(python, "-m", "venv", venv)
         sh(bin_ / "python", "-m", "pip", "install", "--quiet", "-e", ".",
            "pytest", "pytest-timeout", "hypothesis", "jsonschema", "redis>=5")  # fmt: skip
-        sh(bin_ / "python", "-m", "pytest", "-q", *CORE_TESTS)
+        sh(bin_ / "python", *PYTEST, *CORE_TESTS)
 
 
 def check() -> None:
@@ -89,7 +93,7 @@ def check() -> None:
     sh(BIN / "mypy")
     sh(PY, "benchmarks/bench.py", "--quick")  # a smoke run: fails only if a workload breaks
     check_other_pythons()
-    sh(PY, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env", "tests", "notebooks")
+    sh(PY, *PYTEST, "--nbval-lax", "--nbval-current-env", "tests", "notebooks")
 
 
 if __name__ == "__main__":

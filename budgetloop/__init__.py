@@ -5,6 +5,7 @@ from . import breakpoints as breakpoints  # the public module budgetloop.breakpo
 from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
 from ._check import ArgumentError
+from ._files import write_new
 from ._journal import as_result, load_trace, load_traces
 from ._many import run_many
 from ._replay import first_divergence, replay
@@ -64,6 +65,7 @@ __all__ = [
     "strict_tokens",
     "tool",
     "worst_case_cost",
+    "write_new",
 ]
 
 __version__ = "0.1.0"

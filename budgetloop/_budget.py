@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ._types import Budget, Message, Price, from_pico, to_pico
+from ._types import Budget, Message, Price, format_usd, from_pico, to_pico
 
 CountTokens = Callable[[Sequence[Message], Sequence[dict[str, Any]]], int]
 
@@ -273,7 +273,8 @@ def max_turns_for(
 
 def cost_detail(p: Projection) -> str:
     """Why a projection does not fit, in words: what the next turn costs on what was spent."""
+    out = "?" if p.output_tokens is None else f"{p.output_tokens:,}"
     return (
-        f"next turn projected ${p.cost_usd or 0:.6f} ({p.input_tokens} in + {p.output_tokens} out)"
-        f" on ${p.spent_usd:.6f} spent exceeds max_cost_usd=${p.limit_usd}"
+        f"next turn projected {format_usd(p.cost_usd or 0)} ({p.input_tokens:,} in + {out} out)"
+        f" on {format_usd(p.spent_usd)} spent exceeds max_cost_usd={format_usd(p.limit_usd)}"
     )

@@ -116,14 +116,16 @@ def move_aside(path: str) -> str | None:
         return target
 
 
-def open_new(path: str | os.PathLike[str]) -> tuple[IO[str], str | None]:
+def open_new(
+    path: str | os.PathLike[str], where: str = "trace_path"
+) -> tuple[IO[str], str | None]:
     """A new, empty text file at ``path`` for a trace, and where an old file there was moved
     (None if there was none). Strings that cannot be UTF-8 (lone surrogates) are written as
     ``\\udXXX`` escapes, which inside a JSON string read back as the same string."""
-    text = _fspath(path, "trace_path")
+    text = _fspath(path, where)
     moved: str | None = None
     for _ in range(ATTEMPTS):
-        check_trace_path(text)
+        check_trace_path(text, where)
         if os.path.lexists(text):
             moved = move_aside(text) or moved
         try:
@@ -131,7 +133,18 @@ def open_new(path: str | os.PathLike[str]) -> tuple[IO[str], str | None]:
         except FileExistsError:
             continue
         return fh, moved
-    raise FileExistsError(f"trace_path {text!r}: a file keeps appearing there; not overwritten.")
+    raise FileExistsError(f"{where} {text!r}: a file keeps appearing there; not overwritten.")
+
+
+def write_new(path: str | os.PathLike[str], text: str, *, where: str = "write_new") -> str | None:
+    """Write ``text`` to a new file at ``path`` (UTF-8), as ``Result.save`` writes a trace: an
+    existing file there is first renamed to the first free ``<stem>.<N><suffix>``, never
+    overwritten, and that name is returned (None when there was no file). ``where`` names the
+    caller in an error."""
+    fh, moved = open_new(path, where)
+    with fh:
+        fh.write(text)
+    return moved
 
 
 def read_regular(path: str | os.PathLike[str]) -> bytes:

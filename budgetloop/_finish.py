@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ._budget import cost_fits
 from ._turn import Ending
-from ._types import Budget, Message, Stop, from_pico
+from ._types import Budget, Message, Stop, format_usd, from_pico
 
 if TYPE_CHECKING:
     from ._loop import RunState
@@ -105,9 +105,10 @@ def last_turn(
     turn, answer = from_pico(projected or 0), from_pico(after or 0)
     return Ending(
         Stop.MAX_COST_USD,
-        f"max_cost_usd=${budget.max_cost_usd}: a turn with tools (${turn:.6f} at worst) and "
-        f"a final answer after it (${answer:.6f}) would not both fit on "
-        f"${from_pico(spent):.6f} spent, so this step was the final answer",
+        f"max_cost_usd={format_usd(budget.max_cost_usd)}: a turn with tools "
+        f"({format_usd(turn)} at worst) and a final answer after it ({format_usd(answer)}) "
+        f"would not both fit on {format_usd(from_pico(spent))} spent, so this step was the final "
+        "answer",
     ), seen
 
 

@@ -94,7 +94,9 @@ def _row(step: Step) -> str:
 
 
 def _card(step: Step) -> str:
-    if step.usage is None:
+    if step.usage is None and step.error is not None and not step.cost_usd:
+        numbers = "nothing charged: the model raised"
+    elif step.usage is None:
         numbers = (
             "cost unknown, no usage reported"
             if step.cost_usd is None
@@ -174,14 +176,14 @@ def render(result: Result, *, max_cards: int | None = MAX_CARDS) -> str:
     ``max_cards // 2`` of them when there are more than ``max_cards``."""
     steps = result.steps
     stop = "running" if result.stop is None else result.stop.value
-    verdict = "answered" if result.answered else "did NOT answer"
+    verdict = "answered" if result.answered else f"{_t(stop)} — did NOT answer"
     head = (
-        f"Run ended: {_t(stop)} — {verdict} · {_n(len(steps), 'step')} taken · "
+        f"Run ended: {verdict} · {_n(len(steps), 'step')} taken · "
         f"{_spent(result)} · {result.seconds:.2f} s"
         if result.stop is not None
         else f"ended without an answer: {_n(len(steps), 'step')} taken · {_spent(result)}"
         if result.imported is not None
-        else f"running: {_n(len(steps), 'step')} taken · {_spent(result)}"
+        else f"No stop recorded: {_n(len(steps), 'step')} taken · {_spent(result)}"
     )
     parts = [
         '<div class="blh tex2jax_ignore mathjax_ignore">',

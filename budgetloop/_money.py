@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._dispatch import describe
 from ._ledgers import Ledger, Reservation
 from ._turn import Ending, Reply
-from ._types import Price, Stop, from_pico, to_pico
+from ._types import Price, Stop, format_usd, from_pico, to_pico
 
 
 class Money:
@@ -48,9 +48,10 @@ class Money:
             return reservation, None
         return None, Ending(
             Stop.SHARED_BUDGET,
-            f"the shared ledger refused the next turn's worst case ${from_pico(amount):.6f}:"
-            f" ${ledger.spent_usd():.6f} spent and ${ledger.reserved_usd():.6f} reserved of"
-            f" ${ledger.limit_usd}",
+            "the shared ledger refused the next turn's worst case "
+            f"{format_usd(from_pico(amount))}:"
+            f" {format_usd(ledger.spent_usd())} spent and {format_usd(ledger.reserved_usd())}"
+            f" reserved of {format_usd(ledger.limit_usd)}",
         )
 
     def bill(self, cost: int, reservation: Reservation | None) -> None:
@@ -66,7 +67,7 @@ class Money:
         ledger = self.ledger
         if ledger is None or self.unrecorded is None:
             return ""
-        return f" (${ledger.pending_usd():.6f} billed here is still to be recorded in it)"
+        return f" ({format_usd(ledger.pending_usd())} billed here is still to be recorded in it)"
 
 
 def call_cost(reply: Reply, projected: int | None, price: Price | None) -> int:

@@ -8,9 +8,13 @@ import importlib.util
 import sys
 import threading
 from collections import Counter
+from html import escape
 from typing import IO, Any
 
 from ._trace import Result
+from ._types import format_usd
+
+IGNORE_MATH = ("tex2jax_ignore", "mathjax_ignore")  # classes MathJax 2 and 3 leave alone
 
 
 class Progress:
@@ -40,12 +44,12 @@ class Progress:
 
     def spent(self) -> str:
         if self.ledger is None:
-            return f"spent ${self.cost_usd:.4f}"
+            return f"spent {format_usd(self.cost_usd)}"
         try:
             spent, limit = self.ledger.spent_usd(), self.ledger.limit_usd
         except Exception as exc:  # a store that is down must not stop the batch's display
             return f"spent $? of the ledger ({type(exc).__name__})"
-        return f"spent ${spent:.4f} of ${limit:.4f}"
+        return f"spent {format_usd(spent)} of {format_usd(limit)}"
 
     def summary(self) -> str:
         stops = " · ".join(f"{stop} {n}" for stop, n in sorted(self.stops.items()))
@@ -89,7 +93,8 @@ class TqdmProgress(Progress):
 
 
 class WidgetProgress(Progress):
-    """An ipywidgets bar with the summary as plain text (a Label: never HTML)."""
+    """An ipywidgets bar with the summary as text: HTML-escaped, in an element MathJax leaves
+    alone (a Label is typeset as math, so "spent $6.87 of $25.00" lost its dollars)."""
 
     def __init__(self, total: int, ledger: Any = None) -> None:
         super().__init__(total, ledger)
@@ -97,18 +102,33 @@ class WidgetProgress(Progress):
         display = importlib.import_module("IPython.display").display
 
         self.bar = widgets.IntProgress(value=0, min=0, max=max(total, 1), description="runs")
-        self.label = widgets.Label(value=self.summary())
+        self.label = widgets.HTML(value=self.line())
         self.box = widgets.VBox([self.bar, self.label])
-        display(self.box)
+        for name in IGNORE_MATH:
+            self.box.add_class(name)
+        # the widget, and the summary as the text a saved notebook shows where it is not drawn
+        self.shown = display(self.bundle(), raw=True, display_id=True)
+
+    def bundle(self) -> dict[str, Any]:
+        """The box as a notebook displays it, its plain text the summary (not its repr)."""
+        data = dict(self.box._repr_mimebundle_())
+        data["text/plain"] = self.summary()
+        return data
+
+    def line(self) -> str:
+        """The summary as the widget shows it."""
+        return f'<span class="{" ".join(IGNORE_MATH)}">{escape(self.summary())}</span>'
 
     def show(self) -> None:
         self.bar.value = self.done
-        self.label.value = self.summary()
+        self.label.value = self.line()
 
     def close(self) -> None:
         with self._lock:
             self.bar.bar_style = "success"
-            self.label.value = self.summary()
+            self.label.value = self.line()
+            if self.shown is not None:
+                self.shown.update(self.bundle(), raw=True)
 
 
 def in_notebook() -> bool:

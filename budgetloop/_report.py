@@ -122,6 +122,9 @@ class BudgetReport:
                     [_usd(self.daily_worst_usd[p]) for p in self.percentiles],
                     width,
                 ),
+                "  (expected: the runs as they went, no ceiling; worst at ceiling: every run",
+                "   spending the whole max_cost_usd above. A ceiling below the mean cost comes",
+                "   out lower than expected: the dearer runs it stops end without an answer)",
             ]
             lines += self._below_the_mean()
         if self.skipped:

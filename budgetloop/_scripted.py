@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._budget import CountTokens, arguments_text, estimate_text, estimate_tokens
+from ._budget import (
+    REQUEST_OVERHEAD,
+    CountTokens,
+    arguments_text,
+    estimate_message,
+    estimate_text,
+    estimate_tokens,
+    estimate_tools,
+)
 from ._journal import Trace, as_result
 from ._recorded import completion_of, recorded_error
 from ._trace import Request
@@ -21,11 +31,16 @@ class ScriptedModel:
 
     Each entry is a ``Completion``, a str (a text answer) or a callable
     ``(messages, tools) -> Completion``. An entry without ``usage`` is given counted usage: its
-    input is the request counted with ``count_tokens`` (the loop's default estimate unless
-    given), so usage grows with the context as a real model's does; its output is the completion
-    counted the same way, at most ``max_output_tokens``; with ``count_usage=False`` it is
-    played back without usage, as from a model that reports none. With ``repeat_last`` the last
-    entry plays forever (a runaway model); otherwise a call past the end raises ``IndexError``.
+    input is the request counted with ``count_tokens`` (the loop's default estimate,
+    ``estimate_tokens``, unless given), so usage grows with the context as a real model's does;
+    its output is the completion counted the same way, at most ``max_output_tokens``; with
+    ``count_usage=False`` it is played back without usage, as from a model that reports none.
+    The default estimate is counted for the new messages only (the request's earlier messages
+    were counted on an earlier call), so a run of 10,000 steps is as quick to play as any
+    other; a ``count_tokens`` of your own counts each whole request. With ``repeat_last`` the
+    last entry plays forever (a runaway model); otherwise a call past the end raises
+    ``IndexError``. ``delay`` makes each call take that many seconds (a slow model, to pause in
+    a notebook).
 
     ``price`` and ``max_output_tokens`` are read by ``run()`` when it is not given them.
     ``ScriptedModel.from_trace(trace)`` plays back a saved run.
@@ -40,10 +55,18 @@ class ScriptedModel:
         count_tokens: CountTokens | None = None,
         repeat_last: bool = False,
         count_usage: bool = True,
+        delay: float = 0.0,
     ) -> None:
         self.script = list(script)
         if repeat_last and not self.script:
             raise ValueError("ScriptedModel: repeat_last needs at least one entry to repeat.")
+        if isinstance(delay, bool) or not isinstance(delay, (int, float)):
+            raise TypeError(
+                f"ScriptedModel: delay must be a number of seconds, got {type(delay).__name__}."
+            )
+        if not (math.isfinite(delay) and delay >= 0):
+            raise ValueError(f"ScriptedModel: delay must be >= 0 seconds, got {delay!r}.")
+        self.delay = float(delay)
         self.price = price
         self.max_output_tokens = max_output_tokens
         self.count_tokens: CountTokens = count_tokens or estimate_tokens
@@ -51,6 +74,8 @@ class ScriptedModel:
         self.count_usage = count_usage
         self.requests: list[Request] = []
         self._lock = threading.Lock()
+        self._counted: list[Message] = []  # the last request counted, and its messages' tokens
+        self._counted_tokens = 0
         self._past_end = "add entries or pass repeat_last=True"
 
     @classmethod
@@ -90,6 +115,7 @@ class ScriptedModel:
         """Forget every request, so the script plays again from its first entry."""
         with self._lock:
             self.requests.clear()
+            self._counted, self._counted_tokens = [], 0
 
     @property
     def calls(self) -> int:
@@ -100,6 +126,8 @@ class ScriptedModel:
         with self._lock:
             index = len(self.requests)
             self.requests.append(Request(tuple(messages), tuple(tools)))
+        if self.delay:
+            time.sleep(self.delay)
         if index >= len(self.script) and not self.repeat_last:
             raise IndexError(
                 f"ScriptedModel: call {index + 1} but the script has {len(self.script)} entries; "
@@ -127,7 +155,23 @@ class ScriptedModel:
             out += estimate_text(name) + estimate_text(arguments_text(call.arguments))
         if self.max_output_tokens is not None:
             out = min(out, self.max_output_tokens)
-        return Usage(self.count_tokens(messages, tools), out)
+        return Usage(self._input_tokens(messages, tools), out)
+
+    def _input_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        """The request's input tokens. With the default estimate, only the messages past the
+        last request counted are estimated: a request that begins with the last one (equal
+        messages, compared by identity first) adds its new messages to that count."""
+        if self.count_tokens is not estimate_tokens:
+            return self.count_tokens(messages, tools)
+        with self._lock:
+            before, counted = self._counted, self._counted_tokens
+        n = len(before)
+        if len(messages) < n or messages[:n] != before:
+            n, counted = 0, 0
+        counted += sum(estimate_message(m) for m in messages[n:])
+        with self._lock:
+            self._counted, self._counted_tokens = list(messages), counted
+        return REQUEST_OVERHEAD + estimate_tools(tools) + counted
 
 
 def _raiser(error: str) -> Callable[[list[Message], list[dict[str, Any]]], Completion]:

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 
 from ._budget import Projection
 from ._files import open_new
-from ._types import Budget, Message, Price, Stop, Usage
+from ._types import Budget, Message, Price, Stop, Usage, format_usd
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
@@ -313,6 +313,16 @@ class Result:
 
         return context_starts(self.messages, self.steps, "Result.request")
 
+    def sent_counts(self) -> tuple[int | None, ...]:
+        """How many of ``messages`` each step's model call was sent, by step, as ``request``
+        reads them (a final answer's note included); None where the trace's messages are too
+        few to say. Read in one pass, once."""
+        starts = self._context_starts[0]
+        return tuple(
+            None if start is None else start + (step.final_answer and step.error is None)
+            for start, step in zip(starts, self.steps, strict=True)
+        )
+
     def request(self, index: int) -> Request:
         """What step ``index``'s model call was sent, as the trace holds it: the messages before
         the step and the tool schemas; for a final-answer step, the messages and the note that
@@ -385,11 +395,17 @@ class Result:
         return moved
 
     def _repr_html_(self) -> str:
-        """A read-only HTML view, no script: what Jupyter, nbviewer and GitHub show for a bare
-        ``result`` in a cell."""
-        from ._html import render  # ._html reads this module: imported when first used
+        """What Jupyter shows for a bare ``result`` in a cell. With the ``widgets`` extra
+        installed: the viewer of ``budgetloop_widgets.to_html`` (the run's data and the
+        viewer's script inline; a short summary where scripts do not run, as in nbviewer or
+        an untrusted notebook). Without it: a read-only view of every step, no script."""
+        try:
+            from budgetloop_widgets._page import result_html
+        except ImportError:  # the widgets extra is not installed: the core's own view
+            from ._html import render  # ._html reads this module: imported when first used
 
-        return render(self)
+            return render(self)
+        return result_html(self)
 
     def format(self) -> str:
         """The run as readable text: each step, each call and its outcome, then the totals.
@@ -422,7 +438,7 @@ class Result:
         lines.append("")
         lines.append(
             f"stop={stop} tools={len(self.tool_calls)} failed={len(self.failed)}"
-            f" cost={'unknown' if self.cost_usd is None else f'${self.cost_usd:.4f}'}"
+            f" cost={format_usd(self.cost_usd)}"
         )
         if self.detail:
             lines.append(printable(self.detail))

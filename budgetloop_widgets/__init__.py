@@ -1,8 +1,9 @@
-"""budgetloop_widgets: a Jupyter panel that steps, runs, pauses and forks a budgetloop run,
-opens saved traces and compares two runs.
+"""budgetloop_widgets: a Jupyter panel that steps, runs, pauses and forks a budgetloop run, and
+one viewer of runs (a saved trace, two runs side by side, a run in a cell or in a file).
 
-Plain ipywidgets (no front-end build); charts are inline SVG drawn in Python; the styles ship
-with the package. Anything a model, a tool or a trace produced is shown as escaped text.
+The panel is ipywidgets; the viewer is a plain ES module shipped here (``viewer.js``), run by
+anywidget or inline in a page: no front-end build. Charts are inline SVG drawn in Python.
+Anything a model, a tool or a trace produced is shown as text.
 """
 
 from ._compare import CompareView

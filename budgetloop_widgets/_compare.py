@@ -13,22 +13,24 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-import ipywidgets as widgets
+from budgetloop import Result, first_divergence
 
-from budgetloop import Result, Step, first_divergence
-
-from ._status import stop_html
+from ._data import Strings, document, run_data, unstyled
+from ._status import stop_lines
 from ._svg import lines_chart
 from ._text import plural, text, usd
-from ._views import IGNORE_MATH, as_result, step_html, stylesheet
+from ._traceview import Viewer
+from ._views import as_result
 
 Source = Result | Mapping[str, Any] | str | os.PathLike[str]
 
 
 def cost_points(result: Result) -> list[tuple[float, float]]:
-    """Cumulative cost after each step: (steps taken, dollars), from (0, 0)."""
-    total = 0.0
-    points: list[tuple[float, float]] = [(0, 0.0)]
+    """Cumulative cost after each step: (steps taken, dollars), from (0, what a fork carried
+    from the run it came from: ``Result.carried_usd``), so each line ends at what its run
+    spent."""
+    total = result.carried_usd
+    points: list[tuple[float, float]] = [(0, total)]
     for step in result.steps:
         total += step.cost_usd or 0.0  # an imported step of unknown cost adds none
         points.append((step.index + 1, total))
@@ -67,66 +69,54 @@ def divergence_text(a: Result, b: Result, at: int | None) -> str:
         )
     if at == 0:
         return "The runs differ from the first step (step 0)."
+    if at == 1:
+        return (
+            "The runs agree on step 0 and part at step 1: the model's text, tool calls or "
+            "error differ there."
+        )
     return (
         f"The runs agree on steps 0 to {at - 1} and part at step {at}: "
         "the model's text, tool calls or error differ there."
     )
 
 
-def _cell(steps: tuple[Step, ...], i: int, name: str, open_: bool) -> str:
-    if i < len(steps):
-        return step_html(steps[i], open_=open_)
-    return f'<div class="bl-muted">{text(name)} has no step {i}: it ended before</div>'
-
-
-def _row(a: Result, b: Result, i: int, names: tuple[str, str], cls: str, open_: bool) -> str:
-    return (
-        f'<div class="bl-compare-row {cls}" data-step="{i}">'
-        f"<div>{_cell(a.steps, i, names[0], open_)}</div>"
-        f"<div>{_cell(b.steps, i, names[1], open_)}</div></div>"
-    )
-
-
-def compare_html(a: Result, b: Result, names: tuple[str, str] = ("a", "b")) -> str:
-    """The two runs side by side: their stops, the cost chart, then the steps by index; the
-    agreeing steps before the divergence folded into one line, the divergence marked and open
-    at the top of the list."""
+def compare_document(
+    a: Result, b: Result, names: tuple[str, str], title: str
+) -> tuple[dict[str, Any], Strings]:
+    """What the component draws for two runs: both runs' rows side by side, the agreeing steps
+    before the divergence folded into one row, the divergence chosen and marked."""
     at = first_divergence(a, b)
-    heads = "".join(
-        f'<div class="bl-compare-col"><div class="bl-section">{text(name)}</div>'
-        f"{stop_html(result)}</div>"
+    strings = Strings()
+    runs = [
+        run_data(result, strings, name=name, messages=False)
         for name, result in zip(names, (a, b), strict=True)
-    )
-    parts = [
-        f'<div class="bl-compare-cols">{heads}</div>',
-        f'<div class="bl-diverge-line">{escape(divergence_text(a, b, at))}</div>',
-        f'<div class="bl-charts">{compare_chart(a, b, at, names)}</div>',
-        '<div class="bl-compare-box">',
     ]
-    longest = max(len(a.steps), len(b.steps))
-    agreed = longest if at is None else at
-    if agreed:
-        rows = "".join(_row(a, b, i, names, "bl-agreed", False) for i in range(agreed))
-        parts.append(
-            f'<details class="bl-agree"><summary>steps 0 to {agreed - 1}: the same in both '
-            f"runs ({plural(agreed, 'step')}, folded)</summary>{rows}</details>"
-        )
-    if at is not None:
-        parts.append(
-            f'<div class="bl-diverge-head" id="bl-diverged">step {at}: the runs part here</div>'
-        )
-        parts.append(_row(a, b, at, names, "bl-diverged", True))
-        parts.extend(_row(a, b, i, names, "bl-after", False) for i in range(at + 1, longest))
-    parts.append("</div>")
-    return "".join(parts)
+    data = document(
+        "compare",
+        title,
+        runs,
+        strings,
+        divergence=at,
+        divergence_text=divergence_text(a, b, at),
+        charts=unstyled([compare_chart(a, b, at, names)]),
+    )
+    return data, strings
 
 
-class CompareView(widgets.VBox):  # type: ignore[misc]
+class CompareView(Viewer):
     """Two runs side by side, from a ``Result``, a ``to_dict()`` dict or a saved trace's path
-    each; ``divergence`` is ``first_divergence(a, b)``."""
+    each: one row per step number with both runs' status, cost and text, the steps before
+    their first divergence folded into one row, the divergence chosen; the chosen step of
+    both runs beside each other below. ``divergence`` is ``first_divergence(a, b)``;
+    ``selected`` is the chosen step number (-1 for the folded row)."""
 
     def __init__(
-        self, a: Source, b: Source, *, names: tuple[str, str] = ("run a", "run b")
+        self,
+        a: Source,
+        b: Source,
+        *,
+        names: tuple[str, str] = ("run a", "run b"),
+        title: str = "budgetloop: two runs",
     ) -> None:
         if (
             not isinstance(names, tuple)
@@ -134,13 +124,34 @@ class CompareView(widgets.VBox):  # type: ignore[misc]
             or not all(isinstance(n, str) for n in names)
         ):
             raise TypeError(f"CompareView: names must be a tuple of two str, got {names!r}.")
+        if not isinstance(title, str):
+            raise TypeError(f"CompareView: title must be a str, got {type(title).__name__}.")
         self.a = as_result(a, "CompareView")
         self.b = as_result(b, "CompareView")
         self.names = names
+        self.title = title
         self.divergence: int | None = first_divergence(self.a, self.b)
-        self.view = widgets.HTML(stylesheet() + compare_html(self.a, self.b, names))
-        super().__init__([self.view])
-        self.add_class("bl-root")
-        self.add_class("bl-compare")
-        for name in IGNORE_MATH.split():
-            self.add_class(name)
+        data, strings = compare_document(self.a, self.b, names, title)
+        super().__init__(
+            data, strings, selected=-1 if self.divergence is None else self.divergence
+        )
+
+    def summary(self) -> str:
+        """The comparison in one line of plain text."""
+        return f"CompareView of {self.names[0]!r} and {self.names[1]!r}: " + divergence_text(
+            self.a, self.b, self.divergence
+        )
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, meta = bundle if bundle is not None else ({}, {})
+        data["text/plain"] = self.summary()
+        data["text/html"] = (
+            f'<div class="blv-fallback"><div><b>{text(self.title)}</b></div>'
+            + "".join(
+                f"<div>{text(name)}: {text(stop_lines(result)[0][1])}</div>"
+                for name, result in zip(self.names, (self.a, self.b), strict=True)
+            )
+            + f"<div>{escape(divergence_text(self.a, self.b, self.divergence))}</div></div>"
+        )
+        return data, meta

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from html import escape
 
+import anywidget
 import ipywidgets as widgets
 
 from budgetloop import Message, Session
@@ -53,6 +54,15 @@ def context_before(session: Session, at: int) -> tuple[list[Message], list[Messa
     return real, shown
 
 
+class ScrollHere(anywidget.AnyWidget):
+    """Nothing to see: when the page draws it, it scrolls itself (and what follows) into view."""
+
+    _esm = (
+        "export default { render({ el }) {"
+        " requestAnimationFrame(() => el.scrollIntoView({ block: 'start' })); } };"
+    )
+
+
 class ForkEditor(widgets.VBox):  # type: ignore[misc]
     """The context before step ``at``, each tool result and the last user message in a text
     box; Continue and Cancel are wired by the panel."""
@@ -63,12 +73,13 @@ class ForkEditor(widgets.VBox):  # type: ignore[misc]
         self.shown = list(shown)
         self.texts: dict[int, widgets.Textarea] = {}
         rows: list[widgets.Widget] = [
+            ScrollHere(),  # opened from a step lower down: the editor comes into view
             widgets.HTML(
                 f'<div class="bl-fork-head">Fork before step {at}: the context as it stood '
                 f"({plural(len(shown), 'message')}). Edit a tool result or the last user "
                 "message, then Continue: the panel goes on with the fork. Money spent stays "
                 "spent; Reset still goes back to the start.</div>"
-            )
+            ),
         ]
         editable = set(editable_positions(shown))
         for i in range(len(shown)):

@@ -7,23 +7,32 @@ import threading
 import traceback
 from collections.abc import Callable
 from html import escape
+from typing import Any
 
 import ipywidgets as widgets
 
 from budgetloop import NextTurn, Projection, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
 
-from ._cards import StepCards
 from ._fork import ForkEditor, context_before
-from ._status import error_html, ledger_html, paused_html, running_html, stop_html
-from ._text import count, plural
+from ._status import (
+    error_html,
+    held_html,
+    idle_html,
+    ledger_html,
+    paused_html,
+    running_html,
+    spent_words,
+    stop_html,
+    stop_lines,
+)
+from ._steplist import StepList
+from ._text import count, plural, text
 from ._until import COST, UntilControl
 from ._views import (
     IGNORE_MATH,
     charts_html,
-    context_html,
     meter_html,
-    steps_note,
     stopped_by_cost,
     stylesheet,
     used_by,
@@ -60,7 +69,6 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self,
         source: Session | Factory,
         *,
-        steps_shown: int = 20,
         context_shown: int = 40,
         chart_points: int = 30,
         title: str = "budgetloop run",
@@ -75,7 +83,6 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 f"got {type(source).__name__}."
             )
         self.session: Session = session
-        self.steps_shown = steps_shown
         self.context_shown = context_shown
         self.chart_points = chart_points
         self._lock = threading.RLock()  # the session, the caches and every redraw
@@ -85,7 +92,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self._running = False  # a Run is going on the worker thread
         self._busy = False  # a Step, Reset or Continue is going on the calling thread
         self._paused_by: str | None = None  # why the last Run paused, until the next action
-        self._rows: dict[tuple[int, bool], str] = {}  # its context rows, by position
+        self._held: str | None = None  # why the last Run took no step, until the next action
+        self._pause_reason = "Pause pressed"  # what asked the Run in flight to pause
         self.step_button = widgets.Button(description="Step", tooltip="take one turn")
         self.run_button = widgets.Button(
             description="Run", tooltip="step in the background until the run stops or pauses"
@@ -106,12 +114,13 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.error = widgets.HTML()
         self.meter = widgets.HTML()
         self.charts = widgets.HTML()
-        self.steps_view = widgets.HTML()  # a line about the list: empty, or how much is shown
-        self.cards = StepCards(self.open_fork)  # this session's step cards, by index
-        self.step_cards = self.cards.box
+        # every step, the chosen one in detail with Fork here, and the context now: the viewer
+        self.steps = StepList(
+            session, self.open_fork, self._on_hello, context_shown=context_shown,
+            context_head=self._context_head(),
+        )  # fmt: skip
         self.fork_area = widgets.VBox()
         self.editor: ForkEditor | None = None
-        self.context = widgets.HTML()
         self.step_button.on_click(self._on_step)
         self.run_button.on_click(self._on_run)
         self.pause_button.on_click(self._on_pause)
@@ -127,14 +136,11 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 self.until,
                 self.status,
                 self.error,
-                self.fork_area,
                 self.meter,
                 self.charts,
-                _section("Steps, newest first (click a step to unfold it)"),
-                self.steps_view,
-                self.step_cards,
-                _section("Context"),
-                self.context,
+                _section("Steps (a click or j/k chooses one; its detail has Fork here)"),
+                self.steps,
+                self.fork_area,  # under the steps, where Fork here was pressed
             ]
         )
         self.add_class("bl-root")
@@ -142,6 +148,28 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         for name in IGNORE_MATH.split():
             self.add_class(name)
         self.refresh()
+
+    def summary(self) -> str:
+        """Where the run is, in one line of plain text (what a notebook shows without the
+        widget: a saved notebook before it is run, nbviewer, GitHub)."""
+        result = self.session.result
+        if result.stop is not None:
+            return f"RunPanel: {stop_lines(result)[0][1]}"
+        if self._running:
+            state = f"running: {plural(len(result.steps), 'step')} taken"
+        elif result.steps:
+            state = f"paused after {plural(len(result.steps), 'step')}"
+        else:
+            state = "not started"
+        return f"RunPanel: {state} · {spent_words(result)}"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data: dict[str, Any] = bundle[0] if isinstance(bundle, tuple) else dict(bundle)
+        meta: dict[str, Any] = bundle[1] if isinstance(bundle, tuple) else {}
+        data["text/plain"] = self.summary()
+        data["text/html"] = f'<div class="blv-fallback">{text(self.summary())}</div>'
+        return data, meta
 
     @property
     def buttons(self) -> tuple[widgets.Button, widgets.Button, widgets.Button]:
@@ -160,16 +188,18 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 return
             self.error.value = ""
             session = self.session
+            self._paused_by = self._held = None  # a line about the last Run no longer holds
             try:
                 until, why = self.until.breakpoint(session)
             except (TypeError, ValueError) as exc:
                 self.show_error(f"Run until: {exc}", "")
+                self.refresh()
                 return
             self._pause.clear()
-            self._paused_by = None
+            self._pause_reason = "Pause pressed"
             if self.until.kind.value == COST and until is not None and _holds(until, session):
                 # the next turn would already pass the amount: not one dollar more
-                self._paused_by = f"before any step: {why}"
+                self._held = why
                 self.refresh()
                 return
             self._running = True
@@ -187,14 +217,14 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         try:
             while not session.done:
                 if self._pause.is_set():
-                    paused = "Pause pressed"
+                    paused = self._pause_reason
                     break
                 session.step()
                 self.refresh()
                 if session.done:
                     break
                 if self._pause.is_set():
-                    paused = "Pause pressed"
+                    paused = self._pause_reason
                     break
                 if until is not None and until(session):
                     paused = f"Run until: {why}"
@@ -214,8 +244,12 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     def pause(self) -> None:
         """Ask a Run to end after the turn in flight (what the Pause button does)."""
+        self._ask_pause("Pause pressed")
+
+    def _ask_pause(self, reason: str) -> None:
         with self._lock:
             if self._running:
+                self._pause_reason = reason
                 self._pause.set()
                 self.status.value = (
                     '<div class="bl-running bl-live">pausing: the turn in flight finishes '
@@ -230,7 +264,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         try:
             return self._idle.wait(timeout)
         except KeyboardInterrupt:
-            self.pause()
+            self._ask_pause("interrupted while waiting in panel.wait()")
             self.show_error(
                 "Interrupted (KeyboardInterrupt) while waiting for the Run: it pauses after "
                 "the turn in flight",
@@ -254,8 +288,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     def _adopt(self, session: Session) -> None:
         with self._lock:
             self.session = session
-            self.cards.clear()
-            self._rows = {}
+            self.steps.reset(session, self._context_head())
             self.until.set_tools(session.tools)
             self.close_fork()
 
@@ -296,7 +329,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             if self._running or self._busy:
                 return
             self._busy = True
-            self._paused_by = None
+            self._paused_by = self._held = None
             self._set_busy()
             self.error.value = ""
         try:
@@ -316,7 +349,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.reset_button.disabled = busy
         self.pause_button.disabled = not self._running or self._pause.is_set()
         self.until.set_disabled(busy)
-        self.cards.set_disabled(busy)
+        self.steps.busy = busy
         if self.editor is not None:
             self.editor.continue_button.disabled = busy
 
@@ -330,6 +363,21 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         """Redraw everything from the session."""
         with self._lock:
             self._redraw()
+
+    def _context_head(self, projection: Projection | None = None) -> str:
+        """The line above the context now: its messages, and the next request's tokens."""
+        head = plural(len(self.session.result.messages), "message")
+        if projection is not None:
+            head += (
+                f"; next request: {count(projection.input_tokens)} input tokens projected "
+                "(messages, tool schemas and request overhead)"
+            )
+        return head
+
+    def _on_hello(self) -> None:
+        """A page drawn after the first asks for the run: every page gets it whole."""
+        with self._lock:
+            self.steps.reset(self.session, self.steps.head)
 
     def _redraw(self) -> None:
         session = self.session
@@ -349,36 +397,25 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.status.value = running_html(len(result.steps))
         elif self._paused_by is not None and not session.done:
             self.status.value = paused_html(len(result.steps), self._paused_by)
+        elif self._held is not None and not session.done:
+            self.status.value = held_html(self._held)
+        elif not session.done:
+            self.status.value = idle_html(len(result.steps))
         else:
             self.status.value = stop_html(result)
         meter = meter_html(
             projection, used_by(result), session.budget, done=session.done, label=label,
-            missing=missing, next_turn=nxt,
+            missing=missing, next_turn=nxt, carried=result.carried_usd,
         )  # fmt: skip
         ledger = session.options.ledger
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
-        self.steps_view.value = steps_note(len(result.steps), self.steps_shown)
-        self.cards.draw(result.steps, self.steps_shown)
         # after a cost stop, the projection that stopped the run is still the crossing point
         drawn = projection if not session.done or stopped_by_cost(result) else None
         self.charts.value = charts_html(
             result.steps, session.budget, drawn, max_points=self.chart_points,
             carried=result.carried_usd,
         )  # fmt: skip
-        messages = result.messages  # as the trace holds them: through redact= when given
-        head = plural(len(messages), "message")
-        if projection is not None:
-            head += (
-                f"; next request: {count(projection.input_tokens)} input tokens projected "
-                "(messages, tool schemas and request overhead)"
-            )
-        self.context.value = context_html(
-            messages,
-            shown=self.context_shown,
-            tokens=session.message_tokens,
-            head=head,
-            rows_cache=self._rows,
-        )
+        self.steps.update(session, self._context_head(projection))
         self._set_busy()
 
 

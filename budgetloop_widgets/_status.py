@@ -36,53 +36,81 @@ def stop_words(stop: Stop) -> str:
     return STOP_WORDS.get(stop, f"stopped: {stop.value}")
 
 
-def imported_html(result: Result) -> str:
-    """For a run imported from another framework: where it came from and what its source
-    lacks (nothing for budgetloop's own runs)."""
-    if result.imported is None:
-        return ""
-    return f'<div class="bl-imported">{text(result.imported.describe())}</div>'
+def spent_words(result: Result) -> str:
+    """What the run spent; for a fork, how much of it was carried from the run it came from."""
+    if result.cost_usd is None:
+        return "cost unknown"
+    spent = f"{usd(result.cost_usd)} spent"
+    carried = result.carried_usd
+    if carried:
+        spent += (
+            f" ({usd(carried)} of it carried from the run this one was forked from, "
+            f"{usd(result.cost_usd - carried)} by the steps here)"
+        )
+    return spent
+
+
+def stop_lines(result: Result) -> list[tuple[str, str]]:
+    """How the run ended, line by line, each with its kind: ``head`` (the stop, the steps,
+    the spend), ``why`` (what the stop means), ``detail``, ``error`` and ``answer``."""
+    taken = f"{plural(len(result.steps), 'step')} taken · {spent_words(result)}"
+    source = [] if result.imported is None else [("imported", result.imported.describe())]
+    if result.stop is None and result.imported is not None:
+        return [
+            *source,
+            ("head", f"Ended without an answer: {taken}"),
+            ("why", "the source does not say why: its last model reply asked for tools"),
+        ]
+    if result.stop is None:
+        return [
+            ("head", f"No stop recorded: {taken}"),
+            ("why", "the run had not ended when this trace was written"),
+        ]
+    if result.answered:
+        head = f"Run ended: answered · {taken}"
+    else:
+        head = f"Run ended: {result.stop.value} — did NOT answer · {taken}"
+    lines = [*source, ("head", head), ("why", stop_words(result.stop))]
+    if result.detail:
+        lines.append(("detail", result.detail))
+    if result.error:
+        lines.append(("error", f"error: {result.error}"))
+    if result.answered and result.answer:
+        lines.append(("answer", result.answer))
+    return lines
 
 
 def stop_html(result: Result) -> str:
-    """How the run ended, impossible to miss; a quiet line while it is still going. An
-    imported run says first where it came from and what its source lacks."""
-    steps = plural(len(result.steps), "step")
-    if result.stop is None and result.imported is not None:
-        return (
-            f'{imported_html(result)}<div class="bl-stop bl-unanswered"><div class="bl-stop-head">'
-            f"Ended without an answer · {steps} taken · {_spent(result)}</div><div>the source "
-            "does not say why: its last model reply asked for tools</div></div>"
-        )
+    """How the run ended, impossible to miss (``stop_lines`` as HTML)."""
+    kind = "bl-answered" if result.answered else "bl-unanswered"
     if result.stop is None:
-        return f'<div class="bl-running">running: {steps} taken</div>'
-    answered = result.answered
-    verdict = "answered" if answered else "did NOT answer"
-    parts = [
-        imported_html(result),
-        f'<div class="bl-stop {"bl-answered" if answered else "bl-unanswered"}">',
-        f'<div class="bl-stop-head">Run ended: {escape(result.stop.value)} — {verdict}'
-        f" · {steps} taken · {_spent(result)}</div>",
-        f'<div class="bl-stop-why">{escape(stop_words(result.stop))}</div>',
-    ]
-    if result.detail:
-        parts.append(f"<div>{text(result.detail)}</div>")
-    if result.error:
-        parts.append(f"<div>error: {text(result.error)}</div>")
-    if answered and result.answer:
-        parts.append(f'<pre class="bl-text">{text(preview(result.answer))}</pre>')
+        kind = "bl-running"
+    parts = [f'<div class="bl-stop {kind}">']
+    for line_kind, line in stop_lines(result):
+        if line_kind == "answer":
+            parts.append(f'<pre class="bl-text">{text(preview(line))}</pre>')
+        else:
+            parts.append(f'<div class="bl-stop-{line_kind}">{text(line)}</div>')
     parts.append("</div>")
     return "".join(parts)
 
 
-def _spent(result: Result) -> str:
-    return "cost unknown" if result.cost_usd is None else f"{usd(result.cost_usd)} spent"
+def idle_html(steps: int) -> str:
+    """The panel's line when no Run is going and the run has not ended."""
+    if not steps:
+        return (
+            '<div class="bl-idle">not started: Step takes one turn, Run goes on to the end</div>'
+        )
+    return (
+        f'<div class="bl-idle">paused after {plural(steps, "step")}: the run is not over; '
+        "Step or Run goes on</div>"
+    )
 
 
 def running_html(steps: int) -> str:
     """The line shown while a Run goes on in the background."""
     return (
-        f'<div class="bl-running bl-live">Run going: {plural(steps, "step")} taken; '
+        f'<div class="bl-running bl-live">running: {plural(steps, "step")} taken; '
         "Pause stops it after the turn in flight</div>"
     )
 
@@ -92,6 +120,14 @@ def paused_html(steps: int, why: str) -> str:
     return (
         f'<div class="bl-paused">paused after {plural(steps, "step")} ({text(why)}); '
         "the run is not over: Run or Step goes on</div>"
+    )
+
+
+def held_html(why: str) -> str:
+    """The line shown when a Run took no step: its breakpoint held before the first one."""
+    return (
+        f'<div class="bl-paused">Run took no step: {text(why)} already, so nothing was sent. '
+        "Step takes one turn anyway; a larger amount lets Run go on</div>"
     )
 
 

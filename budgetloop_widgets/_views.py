@@ -20,7 +20,6 @@ from typing import Any
 
 from budgetloop import (
     Budget,
-    CallRecord,
     Message,
     NextTurn,
     Projection,
@@ -31,11 +30,9 @@ from budgetloop import (
 from budgetloop import as_result as core_as_result
 
 from ._series import series_of
-from ._status import traceback_html
 from ._svg import MAX_POINTS, bar_chart, line_chart
-from ._text import count, plural, preview, text, usd
+from ._text import count, plural, text, usd
 
-CELL_CHARS = 240  # of a tool's result in the calls table
 IGNORE_MATH = "tex2jax_ignore mathjax_ignore"  # MathJax 2 and 3 leave "$0.03 ... $0.05" alone
 
 
@@ -88,8 +85,8 @@ def used_by(result: Result) -> Used:
     )
 
 
-def _of(used: str, name: str, limit: object | None) -> str:
-    return f"{used} of {name} {limit}" if limit is not None else f"{used} (no {name})"
+def _of(used: str, name: str, limit: float | None) -> str:
+    return f"{used} of {name} {count(limit)}" if limit is not None else f"{used} (no {name})"
 
 
 def meter_html(
@@ -101,12 +98,15 @@ def meter_html(
     label: str = "",
     missing: str = "no projection",
     next_turn: NextTurn | None = None,
+    carried: float = 0.0,
 ) -> str:
     """The budget meter: spent and projected against max_cost_usd, and the other ceilings.
 
     ``missing`` is said instead of the projection when there is none. ``next_turn`` is what
     the loop says the next step will do (``Session.next_turn``): a stop before the model is
     called, or a final answer without tools, is said under the ceilings while the run goes on.
+    ``carried`` (``Result.carried_usd``) is the part of the spend a fork carried from the run
+    it came from, which none of its steps accounts for: said under the projection.
     """
     parts = ['<div class="bl-meter">']
     if label:
@@ -120,6 +120,8 @@ def meter_html(
             f'<div class="bl-why">worst case: {escape(worst_case_text(projection))}; '
             "the model usually writes fewer, so a step's reported cost is lower</div>"
         )
+    if carried:
+        parts.append(f'<div class="bl-carried">{escape(carried_text(carried))}</div>')
     ceilings = [
         ("steps taken", _of(count(used.steps), "max_steps", budget.max_steps)),
         ("seconds", _of(f"{used.seconds:.2f}", "max_seconds", budget.max_seconds)),
@@ -133,6 +135,14 @@ def meter_html(
         parts.append(next_turn_html(next_turn))
     parts.append("</div>")
     return "".join(parts)
+
+
+def carried_text(carried: float) -> str:
+    """Why a fork's spend is more than its steps add up to."""
+    return (
+        f"spent includes {usd(carried)} carried from the run this one was forked from (its "
+        "steps after the fork point): no step here accounts for it"
+    )
 
 
 def next_turn_html(nxt: NextTurn) -> str:
@@ -183,137 +193,6 @@ def arguments_text(arguments: str | dict[str, Any] | None) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def _coerced(call: CallRecord, key: str) -> bool:
-    path = f"{call.name}.{key}"
-    return any(c == path or c.startswith((path + ".", path + "[")) for c in call.coerced)
-
-
-def checked_html(call: CallRecord) -> str:
-    """The checked arguments, one per line, the coerced ones marked."""
-    if call.arguments is None:
-        return '<span class="bl-muted">not checked</span>'
-    if not call.arguments:
-        return "{}"
-    lines = []
-    for key, value in call.arguments.items():
-        item = f"{text(key)}: {text(json.dumps(value, ensure_ascii=False))}"
-        if _coerced(call, key):
-            item = f'<mark class="bl-coerced">{item}</mark> <i>(coerced)</i>'
-        lines.append(item)
-    return "<br>".join(lines)
-
-
-def calls_table(calls: Sequence[CallRecord]) -> str:
-    if not calls:
-        return '<div class="bl-muted">no tool calls</div>'
-    head = "".join(
-        f"<th>{h}</th>"
-        for h in ("tool", "raw arguments", "checked arguments", "status", "result / error", "s")
-    )
-    rows = []
-    for call in calls:
-        outcome = call.result if call.status == "ok" else call.error
-        rows.append(
-            f'<tr class="bl-call bl-status-{escape(call.status)}">'
-            f"<td><code>{text(call.name)}</code></td>"
-            f'<td class="bl-raw"><code>{text(arguments_text(call.raw_arguments))}</code></td>'
-            f'<td class="bl-checked"><code>{checked_html(call)}</code></td>'
-            f'<td class="bl-status">{escape(call.status)}</td>'
-            f'<td class="bl-outcome"><pre>{text(preview(outcome or "", CELL_CHARS))}</pre>'
-            f"{_cut_note(call.truncated)}{traceback_html(call.traceback)}</td>"
-            f'<td class="bl-num">{call.seconds:.3f}</td></tr>'
-        )
-    return f'<table class="bl-table bl-calls"><tr>{head}</tr>{"".join(rows)}</table>'
-
-
-def _cut_note(truncated: int | None) -> str:
-    """Said under a result that was cut to ``max_result_chars`` before the model saw it."""
-    if truncated is None:
-        return ""
-    note = f"(cut for the model: {plural(truncated, 'character')} in all)"
-    return f'<div class="bl-truncated">{note}</div>'
-
-
-def step_head(step: Step) -> str:
-    """Step ``index``: its cost and tokens, each saying whether it was reported or projected."""
-    projection = step.projection
-    if step.usage is None and projection is None:  # an imported step with neither
-        tokens, cost = "no tokens reported", "cost unknown"
-    elif step.usage is None and projection is not None:
-        tokens = f"{count(projection.input_tokens)} in tokens projected, none reported"
-        cost = f"{usd(step.cost_usd)} charged at the projection"
-    elif step.usage is not None:
-        tokens = (
-            f"{count(step.usage.input_tokens)} in / {count(step.usage.output_tokens)} out "
-            "tokens reported"
-        )
-        cost = "cost unknown" if step.cost_usd is None else f"{usd(step.cost_usd)} reported"
-    return f"Step {step.index} · {cost} · {tokens} · {step.seconds:.3f} s"
-
-
-def step_html(step: Step, *, open_: bool = True, selected: bool = False) -> str:
-    """One step, as a card that can fold: what it cost, what the model wrote, its calls."""
-    cls = "bl-step" + (" bl-selected" if selected else "")
-    under = step.under_projected
-    parts = [
-        f'<details class="{cls}" data-step="{step.index}"{" open" if open_ else ""}>',
-        f'<summary><span class="bl-step-head">{escape(step_head(step))}</span></summary>',
-        f'<div class="bl-step-projection">before it, {escape(projection_text(step.projection))}'
-        "</div>"
-        if step.projection is not None
-        else '<div class="bl-step-projection">no projection: an imported run\'s step</div>',
-    ]
-    if under:
-        parts.append(
-            f'<div class="bl-warn">under-projected: the model reported '
-            f"{plural(under, 'input token')} more than projected</div>"
-        )
-    if step.error is not None:
-        parts.append(f'<div class="bl-error">model error: {text(step.error)}</div>')
-        parts.append(traceback_html(step.traceback))
-    if step.text:
-        parts.append(f'<pre class="bl-text">{text(preview(step.text))}</pre>')
-    elif step.error is None:
-        parts.append('<div class="bl-muted">(no text)</div>')
-    parts.append(calls_table(step.tool_calls))
-    parts.append("</details>")
-    return "".join(parts)
-
-
-def steps_note(taken: int, shown: int) -> str:
-    """The line above a list of the latest ``shown`` of ``taken`` steps: none yet, or how
-    many it leaves out; empty when it shows them all."""
-    if not taken:
-        return '<div class="bl-muted">no steps yet: press Step</div>'
-    if taken <= shown:
-        return ""
-    return (
-        f'<div class="bl-muted">showing the latest {shown} of '
-        f"{plural(taken, 'step')}; open the result in a TraceView to see them all</div>"
-    )
-
-
-def steps_html(
-    steps: Sequence[Step], *, shown: int = 20, folded: dict[int, str] | None = None
-) -> str:
-    """The latest ``shown`` steps, newest first and the only one unfolded, in a scroll box.
-
-    ``folded`` caches each step's folded card by index (a step never changes once taken), so a
-    redraw renders one card whatever the run's length.
-    """
-    if not steps:
-        return steps_note(0, shown)
-    latest = list(steps[-shown:])[::-1]
-    note = steps_note(len(steps), shown)
-    cache = {} if folded is None else folded
-    cards = [step_html(latest[0], open_=True)]
-    for step in latest[1:]:
-        if step.index not in cache:
-            cache[step.index] = step_html(step, open_=False)
-        cards.append(cache[step.index])
-    return f'{note}<div class="bl-steps-box">{"".join(cards)}</div>'
-
-
 def message_content(message: Message) -> str:
     parts = [message.content or ""]
     for call in message.tool_calls:
@@ -321,42 +200,6 @@ def message_content(message: Message) -> str:
     if message.role == "tool" and message.name:
         parts.insert(0, f"[{message.name}]")
     return " ".join(p for p in parts if p)
-
-
-def context_html(
-    messages: Sequence[Message],
-    *,
-    shown: int = 40,
-    tokens: Sequence[int] | None = None,
-    head: str = "",
-    rows_cache: dict[tuple[int, bool], str] | None = None,
-) -> str:
-    """The context, the latest ``shown`` messages in a scroll box; with ``tokens`` (the
-    session's ``message_tokens``), each message's estimated tokens beside it. ``rows_cache``
-    keeps each row by position, for a context that only grows (a session's)."""
-    first = max(len(messages) - shown, 0)
-    line = head or plural(len(messages), "message")
-    if first:
-        line += f"; showing the latest {shown}"
-    column = tokens is not None and len(tokens) == len(messages)
-    cache = {} if rows_cache is None else rows_cache
-    rows = []
-    for i, m in enumerate(messages[first:], start=first):
-        key = (i, column)
-        if key not in cache:
-            cell = f'<td class="bl-num">{count(tokens[i])}</td>' if column and tokens else ""
-            cache[key] = (
-                f'<tr class="bl-role-{escape(m.role)}"><td class="bl-num">{i}</td>'
-                f"<td>{escape(m.role)}</td>{cell}"
-                f"<td><pre>{text(preview(message_content(m)))}</pre></td></tr>"
-            )
-        rows.append(cache[key])
-    heads = "<th>#</th><th>role</th>" + ("<th>tokens, estimated</th>" if column else "")
-    table = f"<tr>{heads}<th>content</th></tr>" + "".join(rows)
-    return (
-        f'<div class="bl-context-head">{escape(line)}</div><div class="bl-context-box">'
-        f'<table class="bl-table bl-context">{table}</table></div>'
-    )
 
 
 def charts_html(
@@ -367,6 +210,19 @@ def charts_html(
     max_points: int = MAX_POINTS,
     carried: float = 0.0,
 ) -> str:
+    """The two charts of ``chart_svgs`` side by side."""
+    svgs = chart_svgs(steps, budget, next_projection, max_points=max_points, carried=carried)
+    return f'<div class="bl-charts">{"".join(svgs)}</div>'
+
+
+def chart_svgs(
+    steps: Sequence[Step],
+    budget: Budget,
+    next_projection: Projection | None = None,
+    *,
+    max_points: int = MAX_POINTS,
+    carried: float = 0.0,
+) -> list[str]:
     """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG, each
     drawn from at most ``max_points`` points.
 
@@ -384,9 +240,12 @@ def charts_html(
         projected = (len(steps) + 1, next_projection.total_usd)
         points = points or [(0, 0.0)]
     ceiling = budget.max_cost_usd
+    title = "cost so far (○ = + next step, projected)"
+    if carried:
+        title = f"cost so far, from {usd(carried)} carried (○ = + next step)"
     line = line_chart(
         points,
-        title="cost so far (○ = + next step, projected)",
+        title=title,
         x_label="steps taken",
         y_format=usd,
         ceiling=ceiling,
@@ -394,7 +253,7 @@ def charts_html(
         projected=projected,
         max_points=max_points,
     )
-    return f'<div class="bl-charts">{bars}{line}</div>'
+    return [bars, line]
 
 
 def stopped_by_cost(result: Result) -> bool:

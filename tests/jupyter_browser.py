@@ -86,6 +86,8 @@ def private_env(home: Path, theme: str | None = None) -> dict[str, str]:
     for name, sub in places.items():
         (home / sub).mkdir(parents=True, exist_ok=True)
         env[name] = str(home / sub)
+    # the kernel imports this checkout's packages, not another copy installed in the venv
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     settings = home / "lab-settings" / "@jupyterlab"
     write_json(
         settings / "apputils-extension" / "notification.jupyterlab-settings",

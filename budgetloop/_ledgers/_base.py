@@ -13,7 +13,7 @@ import secrets
 import threading
 from collections.abc import Callable
 
-from .._types import from_pico, to_pico
+from .._types import format_usd, from_pico, to_pico
 
 PERIODS: dict[str | None, int] = {None: 0, "hour": 3600, "day": 86400}
 MAX_USD = 1_000_000  # the largest limit or settled amount, so every store's int64 holds the sum
@@ -264,8 +264,8 @@ class Ledger(abc.ABC):
         failure = self._flush()
         if failure is not None:
             raise LedgerError(
-                f"{type(self).__name__}.{where}: ${self.pending_usd():.6f} of settled spend "
-                f"is not recorded yet ({type(failure).__name__}: {failure}); the store must "
+                f"{type(self).__name__}.{where}: {format_usd(self.pending_usd())} of settled "
+                f"spend is not recorded yet ({type(failure).__name__}: {failure}); the store must "
                 "take it before the ledger can answer."
             ) from failure
 

@@ -214,8 +214,8 @@ def test_progress_on_a_terminal_rewrites_one_line_and_shows_the_ledger() -> None
     bar.update(finished(Stop.MAX_STEPS, 0.2))
     bar.close()
     assert stream.getvalue() == (
-        "\r1/3 runs · answered 1 · spent $0.2500 of $2.0000"
-        "\r2/3 runs · answered 1 · max_steps 1 · spent $0.2500 of $2.0000\n"
+        "\r1/3 runs · answered 1 · spent $0.25 of $2.00"
+        "\r2/3 runs · answered 1 · max_steps 1 · spent $0.25 of $2.00\n"
     )
 
 
@@ -227,9 +227,15 @@ def test_the_widget_bar_counts_and_says_it_in_plain_text(
     bar.update(finished(Stop.MODEL_ERROR, 0.25))
     assert bar.bar.value == 2
     assert bar.bar.max == 4
-    assert bar.label.value == "2/4 runs · answered 1 · model_error 1 · spent $0.7500"
+    assert bar.label.value == (
+        '<span class="tex2jax_ignore mathjax_ignore">2/4 runs · answered 1 · model_error 1 · '
+        "spent $0.75</span>"
+    )  # HTML, not a Label: ipywidgets typesets a Label's dollars as math
     bar.close()
     assert bar.bar.bar_style == "success"
+    # a saved notebook shows the summary as its text, not "VBox(children=(IntProgress(..."
+    assert bar.bundle()["text/plain"] == "2/4 runs · answered 1 · model_error 1 · spent $0.75"
+    assert "application/vnd.jupyter.widget-view+json" in bar.bundle()
 
 
 @pytest.mark.parametrize(

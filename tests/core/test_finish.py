@@ -175,8 +175,8 @@ def test_the_cost_ceiling_leaves_its_last_turn_to_a_final_answer() -> None:
     inputs = [s.usage.input_tokens for s in result.steps if s.usage is not None]
     assert inputs == [12_000 + 2_000 * n for n in range(7)]
     assert result.detail == (
-        "max_cost_usd=$0.5: a turn with tools ($0.078000 at worst) and a final answer after it "
-        "($0.084000) would not both fit on $0.342000 spent, so this step was the final answer"
+        "max_cost_usd=$0.50: a turn with tools ($0.078 at worst) and a final answer after it "
+        "($0.084) would not both fit on $0.342 spent, so this step was the final answer"
     )
 
 
@@ -205,7 +205,7 @@ def test_no_final_call_is_made_when_even_it_does_not_fit() -> None:
     result, model, _ = cost_run(finish=True, limit=0.04)  # the first turn costs $0.042 at worst
     assert (result.stop, result.answer, model.calls) == ("max_cost_usd", None, 0)
     assert result.detail == (
-        "no final answer fits: next turn projected $0.042000 (12000 in + 400 out) on $0.000000 "
+        "no final answer fits: next turn projected $0.042 (12,000 in + 400 out) on $0.00 "
         "spent exceeds max_cost_usd=$0.04"
     )
 

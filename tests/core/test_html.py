@@ -1,8 +1,13 @@
-"""Result._repr_html_: a static, script-free view of a run, escaped like the widgets."""
+"""Result._repr_html_: with the widgets' extra installed, the viewer of ``to_html`` (tested in
+tests/test_widget_html.py); without it, the core's static, script-free view of a run (here),
+escaped like the widgets."""
 
 from __future__ import annotations
 
 import re
+import sys
+
+import pytest
 
 from budgetloop import (
     Budget,
@@ -19,6 +24,7 @@ from budgetloop import (
     run,
     tool,
 )
+from budgetloop._html import render
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
@@ -49,9 +55,9 @@ def finished() -> Result:
 
 def test_a_bare_result_renders_every_step_as_a_row_and_a_card() -> None:
     result = finished()
-    html = result._repr_html_()
+    html = render(result)
     assert html.startswith('<div class="blh tex2jax_ignore mathjax_ignore">')
-    assert "Run ended: answered — answered · 3 steps taken · $0.00 spent" in html
+    assert "Run ended: answered · 3 steps taken · $0.00 spent" in html
     assert re.findall(r'<tr data-step="(\d+)">', html) == ["0", "1", "2"]
     assert re.findall(r'<details id="blh-step-(\d+)">', html) == ["0", "1", "2"]
     assert '<a href="#blh-step-1">first error (step 1)</a>' in html
@@ -61,7 +67,7 @@ def test_a_bare_result_renders_every_step_as_a_row_and_a_card() -> None:
 
 
 def test_everything_the_model_and_tools_wrote_is_escaped() -> None:
-    html = finished()._repr_html_()
+    html = render(finished())
     assert "<img" not in html
     assert "<script" not in html
     # the first text and the answer (row and card each), the result, the error, the answer box
@@ -71,7 +77,7 @@ def test_everything_the_model_and_tools_wrote_is_escaped() -> None:
 
 
 def test_nothing_loads_from_anywhere() -> None:
-    html = finished()._repr_html_()
+    html = render(finished())
     assert not re.search(r"(src|href)=\"(?!#)", html)
     assert "url(" not in html
     assert "@import" not in html
@@ -86,7 +92,7 @@ def test_a_long_run_draws_the_first_and_last_cards_and_lists_every_row() -> None
     )
     result = Result(Stop.MAX_STEPS, None, steps, (Message("user", "go"),), 2.5, 1.0,
                     Budget(max_steps=2_500))  # fmt: skip
-    html = result._repr_html_()
+    html = render(result)
     assert html.count("<tr data-step=") == 2_500
     cards = [int(i) for i in re.findall(r'<details id="blh-step-(\d+)">', html)]
     assert cards == [*range(500), *range(2_000, 2_500)]
@@ -98,12 +104,26 @@ def test_a_long_run_draws_the_first_and_last_cards_and_lists_every_row() -> None
 
 def test_a_run_without_steps_and_a_skipped_call() -> None:
     empty = Result(Stop.MAX_COST_USD, None, (), (), 0.0, 0.0, detail=f"over {XSS}")
-    html = empty._repr_html_()
+    html = render(empty)
     assert "Run ended: max_cost_usd — did NOT answer · 0 steps taken" in html
     assert f"over {XSS_SHOWN}" in html
     assert "<nav>" not in html
     skipped = CallRecord("lookup", "c", {}, None, "skipped", error="the run stopped")
     step = Step(0, None, (skipped,), None, 0.0, Projection(5, None, None, 0.0, None, True), 0.0)
-    one = Result(Stop.MAX_TOOL_CALLS, None, (step,), (), 0.0, 0.0)._repr_html_()
+    one = render(Result(Stop.MAX_TOOL_CALLS, None, (step,), (), 0.0, 0.0))
     assert '<a href="#blh-step-0">first skipped (step 0)</a>' in one
     assert "$0.00 charged at the projection, no usage reported" in one
+
+
+def test_a_bare_result_is_the_viewer_with_the_widgets_and_the_static_view_without(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    result = finished()
+    try:
+        import budgetloop_widgets  # noqa: F401
+    except ImportError:  # the core alone (the other Pythons' runs): the static view
+        assert result._repr_html_() == render(result)
+        return
+    assert result._repr_html_().startswith('<div class="blv-page" data-blv="">')
+    monkeypatch.setitem(sys.modules, "budgetloop_widgets._page", None)  # as if not installed
+    assert result._repr_html_() == render(result)

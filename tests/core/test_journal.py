@@ -32,6 +32,7 @@ from budgetloop import (
     run,
     start,
     tool,
+    write_new,
 )
 from budgetloop._journal import Journal, check_trace_path
 from tests.strategies import PROMPT, Scenario, build, scenarios
@@ -394,6 +395,21 @@ def test_check_trace_path_refuses_a_directory_a_missing_folder_and_a_fifo(tmp_pa
         os.mkfifo(fifo)
         with pytest.raises(ValueError, match=r"is a FIFO; pass the path of a file"):
             check_trace_path(fifo)
+
+
+def test_write_new_moves_an_old_file_aside_as_save_does(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    assert write_new(path, "one") is None
+    assert write_new(path, "two") == str(tmp_path / "page.1.html")
+    assert write_new(str(path), "three\udc80") == str(tmp_path / "page.2.html")
+    assert [p.read_text(encoding="utf-8") for p in (path, tmp_path / "page.1.html",
+            tmp_path / "page.2.html")] == ["three\\udc80", "one", "two"]  # fmt: skip
+    with pytest.raises(ValueError, match=r"^write_new '.*' is a directory; pass the path"):
+        write_new(tmp_path, "x")
+    with pytest.raises(
+        TypeError, match=r"^save_page: expected a str or os\.PathLike path, got int\.$"
+    ):
+        write_new(3, "x", where="save_page")  # type: ignore[arg-type]
 
 
 def test_a_directory_as_trace_path_fails_at_start(tmp_path: Path) -> None:

@@ -113,10 +113,10 @@ def test_a_locked_sqlite_file_at_settle_keeps_the_step_and_stops_before_resendin
     # it stopped before a third call, with the store's error, and said what is unrecorded
     assert result.stop is Stop.SHARED_BUDGET
     assert result.error is not None
-    assert result.error.startswith("LedgerError: SqliteLedger.reserve: $0.001050 of settled spend")
+    assert result.error.startswith("LedgerError: SqliteLedger.reserve: $0.00105 of settled spend")
     assert "database is locked" in result.error
     assert result.detail == (
-        "the shared ledger did not answer, so no further call was sent ($0.001050 billed here "
+        "the shared ledger did not answer, so no further call was sent ($0.00105 billed here "
         "is still to be recorded in it)"
     )
     # the store answers again: the pending settle is recorded, never below what was billed
@@ -223,7 +223,7 @@ def test_redis_killed_mid_run_loses_no_step_and_no_money(restartable_redis: Any)
     assert (model.calls, len(result.steps), result.stop) == (3, 3, Stop.SHARED_BUDGET)
     assert result.cost_usd == pytest.approx(3 * TURN)
     assert result.error is not None
-    assert result.error.startswith("LedgerError: RedisLedger.reserve: $0.001050 of settled")
+    assert result.error.startswith("LedgerError: RedisLedger.reserve: $0.00105 of settled")
     assert "ConnectionError" in result.error
     up()
     assert ledger.spent_usd() == pytest.approx(3 * TURN)

@@ -39,27 +39,20 @@ HAVE_OTEL = importlib.util.find_spec("opentelemetry.sdk") is not None
 
 
 def widget_text(result: Any) -> str:
-    """Everything TraceView shows of a run, step by step, its requests included: each widget's
-    text value and option labels (empty where ipywidgets is not installed)."""
+    """Everything TraceView sends the page of a run: its data, and what the page can ask for
+    (each step's context and request, each text cut for the page) (empty where the widgets'
+    extra is not installed)."""
     try:
         from budgetloop_widgets import TraceView
     except ImportError:
         return ""
     view = TraceView(result)
-    seen: list[str] = []
-
-    def walk(widget: Any) -> None:
-        value = getattr(widget, "value", None)
-        if isinstance(value, str):
-            seen.append(value)
-        seen.extend(str(o) for o in getattr(widget, "options", ()))
-        for child in getattr(widget, "children", ()):
-            walk(child)
-
+    seen = [view.data.decode("utf-8")]
+    questions = [{"type": "full", "id": i} for i in range(len(json.loads(seen[0])["strings"]))]
     for index in range(len(result.steps)):
-        view.show(index)
-        view.show_request.value = True
-        walk(view)
+        questions += [{"type": "context", "step": index}, {"type": "request", "step": index}]
+    for question in questions:
+        seen.append(json.dumps(view.answer(question), ensure_ascii=False))
     return "\n".join(seen)
 
 

@@ -158,8 +158,8 @@ def test_would_ten_cents_have_stopped_yesterdays_run_and_where() -> None:
     assert [c.status for c in answer.steps[1].tool_calls] == ["skipped"]
     assert answer.cost_usd == 0.084648
     assert answer.detail == (
-        "no turn to read the results fits: next turn projected $0.044304 (12268 in + 500 out) "
-        "on $0.084648 spent exceeds max_cost_usd=$0.1"
+        "no turn to read the results fits: next turn projected $0.044304 (12,268 in + 500 out) "
+        "on $0.084648 spent exceeds max_cost_usd=$0.10"
     )
     # exactly what a live run under that budget does
     live = yesterdays_run(Budget(max_steps=8, max_cost_usd=0.10))

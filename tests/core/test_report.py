@@ -108,10 +108,10 @@ def test_readable_text(runs: list[Result]) -> None:
     report = budget_report(runs, percentiles=[50, 90], runs_per_day=1000)
     assert str(report) == "\n".join(
         [
-            "5 runs, $0.0126 in all, $0.002520 a run on average",
+            "5 runs, $0.0126 in all, $0.00252 a run on average",
             "",
             "                             p50         p90",
-            "  run cost             $0.002100   $0.004200",
+            "  run cost               $0.0021     $0.0042",
             "  steps                        2           4",
             "",
             "stopped by:",
@@ -119,13 +119,16 @@ def test_readable_text(runs: list[Result]) -> None:
             "  max_steps                    1  #4",
             "",
             "ceilings that would have let p% of these runs answer:",
-            "  max_cost_usd         $0.003200           -",
+            "  max_cost_usd           $0.0032           -",
             "  max_steps                    3           -",
             "  (-: fewer than p% of the runs answered; raise the ceilings to learn it)",
             "",
             "daily exposure at 1,000 runs a day:",
-            "  expected (mean)        $2.5200",
-            "  worst at ceiling       $3.2000           -",
+            "  expected (mean)          $2.52",
+            "  worst at ceiling         $3.20           -",
+            "  (expected: the runs as they went, no ceiling; worst at ceiling: every run",
+            "   spending the whole max_cost_usd above. A ceiling below the mean cost comes",
+            "   out lower than expected: the dearer runs it stops end without an answer)",
         ]
     )
 

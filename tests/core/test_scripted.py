@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from budgetloop import (
     Completion,
@@ -44,6 +46,74 @@ def test_counted_usage_grows_with_the_context() -> None:
     assert u1.input_tokens == estimate_tokens(short)
     assert u2.input_tokens == estimate_tokens(long) == u1.input_tokens + 1000 + 4 + 1
     assert u1.output_tokens == 1  # capped at max_output_tokens
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3), st.text(max_size=40)), max_size=12))
+def test_default_usage_is_the_estimate_of_each_whole_request(
+    moves: list[tuple[bool, int, str]],
+) -> None:
+    # each request grows the last one (counted from where it ended) or starts elsewhere (a
+    # fork, an edited message, another session): the count is the whole request's, every time
+    model = ScriptedModel(["a"], repeat_last=True)
+    tools = [{"name": "t", "description": "d", "parameters": {"type": "object"}}]
+    messages: list[Message] = [Message("user", "go")]
+    for grow, drop, text in moves:
+        if grow:
+            messages = [
+                *messages,
+                Message("assistant", text),
+                Message("tool", text * 3, tool_call_id="c"),
+            ]
+        else:  # a request that does not begin with the last one
+            messages = [*messages[: max(len(messages) - drop, 1)], Message("user", f"{text}!")]
+        usage = model(messages, tools).usage
+        assert usage is not None
+        assert usage.input_tokens == estimate_tokens(messages, tools)
+
+
+def test_a_long_run_on_the_default_usage_takes_seconds_not_minutes() -> None:
+    # issue 19, item 8: each request was counted whole, so a run took time in the square of its
+    # length (2,000 steps 44 s, 10,000 not done in 12 minutes); the bound is loose on purpose
+    import time
+
+    from budgetloop import Budget, start
+
+    @tool
+    def read(page: int) -> str:
+        """Read a page."""
+        return f"page {page} " * 20
+
+    turn = Completion(text="reading", tool_calls=[ToolCall("read", {"page": 1})])
+    model = ScriptedModel([turn], repeat_last=True, price=Price(3.0, 15.0), max_output_tokens=50)
+    session = start(model, "go", tools=[read], budget=Budget(max_steps=3_000), repeat_limit=None)
+    started = time.monotonic()
+    result = session.run()
+    assert len(result.steps) == 3_000
+    assert time.monotonic() - started < 60
+    last = model.requests[-1]
+    assert result.steps[-1].usage == Usage(estimate_tokens(list(last.messages), list(last.tools)),
+                                           result.steps[-1].usage.output_tokens)  # type: ignore[union-attr]  # fmt: skip
+
+
+def test_a_delay_makes_each_call_slow() -> None:
+    import time
+
+    model = ScriptedModel(["one", "two"], delay=0.05)
+    started = time.monotonic()
+    model([Message("user", "hi")], [])
+    model([Message("user", "hi")], [])
+    assert time.monotonic() - started >= 0.1
+    assert model.delay == 0.05
+    with pytest.raises(
+        TypeError, match=r"^ScriptedModel: delay must be a number of seconds, got str\.$"
+    ):
+        ScriptedModel(["a"], delay="1")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="got bool"):
+        ScriptedModel(["a"], delay=True)
+    for wrong in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match=r"^ScriptedModel: delay must be >= 0 seconds, got"):
+            ScriptedModel(["a"], delay=wrong)
 
 
 def test_callable_entries_and_attributes() -> None:

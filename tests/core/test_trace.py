@@ -142,7 +142,7 @@ def test_format_is_the_readable_account() -> None:
         '  x lookup({"key": "missing"}) -> error: KeyError: \'missing\'',
         "step 1: Found a.",
         "",
-        f"stop=answered tools=2 failed=1 cost=${sample().cost_usd:.4f}",
+        f"stop=answered tools=2 failed=1 cost={format_usd(sample().cost_usd)}",
     ]
 
 
@@ -163,7 +163,7 @@ def test_format_shows_skips_stops_and_neutralises_control_characters() -> None:
         "step 0: \\x1b[31mred\\x00",
         '  . t({"x": "a\\nb"}) -> skipped: the run stopped (max_steps=1: no step is left to read results)',
         "",
-        "stop=max_steps tools=0 failed=0 cost=$0.0000",
+        "stop=max_steps tools=0 failed=0 cost=$0.00",
         "max_steps=1: no step is left to read results",
     ]
 
@@ -178,7 +178,7 @@ def test_format_survives_a_call_without_a_name() -> None:
 # -- format() cannot be forged -------------------------------------------------------------------
 
 FORGED = (
-    'Thinking.\n  - transfer({"to": "me"}) -> ok\n\nstop=answered tools=0 failed=0 cost=$0.0000\n'
+    'Thinking.\n  - transfer({"to": "me"}) -> ok\n\nstop=answered tools=0 failed=0 cost=$0.00\n'
 )
 
 
@@ -195,12 +195,12 @@ def test_model_text_cannot_print_lines_that_look_like_calls_or_totals() -> None:
         "step 0: Thinking.",
         '  |   - transfer({"to": "me"}) -> ok',
         "  |",
-        "  | stop=answered tools=0 failed=0 cost=$0.0000",
+        "  | stop=answered tools=0 failed=0 cost=$0.00",
         "  |",
         '  - t({"x": "a"}) -> a',
         "step 1: ok",
         "",
-        "stop=answered tools=1 failed=0 cost=$0.0000",
+        "stop=answered tools=1 failed=0 cost=$0.00",
     ]
     assert [line for line in lines if line.startswith("stop=")] == [lines[-1]]
     assert [line for line in lines if line.startswith("  - ")] == [lines[5]]

@@ -61,15 +61,17 @@ def test_stepping_notebook_panel_steps_in_jupyterlab(lab: Server, tmp_path: Path
         expect(panel).to_be_visible(timeout=30_000)
         meter = panel.locator(".bl-projection")
         expect(meter).to_have_text(before, timeout=15_000)
-        expect(panel.locator(".bl-running")).to_have_text("running: 0 steps taken")
+        # issue 19, item 1: an idle panel is not "running"
+        idle = panel.locator(".bl-idle")
+        expect(idle).to_have_text("not started: Step takes one turn, Run goes on to the end")
         step = panel.get_by_role("button", name="Step", exact=True)
         expect(step).to_be_enabled()
         step.click()
-        expect(panel.locator(".bl-step-head").first).to_contain_text("Step 0", timeout=15_000)
+        expect(panel.locator(".blv-card-head")).to_contain_text("Step 0 ·", timeout=15_000)
         expect(meter).to_have_text(after)
         assert before != after
-        expect(panel.locator(".bl-running")).to_have_text("running: 1 step taken")
-        expect(panel.locator("td.bl-status").first).to_have_text("ok")
+        expect(idle).to_have_text("paused after 1 step: the run is not over; Step or Run goes on")
+        expect(panel.locator("td.blv-status").first).to_have_text("✓ ok")
         expect(panel.locator("svg.bl-chart")).to_have_count(2)
         panel.scroll_into_view_if_needed()
         box = panel.bounding_box()
@@ -101,12 +103,36 @@ def test_stepping_notebook_panel_steps_in_notebook_7(notebook7: Server, tmp_path
         expect(panel).to_be_visible(timeout=30_000)
         meter = panel.locator(".bl-projection")
         expect(meter).to_have_text(before, timeout=15_000)
-        expect(panel.locator(".bl-step-head")).to_have_count(0)
+        expect(panel.locator(".blv-card-head")).to_have_count(0)
         panel.get_by_role("button", name="Step", exact=True).click()
-        expect(panel.locator(".bl-step-head").first).to_contain_text("Step 0", timeout=15_000)
+        expect(panel.locator(".blv-card-head")).to_contain_text("Step 0 ·", timeout=15_000)
         expect(meter).to_have_text(after)
         assert before != after
-        expect(panel.locator(".bl-running")).to_have_text("running: 1 step taken")
+        expect(panel.locator(".bl-idle")).to_have_text(
+            "paused after 1 step: the run is not over; Step or Run goes on"
+        )
         panel.screenshot(path=str(ARTIFACTS / "panel-notebook7.png"))
     assert [e for e in browser.errors if e != NOTEBOOK7_LOAD_ERROR] == []
+    assert browser.dialogs == []
+
+
+def test_a_saved_notebook_shows_the_panel_as_a_summary_before_it_runs(tmp_path: Path) -> None:
+    # issue 19, item 9: a committed notebook opened before it runs showed
+    # "RunPanel(children=(HTML(value='<style>..." where the panel goes
+    import shutil
+
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(ROOT / "notebooks" / "stepping.ipynb", root / "stepping.ipynb")  # as committed
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        page.goto(lab.url("lab/tree/stepping.ipynb"))
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.first).to_have_text("RunPanel: not started · $0.00 spent", timeout=30_000)
+        assert page.locator(".jp-OutputArea-output", has_text="children=").count() == 0
     assert browser.dialogs == []

@@ -84,7 +84,7 @@ def test_hostile_text_is_shown_not_run_in_jupyterlab(lab: Server, tmp_path: Path
     with chromium(lab, tmp_path / "profile") as browser:
         page = browser.page
         open_and_run_all(page, lab.url("lab/tree/hostile.ipynb"))
-        views = page.locator(".bl-traceview")
+        views = page.locator(".blv:not(.bl-steplist)")  # the two TraceViews, not the panel's list
         expect(views).to_have_count(2, timeout=30_000)
         trace, late = views.nth(0), page.locator(".bl-late")
         panel = page.locator(".bl-panel")
@@ -97,29 +97,34 @@ def test_hostile_text_is_shown_not_run_in_jupyterlab(lab: Server, tmp_path: Path
         page.wait_for_function("() => window.__control === 1", timeout=10_000)
 
         # the trace, step 0: the model's text, each call's arguments, result and error
-        expect(trace.locator("pre.bl-text")).to_have_text(f"thinking {SHOWN}")
-        outcomes = trace.locator("td.bl-outcome")
+        expect(trace.locator("pre.blv-text")).to_have_text(f"thinking {SHOWN}")
+        outcomes = trace.locator("td.blv-outcome")
         expect(outcomes).to_have_count(4)
         expect(outcomes.nth(0)).to_contain_text(f"echo: {SHOWN}")
         expect(outcomes.nth(1)).to_contain_text(f"RuntimeError: exploded: {SHOWN[:150]}")
         expect(outcomes.nth(2)).to_contain_text(f"echo.{SHOWN[:150]}")
-        expect(trace.locator("td.bl-raw").nth(3)).to_contain_text(f'"text": "{PAYLOADS[0]}"')
-        expect(trace.locator("td.bl-checked").nth(0)).to_contain_text('<img src=x onerror=\\"')
-        expect(trace.locator("table.bl-context")).to_contain_text(f"system {SHOWN}")
-        expect(trace.locator("table.bl-context")).to_contain_text(f"user {SHOWN}")
-        expect(trace.locator(".bl-stop")).to_contain_text(
+        expect(trace.locator("td.blv-raw").nth(3)).to_contain_text(f'"text": "{PAYLOADS[0]}"')
+        expect(trace.locator("td.blv-checked").nth(0)).to_contain_text('<img src=x onerror=\\"')
+        # the context the step was sent: asked of the kernel when the step was opened
+        expect(trace.locator(".blv-context table")).to_contain_text(f"system {SHOWN}")
+        expect(trace.locator(".blv-context table")).to_contain_text(f"user {SHOWN}")
+        expect(trace.locator(".blv-banner")).to_contain_text(
             f"error: ValueError: the model broke: {SHOWN}"
         )
         # the trace, step 1: the model's error
-        expect(late.locator(".bl-step .bl-error")).to_have_text(
-            f"model error: ValueError: the model broke: {SHOWN}"
+        expect(late.locator(".blv-card .blv-error")).to_have_text(
+            f"⚠ model error: ValueError: the model broke: {SHOWN}"
         )
+        # the request as sent: asked of the kernel too
+        trace.get_by_role("button", name="request as sent").click()
+        expect(trace.locator("pre.blv-request")).to_contain_text(PAYLOADS[0])
         # the live panel after two steps from a cell: its answer, text and calls
         expect(panel.locator(".bl-stop pre.bl-text")).to_have_text(f"the answer {SHOWN}")
-        expect(panel.locator(".bl-step-head")).to_have_count(2)
-        expect(panel.locator("td.bl-outcome").first).to_contain_text(f"echo: {SHOWN}")
-        expect(panel.locator("table.bl-context")).to_contain_text(f"[echo] echo: {SHOWN}")
-        expect(page.locator(".bl-root", has_text="<img src=x")).to_have_count(3)
+        expect(panel.locator(".blv-row")).to_have_count(2)
+        panel.locator(".blv-row").first.click()
+        expect(panel.locator("td.blv-outcome").first).to_contain_text(f"echo: {SHOWN}")
+        expect(panel.locator(".blv-context").last).to_contain_text(f"[echo] echo: {SHOWN}")
+        expect(page.locator(".blv", has_text="<img src=x")).to_have_count(3)
 
         counts = page.evaluate(COUNTS)
         panel.scroll_into_view_if_needed()

@@ -3,12 +3,18 @@ as math, and the static HTML page opening with no network request and no script 
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from budgetloop import load_trace
-from budgetloop_widgets import to_html
+from budgetloop._trace import printable
+from budgetloop_widgets import projection_text, to_html
+from budgetloop_widgets._log import sent_counts
 from tests.jupyter_browser import (
     ARGS,
     ARTIFACTS,
@@ -20,14 +26,23 @@ from tests.jupyter_browser import (
     open_and_run_all,
     stripped_copy,
     wait_until_idle,
+    write_notebook,
 )
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 pytestmark = pytest.mark.browser
 
 # WCAG contrast of an element's text against what is behind it: the colour (an SVG text's fill)
 # composited over the first opaque background up its ancestors, over the page's white.
 CONTRAST = """(el) => {
-  const rgba = (s) => { const m = s.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const rgba = (s) => {
+    // rgb(...) / rgba(...) in 0-255; color(srgb ...) (what color-mix computes to) in 0-1
+    const m = s.match(/[\\d.]+(e-?\\d+)?/g).map(Number);
+    const k = s.startsWith("color(") ? 255 : 1;
+    return [m[0] * k, m[1] * k, m[2] * k, m.length > 3 ? m[3] : 1];
+  };
   const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
   const layers = [];
   for (let node = el; node; node = node.parentElement) {
@@ -63,13 +78,14 @@ def test_the_panel_reads_in_the_dark_theme_and_dollars_stay_text(tmp_path: Path)
             "() => document.body.dataset.jpThemeLight === 'false'", timeout=15_000
         )
         panel.get_by_role("button", name="Step", exact=True).click()
-        expect(panel.locator(".bl-step-head").first).to_contain_text("Step 0", timeout=15_000)
+        expect(panel.locator(".blv-card-head")).to_contain_text("Step 0 ·", timeout=15_000)
         wait_until_idle(page)
         checked = {
-            "model text": panel.locator("pre.bl-text").first,
-            "table header": panel.locator(".bl-table th").first,
+            "model text": panel.locator("pre.blv-text").first,
+            "table header": panel.locator(".blv-table th").first,
             "chart title": panel.locator("svg .bl-chart-title").first,
-            "context text": panel.locator(".bl-context pre").first,
+            "context text": panel.locator(".blv-context pre").first,
+            "meter": panel.locator(".bl-projection").first,
         }
         for name, element in checked.items():
             seen = element.evaluate(CONTRAST)
@@ -91,41 +107,298 @@ def test_the_panel_reads_in_the_dark_theme_and_dollars_stay_text(tmp_path: Path)
     assert browser.errors == []
 
 
-def test_the_static_page_opens_offline_and_navigates(tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+@contextmanager
+def static_page(
+    tmp_path: Path, scheme: str = "light"
+) -> Iterator[tuple[Page, list[str], list[str]]]:
+    """A page of headless Chromium with no server: the requests it made and its errors."""
+    from playwright.sync_api import sync_playwright
 
     need_chromium()
-    path = tmp_path / "trace.html"
-    result = load_trace(ROOT / "notebooks" / "trace.json")
-    to_html(result, path)
+    ARTIFACTS.mkdir(exist_ok=True)
     requests: list[str] = []
     errors: list[str] = []
-    ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         context = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS
-        )
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS,
+            color_scheme=scheme, viewport={"width": 1280, "height": 1100},
+        )  # fmt: skip
         try:
             page = context.pages[0] if context.pages else context.new_page()
             page.on("request", lambda r: requests.append(r.url))
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.goto(path.as_uri())
-            rows = page.locator("tr[data-step]")
-            expect(rows).to_have_count(len(result.steps))
-            card = page.locator("#blh-step-3")
-            assert card.get_attribute("open") is None
-            rows.nth(3).locator("td").nth(2).click()
-            expect(card).to_have_attribute("open", "")
-            page.locator("nav a", has_text="the stop").click()
-            expect(page.locator(f"#blh-step-{len(result.steps) - 1}")).to_have_attribute(
-                "open", ""
-            )
-            page.locator("input.blh-search").fill("weather")
-            visible = [r for r in range(rows.count()) if rows.nth(r).is_visible()]
-            assert visible == [1]
-            page.screenshot(path=str(ARTIFACTS / "static.png"), full_page=False)
+            yield page, requests, errors
         finally:
             context.close()
+
+
+def test_the_static_page_opens_offline_and_is_the_viewer(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    path = tmp_path / "trace.html"
+    result = load_trace(ROOT / "notebooks" / "trace.json")
+    to_html(result, path)
+    steps = len(result.steps)
+    with static_page(tmp_path) as (page, requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        expect(view.locator(".blv-row").first).to_be_visible()
+        expect(page.locator(".blv-fallback")).to_be_hidden()  # the summary, until the script ran
+        expect(view.locator(".blv-row")).to_have_count(steps)
+        detail = view.locator(".blv-detail .blv-card-head")
+        expect(detail).to_contain_text("Step 0 ·")
+        view.locator(".blv-row", has_text="reading 3 more page").click()
+        expect(detail).to_contain_text("Step 4 ·")
+        # the context it was sent, from the page's own data (no kernel to ask)
+        step, sent = result.steps[4], sent_counts(result)[4]
+        assert step.usage is not None
+        expect(view.locator(".blv-context-head")).to_have_text(
+            f"{sent} messages; {step.projection.input_tokens:,} input tokens projected, "
+            f"{step.usage.input_tokens:,} reported"
+        )
+        view.get_by_role("button", name="request as sent").click()
+        expect(view.locator("pre.blv-request")).to_contain_text(
+            f"Request of step 4: {sent} messages and 1 tool schema, as the trace holds them"
+        )
+        # the page words the step as the Python side does (the same formats and sentences)
+        expect(view.locator(".blv-detail .blv-projection")).to_have_text(
+            projection_text(step.projection)
+        )
+        assert result.budget.max_steps is not None
+        expect(view.locator(".blv-detail .blv-ceilings > span")).to_have_text(
+            [
+                f"steps taken 4 of max_steps {result.budget.max_steps:,}",
+                f"seconds {sum(s.seconds for s in result.steps[:4]):.2f} (no max_seconds)",
+                f"tool calls run {sum(len(s.tool_calls) for s in result.steps[:4])} "
+                "(no max_tool_calls)",
+            ]
+        )
+        search = view.get_by_role("searchbox")
+        search.press_sequentially("weath")
+        expect(view.locator(".blv-count")).to_have_text(f"1 of {steps} steps match")
+        expect(detail).to_contain_text("Step 1 ·")  # the chosen step follows the list
+        search.fill("")
+        view.locator("select").nth(1).select_option("error")  # the status filter
+        expect(view.locator(".blv-row:not([hidden])")).to_have_count(1)
+        view.locator("select").nth(1).select_option("")
+        view.locator("button[data-jump='the stop']").click()
+        expect(detail).to_contain_text(f"Step {steps - 1} ·")
+        page.screenshot(path=str(ARTIFACTS / "static.png"), full_page=False)
     assert requests == [path.as_uri()]
+    assert errors == []  # the policy let the script and the styles in, and nothing failed
+
+
+def test_the_numbers_are_written_as_the_python_side_writes_them(tmp_path: Path) -> None:
+    from budgetloop_widgets import usd
+    from budgetloop_widgets._page import asset
+    from budgetloop_widgets._text import count
+
+    values = [0.0, -0.0, 1.0, 0.5, 0.0078125, 0.0234375, 0.1 + 0.2, 1 / 3, 2 / 3, 0.004449,
+              0.002676, 0.205230, 0.00681, 12.5, 999999.9999995, 1234567.891, 1e21, 3e22,
+              4.9e-7, 5e-7, 4.99e-7, 1e-9, 2.5e-10, 9.96e-7, 9.95e-8, -0.0078125, -3e-8,
+              0.25, 0.75, 2.25, 1e15 + 0.3, float("inf"), float("-inf"), float("nan")]  # fmt: skip
+    rng = random.Random(19)
+    values += [rng.uniform(0, 2) * 10 ** rng.randint(-8, 6) for _ in range(400)]
+    values += [rng.randint(0, 10**7) / 128 for _ in range(100)]  # ties, half to even
+    counts = [0, 1, 999, 1000, 12433, -5000, 2**53, 0.25, 0.35, 1.05, 2.5, 1234.75, 1e21]
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto("about:blank")
+        page.add_script_tag(
+            content=asset("viewer.js") + "\nwindow.__blv = { usd, count };", type="module"
+        )
+        page.wait_for_function("() => window.__blv !== undefined")
+        shown = page.evaluate("(vs) => vs.map((v) => window.__blv.usd(v))", values)
+        counted = page.evaluate("(vs) => vs.map((v) => window.__blv.count(v))", counts)
+    assert shown == [usd(v) for v in values]
+    assert counted == [count(v) for v in counts]
+    assert errors == []
+
+
+def test_a_long_trace_puts_only_the_rows_in_view_in_the_page(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from tests.widgets.test_widgets import big_trace
+
+    path = tmp_path / "long.html"
+    to_html(big_trace(5_000), path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        detail = view.locator(".blv-detail .blv-card-head")
+        expect(detail).to_contain_text("Step 0 ·")
+        rows = view.locator(".blv-row:not([hidden])")
+        assert rows.count() < 60  # the rows in view and a few more, not 5,000
+        view.locator(".blv-scroll").focus()
+        page.keyboard.press("End")
+        expect(detail).to_contain_text("Step 4999 ·")
+        expect(view.locator(".blv-row.blv-selected")).to_be_in_viewport()
+        page.keyboard.press("PageUp")
+        page.keyboard.press("k")
+        expect(view.locator(".blv-row.blv-selected")).to_be_in_viewport()
+        view.get_by_role("searchbox").fill("result 4321")
+        expect(view.locator(".blv-count")).to_have_text("1 of 5,000 steps match")
+        expect(detail).to_contain_text("Step 4321 ·")
+        assert rows.count() < 60
+    assert errors == []
+
+
+def test_a_hostile_trace_is_text_in_the_static_page(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from tests.hostile_run import HOSTILE, make_trace
+
+    path = tmp_path / "hostile.html"
+    to_html(make_trace(str(tmp_path / "hostile.json")), path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        expect(view.locator(".blv-text")).to_have_text(f"thinking {printable(HOSTILE)}")
+        expect(view.locator(".blv-outcome").first).to_contain_text(f"echo: {printable(HOSTILE)}")
+        view.get_by_role("button", name="request as sent").click()
+        expect(view.locator("pre.blv-request")).to_contain_text(printable(HOSTILE)[:40])
+        view.locator(".blv-row").nth(1).click()  # the model error: nothing was charged
+        expect(view.locator(".blv-card-head")).to_have_text(
+            "Step 1 · nothing charged: the model raised · no tokens reported · 0.000 s"
+        )
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert page.locator("img[src='x'], svg[onload]").count() == 0
+        assert page.evaluate("getComputedStyle(document.body).display") == "block"
+    assert errors == []
+
+
+def test_a_tampered_script_does_not_run(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    path = tmp_path / "trace.html"
+    to_html(load_trace(ROOT / "notebooks" / "trace.json"), path)
+    page_text = path.read_text(encoding="utf-8")
+    path.write_text(page_text.replace("boot();", "boot(); "), encoding="utf-8")
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        expect(page.locator(".blv-fallback")).to_be_visible()  # the summary stays
+        page.wait_for_timeout(500)
+        assert page.locator(".blv-row").count() == 0
+    assert any("Content Security Policy" in e for e in errors)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_static_page_follows_the_colour_scheme_and_reads(scheme: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from tests.widgets.test_browser_traceview import READ
+
+    path = tmp_path / "trace.html"
+    to_html(load_trace(ROOT / "notebooks" / "trace.json"), path)
+    with static_page(tmp_path, scheme) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        view.locator(".blv-row", has_text="Checking the weather").click()
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 1 ·")
+        background = view.evaluate("(el) => getComputedStyle(el).backgroundColor")
+        assert background == ("rgb(21, 21, 21)" if scheme == "dark" else "rgb(255, 255, 255)")
+        seen = {
+            name: view.locator(selector).first.evaluate(CONTRAST)
+            for name, selector in READ.items()
+        }
+        page.screenshot(path=str(ARTIFACTS / f"static-{scheme}.png"))
+    assert {name: s for name, s in seen.items() if s["ratio"] < 4.5} == {}
+    assert errors == []
+
+
+MANY = """
+from budgetloop import MemoryLedger, Price, ScriptedModel, run_many
+
+model = ScriptedModel(["done"], repeat_last=True, price=Price(3000.0, 15000.0), max_output_tokens=5)
+results = run_many(model, ["go"] * 6, concurrency=2, ledger=MemoryLedger(25.0))
+"""
+
+
+def test_run_manys_progress_line_is_not_set_as_math(tmp_path: Path) -> None:
+    # issue 19, item 3: "spent $6.8685 of $25.0000" came out as "spent 6.8685𝑜𝑓25.0000"
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "many.ipynb", MANY)
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/many.ipynb"))
+        wait_until_idle(page)
+        line = page.locator(".jp-OutputArea-output", has_text="6/6 runs")
+        expect(line).to_contain_text("6/6 runs · answered 6", timeout=30_000)
+        page.wait_for_timeout(2_000)  # MathJax typesets after a widget is drawn
+        assert page.locator(".jp-OutputArea mjx-container, .jp-OutputArea .MathJax").count() == 0
+        expect(line).to_contain_text(" of $25.00")
+    assert browser.errors == []
+
+
+def test_a_steps_card_says_what_it_said_when_the_python_side_drew_it(tmp_path: Path) -> None:
+    # what tests/test_widget_views.py held of the cards drawn in Python, now that the viewer
+    # draws them: the words, the marks, and markup as text
+    from playwright.sync_api import expect
+
+    from budgetloop import Budget, Message, Result, Stop, Usage
+    from tests.widgets.test_widget_views import XSS, make_step, projection, record
+
+    steps = (
+        make_step(0),  # raw and checked arguments, a coercion, the result, the seconds
+        make_step(1, usage=Usage(1300, 5)),  # reported 66 above the projection
+        make_step(2, usage=None, error=f"RuntimeError: {XSS}", text=None, tool_calls=()),
+        make_step(3, text="a" * 700, tool_calls=(
+            record(status="skipped", arguments=None, coerced=(), error="the run stopped"),
+            record(name=XSS, raw_arguments={XSS: XSS}, arguments={XSS: XSS}, coerced=(),
+                   status="error", error=XSS),
+            record(result="x" * 300, truncated=50_000_000),
+        )),
+    )  # fmt: skip
+    result = Result(Stop.MAX_STEPS, None, steps, (Message("user", "go"),), 0.012, 2.0,
+                    Budget(max_steps=4))  # fmt: skip
+    path = tmp_path / "cards.html"
+    to_html(result, path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        card = view.locator(".blv-card")
+        rows = view.locator(".blv-row")
+        expect(card.locator(".blv-card-head")).to_have_text(
+            "Step 0 · $0.003 reported · 800 in / 40 out tokens reported · 0.500 s"
+        )
+        expect(card.locator(".blv-card-head + div")).to_have_text(
+            f"before it, {projection_text(projection())}"
+        )
+        expect(card.locator("pre.blv-text")).to_have_text("Looking it up.")
+        expect(card.locator("td.blv-raw")).to_have_text('{"amount": "118.4", "rate": 0.091}')
+        expect(card.locator("td.blv-checked")).to_have_text(
+            '{"amount": 118.4, "rate": 0.091}convert.amount (coerced)'
+        )
+        expect(card.locator("mark.blv-coerced")).to_have_text("convert.amount")
+        expect(card.locator("td.blv-status")).to_have_text("✓ ok")
+        expect(card.locator("td.blv-outcome")).to_have_text("10.77")
+        expect(card.locator("td.blv-num")).to_have_text("0.250")
+        expect(card.locator(".blv-warn")).to_have_count(0)
+        rows.nth(1).click()
+        expect(card.locator(".blv-warn")).to_have_text(
+            "▲ under-projected: the model reported 66 input tokens more than projected"
+        )
+        expect(rows.nth(1).locator(".blv-under")).to_have_text("1,300 ▲")
+        rows.nth(2).click()
+        expect(card.locator(".blv-card-head")).to_have_text(
+            "Step 2 · $0.003 charged at the projection · 1,234 in tokens projected, none "
+            "reported · 0.500 s"
+        )
+        expect(card.locator(".blv-error")).to_have_text(f"⚠ model error: RuntimeError: {XSS}")
+        rows.nth(3).click()
+        expect(card.locator("pre.blv-text")).to_have_text("a" * 700)  # whole, and wrapped
+        expect(card.locator("td.blv-status")).to_have_text(["↷ skipped", "✗ error", "✓ ok"])
+        expect(card.locator("td.blv-checked").nth(0)).to_have_text("not checked")
+        expect(card.locator("td code").nth(2)).to_have_text(XSS)  # the tool's name, as text
+        expect(card.locator("td.blv-outcome").nth(1)).to_have_text(XSS)
+        expect(card.locator("td.blv-outcome").nth(2)).to_have_text(
+            "x" * 300 + "(cut for the model: 50,000,000 characters in all)"
+        )
+        assert page.locator(".blv img").count() == 0
     assert errors == []

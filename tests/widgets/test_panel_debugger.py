@@ -3,6 +3,7 @@ with their tracebacks, Fork here and Continue, a shared ledger beside the meter.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import threading
@@ -28,6 +29,7 @@ from budgetloop import (
 from budgetloop_widgets import RunPanel, usd
 from budgetloop_widgets._fork import editable_positions, edited_messages
 from budgetloop_widgets._status import STOP_WORDS, ledger_html, stop_html
+from tests.widgets.test_widgets import Page
 
 PRICE = Price(3.00, 15.00)  # assumed rates for the tests
 XSS = "<img src=x onerror=alert(1)>"
@@ -95,21 +97,22 @@ def controls_disabled(panel: RunPanel) -> list[bool]:
         panel.run_button.disabled,
         panel.reset_button.disabled,
         panel.until.kind.disabled,
-        *(card.children[1].disabled for card in panel.step_cards.children),
+        panel.steps.busy,  # the page disables every Fork here with it
     ]
 
 
 def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() -> None:
     gate = Gate()
     panel = RunPanel(lambda: gated(gate))
+    page = Page(panel)
     assert panel.pause_button.disabled  # nothing to pause
     panel.run_button.click()  # returns while the model is still in its first turn
     gate.in_flight()
     assert panel.running
-    assert controls_disabled(panel) == [True, True, True, True]
+    assert controls_disabled(panel) == [True, True, True, True, True]
     assert not panel.pause_button.disabled
     assert text_of(panel.status.value) == (
-        "Run going: 0 steps taken; Pause stops it after the turn in flight"
+        "running: 0 steps taken; Pause stops it after the turn in flight"
     )
     panel.step_button.click()  # a disabled button's handler still runs from Python: no effect
     panel.reset_button.click()
@@ -117,10 +120,9 @@ def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() 
     gate.go.release()
     gate.in_flight()  # step 0 is drawn before step 1 starts
     assert len(panel.session.steps) == 1
-    assert [c.children[1].description for c in panel.step_cards.children] == ["Fork here"]
-    assert 'data-step="0"' in panel.step_cards.children[0].children[0].value
+    assert page.steps() == 1  # sent from the worker thread, before step 1 starts
     assert "<b>steps taken</b> 1 of max_steps 6" in panel.meter.value
-    assert text_of(panel.status.value).startswith("Run going: 1 step taken")
+    assert text_of(panel.status.value).startswith("running: 1 step taken")
     assert controls_disabled(panel) == [True, True, True, True, True]
     gate.go.release()
     gate.in_flight()
@@ -129,8 +131,8 @@ def test_run_returns_at_once_redraws_each_step_and_disables_the_other_buttons() 
     assert not panel.running
     result = panel.session.result
     assert (result.stop, len(result.steps), result.answer) == ("answered", 3, "moved 500")
-    assert "Run ended: answered — answered · 3 steps taken" in panel.status.value
-    assert controls_disabled(panel) == [True, True, False, False, False, False, False]
+    assert "Run ended: answered · 3 steps taken" in panel.status.value
+    assert controls_disabled(panel) == [True, True, False, False, False]
     assert panel.pause_button.disabled
     assert panel.error.value == ""
 
@@ -202,16 +204,16 @@ def test_run_until_the_next_error_shows_the_traceback_folded_under_the_message()
     panel.until.kind.value = "error"
     panel.run_button.click()
     assert panel.wait(10)
+    panel.steps._handle_custom_msg({"type": "hello"}, [])  # a page drawn now asks for all
     assert len(panel.session.steps) == 2
     assert "(Run until: the step went wrong (breakpoints.on_error))" in panel.status.value
-    card = panel.step_cards.children[0].children[0].value
     record = panel.session.steps[1].tool_calls[0]
     assert record.status == "error"
     assert record.traceback is not None
-    lines = record.traceback.rstrip("\n").count("\n") + 1
-    assert f'<details class="bl-traceback"><summary>traceback ({lines} lines)</summary>' in card
-    assert "LookupError: no account &lt;img src=x onerror=alert(1)&gt;" in card
-    assert XSS not in card
+    data = json.loads(panel.steps.data.decode("utf-8"))  # the whole run, as a page asks for it
+    calls, strings = data["runs"][0]["calls"], data["strings"]
+    assert strings[calls["tb"][1]] == record.traceback  # the page folds it under the error
+    assert strings[calls["out"][1]] == f"LookupError: no account {XSS}"  # text, for textContent
 
 
 def test_run_until_spend_would_pass_pauses_before_the_money_goes() -> None:
@@ -229,9 +231,11 @@ def test_run_until_spend_would_pass_pauses_before_the_money_goes() -> None:
     panel.run_button.click()  # it still holds: not one step more
     assert panel.wait(10)
     assert len(panel.session.steps) == 1
-    assert "paused after 1 step (before any step: the next turn" in text_of(
-        panel.status.value
-    ).replace("&#x27;", "'")
+    # issue 19, item 5: not "paused after 1 step (before any step: ...)"
+    assert text_of(panel.status.value).replace("&#x27;", "'") == (
+        f"Run took no step: the next turn's worst case would pass {usd(worst)} already, so "
+        "nothing was sent. Step takes one turn anyway; a larger amount lets Run go on"
+    )
 
 
 def _usage_of_first_turn() -> tuple[int, int]:
@@ -256,6 +260,11 @@ def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
     assert (
         "Run until: steps taken reach 1: 1 step is taken already; choose a larger number"
         in panel.error.value
+    )
+    # issue 19, item 5: the last Run's pause line does not stay beside the refusal
+    assert "(Run until: 1 step taken)" not in panel.status.value
+    assert text_of(panel.status.value) == (
+        "paused after 1 step: the run is not over; Step or Run goes on"
     )
     unpriced = RunPanel(lambda: start(ScriptedModel(["hi"]), "go", tools=[]))
     assert unpriced.until.tool.options == ()
@@ -317,7 +326,8 @@ def test_an_interrupt_while_waiting_pauses_the_run_and_says_so() -> None:
     assert (len(panel.session.steps), panel.session.done) == (1, False), (
         panel.error.value + panel.status.value
     )
-    assert "(Pause pressed)" in panel.status.value
+    # issue 19, item 5: said as what it was, not as "(Pause pressed)"
+    assert "paused after 1 step (interrupted while waiting in panel.wait())" in panel.status.value
 
 
 def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
@@ -326,8 +336,7 @@ def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
     assert panel.wait(10)
     first = panel.session
     spent = first.result.cost_usd
-    cards = panel.step_cards.children  # newest first: step 2, 1, 0
-    cards[1].children[1].click()  # Fork here, on step 1
+    fork_here(panel, 1)
     editor = panel.editor
     assert editor is not None
     assert panel.fork_area.children == (editor,)
@@ -344,17 +353,46 @@ def test_fork_here_edits_the_context_and_continue_goes_on_from_it() -> None:
     assert fork.messages[2].content == "balance: 1,250.00 EUR"
     assert fork.messages[:2] == first.messages[:2]
     assert (len(fork.steps), fork.done, fork.result.cost_usd) == (1, False, spent)
-    assert len(panel.step_cards.children) == 1
-    assert "balance: 1,250.00 EUR" in panel.context.value
+    page = json.loads(panel.steps.data.decode("utf-8"))  # the fork, sent whole
+    assert len(page["runs"][0]["steps"]["cost"]) == 1
+    assert "balance: 1,250.00 EUR" in page["strings"]  # in the context now
     panel.reset_button.click()  # Reset still goes back to the start
     assert panel.session.steps == ()
     assert panel.session.result.cost_usd == 0
 
 
+def test_after_a_fork_the_banner_meter_and_chart_say_the_spend_it_carried() -> None:
+    # issue 19, item 2: a fork's banner said $0.004449 for steps adding up to $0.002676, and
+    # nothing said why
+    panel = RunPanel(lambda: make([*turns(), *turns()[1:]]))  # the fork plays steps 1 and 2 again
+    panel.run_button.click()
+    assert panel.wait(10)
+    source = panel.session.result
+    editor = panel.open_fork(1)
+    assert editor is not None
+    editor.continue_button.click()
+    panel.run_button.click()
+    assert panel.wait(10)
+    result = panel.session.result
+    carried = result.carried_usd
+    assert carried == pytest.approx(sum(s.cost_usd for s in source.steps[1:]))
+    assert carried > 0
+    steps_here = result.cost_usd - carried
+    assert text_of(panel.status.value).startswith(
+        f"Run ended: answered · 3 steps taken · {usd(result.cost_usd)} spent ({usd(carried)} of "
+        f"it carried from the run this one was forked from, {usd(steps_here)} by the steps here)"
+    )
+    assert (
+        f'<div class="bl-carried">spent includes {usd(carried)} carried from the run this one '
+        "was forked from (its steps after the fork point): no step here accounts for it</div>"
+    ) in panel.meter.value
+    assert f"cost so far, from {usd(carried)} carried" in panel.charts.value
+
+
 def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
     panel = RunPanel(make)
     panel.step_button.click()
-    panel.step_cards.children[0].children[1].click()
+    fork_here(panel, 0)
     assert panel.editor is not None
     panel.editor.cancel_button.click()
     assert panel.editor is None
@@ -464,7 +502,8 @@ def test_a_shared_budget_stop_is_said_in_words_and_every_stop_has_words() -> Non
     for stop in Stop:
         result = make().result
         shown = stop_html(_with_stop(result, stop))
-        assert f"Run ended: {stop.value} — " in shown
+        said = "answered · " if stop is Stop.ANSWERED else f"{stop.value} — did NOT answer · "
+        assert f"Run ended: {said}" in shown
         assert STOP_WORDS[stop].replace("'", "&#x27;") in shown
 
 
@@ -472,22 +511,26 @@ def _with_stop(result: Result, stop: Stop) -> Result:
     return replace(result, stop=stop)
 
 
-def test_a_long_run_keeps_only_the_shown_cards_and_closes_the_rest() -> None:
+def test_each_step_of_a_long_run_sends_that_step_and_its_new_texts_only() -> None:
+    # issue 19: appending a step sends one step, not the list, so a long run stays flat
     loop = Completion(text="again", tool_calls=[ToolCall("balance", {"account": "42"}, "b")])
     model = ScriptedModel([loop], repeat_last=True, price=PRICE, max_output_tokens=100)
-    session = start(model, "go", tools=[balance], budget=Budget(max_steps=12), repeat_limit=None)
-    panel = RunPanel(session, steps_shown=5)
-    first = None
-    for _ in range(12):
+    session = start(model, "go", tools=[balance], budget=Budget(max_steps=40), repeat_limit=None)
+    panel = RunPanel(session)
+    page = Page(panel)
+    for _ in range(40):
         panel.step_button.click()
-        if first is None:
-            first = panel.step_cards.children[0]
-    assert first is not None
-    assert first.comm is None  # step 0's card was closed once it scrolled out
-    cards = panel.step_cards.children
-    assert [c.children[1].tooltip for c in cards] == [
-        f"edit the context as it stood before step {i} and go on from it"
-        for i in (11, 10, 9, 8, 7)
-    ]
-    assert sorted(panel.cards.cards) == [7, 8, 9, 10, 11]
-    assert "showing the latest 5 of 12 steps" in panel.steps_view.value
+    assert [d["base"] for d in page.appends] == list(range(40))
+    assert all(len(d["steps"]["cost"]) == 1 for d in page.appends)
+    assert all(len(d["messages"]["c"]) == 2 for d in page.appends)  # its assistant and tool
+    # the same texts every step: after the first few, a step sends no text again
+    assert [len(d["strings"]) for d in page.appends[-10:-1]] == [0] * 9
+    assert page.appends[-1]["calls"]["st"] == [2]  # the last step's call, skipped at the stop
+    assert page.steps() == 40
+    strings = page.strings()
+    assert len(strings) == len(set(strings))
+
+
+def fork_here(panel: RunPanel, at: int) -> None:
+    """What a click on Fork here in the page sends the kernel."""
+    panel.steps._handle_custom_msg({"type": "fork", "at": at}, [])

@@ -3,6 +3,7 @@ divergence, both cost curves on one chart."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,9 @@ from typing import Any
 import pytest
 
 from budgetloop import Budget, Completion, Price, Result, ScriptedModel, ToolCall, run, tool
-from budgetloop_widgets import CompareView
-from budgetloop_widgets._compare import compare_chart, compare_html, cost_points, divergence_text
+from budgetloop_widgets import CompareView, usd
+from budgetloop_widgets._compare import compare_chart, cost_points, divergence_text
+from budgetloop_widgets._page import asset
 from budgetloop_widgets._svg import lines_chart
 
 PRICE = Price(3.00, 15.00)  # assumed rates for the tests
@@ -34,23 +36,35 @@ def a_run(second: str, *, ceiling: float = 0.05, answer: str = "done") -> Result
     return run(model, "go", tools=[look], budget=Budget(max_steps=5, max_cost_usd=ceiling))
 
 
-def test_the_divergence_is_marked_open_and_first_after_the_folded_agreeing_steps() -> None:
+def data_of(view: CompareView) -> dict[str, Any]:
+    """What the widget sends the page, decoded as the page decodes it."""
+    return json.loads(view.data.decode("utf-8"))
+
+
+def test_both_runs_go_to_the_page_with_the_divergence_chosen() -> None:
     a, b = a_run("second"), a_run(f"other {XSS}")
-    html = compare_html(a, b, ("bad", "fixed"))
-    assert html.count('class="bl-compare-row bl-agreed" data-step="0"') == 1
-    assert (
-        '<details class="bl-agree"><summary>steps 0 to 0: the same in both runs '
-        "(1 step, folded)</summary>"
-    ) in html
-    diverged = html.index('class="bl-compare-row bl-diverged" data-step="1"')
-    assert html.index('id="bl-diverged">step 1: the runs part here</div>') < diverged
-    assert html.index("</details>") < diverged  # the first row outside the fold
-    assert re.search(r'bl-diverged" data-step="1"><div><details class="bl-step" '
-                     r'data-step="1" open>', html)  # fmt: skip
-    assert 'class="bl-compare-row bl-after" data-step="2"' in html
-    assert "The runs agree on steps 0 to 0 and part at step 1" in html
-    assert "other &lt;img src=x onerror=alert(1)&gt;" in html
-    assert XSS not in html
+    view = CompareView(a, b, names=("bad", "fixed"), title="two <runs>")
+    data = data_of(view)
+    assert data["kind"] == "compare"
+    assert data["title"] == "two <runs>"  # text: the page sets it with textContent
+    assert data["divergence"] == 1
+    assert view.selected == 1  # the row the page opens at: where the runs part
+    assert data["divergence_text"] == (
+        "The runs agree on step 0 and part at step 1: the model's text, tool calls or error "
+        "differ there."
+    )
+    strings = data["strings"]
+    first, second = data["runs"]
+    assert [strings[first["name"]], strings[second["name"]]] == ["bad", "fixed"]
+    assert [strings[i] for i in second["steps"]["text"]] == ["first", f"other {XSS}", "done"]
+    assert first["messages"] is None  # CompareView shows no context
+    assert len(data["charts"]) == 1
+    assert "<polyline" in data["charts"][0]
+    assert " style=" not in data["charts"][0]  # coloured by the page's stylesheet
+    assert view.summary() == (
+        "CompareView of 'bad' and 'fixed': The runs agree on step 0 and part at step 1: the "
+        "model's text, tool calls or error differ there."
+    )
 
 
 def test_divergence_text_for_agreeing_runs_and_runs_parted_at_once() -> None:
@@ -59,22 +73,51 @@ def test_divergence_text_for_agreeing_runs_and_runs_parted_at_once() -> None:
         "The runs agree: all 3 steps the same in the model's text, tool calls and errors."
     )
     assert divergence_text(a, a, 0) == "The runs differ from the first step (step 0)."
-    html = compare_html(a, a)
-    assert "bl-diverged" not in html
-    assert "steps 0 to 2: the same in both runs (3 steps, folded)" in html
+    assert divergence_text(a, a, 2) == (
+        "The runs agree on steps 0 to 1 and part at step 2: the model's text, tool calls or "
+        "error differ there."
+    )
+    same = CompareView(a, a)
+    assert same.divergence is None
+    assert same.selected == -1  # the folded row of agreeing steps
+    assert data_of(same)["divergence"] is None
 
 
-def test_a_shorter_run_leaves_its_column_empty_past_its_end() -> None:
-    a = a_run("second")
-    b = run(ScriptedModel(["first"], price=PRICE, max_output_tokens=100), "go", tools=[look])
-    html = compare_html(a, b, ("long", "short"))
-    assert '<div class="bl-muted">short has no step 1: it ended before</div>' in html
+def test_a_fork_carries_its_source_spend_on_the_chart_and_the_banner() -> None:
+    # item 2 of issue 19: a fork's steps add up to less than it spent; the view says why
+    model = ScriptedModel(
+        [
+            Completion(text="first", tool_calls=[ToolCall("look", {"query": "a"}, "c1")]),
+            Completion(text="second", tool_calls=[ToolCall("look", {"query": "b"}, "c2")]),
+            "done",
+            "fixed",
+        ],
+        price=PRICE,
+        max_output_tokens=100,
+    )
+    from budgetloop import start
+
+    source = start(model, "go", tools=[look], budget=Budget(max_steps=5, max_cost_usd=0.05))
+    bad = source.run()
+    fixed = source.fork(2).run()
+    carried = fixed.carried_usd
+    assert carried == pytest.approx(bad.steps[2].cost_usd)
+    points = cost_points(fixed)
+    assert points[0] == (0, carried)
+    assert points[-1][1] == pytest.approx(fixed.cost_usd)
+    data = data_of(CompareView(bad, fixed, names=("bad", "fixed")))
+    head = data["strings"][data["runs"][1]["banner"][0][1]]
+    assert head == (
+        f"Run ended: answered · 3 steps taken · {usd(fixed.cost_usd)} spent ({usd(carried)} of "
+        "it carried from the run this one was forked from, "
+        f"{usd(fixed.cost_usd - carried)} by the steps here)"
+    )
 
 
 def test_cost_points_and_the_chart_of_both_runs_against_the_ceilings() -> None:
     a, b = a_run("second"), a_run("other", ceiling=0.04)
     points = cost_points(a)
-    assert points[0] == (0, 0.0)
+    assert points[0] == (0, 0.0)  # a run that was not forked starts at nothing
     assert [x for x, _ in points] == [0, 1, 2, 3]
     assert points[-1][1] == pytest.approx(a.cost_usd)
     svg = compare_chart(a, b, 1, ("bad", "fixed"))
@@ -103,9 +146,7 @@ def test_compareview_opens_results_dicts_and_paths(tmp_path: Path) -> None:
     view = CompareView(path, b.to_dict(), names=("saved", "live"))
     assert view.divergence == 1
     assert view.a == a
-    assert "bl-root" in view._dom_classes
-    assert "mathjax_ignore" in view._dom_classes
-    assert "<style>" in view.view.value
+    assert view._esm == asset("viewer.js")
     assert CompareView(a, a).divergence is None
     with pytest.raises(
         TypeError, match=r"CompareView: source must be a Result, a dict from Result\.to_dict\(\)"
@@ -113,6 +154,20 @@ def test_compareview_opens_results_dicts_and_paths(tmp_path: Path) -> None:
         CompareView(a, 3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="CompareView: names must be a tuple of two str"):
         CompareView(a, b, names=("one",))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="CompareView: title must be a str, got int"):
+        CompareView(a, b, title=3)  # type: ignore[arg-type]
+
+
+def test_without_the_widget_a_notebook_shows_a_summary() -> None:
+    # item 9 of issue 19: what a saved notebook shows where the widget is not drawn
+    a, b = a_run("second"), a_run(f"other {XSS}")
+    data, _meta = CompareView(a, b, names=("bad", f"{XSS}"))._repr_mimebundle_()
+    assert data["text/plain"].startswith("CompareView of 'bad' and '<img")
+    page = data["text/html"]
+    assert XSS not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;: Run ended: answered · 3 steps taken" in page
+    assert "The runs agree on step 0 and part at step 1" in page
+    assert "application/vnd.jupyter.widget-view+json" in data
 
 
 def test_a_long_line_is_drawn_from_at_most_max_points() -> None:
@@ -127,7 +182,7 @@ def test_bidi_and_zero_width_marks_are_shown_as_escapes() -> None:
     hidden = "left\u202eright\u200bjoined"
     a, b = a_run("second"), a_run(hidden, answer=hidden)
     view = CompareView(a, b, names=(hidden, "b"))
-    for page in (compare_html(a, b, (hidden, "b")), view.view.value):
-        assert "\u202e" not in page
-        assert "\u200b" not in page
-        assert "left\\u202eright\\u200bjoined" in page
+    page = view.data.decode("utf-8")  # what the page gets: JSON, every text escaped once
+    strings = json.loads(page)["strings"]
+    assert not [s for s in strings if "\u202e" in s or "\u200b" in s]
+    assert "left\\u202eright\\u200bjoined" in strings

@@ -1,7 +1,12 @@
-"""budgetloop_widgets.to_html: one self-contained file, readable with no kernel."""
+"""budgetloop_widgets.to_html and a bare result in a notebook: the viewer component in a page,
+its data inline, a Content-Security-Policy that allows its one script and one stylesheet by
+hash and nothing else, and a file never written over."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -9,8 +14,10 @@ import pytest
 
 from budgetloop import Completion, Result, ScriptedModel, ToolCall, run, tool
 from budgetloop_widgets import to_html
+from budgetloop_widgets._page import PAGE_CSS, asset, script_json
 
 XSS = "<img src=x onerror=alert(1)>"
+BREAKOUT = "</script><script>window.__pwned=1</script>"
 
 
 @tool
@@ -20,7 +27,7 @@ def read(topic: str) -> str:
     Args:
         topic: what to read about
     """
-    return f"{XSS} about {topic}"
+    return f"{XSS} about {topic} {BREAKOUT}"
 
 
 def finished() -> Result:
@@ -30,26 +37,78 @@ def finished() -> Result:
     return run(model, "go", tools=[read])
 
 
-def test_to_html_writes_one_page_from_a_result_a_dict_or_a_path(tmp_path: Path) -> None:
+def inline(page: str, tag: str, attrs: str = "") -> list[str]:
+    """The text inside each ``<tag attrs>`` element of the page."""
+    return re.findall(rf"<{tag}{attrs}>(.*?)</{tag}>", page, re.S)
+
+
+def sha(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def test_to_html_writes_the_viewer_from_a_result_a_dict_or_a_path(tmp_path: Path) -> None:
     result = finished()
     saved = tmp_path / "trace.json"
     result.save(saved)
     pages = []
     for n, source in enumerate((result, result.to_dict(), saved, str(saved))):
         out = tmp_path / f"page{n}.html"
-        to_html(source, out, title=f"trace <{n}>")
+        assert to_html(source, out, title="trace <1>") is None
         pages.append(out.read_text(encoding="utf-8"))
     first = pages[0]
     assert first.startswith("<!DOCTYPE html>")
-    assert "<title>trace &lt;0&gt;</title>" in first
-    assert result._repr_html_() in first
-    assert first.count("<script>") == 1
-    assert "<img" not in first
-    assert "default-src 'none'" in first
-    assert not re.search(r"(src|href)=\"(?!#)", first)
-    assert {p.replace(f"&lt;{n}&gt;", "") for n, p in enumerate(pages)} == {
-        first.replace("&lt;0&gt;", "")
-    }
+    assert "<title>trace &lt;1&gt;</title>" in first
+    assert len(set(pages)) == 1  # the same page, whatever the source
+    modules = inline(first, "script", ' type="module"')
+    assert len(modules) == 1
+    assert modules[0].startswith(asset("viewer.js"))
+    assert first.count("<script") == 2  # the module and its data, nothing else
+    [data] = inline(first, "script", ' type="application/json"')
+    assert json.loads(data)["kind"] == "trace"
+    markup = first.replace(data, "")
+    assert not re.search(r"\s(src|href)=", markup)  # nothing to load
+
+
+def test_the_policy_allows_the_one_script_and_the_stylesheets_by_hash(tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    to_html(finished(), out)
+    page = out.read_text(encoding="utf-8")
+    [policy] = re.findall(r'http-equiv="Content-Security-Policy" content="([^"]*)"', page)
+    rules = dict(rule.strip().split(" ", 1) for rule in policy.split(";"))
+    assert rules["default-src"] == "'none'"
+    [module] = inline(page, "script", ' type="module"')
+    assert rules["script-src"] == sha(module)
+    styles = inline(page, "style")
+    assert set(styles) == {asset("viewer.css"), PAGE_CSS}
+    assert rules["style-src"].split() == [sha(asset("viewer.css")), sha(PAGE_CSS)]
+    assert "unsafe" not in policy
+
+
+def test_what_the_model_and_tools_wrote_stays_inside_the_data(tmp_path: Path) -> None:
+    out = tmp_path / "page.html"
+    result = finished()
+    to_html(result, out)
+    page = out.read_text(encoding="utf-8")
+    assert XSS not in page
+    assert BREAKOUT not in page
+    [data] = inline(page, "script", ' type="application/json"')
+    assert not set("<>&") & set(data)
+    strings = json.loads(data)["strings"]
+    assert f"{XSS} about a {BREAKOUT}" in strings  # the text, whole, as text
+    assert script_json({"s": "a</script>&b"}) == '{"s":"a\\u003c/script\\u003e\\u0026b"}'
+    # where no script runs (an untrusted notebook, nbviewer), a summary in plain HTML
+    assert '<div class="blv-fallback"><div><b>budgetloop trace</b></div>' in page
+    assert "Run ended: answered · 2 steps taken" in page
+
+
+def test_to_html_never_writes_over_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "run.html"
+    out.write_text("keep me", encoding="utf-8")
+    assert to_html(finished(), out) == str(tmp_path / "run.1.html")
+    assert (tmp_path / "run.1.html").read_text(encoding="utf-8") == "keep me"
+    assert to_html(finished(), out) == str(tmp_path / "run.2.html")
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert (tmp_path / "run.2.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 def test_to_html_names_what_is_wrong(tmp_path: Path) -> None:
@@ -59,4 +118,19 @@ def test_to_html_names_what_is_wrong(tmp_path: Path) -> None:
         to_html(finished(), 3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="to_html: title must be a str, got bytes"):
         to_html(finished(), tmp_path / "x.html", title=b"t")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"to_html: path '.*' is a directory; pass the path"):
+        to_html(finished(), tmp_path)
+    with pytest.raises(ValueError, match=r"to_html: path '.*': the folder '.*' does not exist\."):
+        to_html(finished(), tmp_path / "no" / "x.html")
     assert not (tmp_path / "x.html").exists()
+
+
+def test_a_bare_result_in_a_notebook_is_the_same_viewer() -> None:
+    result = finished()
+    html = result._repr_html_()
+    assert html.startswith('<div class="blv-page" data-blv="">')
+    assert html.count("<script") == 2
+    [module] = inline(html, "script", ' type="module"')
+    assert module == asset("viewer.js") + "\nboot();\n"
+    assert "Content-Security-Policy" not in html  # a page's policy, not an output's
+    assert XSS not in html

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -10,7 +11,6 @@ from budgetloop import (
     Budget,
     CallRecord,
     Completion,
-    Message,
     NextTurn,
     Price,
     Projection,
@@ -24,19 +24,15 @@ from budgetloop import (
     run,
     tool,
 )
-from budgetloop_widgets import _text, bar_chart, line_chart, projection_text, usd
+from budgetloop_widgets import TraceView, _text, bar_chart, line_chart, projection_text, usd
 from budgetloop_widgets._status import stop_html
 from budgetloop_widgets._svg import bucketed, nice_top
 from budgetloop_widgets._text import count, plural, text
 from budgetloop_widgets._views import (
     Used,
     as_result,
-    calls_table,
     charts_html,
-    context_html,
     meter_html,
-    step_html,
-    steps_html,
     worst_case_text,
 )
 
@@ -113,6 +109,16 @@ def test_meter_warns_only_when_the_next_turn_would_not_fit_and_the_run_goes_on()
     assert 'class="bl-next bl-over"' not in fits
 
 
+def test_counts_and_ceilings_have_thousands_separators() -> None:
+    # issue 19, item 6: "12433 in" next to "3,138 in"; every count is written by count()
+    used = Used(steps=12_433, seconds=3.5, tool_calls=1_234)
+    budget = Budget(max_steps=100_000, max_seconds=3600.0, max_tool_calls=50_000)
+    html = meter_html(projection(), used, budget, done=False)
+    assert "<b>steps taken</b> 12,433 of max_steps 100,000" in html
+    assert "<b>seconds</b> 3.50 of max_seconds 3,600" in html
+    assert "<b>tool calls run</b> 1,234 of max_tool_calls 50,000" in html
+
+
 def test_meter_without_a_projection_says_why() -> None:
     html = meter_html(None, Used(0, 0.0, 0), Budget(), done=False, missing="boom <b>")
     assert "boom &lt;b&gt;" in html
@@ -144,59 +150,6 @@ def record(**changes: object) -> CallRecord:
     return CallRecord(**fields)  # type: ignore[arg-type]
 
 
-def test_calls_table_shows_raw_and_checked_arguments_with_coercions_marked() -> None:
-    html = calls_table([record()])
-    raw = re.search(r'<td class="bl-raw"><code>(.*?)</code></td>', html)
-    checked = re.search(r'<td class="bl-checked"><code>(.*?)</code></td>', html)
-    assert raw is not None
-    assert checked is not None
-    assert raw.group(1) == "{&quot;amount&quot;: &quot;118.4&quot;, &quot;rate&quot;: 0.091}"
-    assert checked.group(1) == (
-        '<mark class="bl-coerced">amount: 118.4</mark> <i>(coerced)</i><br>rate: 0.091'
-    )
-    assert '<td class="bl-status">ok</td>' in html
-    assert "<pre>10.77</pre>" in html
-    assert '<td class="bl-num">0.250</td>' in html
-
-
-def test_calls_table_escapes_everything_a_model_or_tool_wrote() -> None:
-    html = calls_table(
-        [
-            record(
-                name=XSS,
-                raw_arguments={XSS: XSS},
-                arguments={XSS: XSS},
-                coerced=(),
-                status="error",
-                error=XSS,
-            )
-        ]
-    )
-    assert "<img" not in html
-    # the name, the raw key and value, the checked key and value, and the error
-    assert html.count(XSS_SHOWN) == 6
-    assert html.count("img src") == 6
-
-
-def test_calls_table_skipped_and_unchecked_calls() -> None:
-    html = calls_table([record(status="skipped", arguments=None, coerced=(), error="stop")])
-    assert '<span class="bl-muted">not checked</span>' in html
-    assert "bl-status-skipped" in html
-    assert calls_table([]) == '<div class="bl-muted">no tool calls</div>'
-
-
-def test_calls_table_says_when_a_result_was_cut_for_the_model() -> None:
-    html = calls_table([record(result="x" * 300, truncated=50_000_000)])
-    cell = re.search(r'<td class="bl-outcome">(.*?)</td>', html)
-    assert cell is not None
-    assert cell.group(1) == (
-        f"<pre>{'x' * 240}… (60 more characters)</pre>"
-        '<div class="bl-truncated">(cut for the model: 50,000,000 characters in all)</div>'
-    )
-    assert "bl-truncated" not in calls_table([record()])
-    assert "cut for the model" not in calls_table([record(truncated=None)])
-
-
 def test_a_run_that_cuts_a_result_shows_its_full_length() -> None:
     @tool
     def dump() -> str:
@@ -207,9 +160,8 @@ def test_a_run_that_cuts_a_result_shows_its_full_length() -> None:
     result = run(model, "go", tools=[dump], max_result_chars=100)
     (call,) = result.steps[0].tool_calls
     assert call.truncated == 12_345
-    html = step_html(result.steps[0])
-    assert html.count("cut for the model") == 1
-    assert "(cut for the model: 12,345 characters in all)" in html
+    data = json.loads(TraceView(result).data.decode("utf-8"))
+    assert data["runs"][0]["calls"]["tr"] == [12_345]  # the page says "12,345 characters in all"
 
 
 def make_step(index: int = 0, **changes: object) -> Step:
@@ -226,53 +178,11 @@ def make_step(index: int = 0, **changes: object) -> Step:
     return Step(**fields)  # type: ignore[arg-type]
 
 
-def test_step_html_shows_the_projection_made_before_the_step() -> None:
-    html = step_html(make_step(3))
-    assert "Step 3 · $0.003 reported · 800 in / 40 out tokens reported · 0.500 s" in html
-    assert f"before it, {projection_text(projection())}" in html
-    assert "under-projected" not in html
-    assert '<pre class="bl-text">Looking it up.</pre>' in html
-
-
-def test_step_html_model_error_and_long_text() -> None:
-    html = step_html(make_step(error=f"RuntimeError: {XSS}", text=None, tool_calls=()))
-    assert f'<div class="bl-error">model error: RuntimeError: {XSS_SHOWN}</div>' in html
-    long = step_html(make_step(text="a" * 700))
-    assert "a" * 600 + "… (100 more characters)" in long
-
-
-def test_context_shows_each_message_with_its_estimated_tokens() -> None:
-    messages = [
-        Message("user", "What is SE0000108656 worth?"),
-        Message("assistant", XSS, (ToolCall("price", {"isin": XSS}, "c1"),)),
-        Message("tool", "118.4", tool_call_id="c1", name="price"),
-    ]
-    counts = [12, 1_500, 7]  # whatever the session counted: shown as given
-    html = context_html(messages, tokens=counts, head="3 messages; next request: 9 projected")
-    assert '<div class="bl-context-head">3 messages; next request: 9 projected</div>' in html
-    assert "<th>tokens, estimated</th>" in html
-    for i, (message, n) in enumerate(zip(messages, counts, strict=True)):
-        assert (
-            f'<td class="bl-num">{i}</td><td>{message.role}</td><td class="bl-num">{n:,}</td>'
-            in html
-        )
-    assert "<img" not in html
-    assert "<pre>[price] 118.4</pre>" in html
-    assert 'class="bl-context-box"' in html
-    latest = context_html(messages, shown=2)
-    assert '<div class="bl-context-head">3 messages; showing the latest 2</div>' in latest
-    assert "tokens, estimated" not in latest  # no counts given: no column
-    assert '<td class="bl-num">0</td>' not in latest
-    assert '<td class="bl-num">1</td><td>assistant</td>' in latest
-    assert "2 messages" in context_html(messages[:2])
-    assert "1 message<" in context_html(messages[:1])
-
-
 def test_stop_html_cannot_be_missed() -> None:
     base = {"steps": (make_step(),), "messages": (), "cost_usd": 0.003, "seconds": 0.5}
     answered = stop_html(Result(stop=Stop.ANSWERED, answer="42 <b>", **base))  # type: ignore[arg-type]
     assert "bl-answered" in answered
-    assert "Run ended: answered — answered · 1 step taken · $0.003 spent" in answered
+    assert "Run ended: answered · 1 step taken · $0.003 spent" in answered
     assert "42 &lt;b&gt;" in answered
     stopped = stop_html(
         Result(stop=Stop.MAX_COST_USD, answer=None, detail="over <i>", **base)  # type: ignore[arg-type]
@@ -280,8 +190,12 @@ def test_stop_html_cannot_be_missed() -> None:
     assert "bl-unanswered" in stopped
     assert "Run ended: max_cost_usd — did NOT answer" in stopped
     assert "over &lt;i&gt;" in stopped
-    running = stop_html(Result(stop=None, answer=None, **base))  # type: ignore[arg-type]
-    assert running == '<div class="bl-running">running: 1 step taken</div>'
+    unended = stop_html(Result(stop=None, answer=None, **base))  # type: ignore[arg-type]
+    assert unended == (
+        '<div class="bl-stop bl-running"><div class="bl-stop-head">No stop recorded: 1 step '
+        'taken · $0.003 spent</div><div class="bl-stop-why">the run had not ended when this '
+        "trace was written</div></div>"
+    )
 
 
 def test_as_result_rejects_what_is_not_a_trace() -> None:
@@ -389,27 +303,6 @@ def test_under_projected_is_reported_input_beyond_the_projection() -> None:
     assert make_step(usage=Usage(1300, 5)).under_projected == 66  # projected 1,234
     assert make_step(usage=Usage(800, 5)).under_projected == 0
     assert make_step(usage=None).under_projected == 0
-    html = step_html(make_step(usage=Usage(1300, 5)))
-    assert "under-projected: the model reported 66 input tokens more than projected" in html
-
-
-def test_a_step_without_usage_says_its_cost_is_the_projection() -> None:
-    html = step_html(make_step(2, usage=None, error="boom", text=None, tool_calls=()))
-    assert (
-        "Step 2 · $0.003 charged at the projection · 1,234 in tokens projected, none reported"
-        in html
-    )
-
-
-def test_steps_are_cards_folded_except_the_newest_in_a_bounded_box() -> None:
-    steps = [make_step(i) for i in range(30)]
-    html = steps_html(steps, shown=20)
-    assert html.count('<details class="bl-step"') == 20
-    assert html.count(" open>") == 1
-    assert re.search(r'data-step="(\d+)" open>', html).group(1) == "29"  # type: ignore[union-attr]
-    assert "showing the latest 20 of 30 steps" in html
-    assert 'class="bl-steps-box"' in html
-    assert steps_html([]) == '<div class="bl-muted">no steps yet: press Step</div>'
 
 
 def tick_labels(svg: str) -> list[tuple[float, str]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from pathlib import Path
@@ -30,7 +29,8 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop_widgets import RunPanel, TraceView, projection_text
+from budgetloop_widgets import RunPanel, TraceView, projection_text, usd
+from budgetloop_widgets._data import CUT
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
@@ -84,9 +84,34 @@ def html_of(panel: RunPanel | TraceView) -> str:
     return "".join(out)
 
 
-def cards_of(panel: RunPanel) -> str:
-    """The step list's markup: the line above it and every card, newest first."""
-    return panel.steps_view.value + "".join(c.children[0].value for c in panel.step_cards.children)
+class Page:
+    """What the panel's step list has sent the page since it was last drawn whole: its data
+    and each append after it, as the page gets them (``send`` is ipywidgets' way out)."""
+
+    def __init__(self, panel: RunPanel) -> None:
+        self.panel = panel
+        self.appends: list[dict[str, Any]] = []
+        panel.steps.send = self.appends.append  # type: ignore[method-assign]
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return json.loads(self.panel.steps.data.decode("utf-8"))
+
+    def strings(self) -> list[str]:
+        out = list(self.first["strings"])
+        for delta in self.appends:
+            assert delta["strings_from"] == len(out)  # the page appends them in order
+            out += delta["strings"]
+        return out
+
+    def steps(self) -> int:
+        return len(self.first["runs"][0]["steps"]["cost"]) + sum(
+            len(d["steps"]["cost"]) for d in self.appends
+        )
+
+    def texts(self) -> str:
+        """Every text the page has, one a line."""
+        return "\n".join(self.strings())
 
 
 def shown_projection(panel: RunPanel) -> str:
@@ -97,6 +122,7 @@ def shown_projection(panel: RunPanel) -> str:
 
 def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None:
     panel = RunPanel(make)
+    page = Page(panel)
     session = panel.session
     first = session.messages
     expected_in = estimate_tokens(first, session.schemas)
@@ -113,32 +139,34 @@ def test_step_shows_the_projection_before_each_turn_and_the_step_after() -> None
         assert before == projection_text(step.projection)  # what was shown is what was checked
         assert shown_projection(panel) == projection_text(panel.session.projection)
         assert shown_projection(panel) != before
-        assert f'data-step="{turn}"' in cards_of(panel)
+        assert page.steps() == turn + 1
+        assert page.appends[-1]["base"] == turn  # each step sent once, as it is taken
         assert f"<b>steps taken</b> {turn + 1} of max_steps 8" in panel.meter.value
     assert "<b>tool calls run</b> 3 (no max_tool_calls)" in panel.meter.value
     assert "worst case: 500 output tokens assumed: max_output_tokens" in panel.meter.value
-    assert panel.status.value == '<div class="bl-running">running: 3 steps taken</div>'
+    # item 1 of issue 19: an idle panel is paused, not "running"
+    assert panel.status.value == (
+        '<div class="bl-idle">paused after 3 steps: the run is not over; Step or Run goes on</div>'
+    )
     assert panel.error.value == ""
     assert not panel.step_button.disabled
     assert not panel.run_button.disabled
 
 
-def test_rendered_table_shows_raw_and_checked_arguments() -> None:
+def test_the_step_list_gets_raw_and_checked_arguments() -> None:
     panel = RunPanel(make)
+    page = Page(panel)
     panel.step_button.click()
     panel.step_button.click()
-    step1 = cards_of(panel).split('data-step="1"')[1].split('data-step="0"')[0]
-    assert (
-        '<td class="bl-raw"><code>{&quot;topic&quot;: &quot;b&quot;, &quot;pages&quot;: '
-        "&quot;2&quot;}</code></td>"
-    ) in step1
-    assert (
-        '<td class="bl-checked"><code>topic: &quot;b&quot;<br><mark class="bl-coerced">'
-        "pages: 2</mark> <i>(coerced)</i></code></td>"
-    ) in step1
+    strings = page.strings()
+    calls = page.appends[-1]["calls"]
+    assert strings[calls["raw"][0]] == '{"topic": "b", "pages": "2"}'
+    assert strings[calls["args"][0]] == '{"topic": "b", "pages": 2}'
+    assert [strings[i] for i in calls["co"][0]] == ["read.pages"]  # coerced, named
     panel.step_button.click()
-    assert '<td class="bl-status">error</td>' in cards_of(panel)
-    assert "LookupError: no notes on missing" in cards_of(panel)
+    calls = page.appends[-1]["calls"]
+    assert calls["st"] == [1]  # error
+    assert page.strings()[calls["out"][0]] == "LookupError: no notes on missing"
 
 
 def test_run_goes_to_the_end_and_the_buttons_stop() -> None:
@@ -147,7 +175,7 @@ def test_run_goes_to_the_end_and_the_buttons_stop() -> None:
     assert panel.wait(10)
     assert len(panel.session.steps) == 4
     assert panel.session.result.stop is Stop.ANSWERED
-    assert "Run ended: answered — answered · 4 steps" in panel.status.value
+    assert "Run ended: answered · 4 steps" in panel.status.value  # not "answered — answered"
     assert "the answer" in panel.status.value
     assert panel.step_button.disabled
     assert panel.run_button.disabled
@@ -196,8 +224,10 @@ def test_reset_with_a_factory_starts_over() -> None:
     assert panel.session is not old
     assert panel.session.steps == ()
     assert not panel.step_button.disabled
-    assert panel.status.value == '<div class="bl-running">running: 0 steps taken</div>'
-    assert cards_of(panel) == '<div class="bl-muted">no steps yet: press Step</div>'
+    assert panel.status.value == (
+        '<div class="bl-idle">not started: Step takes one turn, Run goes on to the end</div>'
+    )
+    assert Page(panel).steps() == 0  # the page got the new session, whole: no steps
     panel.run_button.click()
     assert panel.wait(10)
     assert panel.session.result.stop is Stop.ANSWERED
@@ -280,6 +310,28 @@ def test_an_exception_inside_a_step_is_shown_in_the_panel() -> None:
     assert panel.session.steps == ()
 
 
+def test_without_the_widget_a_notebook_shows_where_the_run_is() -> None:
+    # issue 19, item 9: a saved notebook showed "RunPanel(children=(HTML(value='<style>..."
+    panel = RunPanel(make)
+    data, _meta = panel._repr_mimebundle_()
+    assert data["text/plain"] == "RunPanel: not started · $0.00 spent"
+    assert data["text/html"] == (
+        '<div class="blv-fallback">RunPanel: not started · $0.00 spent</div>'
+    )
+    assert "application/vnd.jupyter.widget-view+json" in data
+    panel.step_button.click()
+    spent = usd(panel.session.result.cost_usd)
+    assert panel._repr_mimebundle_()[0]["text/plain"] == (
+        f"RunPanel: paused after 1 step · {spent} spent"
+    )
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert panel._repr_mimebundle_()[0]["text/plain"] == (
+        f"RunPanel: Run ended: answered · 4 steps taken · {usd(panel.session.result.cost_usd)} "
+        "spent"
+    )
+
+
 def test_a_factory_that_returns_something_else_is_refused() -> None:
     with pytest.raises(TypeError, match="the factory must return a budgetloop Session, got int"):
         RunPanel(lambda: 42)  # type: ignore[arg-type,return-value]
@@ -304,19 +356,22 @@ def test_what_the_model_and_tools_wrote_is_escaped_everywhere() -> None:
         max_output_tokens=500,
     )
     panel = RunPanel(start(model, XSS, tools=[read], budget=Budget(max_cost_usd=1.0)))
+    page = Page(panel)
     panel.run_button.click()
     assert panel.wait(10)
-    page = html_of(panel)
-    assert "<img" not in page
-    assert "\x1b" not in page
-    assert "\x00" not in page
-    assert f"{XSS_SHOWN} \\x1b[31mred\\x00" in cards_of(panel)  # the model's text
-    assert f"<pre>{XSS_SHOWN}</pre>" in cards_of(panel)  # a tool's result
-    assert f"&quot;topic&quot;: &quot;{XSS_SHOWN}&quot;" in cards_of(panel)  # arguments
-    assert f"<td><code>{XSS_SHOWN}</code></td>" in cards_of(panel)  # a tool's name
-    assert f"unknown tool &#x27;{XSS_SHOWN}&#x27;" in cards_of(panel)  # an error
-    assert XSS_SHOWN in panel.context.value
+    markup = html_of(panel)  # the panel's own HTML: escaped
+    assert "<img" not in markup
+    assert "\x1b" not in markup
+    assert "\x00" not in markup
     assert XSS_SHOWN in panel.status.value  # the answer
+    # the step list's texts: control characters shown as escapes, markup left as text (the
+    # page puts them in with textContent; the browser tests see them as text)
+    texts = page.strings()
+    assert not any("\x1b" in t or "\x00" in t for t in texts)
+    assert f"{XSS} \\x1b[31mred\\x00" in texts  # the model's text
+    assert XSS in texts  # a tool's result, and a tool's name
+    assert f'{{"topic": "{XSS}", "pages": 1}}' in texts  # arguments as the model wrote them
+    assert any(f"unknown tool '{XSS}'" in t for t in texts)  # an error
 
 
 HIDDEN = "pay\u202eevil\u200bjoin\ufeff"  # a right-to-left override, a zero-width space, a BOM
@@ -346,46 +401,44 @@ def hidden_run() -> Session:
 
 def test_the_panel_shows_bidi_and_zero_width_marks_as_escapes() -> None:
     panel = RunPanel(hidden_run())
+    page = Page(panel)
     panel.run_button.click()
     assert panel.wait(10)
-    page = html_of(panel)
-    assert not [mark for mark in MARKS if mark in page]
-    assert f'<pre class="bl-text">{HIDDEN_SHOWN}</pre>' in cards_of(panel)  # the model's text
-    assert f"<td><code>{HIDDEN_SHOWN}</code></td>" in cards_of(panel)  # a tool's name
-    assert HIDDEN_SHOWN in panel.context.value
-    assert HIDDEN_SHOWN in panel.status.value  # the answer
+    texts = page.texts()  # every text the step list sent the page
+    shown = html_of(panel) + texts
+    assert not [mark for mark in MARKS if mark in shown]
+    assert HIDDEN_SHOWN in texts.splitlines()  # the model's text, the tool's name, the answer
+    assert HIDDEN_SHOWN in panel.status.value  # the answer, in the banner
 
 
 def test_traceview_shows_bidi_and_zero_width_marks_as_escapes() -> None:
     result = hidden_run().run()
     view = TraceView(result)
-    view.show(0)
-    view.show_request.value = True
-    page = html_of(view)
-    labels = [label for label, _ in view.rows.options]
-    for shown in (page, *labels):
-        assert not [mark for mark in MARKS if mark in shown], shown
-    assert HIDDEN_SHOWN in page
-    assert labels[0].endswith(HIDDEN_SHOWN)  # the row's first line of the model's text
-    tools = [label for label, _ in view.tool_filter.options]
-    assert tools == ["any", "echo", HIDDEN_SHOWN]
-    view.tool_filter.value = HIDDEN  # the label is escaped, the filter still matches the name
-    assert [value for _, value in view.rows.options] == [0]
+    data = data_of(view)
+    strings = data["strings"]
+    assert not [mark for s in strings for mark in MARKS if mark in s]
+    run = data["runs"][0]
+    assert strings[run["steps"]["text"][0]] == HIDDEN_SHOWN  # the model's text
+    assert strings[run["calls"]["name"][1]] == HIDDEN_SHOWN  # a tool's name
+    request = json.dumps(view.request(0), ensure_ascii=False)  # data, for Python: kept as is
+    assert HIDDEN in request
 
 
 def test_the_context_and_charts_grow_with_each_step() -> None:
     panel = RunPanel(make)
+    page = Page(panel)
     counts = []
+    tokens = list(page.first["runs"][0]["tokens"])
     for _ in range(3):
         panel.step_button.click()
+        delta = page.appends[-1]
         head = re.search(r"(\d+) messages; next request: ([\d,]+) input tokens projected",
-                         panel.context.value)  # fmt: skip
+                         delta["context_head"])  # fmt: skip
         assert head is not None
         counts.append((int(head.group(1)), int(head.group(2).replace(",", ""))))
         assert int(head.group(2).replace(",", "")) == panel.session.projection.input_tokens
-        column = re.findall(r'<td>(?:user|assistant|tool)</td><td class="bl-num">([\d,]+)</td>',
-                            panel.context.value)  # fmt: skip
-        assert [int(c.replace(",", "")) for c in column] == list(panel.session.message_tokens)
+        tokens += delta["tokens"]  # each new message's estimate, once
+        assert tokens == list(panel.session.message_tokens)
     assert [n for n, _ in counts] == [3, 5, 7]
     assert counts[0][1] < counts[1][1] < counts[2][1]
     bars = re.search(r'<path d="([^"]*)" class="bl-bars"', panel.charts.value)
@@ -409,6 +462,11 @@ def finished() -> Result:
     return session.run()
 
 
+def data_of(view: TraceView) -> dict[str, Any]:
+    """What the widget sends the page, decoded as the page decodes it."""
+    return json.loads(view.data.decode("utf-8"))
+
+
 def test_traceview_opens_a_result_a_dict_and_a_path(tmp_path: Path) -> None:
     result = finished()
     path = tmp_path / "trace.json"
@@ -416,155 +474,121 @@ def test_traceview_opens_a_result_a_dict_and_a_path(tmp_path: Path) -> None:
     views = [TraceView(result), TraceView(result.to_dict()), TraceView(path), TraceView(str(path))]
     for view in views:
         assert view.result.to_dict() == result.to_dict()
-        assert "Run ended: answered — answered · 4 steps taken" in view.summary.value
-        assert view.step_box.max == 3
-        assert view.page_label.value == "rows 1–4 of 4 matching steps (4 steps in all)"
-        assert [value for _, value in view.rows.options] == [0, 1, 2, 3]
-        assert view.rows.value == 0
-        assert f'<div class="bl-projection">{projection_text(result.steps[0].projection)}' in (
-            view.meter.value
-        )
-    assert len({v.detail.value for v in views}) == 1
+        assert view.selected == 0
+        data = data_of(view)
+        assert data["kind"] == "trace"
+        run = data["runs"][0]
+        head = data["strings"][run["banner"][0][1]]
+        assert head.startswith("Run ended: answered · 4 steps taken · $0.00")
+    assert len({v.data for v in views}) == 1  # the same bytes, whatever the source
 
 
-def test_clicking_a_row_shows_the_step_its_meter_and_the_context_it_was_sent() -> None:
+def test_the_page_gets_every_step_as_numbers_and_texts() -> None:
+    result = finished()
+    data = data_of(TraceView(result))
+    strings = data["strings"]
+    run = data["runs"][0]
+    st = run["steps"]
+    assert st["cost"] == [s.cost_usd for s in result.steps]
+    assert st["in"] == [s.usage.input_tokens for s in result.steps if s.usage]
+    assert st["pin"] == [s.projection.input_tokens for s in result.steps]
+    assert [strings[i] for i in st["text"]] == ["first", "second", "third", "the answer"]
+    assert st["err"] == [-1, -1, -1, -1]
+    assert st["c0"] == [0, 1, 2, 3]  # each step's first call
+    # status tags as bits: ok, ok, error, answer (viewer.js reads the same bits)
+    assert st["fl"] == [1, 1, 2, 16]
+    calls = run["calls"]
+    assert [strings[i] for i in calls["name"]] == ["read"] * 3
+    assert [strings[i] for i in calls["raw"]] == [
+        '{"topic": "a", "pages": 1}',
+        '{"topic": "b", "pages": "2"}',
+        '{"topic": "missing", "pages": 1}',
+    ]
+    assert strings[calls["args"][1]] == '{"topic": "b", "pages": 2}'
+    assert [strings[i] for i in calls["co"][1]] == ["read.pages"]  # coerced, marked
+    assert calls["co"][0] is None
+    assert calls["st"] == [0, 0, 1]
+    assert strings[calls["out"][2]] == "LookupError: no notes on missing"
+    assert run["sent"] == [1, 3, 5, 7]  # the messages each step was sent
+    assert run["messages"] is None  # a widget's page asks for a step's context when opened
+    assert run["jumps"] == {
+        "first error": 2,
+        "first skipped": None,
+        "first under-projected": None,
+        "most expensive": max(range(4), key=lambda i: result.steps[i].cost_usd),
+        "the stop": 3,
+    }
+    assert len(strings) == len(set(strings))  # each text once
+
+
+def test_choosing_a_step_from_python_and_the_jumps() -> None:
     result = finished()
     view = TraceView(result)
-    view.rows.value = 2  # what a click on the row does
-    assert view.index == 2
-    assert view.step_box.value == 2
-    assert 'data-step="2"' in view.detail.value
-    assert "LookupError: no notes on missing" in view.detail.value
-    assert view.meter.value.count(projection_text(result.steps[2].projection)) == 1
-    assert "Before step 2" in view.meter.value
-    assert "<b>steps taken</b> 2 of max_steps 8" in view.meter.value
-    assert "<b>tool calls run</b> 2 (no max_tool_calls)" in view.meter.value
-    # step 2 was sent the prompt and two steps of (assistant, tool): five messages
-    step = result.steps[2]
-    assert step.usage is not None
-    assert (
-        f"5 messages; {step.projection.input_tokens:,} input tokens projected, "
-        f"{step.usage.input_tokens:,} reported"
-    ) in view.context.value
-    view.step_box.value = 1  # typing a step number
-    assert view.rows.value == 1
-    assert 'data-step="1"' in view.detail.value
+    seen: list[int] = []
+    view.observe(lambda change: seen.append(change["new"]), names="selected")
+    view.show(2)
+    assert view.selected == 2
+    view.show(99)
+    assert view.selected == 3  # clamped to the steps there are
+    assert view.jump("first error") == 2
+    assert view.jump("first skipped") is None
+    assert view.selected == 2
+    assert seen == [2, 3, 2]
+    with pytest.raises(ValueError, match=r"TraceView\.jump: expected one of first error"):
+        view.jump("last error")
+    with pytest.raises(TypeError, match=r"TraceView\.show: index must be an int, got str"):
+        view.show("2")  # type: ignore[arg-type]
 
 
-def test_the_request_of_a_step_is_shown_as_sent() -> None:
+def test_the_page_asks_for_a_steps_context_and_request() -> None:
     result = finished()
     view = TraceView(result)
-    view.show(1)
-    assert view.request.value == ""
-    view.show_request.value = True
-    shown = view.request.value
-    assert "Request of step 1: 3 messages and 1 tool schema, as the trace holds them" in shown
-    body = re.search(r"<pre>(.*)</pre>", shown, re.S)
-    assert body is not None
-    sent = json.loads(html.unescape(body.group(1)))
+    context = view.answer({"type": "context", "step": 2})
+    assert context is not None
+    assert context["upto"] == 5
+    assert context["first"] == 0
+    assert [row[:2] for row in context["rows"]] == [
+        [0, "user"], [1, "assistant"], [2, "tool"], [3, "assistant"], [4, "tool"]
+    ]  # fmt: skip
+    assert context["rows"][1][2] == 'first → read({"topic": "a", "pages": 1})'
+    assert context["rows"][2][2].startswith("[read] notes on a.")
+    request = view.answer({"type": "request", "step": 1})
+    assert request is not None
+    head, body = request["text"].split("\n\n", 1)
+    assert head == "Request of step 1: 3 messages and 1 tool schema, as the trace holds them"
+    sent = json.loads(body)
     assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "tool"]
     assert sent["messages"][1]["tool_calls"][0]["name"] == "read"
     assert sent["tools"] == list(result.tools)
-    view.show(3)
-    assert "Request of step 3: 7 messages" in view.request.value
+    assert sent == view.request(1)
+    for wrong in ({"type": "context", "step": 9}, {"type": "request", "step": True},
+                  {"type": "nothing"}, {"type": "full", "id": 10**6}):  # fmt: skip
+        assert view.answer(wrong) is None
+    with pytest.raises(
+        ValueError,
+        match=r"TraceView\.request: index must be a step of the run \(0 to 3\), got 4\.",
+    ):
+        view.request(4)
 
 
-def test_the_request_of_a_final_answer_run_is_what_each_step_was_sent() -> None:
-    @tool
-    def look(q: str) -> str:
-        """Look."""
-        return f"seen {q}"
-
-    calls = [Completion(tool_calls=[ToolCall("look", {"q": q}, q)]) for q in "ab"]
-    model = ScriptedModel([*calls, "what I saw"])
-    result = run(model, "go", tools=[look], budget=Budget(max_steps=3), finish=True)
+def test_a_final_answer_was_sent_without_tools() -> None:
+    probe = make()
+    totals = []
+    while not probe.done:
+        totals.append(probe.projection.total_usd)
+        probe.step()
+    result = make(max_cost_usd=totals[2] - 0.000001, finish=True).run()
+    assert result.steps[-1].final_answer
     view = TraceView(result)
-    view.show_request.value = True
-    for index, sent in enumerate(model.requests):
-        view.show(index)
-        body = re.search(r"<pre>(.*)</pre>", view.request.value, re.S)
-        assert body is not None
-        shown = json.loads(html.unescape(body.group(1)))
-        assert len(shown["messages"]) == len(sent.messages) == [1, 3, 6][index]
-        assert [m["role"] for m in shown["messages"]] == [m.role for m in sent.messages]
-        assert shown["tools"] == list(sent.tools)
-        n = len(sent.messages)
-        assert f"{n} message{'s' if n > 1 else ''}; " in view.context.value
-    assert "Request of step 2: 6 messages and 0 tool schemas" in view.request.value
-    assert "[budgetloop] This is the last step" in view.request.value
-
-
-def test_the_request_view_says_what_the_trace_does_not_hold() -> None:
-    result = run(ScriptedModel(["done"]), "go", budget=Budget(max_steps=3), budget_note=True)
-    view = TraceView(result)
-    view.show_request.value = True
-    assert (
-        "Request of step 0: 1 message and 0 tool schemas, as the trace holds them (the budget "
-        "line budget_note=True ended it with is not kept in the trace)"
-    ) in view.request.value
-    # a fork's edited context is shorter than the steps it kept appended: nothing is made up
-    call = Completion(tool_calls=[ToolCall("read", {"topic": "a", "pages": 1})])
-    session = start(ScriptedModel([call, "done"]), "go", tools=[read])
-    session.step()
-    fork = session.fork(messages=[Message("user", "start over")])
-    view = TraceView(fork.run())
-    view.show_request.value = True
-    assert "cannot be shown" in view.context.value
-    assert view.request.value == ""
-    view.show(1)
-    assert "1 message; " in view.context.value  # its own step: sent the edited context
-
-
-def test_jumps_go_to_the_error_the_most_expensive_step_and_the_stop() -> None:
-    result = finished()
-    view = TraceView(result)
-    view.jumps["first error"].click()
-    assert view.index == 2  # the missing topic's LookupError
-    view.jumps["the stop"].click()
-    assert view.index == 3
-    view.jumps["most expensive"].click()
-    assert view.index == max(range(4), key=lambda i: result.steps[i].cost_usd)
-    assert view.jumps["first skipped"].disabled  # no call was skipped in this run
-    assert view.jumps["first under-projected"].disabled  # the scripted model reports no usage
-    with pytest.raises(ValueError, match=r"TraceView\.jump: expected one of first error"):
-        view.jump("last error")
-
-
-def test_filters_and_search_keep_the_matching_rows() -> None:
-    trace = big_trace(30)
-    steps = list(trace.steps)
-    steps[7] = Step(7, "the weather", (CallRecord("weather", "w", {}, {}, "error", error="down"),),
-                    Usage(5000, 3), 0.5, steps[7].projection, 0.1)  # fmt: skip
-    steps[9] = Step(9, None, (), None, 0.001, steps[9].projection, 0.1, error="timeout <b>")
-    trace = Result(trace.stop, None, tuple(steps), trace.messages, trace.cost_usd, 1.0,
-                   trace.budget)  # fmt: skip
-    view = TraceView(trace, page_size=10)
-    assert [name for name, _ in view.tool_filter.options] == ["any", "read", "weather"]
-    view.tool_filter.value = "weather"
-    assert view.matching == (7,)
-    view.tool_filter.value = "any"
-    view.status_filter.value = "model error"
-    assert view.matching == (9,)
-    view.status_filter.value = "under-projected"
-    assert view.matching == (7,)  # reported 5,000 input tokens against 170 projected
-    view.status_filter.value = "any"
-    view.search.value = "RESULT 2"
-    assert view.matching == (2, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29)
-    assert view.page_label.value == "rows 1–10 of 11 matching steps (30 steps in all)"
-    view.next_page.click()
-    assert [v for _, v in view.rows.options] == [29]
-    assert view.next_page.disabled
-    view.search.value = "nothing like this"
-    assert view.matching == ()
-    assert view.page_label.value == "no step matches"
-    view.search.value = ""
-    view.jumps["first under-projected"].click()
-    assert view.index == 7
-    view.jumps["first error"].click()
-    assert view.index == 7  # a failed call counts as an error
-    view.show(25)  # on the third page: the list turns to it
-    assert view.rows.value == 25
-    assert view.rows.options[0][1] == 20
+    last = len(result.steps) - 1
+    request = view.answer({"type": "request", "step": last})
+    assert request is not None
+    assert request["text"].startswith(
+        f"Request of step {last}: {len(view.request(last)['messages'])} messages and no tool "
+        "schemas (the final answer is asked for without tools)"
+    )
+    assert view.request(last)["tools"] == []
+    assert data_of(view)["runs"][0]["steps"]["fl"][-1] & 64  # marked as the final answer
 
 
 def big_trace(n: int = 1000) -> Result:
@@ -581,24 +605,32 @@ def big_trace(n: int = 1000) -> Result:
                   Budget(max_steps=n))  # fmt: skip
 
 
-def test_traceview_of_a_thousand_steps_draws_one_page_and_one_step() -> None:
-    result = big_trace()
-    view = TraceView(result.to_dict(), page_size=200)
-    view.show(537)
-    assert view.page_label.value == "rows 401–600 of 1,000 matching steps (1,000 steps in all)"
-    assert [v for _, v in view.rows.options] == list(range(400, 600))
-    assert view.rows.value == 537
-    assert re.findall(r'data-step="(\d+)"', view.detail.value) == ["537"]
-    assert "1,075 messages" in view.context.value  # 1 + 2 x 537, sent to step 537
-    assert view.context.value.count("<tr class=") == 40
-    assert len(html_of(view)) < 100_000
-    view.next_page.click()
-    assert view.rows.options[0][1] == 600
-    assert view.rows.value is None  # step 537 is not on this page; it stays shown
-    assert view.index == 537
-    view.show(999)
-    assert view.next_page.disabled
-    assert view.page_label.value == "rows 801–1,000 of 1,000 matching steps (1,000 steps in all)"
+def test_a_long_trace_sends_each_text_once_and_a_short_context() -> None:
+    result = big_trace(1000)
+    view = TraceView(result.to_dict())
+    data = data_of(view)
+    strings = data["strings"]
+    # "turn i", "result i" and the raw arguments of each step, and a few more, each once
+    assert len(strings) < 3 * 1000 + 20
+    assert strings.count("result 537") == 1
+    context = view.answer({"type": "context", "step": 537})
+    assert context is not None
+    assert context["upto"] == 1 + 2 * 537
+    assert len(context["rows"]) == 40
+    assert context["first"] == context["upto"] - 40
+
+
+def test_a_text_longer_than_the_page_takes_is_cut_and_sent_whole_on_demand() -> None:
+    long = "x" * (CUT + 5) + "\x1b[31m"
+    step = Step(0, long, (), Usage(5, 1), 0.0, Projection(5, 1, 0.0, 0.0, None, True), 0.0)
+    result = Result(Stop.ANSWERED, long, (step,), (Message("user", "go"),), 0.0, 0.0)
+    view = TraceView(result)
+    data = data_of(view)
+    text_id = data["runs"][0]["steps"]["text"][0]
+    assert data["strings"][text_id] == "x" * CUT
+    assert data["cut"] == {str(text_id): CUT + 10}
+    whole = view.answer({"type": "full", "id": text_id})
+    assert whole == {"text": "x" * (CUT + 5) + "\\x1b[31m"}  # shown as text, escapes and all
 
 
 def test_traceview_of_a_run_without_steps() -> None:
@@ -606,18 +638,35 @@ def test_traceview_of_a_run_without_steps() -> None:
     result = session.run()
     view = TraceView(result)
     assert result.steps == ()
-    assert view.rows.options == ()
-    assert view.page_label.value == '<span class="bl-muted">no steps</span>'
-    assert all(b.disabled for b in view.jumps.values())
-    assert "this trace has no steps" in view.detail.value
-    assert "Run ended: max_cost_usd — did NOT answer · 0 steps taken" in view.summary.value
+    assert view.selected == -1
+    data = data_of(view)
+    assert data["runs"][0]["steps"]["cost"] == []
+    assert set(data["runs"][0]["jumps"].values()) == {None}
+    assert data["strings"][data["runs"][0]["banner"][0][1]] == (
+        "Run ended: max_cost_usd — did NOT answer · 0 steps taken · $0.00 spent"
+    )
+    view.show(3)
+    assert view.selected == -1
 
 
-def test_traceview_page_size_is_checked() -> None:
-    with pytest.raises(ValueError, match="TraceView: page_size must be >= 1, got 0"):
-        TraceView(finished(), page_size=0)
-    with pytest.raises(TypeError, match="TraceView: page_size must be an int, got str"):
-        TraceView(finished(), page_size="5")  # type: ignore[arg-type]
+def test_without_the_widget_a_notebook_shows_a_summary_of_the_trace() -> None:
+    # item 9 of issue 19: a saved notebook's output reads as a summary, not as widget reprs
+    result = finished()
+    data, _meta = TraceView(result, title="<b>run</b>")._repr_mimebundle_()
+    assert data["text/plain"] == (
+        "TraceView of '<b>run</b>': Run ended: answered · 4 steps taken · "
+        f"{usd(result.cost_usd)} spent"
+    )
+    page = data["text/html"]
+    assert "<b>run</b>" not in page
+    assert "&lt;b&gt;run&lt;/b&gt;" in page
+    assert "first error: step 2 · most expensive: step" in page
+    assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def test_traceview_title_is_checked() -> None:
+    with pytest.raises(TypeError, match="TraceView: title must be a str, got int"):
+        TraceView(finished(), title=3)  # type: ignore[arg-type]
 
 
 def test_with_finish_the_panel_says_the_next_step_is_the_final_answer_and_it_is() -> None:
@@ -662,3 +711,22 @@ def test_after_a_fork_the_cost_chart_ends_at_what_the_run_has_spent() -> None:
     points = series_of(result.steps, result.carried_usd).points
     assert points[0] == (0, result.carried_usd)
     assert points[-1][1] == pytest.approx(result.cost_usd)
+
+
+def test_the_request_of_a_final_answer_run_is_what_each_step_was_sent() -> None:
+    # the viewer reads what a step was sent from the core (Result.request), final answer included
+    @tool
+    def look(q: str) -> str:
+        """Look."""
+        return f"seen {q}"
+
+    calls = [Completion(tool_calls=[ToolCall("look", {"q": q}, q)]) for q in "ab"]
+    model = ScriptedModel([*calls, "what I saw"])
+    result = run(model, "go", tools=[look], budget=Budget(max_steps=3), finish=True)
+    view = TraceView(result)
+    for index, sent in enumerate(model.requests):
+        shown = view.request(index)
+        assert len(shown["messages"]) == len(sent.messages) == [1, 3, 6][index]
+        assert [m["role"] for m in shown["messages"]] == [m.role for m in sent.messages]
+        assert shown["tools"] == list(sent.tools)
+    assert shown["messages"][-1]["content"].startswith("[budgetloop] This is the last step")

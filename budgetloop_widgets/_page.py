@@ -1,0 +1,163 @@
+"""The viewer component in a page with no kernel: ``to_html``'s file and ``Result._repr_html_``.
+
+Both carry the run's data (``_data``) in a ``<script type="application/json">`` element and the
+component (``viewer.js``, unchanged) in one inline module script that draws it, so a notebook
+and a file show the same viewer as the widgets. Nothing is fetched. The file's
+Content-Security-Policy allows that one script and that one stylesheet by their hashes, and
+nothing else. Before the script runs (or where scripts do not run: an untrusted notebook,
+nbviewer, GitHub) the page shows a short summary of the run in plain HTML.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from html import escape
+from importlib import resources
+from typing import Any
+
+from budgetloop import Result
+
+from ._data import Strings, document, escaped, run_data
+from ._log import jump_targets, request_of, sent_counts
+from ._status import stop_lines
+from ._text import plural, text
+from ._views import chart_svgs, message_content
+
+CONTEXT_SHOWN = 40  # messages of a step's context shown, the latest
+
+BOOT = "\nboot();\n"
+# the file's own page: no margin to speak of, and dark around the viewer in a dark scheme
+PAGE_CSS = (
+    "body { margin: 0; padding: 8px; }"
+    " @media (prefers-color-scheme: dark) { body { background: #151515; } }"
+)
+
+
+def asset(name: str) -> str:
+    """A file shipped with the package (``viewer.js``, ``viewer.css``), as text."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def trace_document(
+    result: Result, title: str, origin: str = "", *, messages: bool = True
+) -> tuple[dict[str, Any], Strings]:
+    """What the component draws for one run (its data, with the charts), and its strings.
+    Without ``messages`` the page asks for a step's context and request when it opens it."""
+    strings = Strings()
+    charts = chart_svgs(result.steps, result.budget, carried=result.carried_usd)
+    run = run_data(result, strings, charts=charts, messages=messages)
+    return document("trace", title, [run], strings, origin=origin), strings
+
+
+REQUEST_CHARS = 2_000_000  # of a request's JSON sent to the page; the rest is said, not sent
+
+
+def context_answer(result: Result, index: int, shown_: int = CONTEXT_SHOWN) -> dict[str, Any]:
+    """The latest ``shown_`` messages step ``index`` was sent, as the page's context rows."""
+    upto = sent_counts(result)[index]
+    first = max(upto - shown_, 0)
+    texts = escaped([message_content(m) for m in result.messages[first:upto]])
+    rows = [[first + k, m.role, texts[k], None] for k, m in enumerate(result.messages[first:upto])]
+    return {"upto": upto, "first": first, "rows": rows, "tokens": False}
+
+
+def request_text(result: Result, index: int) -> str:
+    """The request step ``index`` sent, as the page shows it: a line saying what it holds, then
+    its JSON (cut at ``REQUEST_CHARS``, saying so)."""
+    request = request_of(result, index)
+    tools = (
+        "no tool schemas (the final answer is asked for without tools)"
+        if result.steps[index].final_answer
+        else plural(len(request["tools"]), "tool schema")
+    )
+    head = (
+        f"Request of step {index}: {plural(len(request['messages']), 'message')} and {tools}, "
+        "as the trace holds them"
+    )
+    body = json.dumps(request, ensure_ascii=False, indent=1, default=repr)
+    if len(body) > REQUEST_CHARS:
+        more = len(body) - REQUEST_CHARS
+        said = f"({plural(more, 'more character')}: TraceView.request() has it all)"
+        body = f"{body[:REQUEST_CHARS]}\n… {said}"
+    return escaped([f"{head}\n\n{body}"])[0]
+
+
+def script_json(data: dict[str, Any]) -> str:
+    """JSON that is safe inside a ``<script>`` element: no ``<``, ``>`` or ``&`` appears."""
+    out = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def module_script() -> str:
+    """The inline module: the component, then the call that draws every viewer in the page."""
+    code = asset("viewer.js") + BOOT
+    if "</script" in code.lower():  # pragma: no cover - the shipped file is checked by a test
+        raise RuntimeError("viewer.js must not contain '</script'")
+    return code
+
+
+def sha256(source: str) -> str:
+    """A CSP hash source for an inline element's exact text."""
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def policy() -> str:
+    """The file's Content-Security-Policy: the one script and the one stylesheet, by hash."""
+    return (
+        f"default-src 'none'; script-src {sha256(module_script())}; "
+        f"style-src {sha256(asset('viewer.css'))} {sha256(PAGE_CSS)}; base-uri 'none'; "
+        "form-action 'none'"
+    )
+
+
+def fallback(result: Result, title: str) -> str:
+    """The run in a few lines of plain HTML, for where the viewer's script does not run."""
+    lines = [f"<div><b>{text(title)}</b></div>"]
+    for kind, line in stop_lines(result):
+        if kind != "answer":
+            lines.append(f"<div>{text(line)}</div>")
+    places = [
+        f"{name}: step {at}" for name, at in jump_targets(result.steps).items() if at is not None
+    ]
+    if places:
+        lines.append(f"<div>{escape(' · '.join(places))}</div>")
+    lines.append(
+        "<div><i>The interactive viewer did not run here: it needs scripts (in Jupyter, a "
+        "trusted notebook; or write the run with budgetloop_widgets.to_html).</i></div>"
+    )
+    return f'<div class="blv-fallback">{"".join(lines)}</div>'
+
+
+def viewer_html(data: dict[str, Any], summary: str) -> str:
+    """The viewer as one ``<div>``: ``summary`` (plain HTML, shown until the script runs, and
+    where it does not), the data, the stylesheet and the script."""
+    return (
+        f'<div class="blv-page" data-blv="">{summary}'
+        f'<script type="application/json">{script_json(data)}</script>'
+        f"<style>{asset('viewer.css')}</style>"
+        f'<script type="module">{module_script()}</script></div>'
+    )
+
+
+def page_html(data: dict[str, Any], summary: str, title: str) -> str:
+    """A whole HTML document of the viewer, with its Content-Security-Policy."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy()}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{PAGE_CSS}</style></head>"
+        f"<body>{viewer_html(data, summary)}</body></html>\n"
+    )
+
+
+def result_html(result: Result, title: str = "budgetloop run") -> str:
+    """A run in the viewer, for a notebook's output (``Result._repr_html_``)."""
+    return viewer_html(trace_document(result, title)[0], fallback(result, title))
+
+
+def result_page(result: Result, title: str) -> str:
+    """A run in the viewer, as a file (``to_html``)."""
+    return page_html(trace_document(result, title)[0], fallback(result, title), title)

@@ -1,0 +1,170 @@
+"""The panel's step list and context: the viewer component fed a live session.
+
+The first draw sends the session's run whole; each refresh after a step sends only what is new
+(the new steps, their calls and messages, the texts not sent yet), so a refresh costs the same
+at step 10 and at step 10,000. A page drawn later (a reload, a second view) asks for the whole
+run once. Fork here in the page calls back into the panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import traitlets
+
+from budgetloop import Result, Session, Step
+
+from ._data import (
+    Strings,
+    call_columns,
+    calls_of,
+    document,
+    encode,
+    message_columns,
+    run_data,
+    step_columns,
+)
+from ._log import JUMPS
+from ._traceview import Viewer
+
+
+class Jumps:
+    """Where each jump goes in a run that grows: kept up to date a step at a time."""
+
+    def __init__(self) -> None:
+        self.places: dict[str, int | None] = dict.fromkeys(JUMPS)
+        self.dearest = -1.0
+        self.steps = 0
+
+    def extend(self, steps: Sequence[Step], bits: Sequence[int]) -> dict[str, int | None]:
+        """Take the new ``steps`` (with their ``flags``) into account; where each jump goes."""
+        wanted = {"first error": 2 | 8, "first skipped": 4, "first under-projected": 32}
+        for step, bit in zip(steps, bits, strict=True):
+            for name, mask in wanted.items():
+                if self.places[name] is None and bit & mask:
+                    self.places[name] = self.steps
+            if step.cost_usd is not None and step.cost_usd > self.dearest:
+                self.dearest, self.places["most expensive"] = step.cost_usd, self.steps
+            self.steps += 1
+        self.places["the stop"] = self.steps - 1 if self.steps else None
+        return dict(self.places)
+
+
+class StepList(Viewer):
+    """Every step of a session in the viewer (a row each, the chosen one in detail with a Fork
+    here button) and the context now. ``update(session, head)`` sends what is new;
+    ``reset(session, head)`` sends a run whole. ``on_fork(at)`` is what Fork here calls;
+    ``on_hello()`` what a page drawn after the first asks for (the panel answers with a reset,
+    so that every page has the same string table again)."""
+
+    busy = traitlets.Bool(False).tag(sync=True)
+
+    def __init__(
+        self,
+        session: Session,
+        on_fork: Callable[[int], object],
+        on_hello: Callable[[], object],
+        *,
+        context_shown: int = 40,
+        context_head: str = "",
+    ) -> None:
+        self.on_fork = on_fork
+        self.on_hello = on_hello
+        self.context_shown = context_shown
+        data, strings = self._start(session, context_head)
+        super().__init__(data, strings)
+        self.add_class("bl-steplist")
+
+    def _start(self, session: Session, head: str) -> tuple[dict[str, Any], Strings]:
+        """A fresh string table and the session's run whole, as the page's first data."""
+        result = session.result
+        strings = Strings()
+        self._jumps = Jumps()
+        self._steps = len(result.steps)
+        self._messages = len(result.messages)
+        self._calls = sum(len(s.tool_calls) for s in result.steps)
+        run = run_data(result, strings, tokens=session.message_tokens)
+        self._jumps.extend(result.steps, run["steps"]["fl"])
+        self._next_sent = _next_sent(result, run["sent"])
+        self._head = head
+        data = document(
+            "panel", "", [run], strings, context_head=head, context_shown=self.context_shown
+        )
+        return data, strings
+
+    @property
+    def head(self) -> str:
+        """The line above the context now, as last sent."""
+        return self._head
+
+    def reset(self, session: Session, head: str = "") -> None:
+        """Another session (a Reset, a fork), or a page that asked: every page gets the run
+        whole, with a new string table."""
+        data, self._strings = self._start(session, head)
+        self.data = encode(data)
+
+    def update(self, session: Session, head: str = "") -> None:
+        """Send the page what the session has that it does not: one message per refresh."""
+        delta = self.delta(session.result, session.message_tokens, head)
+        if delta is not None:
+            self.send(delta)
+
+    def delta(
+        self, result: Result, tokens: Sequence[int], head: str = ""
+    ) -> dict[str, Any] | None:
+        """What is new since the last draw or delta, as the page appends it; None when nothing
+        is (the same steps, messages and head)."""
+        steps = result.steps[self._steps :]
+        messages = result.messages[self._messages :]
+        if not steps and not messages and head == self._head:
+            return None
+        sid = self._strings.id
+        columns = step_columns(steps, sid, first_call=self._calls)
+        sent = []
+        for step in steps:
+            sent.append(self._next_sent)
+            self._next_sent += 1 + len(step.tool_calls) if step.error is None else 0
+        base, base_messages = self._steps, self._messages
+        self._steps += len(steps)
+        self._messages += len(messages)
+        self._calls += sum(len(s.tool_calls) for s in steps)
+        self._head = head
+        calls = call_columns(calls_of(steps), sid)
+        added = message_columns(messages, sid)
+        start, strings = self._strings.take()
+        return {
+            "type": "append",
+            "base": base,
+            "strings_from": start,
+            "strings": strings,
+            "cut": self._strings.cut_lengths(start),
+            "steps": columns,
+            "calls": calls,
+            "messages": added,
+            "sent": sent,
+            "tokens": list(tokens[base_messages : self._messages]),
+            "jumps": self._jumps.extend(steps, columns["fl"]),
+            "context_head": head,
+        }
+
+    def answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
+        kind = content.get("type")
+        if kind == "fork":
+            at = content.get("at")
+            if isinstance(at, int) and not isinstance(at, bool) and not self.busy:
+                self.on_fork(at)
+            return None
+        if kind == "hello":
+            self.on_hello()
+            return None
+        return super().answer(content)
+
+
+def _next_sent(result: Result, sent: Sequence[int]) -> int:
+    """How many messages the step after the last one will have been sent."""
+    steps = result.steps
+    if not steps:
+        return len(result.messages)
+    last = steps[-1]
+    return sent[-1] + (1 + len(last.tool_calls) if last.error is None else 0)

@@ -1,0 +1,1162 @@
+// budgetloop's viewer: one component for TraceView, CompareView, RunPanel's step list and the
+// static page (to_html, Result._repr_html_). A plain ES module, no build step.
+//
+// The run arrives once, as compact columns (budgetloop_widgets/_data.py). Rows, filters, search,
+// jumps, keyboard moves and the chosen step's detail all happen here, with no kernel round trip.
+// Only the rows in view are in the page. Every text from the data reaches the page through
+// textContent (or a text node, or an attribute value): never as markup. The one markup parsed
+// is the charts' SVG, which the package draws; it is parsed as XML and copied through an
+// allow-list of elements and attributes.
+
+const ROW = 26; // px, one row of the list
+const MAX_HEIGHT = 8000000; // px: past this the list's scroll height is scaled
+const OVERSCAN = 6;
+const CONTEXT_SHOWN = 40;
+const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected"];
+const BITS = { ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32 };
+const FINAL = 64;
+const JUMPS = ["first error", "first skipped", "first under-projected", "most expensive", "the stop"];
+const ROLES = ["system", "user", "assistant", "tool"];
+const CALL_STATUS = ["ok", "error", "skipped"];
+const MARK = { ok: "✓", error: "✗", skipped: "↷", "model error": "⚠", answer: "■" };
+
+// -- numbers, as budgetloop's format_usd and the widgets' count write them ----------------------
+
+// The digits of |x| rounded half to even at `places` decimals (Python's format rounding).
+function fixed(abs, places) {
+  const exact = abs.toFixed(100); // a double's exact expansion, for the values shown here
+  const dot = exact.indexOf(".");
+  const whole = exact.slice(0, dot);
+  const frac = exact.slice(dot + 1);
+  let keep = whole + frac.slice(0, places);
+  const rest = frac.slice(places);
+  const first = rest.charCodeAt(0) - 48;
+  const beyond = /[1-9]/.test(rest.slice(1));
+  const last = keep.charCodeAt(keep.length - 1) - 48;
+  if (first > 5 || (first === 5 && (beyond || last % 2 === 1))) {
+    const digits = keep.split("");
+    let i = digits.length - 1;
+    while (i >= 0 && digits[i] === "9") { digits[i] = "0"; i -= 1; }
+    if (i < 0) { digits.unshift("1"); } else { digits[i] = String(Number(digits[i]) + 1); }
+    keep = digits.join("");
+  }
+  const cut = keep.length - places;
+  return places ? [keep.slice(0, cut), keep.slice(cut)] : [keep, ""];
+}
+
+function grouped(whole) {
+  return whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+function pyFloat(v) {
+  return Number.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+export function usd(v) {
+  if (v === null || v === undefined) { return "unknown"; }  // a cost the source did not hold
+  if (!Number.isFinite(v)) { return "$" + pyFloat(v); }
+  const abs = Math.abs(v);
+  const sign = v < 0 || Object.is(v, -0) ? "-" : "";
+  if (v !== 0 && abs < 0.0000005) {
+    const [m, e] = abs.toExponential(20).split("e");
+    const [w, f] = fixed(Number(m), 1);
+    let mant = `${w}.${f}`;
+    let exp = Number(e);
+    if (w === "10") { mant = "1.0"; exp += 1; }
+    const ee = Math.abs(exp) < 10 ? `0${Math.abs(exp)}` : String(Math.abs(exp));
+    return `$${sign}${mant}e${exp < 0 ? "-" : "+"}${ee}`;
+  }
+  const [w, f] = abs >= 1e21 ? [BigInt(abs).toString(), "000000"] : fixed(abs, 6);
+  let frac = f.replace(/0+$/, "");
+  if (frac.length < 2) { frac = frac.padEnd(2, "0"); }
+  return `$${sign}${grouped(w)}.${frac}`;
+}
+
+export function count(v) {
+  if (v === null || v === undefined) { return "—"; }
+  if (!Number.isFinite(v)) { return pyFloat(v); }
+  if (Number.isInteger(v)) {
+    const digits = Math.abs(v) >= 1e21 ? BigInt(Math.abs(v)).toString() : String(Math.abs(v));
+    return (v < 0 ? "-" : "") + grouped(digits);
+  }
+  const [w, f] = fixed(Math.abs(v), 1);
+  return `${v < 0 ? "-" : ""}${grouped(w)}.${f}`;
+}
+
+export function plural(n, word, words) {
+  return `${count(n)} ${n === 1 ? word : words || word + "s"}`;
+}
+
+function seconds(v, places) {
+  const [w, f] = fixed(Math.abs(v), places);
+  return `${v < 0 ? "-" : ""}${w}.${f}`;
+}
+
+// -- the page, built with text only ----------------------------------------------------------
+
+function h(tag, props, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) { continue; }
+    if (key === "class") { el.className = value; }
+    else if (key === "text") { el.textContent = value; }
+    else if (key.startsWith("on")) { el.addEventListener(key.slice(2), value); }
+    else { el.setAttribute(key, value === true ? "" : String(value)); }
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) { continue; }
+    el.append(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+  return el;
+}
+
+// Append the children that are there (a view leaves out what a run does not have).
+function put(el, ...children) {
+  for (const child of children.flat()) { if (child) { el.append(child); } }
+  return el;
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const SVG_TAGS = new Set(["svg", "g", "title", "text", "line", "path", "polyline", "circle", "rect"]);
+const SVG_ATTRS = new Set([
+  "class", "viewBox", "width", "height", "x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r",
+  "d", "points", "fill", "stroke-width", "stroke-dasharray", "text-anchor", "font-size",
+  "font-weight", "font-family", "role", "xmlns",
+]);
+
+// The package's chart SVG, parsed as XML and rebuilt from allowed elements and attributes
+// only (no style attribute: the stylesheet colours the charts by class).
+export function chart(markup) {
+  const parsed = new DOMParser().parseFromString(markup, "image/svg+xml");
+  const root = parsed.documentElement;
+  if (!root || root.namespaceURI !== SVG_NS || root.localName !== "svg") { return null; }
+  const copy = (node) => {
+    if (node.nodeType === 3) { return document.createTextNode(node.nodeValue); }
+    if (node.nodeType !== 1 || node.namespaceURI !== SVG_NS || !SVG_TAGS.has(node.localName)) {
+      return null;
+    }
+    const out = document.createElementNS(SVG_NS, node.localName);
+    for (const attr of Array.from(node.attributes)) {
+      if (SVG_ATTRS.has(attr.name) && attr.name !== "xmlns") { out.setAttribute(attr.name, attr.value); }
+    }
+    for (const child of Array.from(node.childNodes)) {
+      const c = copy(child);
+      if (c) { out.append(c); }
+    }
+    return out;
+  };
+  return copy(root);
+}
+
+// -- the data --------------------------------------------------------------------------------
+
+export function decode(raw) {
+  if (raw instanceof DataView) { raw = new TextDecoder().decode(raw); }
+  else if (raw instanceof ArrayBuffer || ArrayBuffer.isView(raw)) { raw = new TextDecoder().decode(raw); }
+  return typeof raw === "string" ? JSON.parse(raw) : raw;
+}
+
+// One run's columns, with what the views read of them.
+class Run {
+  constructor(doc, data) {
+    this.doc = doc;
+    this.d = data;
+    this.grow();
+  }
+
+  // Prefix sums over the steps (seconds and tool calls run before each), from `from` on.
+  grow() {
+    const st = this.d.steps;
+    const n = st.cost.length;
+    const calls = this.d.calls;
+    this.secBefore = this.secBefore || [];
+    this.runBefore = this.runBefore || [];
+    const from = this.secBefore.length;
+    let sec = from ? this.secBefore[from - 1] + st.sec[from - 1] : 0;
+    let ran = from ? this.runBefore[from - 1] + this.ranIn(from - 1) : 0;
+    for (let i = from; i < n; i += 1) {
+      this.secBefore.push(sec);
+      this.runBefore.push(ran);
+      sec += st.sec[i];
+      ran += this.ranIn(i);
+    }
+    this.n = n;
+    this.nCalls = calls.name.length;
+  }
+
+  ranIn(i) {
+    let ran = 0;
+    const [a, b] = this.callRange(i);
+    for (let c = a; c < b; c += 1) { if (this.d.calls.st[c] !== 2) { ran += 1; } }
+    return ran;
+  }
+
+  s(id) { return id < 0 || id === null || id === undefined ? "" : this.doc.strings[id]; }
+
+  cutBy(id) { return this.doc.cut[String(id)] || 0; }
+
+  callRange(i) {
+    const c0 = this.d.steps.c0;
+    return [c0[i], i + 1 < c0.length ? c0[i + 1] : this.d.calls.name.length];
+  }
+
+  status(i) {
+    const fl = this.d.steps.fl[i];
+    if (fl & BITS["model error"]) { return "model error"; }
+    if (fl & BITS.error) { return "error"; }
+    if (fl & BITS.skipped) { return "skipped"; }
+    if (fl & BITS.ok) { return "ok"; }
+    return "answer";
+  }
+
+  firstLine(i) {
+    const st = this.d.steps;
+    const text = this.s(st.text[i]) || this.s(st.err[i]);
+    const nl = text.indexOf("\n");
+    return nl < 0 ? text : text.slice(0, nl) + " …";
+  }
+
+  toolsOf(i) {
+    const [a, b] = this.callRange(i);
+    const out = [];
+    for (let c = a; c < b; c += 1) { out.push(this.d.calls.name[c]); }
+    return out;
+  }
+
+  // The string ids a search looks in: the model's text and error, each call's tool name,
+  // raw arguments and result or error.
+  searchIds(i) {
+    const st = this.d.steps;
+    const calls = this.d.calls;
+    const ids = [st.text[i], st.err[i]];
+    const [a, b] = this.callRange(i);
+    for (let c = a; c < b; c += 1) { ids.push(calls.name[c], calls.raw[c], calls.out[c]); }
+    return ids;
+  }
+}
+
+// Which strings contain a query, case-insensitively; a longer query narrows the last answer.
+class Search {
+  constructor(doc) {
+    this.doc = doc;
+    this.query = "";
+    this.hits = null; // Uint8Array over the string table: 1 = contains the query
+  }
+
+  reset() { this.query = ""; this.hits = null; }
+
+  find(query) {
+    const q = query.toLowerCase();
+    if (!q) { this.query = ""; this.hits = null; return null; }
+    const strings = this.doc.strings;
+    const narrowing = this.hits && this.query && q.includes(this.query) && this.hits.length === strings.length;
+    const before = narrowing ? this.hits : null;
+    const hits = new Uint8Array(strings.length);
+    for (let i = 0; i < strings.length; i += 1) {
+      if (before && !before[i]) { continue; }
+      const s = strings[i];
+      if (s.length >= q.length && s.toLowerCase().includes(q)) { hits[i] = 1; }
+    }
+    this.query = q;
+    this.hits = hits;
+    return hits;
+  }
+}
+
+// -- the list: a table with a sticky header, only the rows in view in the page -------------------
+
+let uid = 0;
+
+class List {
+  // columns: [{head, cls, cell(entry) -> [text, extraClass]}]
+  constructor(opts) {
+    uid += 1;
+    this.id = `blv${uid}`;
+    this.columns = opts.columns;
+    this.onSelect = opts.onSelect;
+    this.onOpen = opts.onOpen;
+    this.entries = new Int32Array(0);
+    this.selected = -1; // an entry value
+    this.pool = [];
+    this.el = h("div", { class: `blv-list ${opts.cls || ""}` });
+    this.head = h("div", { class: "blv-head blv-grid", role: "row" },
+      this.columns.map((c) => h("span", { class: `blv-c ${c.cls || ""}`, role: "columnheader", text: c.head })));
+    this.spacer = h("div", { class: "blv-spacer" });
+    // data-lm-suppress-shortcuts: while the list has the focus its keys are its own, not the
+    // notebook's (Notebook 7 takes j, k and Enter before the page sees them)
+    this.scroll = h("div", {
+      class: "blv-scroll", tabindex: "0", role: "listbox", "aria-label": opts.label,
+      "data-lm-suppress-shortcuts": "true",
+      onscroll: () => this.schedule(),
+    }, this.head, this.spacer);
+    this.empty = h("div", { class: "blv-empty", hidden: true });
+    this.el.append(this.scroll, this.empty);
+    this.scroll.addEventListener("click", (event) => {
+      const row = event.target.closest(".blv-row");
+      if (row && row.dataset.e !== undefined) {
+        this.select(Number(row.dataset.e), false);
+        this.scroll.focus({ preventScroll: true });
+      }
+    });
+    this.scroll.addEventListener("dblclick", (event) => {
+      if (event.target.closest(".blv-row") && this.onOpen) { this.onOpen(); }
+    });
+    this.frame = 0;
+    if (typeof ResizeObserver !== "undefined") {
+      this.resize = new ResizeObserver(() => this.schedule());
+      this.resize.observe(this.scroll);
+    }
+  }
+
+  setEntries(entries, emptyText) {
+    this.entries = entries;
+    this.empty.hidden = entries.length > 0;
+    this.empty.textContent = entries.length ? "" : emptyText;
+    this.height = Math.min(entries.length * ROW, MAX_HEIGHT);
+    this.spacer.style.height = `${this.height}px`;
+    this.draw();
+  }
+
+  indexOf(entry) {
+    const e = this.entries;
+    // entries are ascending, except where a view says otherwise: binary search, then a scan
+    let lo = 0;
+    let hi = e.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (e[mid] === entry) { return mid; }
+      if (e[mid] < entry) { lo = mid + 1; } else { hi = mid - 1; }
+    }
+    return e.indexOf(entry);
+  }
+
+  view() {
+    const viewH = this.scroll.clientHeight - this.head.offsetHeight;
+    const total = this.entries.length * ROW;
+    const room = Math.max(this.height - viewH, 1);
+    const ratio = total > this.height ? (total - viewH) / room : 1;
+    return { viewH: Math.max(viewH, ROW), ratio };
+  }
+
+  firstExact() {
+    const { ratio } = this.view();
+    return (this.scroll.scrollTop * ratio) / ROW;
+  }
+
+  schedule() {
+    if (this.frame) { return; }
+    this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); });
+  }
+
+  draw() {
+    const n = this.entries.length;
+    const { viewH, ratio } = this.view();
+    const exact = (this.scroll.scrollTop * ratio) / ROW;
+    const first = Math.max(Math.floor(exact) - OVERSCAN, 0);
+    const shown = Math.min(Math.ceil(viewH / ROW) + 2 * OVERSCAN + 1, n - first);
+    while (this.pool.length < shown) {
+      const row = h("div", { class: "blv-row blv-grid", role: "option" },
+        this.columns.map((c) => h("span", { class: `blv-c ${c.cls || ""}` })));
+      this.pool.push(row);
+      this.spacer.append(row);
+    }
+    let active = null;
+    for (let k = 0; k < this.pool.length; k += 1) {
+      const row = this.pool[k];
+      if (k >= shown) { row.hidden = true; row.removeAttribute("data-e"); continue; }
+      row.hidden = false;
+      const position = first + k;
+      const entry = this.entries[position];
+      const top = ratio === 1 ? position * ROW : this.scroll.scrollTop + (position - exact) * ROW;
+      row.style.transform = `translateY(${top}px)`;
+      if (row.dataset.e !== String(entry) || row.dataset.v !== this.version) {
+        row.dataset.e = String(entry);
+        row.dataset.v = this.version;
+        row.id = `${this.id}-${entry}`;
+        const cells = row.children;
+        this.columns.forEach((c, j) => {
+          const [text, extra, title] = c.cell(entry);
+          cells[j].textContent = text;
+          cells[j].className = `blv-c ${c.cls || ""} ${extra || ""}`;
+          if (title) { cells[j].title = title; } else { cells[j].removeAttribute("title"); }
+        });
+        const rowCls = this.rowClass ? this.rowClass(entry) : "";
+        row.className = `blv-row blv-grid ${rowCls}`;
+      }
+      const chosen = entry === this.selected;
+      row.classList.toggle("blv-selected", chosen);
+      row.setAttribute("aria-selected", chosen ? "true" : "false");
+      if (chosen) { active = row.id; }
+    }
+    if (active) { this.scroll.setAttribute("aria-activedescendant", active); }
+    else { this.scroll.removeAttribute("aria-activedescendant"); }
+  }
+
+  // Redraw every row's cells (the data under them changed).
+  refresh() { this.version = String((Number(this.version) || 0) + 1); this.draw(); }
+
+  reveal(position) {
+    const { viewH, ratio } = this.view();
+    const top = (position * ROW) / ratio;
+    const scrollTop = this.scroll.scrollTop;
+    if (ratio === 1) {
+      if (top < scrollTop) { this.scroll.scrollTop = top; }
+      else if (top + ROW > scrollTop + viewH) { this.scroll.scrollTop = top + ROW - viewH; }
+    } else {
+      const exact = this.firstExact();
+      if (position < exact || position + 1 > exact + viewH / ROW) {
+        this.scroll.scrollTop = Math.max(top - viewH / 2, 0);
+      }
+    }
+  }
+
+  select(entry, reveal = true) {
+    this.selected = entry;
+    const position = this.indexOf(entry);
+    if (reveal && position >= 0) { this.reveal(position); }
+    this.draw();
+    if (this.onSelect) { this.onSelect(entry); }
+  }
+
+  move(delta) {
+    const n = this.entries.length;
+    if (!n) { return; }
+    const at = this.indexOf(this.selected);
+    let next;
+    if (at < 0) { next = delta > 0 ? 0 : n - 1; }
+    else { next = Math.min(Math.max(at + delta, 0), n - 1); }
+    this.select(this.entries[next]);
+  }
+
+  page() { return Math.max(Math.floor(this.view().viewH / ROW) - 1, 1); }
+}
+
+// -- the chosen step, in words -----------------------------------------------------------------
+
+function projectionText(p) {
+  if (p.in === null) { return "no projection: an imported run's step"; }
+  const out = p.out === null ? "?" : count(p.out);
+  let head = `projected: ${count(p.in)} in + ${out} out tokens`;
+  if (p.cost === null) { return head + "; no price, so no cost projected"; }
+  head += ` = ${usd(p.cost)}`;
+  const spent = `spent ${usd(p.spent)} + ${usd(p.cost)} = ${usd(p.spent + p.cost)}`;
+  if (p.limit === null) { return `${head}; ${spent}, no max_cost_usd`; }
+  return `${head}; ${spent} of max_cost_usd ${usd(p.limit)}: ${p.fits ? "fits" : "does NOT fit"}`;
+}
+
+function worstCaseText(p) {
+  if (p.out === null) { return "0 output tokens assumed: no max_output_tokens is set"; }
+  return `${plural(p.out, "output token")} assumed: max_output_tokens`;
+}
+
+function projectionOf(run, i) {
+  const st = run.d.steps;
+  return {
+    in: st.pin[i], out: st.pout[i], cost: st.pcost[i], spent: st.pspent[i],
+    limit: st.plimit[i], fits: st.pfits[i] === 1,
+  };
+}
+
+export function stepHead(run, i) {
+  const st = run.d.steps;
+  const parts = [`Step ${i}`];
+  if (st.in[i] === null && st.pin[i] === null) {
+    parts.push(st.cost[i] === null ? "cost unknown" : `${usd(st.cost[i])} reported`,
+      "no tokens reported");
+  } else if (st.in[i] === null) {
+    if (st.err[i] >= 0 && st.cost[i] === 0) {
+      parts.push("nothing charged: the model raised", "no tokens reported");
+    } else {
+      parts.push(`${usd(st.cost[i])} charged at the projection`,
+        `${count(st.pin[i])} in tokens projected, none reported`);
+    }
+  } else {
+    parts.push(st.cost[i] === null ? "cost unknown" : `${usd(st.cost[i])} reported`,
+      `${count(st.in[i])} in / ${count(st.out[i])} out tokens reported`);
+  }
+  parts.push(`${seconds(st.sec[i], 3)} s`);
+  return parts.join(" · ");
+}
+
+function ofLimit(used, name, limit) {
+  return limit === null || limit === undefined ? `${used} (no ${name})` : `${used} of ${name} ${count(limit)}`;
+}
+
+function meter(run, i) {
+  const p = projectionOf(run, i);
+  const [maxSteps, maxSeconds, , maxCalls] = run.d.budget;
+  const box = h("div", { class: "blv-meter" }, h("div", { class: "blv-meter-label", text: `Before step ${i}` }));
+  if (p.limit !== null && p.cost !== null) {
+    const scale = Math.max(p.limit, p.spent + p.cost) || 1;
+    const bar = h("div", { class: "blv-bar", title: "spent, projected next step, max_cost_usd" });
+    const spent = h("div", { class: "blv-spent" });
+    const next = h("div", { class: `blv-next${p.fits ? "" : " blv-over"}` });
+    const limit = h("div", { class: "blv-limit" });
+    spent.style.width = `${(100 * p.spent) / scale}%`;
+    next.style.width = `${(100 * p.cost) / scale}%`;
+    limit.style.left = `${(100 * p.limit) / scale}%`;
+    bar.append(spent, next, limit);
+    box.append(bar);
+  }
+  box.append(
+    h("div", { class: "blv-projection", text: projectionText(p) }),
+    h("div", { class: "blv-muted", text: `worst case: ${worstCaseText(p)}; the model usually writes fewer, so a step's reported cost is lower` }),
+    run.d.carried_text >= 0 ? h("div", { class: "blv-carried", text: run.s(run.d.carried_text) }) : "",
+    h("div", { class: "blv-ceilings" },
+      h("span", {}, h("b", { text: "steps taken" }), ` ${ofLimit(count(i), "max_steps", maxSteps)}`),
+      h("span", {}, h("b", { text: "seconds" }), ` ${ofLimit(seconds(run.secBefore[i], 2), "max_seconds", maxSeconds)}`),
+      h("span", {}, h("b", { text: "tool calls run" }), ` ${ofLimit(count(run.runBefore[i]), "max_tool_calls", maxCalls)}`)),
+  );
+  return box;
+}
+
+function folded(title, text) {
+  return h("details", { class: "blv-fold" }, h("summary", { text: title }), h("pre", { text }));
+}
+
+function tracebackOf(run, id) {
+  if (id < 0) { return null; }
+  const text = run.s(id);
+  const lines = text.replace(/\n+$/, "").split("\n").length;
+  return folded(`traceback (${plural(lines, "line")})`, text);
+}
+
+// A long text in a box that wraps; a text cut for the page says so, and a host that can
+// fetch it whole (the widget) offers to.
+function longText(view, run, id, cls) {
+  const pre = h("pre", { class: cls, text: run.s(id) });
+  const more = run.cutBy(id);
+  if (!more) { return pre; }
+  const box = h("div", {}, pre);
+  const note = h("div", { class: "blv-muted", text: `cut for this page at ${count(run.s(id).length)} of ${plural(more, "character")}` });
+  box.append(note);
+  if (view.host.fetch) {
+    box.append(h("button", {
+      type: "button", class: "blv-button", text: "show it all",
+      onclick: async (event) => {
+        event.target.disabled = true;
+        pre.textContent = await view.host.fetch(id);
+        note.textContent = `all ${plural(more, "character")}`;
+        event.target.remove();
+      },
+    }));
+  }
+  return box;
+}
+
+function callsTable(view, run, i) {
+  const [a, b] = run.callRange(i);
+  if (a === b) { return h("div", { class: "blv-muted", text: "no tool calls" }); }
+  const c = run.d.calls;
+  const rows = [];
+  for (let k = a; k < b; k += 1) {
+    const status = CALL_STATUS[c.st[k]];
+    let checked;
+    if (c.args[k] < 0) { checked = h("span", { class: "blv-muted", text: "not checked" }); }
+    else {
+      checked = h("div", {}, h("code", { text: run.s(c.args[k]) }));
+      for (const path of c.co[k] || []) {
+        checked.append(h("div", {}, h("mark", { class: "blv-coerced", text: run.s(path) }), " ", h("i", { text: "(coerced)" })));
+      }
+    }
+    const outcome = h("td", { class: "blv-outcome" }, longText(view, run, c.out[k], ""));
+    if (c.tr[k] !== null) {
+      outcome.append(h("div", { class: "blv-muted", text: `(cut for the model: ${plural(c.tr[k], "character")} in all)` }));
+    }
+    const tb = tracebackOf(run, c.tb[k]);
+    if (tb) { outcome.append(tb); }
+    rows.push(h("tr", { class: `blv-call blv-call-${status}` },
+      h("td", {}, h("code", { text: run.s(c.name[k]) })),
+      h("td", { class: "blv-raw" }, h("code", { text: run.s(c.raw[k]) })),
+      h("td", { class: "blv-checked" }, checked),
+      h("td", { class: `blv-status blv-st-${status}`, text: `${MARK[status]} ${status}` }),
+      outcome,
+      h("td", { class: "blv-num", text: seconds(c.sec[k], 3) })));
+  }
+  return h("table", { class: "blv-table blv-calls" },
+    h("thead", {}, h("tr", {}, ["tool", "raw arguments", "checked arguments", "status", "result / error", "s"].map((t) => h("th", { text: t })))),
+    h("tbody", {}, rows));
+}
+
+export function stepCard(view, run, i) {
+  const st = run.d.steps;
+  const card = h("div", { class: "blv-card", "data-step": String(i) },
+    h("div", { class: "blv-card-head", text: stepHead(run, i) }),
+    h("div", { class: "blv-muted", text: `before it, ${projectionText(projectionOf(run, i))}` }));
+  if (st.fl[i] & FINAL) {
+    card.append(h("div", { class: "blv-note", text: "the final answer: the model was called without tools" }));
+  }
+  const under = st.in[i] === null || st.pin[i] === null ? 0 : Math.max(st.in[i] - st.pin[i], 0);
+  if (under) {
+    card.append(h("div", { class: "blv-warn", text: `▲ under-projected: the model reported ${plural(under, "input token")} more than projected` }));
+  }
+  if (st.err[i] >= 0) {
+    card.append(h("div", { class: "blv-error" }, `⚠ model error: `, run.s(st.err[i])));
+    const tb = tracebackOf(run, st.tb[i]);
+    if (tb) { card.append(tb); }
+  }
+  if (st.text[i] >= 0 && run.s(st.text[i])) { card.append(longText(view, run, st.text[i], "blv-text")); }
+  else if (st.err[i] < 0) { card.append(h("div", { class: "blv-muted", text: "(no text)" })); }
+  card.append(callsTable(view, run, i));
+  return card;
+}
+
+function messageText(run, m) {
+  const ms = run.d.messages;
+  const parts = [];
+  const role = roleOf(run, m);
+  if (role === "tool" && ms.nm[m] >= 0 && run.s(ms.nm[m])) { parts.push(`[${run.s(ms.nm[m])}]`); }
+  if (run.s(ms.c[m])) { parts.push(run.s(ms.c[m])); }
+  for (const [name, args] of ms.tc[m] || []) { parts.push(`→ ${run.s(name)}(${run.s(args)})`); }
+  return parts.join(" ");
+}
+
+function roleOf(run, m) {
+  const r = run.d.messages.role[m];
+  return r < 10 ? ROLES[r] : run.s(r - 10);
+}
+
+// The context: the latest `shown` of messages [0, upto) as rows [index, role, text, tokens].
+export function contextRows(run, upto, shown = CONTEXT_SHOWN) {
+  const first = Math.max(upto - shown, 0);
+  const tokens = run.d.tokens;
+  const withTokens = Array.isArray(tokens) && tokens.length >= upto;
+  const rows = [];
+  for (let m = first; m < upto; m += 1) {
+    rows.push([m, roleOf(run, m), messageText(run, m), withTokens ? tokens[m] : null]);
+  }
+  return { upto, first, rows, tokens: withTokens };
+}
+
+export function contextTable(ctx, head) {
+  let line = head || plural(ctx.upto, "message");
+  if (ctx.first) { line += `; showing the latest ${count(ctx.upto - ctx.first)}`; }
+  const rows = ctx.rows.map(([m, role, text, tokens]) => h("tr", { class: `blv-role-${ROLES.includes(role) ? role : "other"}` },
+    h("td", { class: "blv-num", text: String(m) }),
+    h("td", { text: role }),
+    ctx.tokens ? h("td", { class: "blv-num", text: count(tokens) }) : null,
+    h("td", {}, h("pre", { text }))));
+  const heads = ["#", "role", ...(ctx.tokens ? ["tokens, estimated"] : []), "content"];
+  return h("div", { class: "blv-context" },
+    h("div", { class: "blv-context-head", text: line }),
+    h("div", { class: "blv-context-box" },
+      h("table", { class: "blv-table" },
+        h("thead", {}, h("tr", {}, heads.map((t) => h("th", { text: t })))),
+        h("tbody", {}, rows))));
+}
+
+// The request step i sent: its messages and the tool schemas (none for a final answer).
+export function requestText(run, i) {
+  const ms = run.d.messages;
+  const sent = run.d.sent[i];
+  const messages = [];
+  for (let m = 0; m < sent; m += 1) {
+    const out = { role: roleOf(run, m), content: ms.c[m] < 0 ? null : run.s(ms.c[m]) };
+    if (ms.tc[m]) {
+      out.tool_calls = ms.tc[m].map(([name, args, id]) => ({ id: run.s(id), name: run.s(name), arguments: run.s(args) }));
+    }
+    if (ms.id[m] >= 0) { out.tool_call_id = run.s(ms.id[m]); }
+    if (ms.nm[m] >= 0) { out.name = run.s(ms.nm[m]); }
+    messages.push(out);
+  }
+  const final = (run.d.steps.fl[i] & FINAL) !== 0;
+  const tools = final ? "[]" : run.s(run.d.schemas);
+  const body = JSON.stringify({ messages }, null, 1);
+  return body.slice(0, -2) + `,\n "tools": ${tools.replace(/\n/g, "\n ")}\n}`;
+}
+
+export function requestHead(run, i) {
+  const final = (run.d.steps.fl[i] & FINAL) !== 0;
+  const tools = final ? "no tool schemas (the final answer is asked for without tools)" : plural(run.d.ntools, "tool schema");
+  return `Request of step ${i}: ${plural(run.d.sent[i], "message")} and ${tools}, as the trace holds them`;
+}
+
+// What may come from the kernel: from the columns when the page has the messages, else asked.
+function later(box, make) {
+  const slot = h("div", { class: "blv-muted", text: "loading…" });
+  box.append(slot);
+  Promise.resolve(make()).then((el) => slot.replaceWith(el), (err) => { slot.textContent = `could not be loaded: ${err}`; });
+}
+
+function detailOf(view, run, i, withMeter) {
+  const st = run.d.steps;
+  const box = h("div", { class: "blv-step" });
+  if (withMeter) { box.append(meter(run, i)); }
+  box.append(stepCard(view, run, i));
+  if (view.host.fork) {
+    box.append(h("button", {
+      type: "button", class: "blv-button blv-fork-here", text: "Fork here",
+      title: `edit the context as it stood before step ${i} and go on from it`,
+      disabled: view.host.busy(),
+      onclick: () => view.host.fork(i),
+    }));
+  }
+  let head = `${plural(run.d.sent[i], "message")}; ${count(st.pin[i])} input tokens projected`;
+  if (st.in[i] !== null) { head += `, ${count(st.in[i])} reported`; }
+  box.append(h("div", { class: "blv-section", text: "Context sent to this step" }));
+  const local = Boolean(run.d.messages);
+  later(box, () => (local ? contextTable(contextRows(run, run.d.sent[i]), head)
+    : view.host.ask({ type: "context", step: i }).then((ctx) => contextTable(ctx, head))));
+  const request = h("pre", { class: "blv-request", hidden: true });
+  const toggle = h("button", {
+    type: "button", class: "blv-button", "aria-expanded": "false", text: "request as sent",
+    onclick: async () => {
+      const open = request.hidden;
+      request.hidden = !open;
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+      if (open && !request.textContent) {
+        request.textContent = "loading…";
+        request.textContent = local ? `${requestHead(run, i)}\n\n${requestText(run, i)}`
+          : (await view.host.ask({ type: "request", step: i })).text;
+      }
+    },
+  });
+  box.append(toggle, request);
+  return box;
+}
+
+// -- the views -----------------------------------------------------------------------------------
+
+function banner(run) {
+  const lines = run.d.banner;
+  const kind = !run.d.ended ? "blv-running" : run.d.answered ? "blv-answered" : "blv-unanswered";
+  return h("div", { class: `blv-banner ${kind}` }, lines.map(([cls, id]) => {
+    const tag = cls === "answer" ? "pre" : "div";
+    return h(tag, { class: `blv-line-${cls}`, text: run.s(id) });
+  }));
+}
+
+function charts(svgs) {
+  if (!svgs || !svgs.length) { return null; }
+  const box = h("div", { class: "blv-charts" });
+  for (const markup of svgs) {
+    const svg = chart(markup);
+    if (svg) { box.append(svg); }
+  }
+  return box;
+}
+
+function label(text, control) {
+  return h("label", { class: "blv-label" }, h("span", { text }), control);
+}
+
+// The filters, search and jumps over one list of steps; the list and the detail beside it.
+class StepsView {
+  constructor(host, doc, run, opts) {
+    this.host = host;
+    this.doc = doc;
+    this.run = run;
+    this.opts = opts;
+    this.search = new Search(doc);
+    this.el = h("div", { class: "blv-steps" });
+    this.selected = -1;
+    this.follow = opts.follow || false;
+    this.query = h("input", {
+      type: "search", class: "blv-search", placeholder: "search text, arguments, results (press /)",
+      "aria-label": "search the steps: the model's text, tool names, arguments, results and errors",
+      oninput: () => this.apply(),
+      onkeydown: (event) => {
+        if (event.key === "Escape") { event.target.value = ""; this.apply(); this.list.scroll.focus(); }
+        if (event.key === "Enter" || event.key === "ArrowDown") { event.preventDefault(); this.list.scroll.focus(); }
+        event.stopPropagation();
+      },
+    });
+    this.tool = h("select", { class: "blv-select", onchange: () => this.apply() });
+    this.status = h("select", { class: "blv-select", onchange: () => this.apply() },
+      h("option", { value: "", text: "any" }), STATUS.map((s) => h("option", { value: s, text: s })));
+    this.goto = h("input", {
+      type: "number", min: "0", class: "blv-goto", "aria-label": "go to step number",
+      onkeydown: (event) => {
+        event.stopPropagation();
+        if (event.key === "Enter") { this.jumpTo(Number(event.target.value)); }
+      },
+    });
+    this.count = h("span", { class: "blv-count", role: "status", "aria-live": "polite" });
+    this.jumpBar = h("div", { class: "blv-jumps", role: "group", "aria-label": "jump to" });
+    this.fillTools();
+    this.fillJumps();
+    this.list = new List({
+      label: opts.label || "steps",
+      columns: this.columns(),
+      onSelect: (i) => this.show(i),
+      onOpen: () => this.open(),
+    });
+    this.list.rowClass = (i) => `blv-row-${this.run.status(i).replace(" ", "-")}`;
+    this.detail = h("div", { class: "blv-detail", tabindex: "-1", "aria-label": "the chosen step", "data-lm-suppress-shortcuts": "true" });
+    this.el.append(
+      h("div", { class: "blv-bar" },
+        label("search", this.query), label("tool", this.tool), label("status", this.status),
+        label("step", this.goto), this.count),
+      this.jumpBar,
+      h("div", { class: "blv-main" }, this.list.el, this.detail));
+    this.el.addEventListener("keydown", (event) => this.key(event));
+  }
+
+  columns() {
+    const run = () => this.run;
+    return [
+      { head: "step", cls: "blv-num", cell: (i) => [String(i)] },
+      { head: "status", cls: "blv-stat", cell: (i) => { const s = run().status(i); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; } },
+      { head: "cost", cls: "blv-num", cell: (i) => [usd(run().d.steps.cost[i])] },
+      { head: "tokens in", cls: "blv-num", cell: (i) => {
+        const st = run().d.steps;
+        if (st.in[i] === null) { return ["—", "", "no usage reported"]; }
+        return st.in[i] > st.pin[i]
+          ? [`${count(st.in[i])} ▲`, "blv-under", "under-projected: more than projected"]
+          : [count(st.in[i])];
+      } },
+      { head: "projected", cls: "blv-num", cell: (i) => [count(run().d.steps.pin[i])] },
+      { head: "calls", cls: "blv-num", cell: (i) => { const [a, b] = run().callRange(i); return [String(b - a)]; } },
+      { head: "s", cls: "blv-num", cell: (i) => [seconds(run().d.steps.sec[i], 2)] },
+      { head: "text", cls: "blv-txt", cell: (i) => { const t = run().firstLine(i); return [t, "", t.length > 60 ? t : null]; } },
+    ];
+  }
+
+  fillTools() {
+    const names = new Map();
+    const calls = this.run.d.calls.name;
+    for (const id of calls) { if (!names.has(id)) { names.set(id, this.run.s(id)); } }
+    const keep = this.tool.value;
+    this.tool.replaceChildren(h("option", { value: "", text: "any" }),
+      ...Array.from(names.entries()).sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+        .map(([id, name]) => h("option", { value: String(id), text: name })));
+    this.tool.value = keep && names.has(Number(keep)) ? keep : "";
+  }
+
+  fillJumps() {
+    const jumps = this.run.d.jumps;
+    this.jumpBar.replaceChildren(h("span", { class: "blv-muted", text: "jump to" }), ...JUMPS.map((name) => {
+      const at = jumps[name];
+      return h("button", {
+        type: "button", class: "blv-button", disabled: at === null || at === undefined,
+        text: at === null || at === undefined ? name : `${name} (step ${at})`,
+        "data-jump": name,
+        onclick: () => { if (at !== null && at !== undefined) { this.jumpTo(at); } },
+      });
+    }));
+  }
+
+  matches() {
+    const run = this.run;
+    const st = run.d.steps;
+    const n = run.n;
+    const tool = this.tool.value === "" ? null : Number(this.tool.value);
+    const bit = this.status.value === "" ? 0 : BITS[this.status.value];
+    const hits = this.search.find(this.query.value.trim());
+    if (tool === null && !bit && !hits) {
+      const all = new Int32Array(n);
+      for (let i = 0; i < n; i += 1) { all[i] = i; }
+      return all;
+    }
+    const names = run.d.calls.name;
+    const out = new Int32Array(n);
+    let k = 0;
+    for (let i = 0; i < n; i += 1) {
+      if (bit && !(st.fl[i] & bit)) { continue; }
+      if (tool !== null) {
+        const [a, b] = run.callRange(i);
+        let found = false;
+        for (let c = a; c < b; c += 1) { if (names[c] === tool) { found = true; break; } }
+        if (!found) { continue; }
+      }
+      if (hits) {
+        let found = false;
+        for (const id of run.searchIds(i)) { if (id >= 0 && hits[id]) { found = true; break; } }
+        if (!found) { continue; }
+      }
+      out[k] = i;
+      k += 1;
+    }
+    return out.slice(0, k);
+  }
+
+  // Filters and search changed: list what passes; the chosen step stays if it passes, else
+  // the first that does is chosen, so the detail never shows a step the list hides.
+  apply(prefer = this.selected) {
+    const entries = this.matches();
+    const n = this.run.n;
+    this.list.setEntries(entries, n ? "no step matches the filters and the search" : "this trace has no steps");
+    this.count.textContent = entries.length === n
+      ? plural(n, "step")
+      : `${count(entries.length)} of ${plural(n, "step")} match`;
+    if (!entries.length) { this.show(-1); return; }
+    if (this.list.indexOf(prefer) >= 0) { this.list.select(prefer); }
+    else if (this.list.indexOf(this.selected) < 0) { this.list.select(entries[0]); }
+    else { this.list.select(this.selected); }
+  }
+
+  jumpTo(i) {
+    if (!Number.isInteger(i) || i < 0 || i >= this.run.n) { return; }
+    if (this.list.indexOf(i) < 0) { // hidden by the filters: clear them, so it is listed
+      this.query.value = "";
+      this.tool.value = "";
+      this.status.value = "";
+      this.search.reset();
+      const entries = this.matches();
+      this.list.setEntries(entries, "");
+      this.count.textContent = plural(this.run.n, "step");
+    }
+    this.list.select(i);
+  }
+
+  show(i) {
+    if (i === this.selected && this.detail.firstChild && i >= 0 && !this.stale) { return; }
+    this.stale = false;
+    this.selected = i;
+    this.list.selected = i;
+    if (i < 0) {
+      this.detail.replaceChildren(h("div", { class: "blv-muted", text: this.run.n ? "no step matches: the detail shows nothing" : "this trace has no steps" }));
+      if (this.opts.context) { this.detail.append(this.opts.context()); }
+    } else {
+      this.detail.replaceChildren(detailOf(this, this.run, i, this.opts.meter !== false));
+      if (this.opts.context) { this.detail.append(this.opts.context()); }
+    }
+    if (this.opts.onSelect && i >= 0) { this.opts.onSelect(i); }
+  }
+
+  open() {
+    this.detail.scrollIntoView({ block: "nearest" });
+    this.detail.focus({ preventScroll: true });
+  }
+
+  key(event) {
+    const target = event.target;
+    if (target.closest("input, select, textarea")) { return; }
+    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const list = this.list;
+    const moves = {
+      j: 1, ArrowDown: 1, k: -1, ArrowUp: -1, PageDown: list.page(), PageUp: -list.page(),
+    };
+    let handled = true;
+    if (event.key in moves) { list.move(moves[event.key]); list.scroll.focus({ preventScroll: true }); }
+    else if (event.key === "Home") { if (list.entries.length) { list.select(list.entries[0]); } }
+    else if (event.key === "End") { if (list.entries.length) { list.select(list.entries[list.entries.length - 1]); } }
+    else if (event.key === "/") { this.query.focus(); this.query.select(); }
+    else if (event.key === "Enter" && target === list.scroll) { this.open(); }
+    else { handled = false; }
+    if (handled) { event.preventDefault(); event.stopPropagation(); }
+  }
+}
+
+// -- the hosts: how each view is fed -------------------------------------------------------------
+
+function traceView(host, doc, el) {
+  const run = new Run(doc, doc.runs[0]);
+  const view = new StepsView(host, doc, run, { label: "steps of the run" });
+  put(el,
+    h("div", { class: "blv-title", text: doc.title }),
+    doc.origin ? h("div", { class: "blv-origin", text: doc.origin }) : null,
+    banner(run),
+    charts(run.d.charts),
+    view.el);
+  view.apply();
+  return view;
+}
+
+function panelView(host, doc, el) {
+  const run = new Run(doc, doc.runs[0]);
+  const now = () => contextTable(contextRows(run, run.d.messages.c.length, doc.context_shown || CONTEXT_SHOWN), doc.context_head || "");
+  const view = new StepsView(host, doc, run, {
+    label: "steps of the run", follow: true, meter: true,
+    context: () => h("div", {}, h("div", { class: "blv-section", text: "Context now" }), now()),
+  });
+  el.append(view.el);
+  view.apply();
+  if (run.n) { view.jumpTo(run.n - 1); }
+  view.append = (delta) => {
+    const latest = view.selected === run.n - 1 || view.selected < 0;
+    for (const [k, v] of Object.entries(delta.cut || {})) { doc.cut[k] = v; }
+    doc.strings.push(...delta.strings);
+    const d = run.d;
+    for (const part of ["steps", "calls", "messages"]) {
+      for (const [k, values] of Object.entries(delta[part])) { d[part][k].push(...values); }
+    }
+    d.sent.push(...delta.sent);
+    if (delta.tokens) { d.tokens = d.tokens || []; d.tokens.push(...delta.tokens); }
+    d.jumps = delta.jumps;
+    doc.context_head = delta.context_head;
+    run.grow();
+    view.search.reset();
+    view.fillTools();
+    view.fillJumps();
+    view.stale = true; // the context now has grown: the detail is drawn again
+    view.apply(latest ? run.n - 1 : view.selected);
+  };
+  return view;
+}
+
+function compareView(host, doc, el) {
+  const a = new Run(doc, doc.runs[0]);
+  const b = new Run(doc, doc.runs[1]);
+  const at = doc.divergence;
+  const longest = Math.max(a.n, b.n);
+  const agreed = at === null ? longest : at;
+  const FOLD = -1;
+  let unfolded = false;
+  const entries = () => {
+    const out = [];
+    if (agreed && !unfolded) { out.push(FOLD); } else { for (let i = 0; i < agreed; i += 1) { out.push(i); } }
+    for (let i = agreed; i < longest; i += 1) { out.push(i); }
+    return Int32Array.from(out);
+  };
+  const side = (run, i) => {
+    if (i >= run.n) { return ["—", "", `${run.s(run.d.name)} has no step ${i}: it ended before`]; }
+    return null;
+  };
+  const cell = (run, i, f) => (i === FOLD ? [""] : side(run, i) || f(i));
+  const statusCell = (run) => (i) => cell(run, i, (j) => { const s = run.status(j); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; });
+  const columns = [
+    { head: "step", cls: "blv-num", cell: (i) => [i === FOLD ? `0–${agreed - 1}` : String(i)] },
+    { head: a.s(a.d.name), cls: "blv-stat", cell: (i) => (i === FOLD ? [agreed === 1 ? "step 0: the same in both runs (click to unfold)" : `steps 0 to ${agreed - 1}: the same in both runs (${plural(agreed, "step")}, folded; click to unfold)`, "blv-fold-row"] : statusCell(a)(i)) },
+    { head: "cost", cls: "blv-num", cell: (i) => cell(a, i, (j) => [usd(a.d.steps.cost[j])]) },
+    { head: "text", cls: "blv-txt", cell: (i) => cell(a, i, (j) => [a.firstLine(j)]) },
+    { head: b.s(b.d.name), cls: "blv-stat", cell: statusCell(b) },
+    { head: "cost", cls: "blv-num", cell: (i) => cell(b, i, (j) => [usd(b.d.steps.cost[j])]) },
+    { head: "text", cls: "blv-txt", cell: (i) => cell(b, i, (j) => [b.firstLine(j)]) },
+  ];
+  const detail = h("div", { class: "blv-detail blv-pair", tabindex: "-1", "aria-label": "the chosen step in both runs" });
+  const view = { host, detail };
+  const list = new List({
+    label: "steps of both runs", cls: "blv-compare-list", columns,
+    onSelect: (i) => {
+      if (i === FOLD) {
+        detail.replaceChildren(h("div", { class: "blv-muted", text: `the runs agree on ${agreed === 1 ? "step 0" : `steps 0 to ${agreed - 1}`}; Enter or a click unfolds them` }));
+        return;
+      }
+      const cardOf = (run) => (i < run.n ? stepCard(view, run, i) : h("div", { class: "blv-muted", text: `${run.s(run.d.name)} has no step ${i}: it ended before` }));
+      detail.replaceChildren();
+      put(detail,
+        i === at ? h("div", { class: "blv-diverge-head", text: `step ${i}: the runs part here` }) : null,
+        h("div", { class: "blv-cols" },
+          h("div", {}, h("div", { class: "blv-section", text: a.s(a.d.name) }), cardOf(a)),
+          h("div", {}, h("div", { class: "blv-section", text: b.s(b.d.name) }), cardOf(b))));
+      host.select(i);
+    },
+    onOpen: () => unfold(),
+  });
+  list.rowClass = (i) => (i === FOLD ? "blv-fold-row" : i === at ? "blv-diverged" : i < agreed ? "blv-agreed" : "");
+  const unfold = () => {
+    if (list.selected !== FOLD) { detail.focus({ preventScroll: true }); return; }
+    unfolded = true;
+    list.setEntries(entries(), "");
+    list.select(0);
+  };
+  list.scroll.addEventListener("click", (event) => {
+    const row = event.target.closest(".blv-row");
+    if (row && Number(row.dataset.e) === FOLD) { unfold(); }
+  });
+  list.scroll.addEventListener("keydown", (event) => {
+    const moves = { j: 1, ArrowDown: 1, k: -1, ArrowUp: -1, PageDown: list.page(), PageUp: -list.page() };
+    let handled = true;
+    if (event.key in moves) { list.move(moves[event.key]); }
+    else if (event.key === "Home" && list.entries.length) { list.select(list.entries[0]); }
+    else if (event.key === "End" && list.entries.length) { list.select(list.entries[list.entries.length - 1]); }
+    else if (event.key === "Enter") { unfold(); }
+    else { handled = false; }
+    if (handled) { event.preventDefault(); event.stopPropagation(); }
+  });
+  put(el,
+    h("div", { class: "blv-title", text: doc.title }),
+    h("div", { class: "blv-cols" },
+      [a, b].map((run) => h("div", {}, h("div", { class: "blv-section", text: run.s(run.d.name) }), banner(run)))),
+    h("div", { class: "blv-diverge-line", text: doc.divergence_text }),
+    charts(doc.charts),
+    h("div", { class: "blv-main blv-stacked" }, list.el, detail));
+  list.setEntries(entries(), "neither run has a step");
+  const first = at === null ? (agreed ? FOLD : -2) : at;
+  if (first !== -2) { list.select(first); }
+  return { list, detail, select: (i) => list.select(i) };
+}
+
+// -- render: anywidget's entry point, and the static page's --------------------------------------
+
+export function render({ model, el }) {
+  el.classList.add("blv", "tex2jax_ignore", "mathjax_ignore");
+  let doc = decode(model.get("data"));
+  let view = null;
+  const waiting = new Map();
+  let asked = 0;
+  const ask = (content) => new Promise((resolve, reject) => {
+    if (model.page) { reject(new Error("no kernel to ask")); return; }
+    asked += 1;
+    waiting.set(asked, resolve);
+    model.send({ ...content, ask: asked });
+  });
+  const host = {
+    select: (i) => {
+      if (model.get("selected") !== i) { model.set("selected", i); model.save_changes(); }
+    },
+    ask,
+    fetch: model.page ? null : (id) => ask({ type: "full", id }).then((reply) => reply.text),
+    fork: doc.kind === "panel" ? (at) => model.send({ type: "fork", at }) : null,
+    busy: () => Boolean(model.get("busy")),
+  };
+  const draw = () => {
+    el.replaceChildren();
+    if (doc.kind === "compare") { view = compareView(host, doc, el); }
+    else if (doc.kind === "panel") { view = panelView(host, doc, el); }
+    else { view = traceView(host, doc, el); }
+    if (doc.kind !== "compare") { view.opts.onSelect = (i) => host.select(i); }
+    const wanted = model.get("selected");
+    if (doc.kind !== "panel" && Number.isInteger(wanted) && wanted >= 0) { view.jumpTo ? view.jumpTo(wanted) : view.select(wanted); }
+  };
+  draw();
+  const onSelected = () => {
+    const i = model.get("selected");
+    if (!view || !Number.isInteger(i) || i < 0) { return; }
+    if (view.jumpTo) { if (view.selected !== i) { view.jumpTo(i); } } else if (view.list.selected !== i) { view.select(i); }
+  };
+  const onData = () => { doc = decode(model.get("data")); draw(); };
+  const onMessage = (msg) => {
+    if (!msg || typeof msg !== "object") { return; }
+    if (msg.type === "answer" && waiting.has(msg.ask)) { waiting.get(msg.ask)(msg); waiting.delete(msg.ask); }
+    else if (msg.type === "append" && view.append) {
+      if (msg.base === view.run.n && msg.strings_from === doc.strings.length) { view.append(msg); }
+      else { model.send({ type: "hello" }); }
+    }
+  };
+  const onBusy = () => {
+    for (const button of el.querySelectorAll(".blv-fork-here")) { button.disabled = host.busy(); }
+  };
+  model.on("change:selected", onSelected);
+  model.on("change:data", onData);
+  model.on("change:busy", onBusy);
+  model.on("msg:custom", onMessage);
+  if (doc.kind === "panel" && !model.page) { model.send({ type: "hello" }); }
+  return () => {
+    model.off("change:selected", onSelected);
+    model.off("change:data", onData);
+    model.off("change:busy", onBusy);
+    model.off("msg:custom", onMessage);
+  };
+}
+
+// A stand-in for anywidget's model in a page with no kernel: the data, and a selection.
+export function pageModel(data) {
+  const state = { data, selected: -1 };
+  return {
+    page: true,
+    get: (key) => state[key],
+    set: (key, value) => { state[key] = value; },
+    save_changes: () => {},
+    on: () => {},
+    off: () => {},
+    send: () => {},
+  };
+}
+
+// Render every viewer in the page that is not drawn yet, from the data beside it.
+export function boot(root = document) {
+  for (const el of root.querySelectorAll("[data-blv]:not([data-blv-drawn])")) {
+    const data = el.querySelector("script[type='application/json']");
+    const fallback = el.querySelector(".blv-fallback");
+    if (!data) { continue; }
+    el.setAttribute("data-blv-drawn", "");
+    const host = h("div", { class: "blv-host" });
+    el.append(host);
+    render({ model: pageModel(JSON.parse(data.textContent)), el: host });
+    if (fallback) { fallback.hidden = true; }
+  }
+}
+
+export default { render };

@@ -1,0 +1,144 @@
+"""TraceView in marimo, which runs anywidgets itself: a real `marimo run` server and Chromium.
+The viewer opens a trace, searches as it is typed and jumps; the chosen step reaches Python.
+
+It needs /usr/bin/chromium (Debian's package; Playwright cannot download its own browser here).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from tests.jupyter_browser import ARGS, ARTIFACTS, CHROMIUM, ROOT, free_port, need_chromium
+
+pytestmark = pytest.mark.browser
+
+APP = """
+import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    from budgetloop_widgets import TraceView
+
+    view = mo.ui.anywidget(TraceView("trace.json", title="in marimo"))
+    view
+    return mo, view
+
+
+@app.cell
+def _(mo, view):
+    mo.md(f"SELECTED {view.value['selected']}")
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+@contextmanager
+def marimo_app(folder: Path, workdir: Path) -> Iterator[str]:
+    """``marimo run`` serving ``folder/app.py`` on a free port, in its own process group, with
+    this checkout on the path; its URL. Stopped (and only it) afterwards."""
+    need_chromium()
+    home = Path(tempfile.mkdtemp(prefix="blm-"))
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    port = free_port()
+    log_path = workdir / "marimo.log"
+    log = log_path.open("wb")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "marimo", "run", "app.py", "--headless", "--host", "127.0.0.1",
+         "--port", str(port)],
+        cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                pytest.fail("marimo did not start:\n" + log_path.read_text())
+            time.sleep(0.2)
+        yield base
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait()
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_traceview_in_marimo_opens_searches_and_jumps(tmp_path: Path) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    from budgetloop import load_trace
+
+    folder = tmp_path / "app"
+    folder.mkdir()
+    (folder / "app.py").write_text(APP, encoding="utf-8")
+    shutil.copy(ROOT / "notebooks" / "trace.json", folder / "trace.json")
+    steps = len(load_trace(folder / "trace.json").steps)
+    errors: list[str] = []
+    with marimo_app(folder, tmp_path) as url, sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS,
+            viewport={"width": 1280, "height": 1400},
+        )  # fmt: skip
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url)
+            view = page.locator(".blv")  # inside marimo's shadow root: locators reach it
+            expect(view.locator(".blv-row").first).to_be_visible(timeout=60_000)
+            expect(view.locator(".blv-title")).to_have_text("in marimo")
+            expect(view.locator(".blv-count")).to_have_text(f"{steps} steps")
+            detail = view.locator(".blv-detail .blv-card-head")
+            expect(detail).to_contain_text("Step 0 ·")
+            # the search, as it is typed
+            view.get_by_role("searchbox").press_sequentially("weather")
+            expect(view.locator(".blv-count")).to_have_text(f"1 of {steps} steps match")
+            expect(detail).to_contain_text("Step 1 ·")
+            # a jump to a step the search hides clears it
+            view.locator("button[data-jump='the stop']").click()
+            expect(detail).to_contain_text(f"Step {steps - 1} ·")
+            # the keys move, and the chosen step reaches Python: the next cell runs again
+            view.locator(".blv-scroll").focus()
+            page.keyboard.press("k")
+            expect(detail).to_contain_text(f"Step {steps - 2} ·")
+            expect(page.get_by_text(f"SELECTED {steps - 2}")).to_be_visible(timeout=30_000)
+            view.screenshot(path=str(ARTIFACTS / "traceview-marimo.png"))
+        finally:
+            context.close()
+    assert errors == []

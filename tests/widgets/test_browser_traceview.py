@@ -1,0 +1,285 @@
+"""TraceView and CompareView in real front ends: JupyterLab 4 and Notebook 7, driven by mouse and
+keyboard. The rows, search, filters, jumps and keys work in the browser; the choice of step
+reaches the kernel (``view.selected``) and a choice made in the kernel reaches the page.
+
+It needs /usr/bin/chromium (Debian's package; Playwright cannot download its own browser here).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from budgetloop import load_trace
+from tests.jupyter_browser import (
+    ARTIFACTS,
+    ROOT,
+    Browser,
+    Server,
+    chromium,
+    jupyter_server,
+    open_and_run_all,
+    wait_until_idle,
+    write_notebook,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(autouse=True)
+def patient_expect() -> None:
+    """Five helpers' builds share two cores here: a wait may take longer than Playwright's 5 s."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=20_000)
+
+
+NOTEBOOK7_LOAD_ERROR = "Cannot read properties of undefined (reading 'schema')"
+TRACE = load_trace(ROOT / "notebooks" / "trace.json")
+
+CELLS = (
+    "from budgetloop import load_trace\n"
+    "from budgetloop_widgets import CompareView, TraceView\n"
+    'view = TraceView("trace.json", title="the saved run")\nview',
+    "view.show(9)  # run with the others: the page opens at step 9",
+    'print("SELECTED", view.selected)',
+)
+
+
+def serve(app: str, tmp_path: Path) -> Iterator[Server]:
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(ROOT / "notebooks" / "trace.json", root / "trace.json")
+    write_notebook(root / "viewer.ipynb", *CELLS)
+    with jupyter_server(app, root, tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Server]:
+    yield from serve("lab", tmp_path)
+
+
+@pytest.fixture
+def notebook7(tmp_path: Path) -> Iterator[Server]:
+    yield from serve("notebook", tmp_path)
+
+
+def run_cell(browser: Browser, n: int) -> None:
+    """Run code cell ``n`` (from 0) alone, as a user does: click into it, Shift+Enter."""
+    page = browser.page
+    page.locator(".jp-CodeCell .jp-InputArea-editor").nth(n).click()
+    page.keyboard.press("Shift+Enter")
+    wait_until_idle(page)
+
+
+def drive_the_trace(browser: Browser, shot: Path | None) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.page
+    view = page.locator(".blv").first
+    expect(view.locator(".blv-row").first).to_be_visible(timeout=30_000)
+    steps = len(TRACE.steps)
+    count = view.locator(".blv-count")
+    expect(count).to_have_text(f"{steps} steps")
+    detail = view.locator(".blv-detail .blv-card-head")
+    expect(detail).to_contain_text("Step 9 ·")  # chosen in the kernel, before it was drawn
+    expect(view.locator(".blv-row.blv-selected")).to_contain_text("9")
+    # a click on a row chooses it; the keys move from there
+    view.locator(".blv-row", has_text="Checking the weather").click()
+    expect(detail).to_contain_text("Step 1 ·")
+    page.keyboard.press("j")
+    expect(detail).to_contain_text("Step 2 ·")
+    page.keyboard.press("ArrowDown")
+    expect(detail).to_contain_text("Step 3 ·")
+    page.keyboard.press("k")
+    expect(detail).to_contain_text("Step 2 ·")
+    page.keyboard.press("End")
+    expect(detail).to_contain_text(f"Step {steps - 1} ·")
+    page.keyboard.press("Home")
+    expect(detail).to_contain_text("Step 0 ·")
+    # "/" goes to the search, which filters as it is typed
+    page.keyboard.press("/")
+    search = view.locator("input.blv-search")
+    expect(search).to_be_focused()
+    page.keyboard.type("weather")
+    expect(count).to_have_text(f"1 of {steps} steps match")
+    expect(view.locator(".blv-row:not([hidden])")).to_have_count(1)
+    expect(detail).to_contain_text("Step 1 ·")  # the detail follows the list
+    # a jump to a step the search hides clears the search, and shows it
+    view.locator("button[data-jump='the stop']").click()
+    expect(detail).to_contain_text(f"Step {steps - 1} ·")
+    expect(search).to_have_value("")
+    expect(count).to_have_text(f"{steps} steps")
+    view.locator("button[data-jump='first error']").click()
+    expect(detail).to_contain_text("Step 1 ·")
+    # Enter opens the chosen step: the detail takes the focus
+    view.locator(".blv-scroll").focus()
+    page.keyboard.press("Enter")
+    expect(view.locator(".blv-detail")).to_be_focused()
+    if shot is not None:
+        view.screenshot(path=str(shot))
+
+
+def test_traceview_in_jupyterlab_by_mouse_and_keyboard(lab: Server, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    with chromium(lab, tmp_path / "profile") as browser:
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/viewer.ipynb"))
+        wait_until_idle(page)
+        drive_the_trace(browser, ARTIFACTS / "traceview.png")
+        # the choice made in the page reached the kernel
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 9")
+        run_cell(browser, 2)
+        expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 1")
+    assert browser.errors == []
+    assert browser.dialogs == []
+
+
+def test_traceview_in_notebook_7(notebook7: Server, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    with chromium(notebook7, tmp_path / "profile") as browser:
+        page = browser.page
+        open_and_run_all(page, notebook7.url("notebooks/viewer.ipynb"))
+        assert page.evaluate("window.jupyterapp.name") == "Jupyter Notebook"
+        wait_until_idle(page)
+        drive_the_trace(browser, ARTIFACTS / "traceview-notebook7.png")
+        run_cell(browser, 2)
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 1")
+    assert [e for e in browser.errors if e != NOTEBOOK7_LOAD_ERROR] == []
+    assert browser.dialogs == []
+
+
+# The elements whose text must read at 4.5:1 against what is behind them, in every theme.
+READ = {
+    "title": ".blv-title",
+    "banner": ".blv-banner .blv-line-head",
+    "stop words": ".blv-banner .blv-line-why",
+    "header": ".blv-head .blv-c",
+    "row": ".blv-row:not(.blv-selected) .blv-c.blv-num",
+    "chosen row": ".blv-row.blv-selected .blv-c.blv-txt",
+    "ok status": ".blv-row .blv-c.blv-st-ok",
+    "error status": ".blv-row .blv-c.blv-st-error",
+    "step count": ".blv-count",
+    "jump": ".blv-jumps button:not([disabled])",
+    "search": "input.blv-search",
+    "card head": ".blv-card-head",
+    "projection": ".blv-detail .blv-projection",
+    "muted": ".blv-detail .blv-muted",
+    "model text": ".blv-detail .blv-text",
+    "call status": ".blv-calls td.blv-status",
+    "chart title": "svg .bl-chart-title",
+    "chart tick": "svg .bl-tick",
+    "ceiling label": "svg .bl-ceiling-label",
+}
+
+
+@pytest.mark.parametrize(
+    "theme", ["JupyterLab Light", "JupyterLab Dark", "JupyterLab Dark High Contrast"]
+)
+def test_traceview_reads_in_every_jupyterlab_theme(theme: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from tests.widgets.test_browser_viewer import CONTRAST
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy(ROOT / "notebooks" / "trace.json", root / "trace.json")
+    write_notebook(root / "viewer.ipynb", CELLS[0], "view.show(1)")
+    with (
+        jupyter_server("lab", root, tmp_path, theme=theme) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/viewer.ipynb"))
+        view = page.locator(".blv").first
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text(
+            "Step 1 ·", timeout=30_000
+        )
+        light = "true" if theme == "JupyterLab Light" else "false"
+        page.wait_for_function(
+            f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=15_000
+        )
+        seen = {}
+        for name, selector in READ.items():
+            element = view.locator(selector).first
+            expect(element).to_be_attached()
+            seen[name] = element.evaluate(CONTRAST)
+        view.screenshot(path=str(ARTIFACTS / f"traceview-{theme.split()[-1].lower()}.png"))
+    low = {name: s for name, s in seen.items() if s["ratio"] < 4.5}
+    assert low == {}
+    assert browser.errors == []
+
+
+COMPARE = '''
+from budgetloop import Completion, Price, ScriptedModel, ToolCall, run, tool
+from budgetloop_widgets import CompareView
+
+
+@tool
+def look(query: str) -> str:
+    """Look something up."""
+    return f"found {query}"
+
+
+def a_run(second):
+    script = [Completion(text="first", tool_calls=[ToolCall("look", {"query": "a"}, "c1")]),
+              Completion(text=second, tool_calls=[ToolCall("look", {"query": second}, "c2")]),
+              "done"]
+    return run(ScriptedModel(script, price=Price(3.0, 15.0), max_output_tokens=100), "go",
+               tools=[look])
+
+
+view = CompareView(a_run("second"), a_run("other"), names=("bad", "fixed"))
+view
+'''
+
+
+def test_compareview_in_jupyterlab_by_mouse_and_keyboard(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "compare.ipynb", COMPARE, 'print("SELECTED", view.selected)')
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/compare.ipynb"))
+        wait_until_idle(page)
+        view = page.locator(".blv").first
+        detail = view.locator(".blv-detail")
+        # it opens where the runs part, the agreeing step folded into one row above it
+        expect(detail.locator(".blv-diverge-head")).to_have_text("step 1: the runs part here")
+        rows = view.locator(".blv-row:not([hidden])")
+        expect(rows).to_have_count(3)
+        expect(rows.nth(0)).to_contain_text("step 0: the same in both runs")
+        expect(view.locator(".blv-row.blv-selected")).to_contain_text("other")
+        cards = detail.locator(".blv-card")
+        expect(cards).to_have_count(2)
+        expect(cards.nth(0)).to_contain_text("second")
+        expect(cards.nth(1)).to_contain_text("other")
+        # the keys: up to the folded row, Enter unfolds it, j moves on
+        view.locator(".blv-scroll").focus()
+        page.keyboard.press("k")
+        expect(detail).to_contain_text("the runs agree on step 0")
+        page.keyboard.press("Enter")
+        expect(rows).to_have_count(3)
+        expect(rows.nth(0)).to_contain_text("first")
+        expect(detail.locator(".blv-card-head").first).to_contain_text("Step 0 ·")
+        page.keyboard.press("j")
+        page.keyboard.press("j")
+        expect(detail.locator(".blv-card-head").first).to_contain_text("Step 2 ·")
+        view.screenshot(path=str(ARTIFACTS / "compareview.png"))
+        run_cell(browser, 1)
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 2")
+    assert browser.errors == []
