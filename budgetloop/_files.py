@@ -42,24 +42,26 @@ def _what(mode: int) -> str:
     return "not a regular file"
 
 
-def check_trace_path(path: str | os.PathLike[str], where: str | None = None) -> None:
+def check_trace_path(
+    path: str | os.PathLike[str], where: str | None = None, name: str = "trace_path"
+) -> None:
     """A path a trace can be written to: its folder exists and it is not a directory (or another
     non-regular file). An existing regular file is fine: it is renamed aside, never truncated.
 
-    With ``where`` (the entry point that was given ``trace_path=``) an error is in the options'
-    grammar, ``run: trace_path must be ..., got ...``; without, it starts ``trace_path``.
+    With ``where`` (the entry point that was given the path as ``name``) an error is in the
+    options' grammar, ``run: trace_path must be ..., got ...``; without, it starts ``name``.
     """
     if where is None:
-        text = _fspath(path, "trace_path")
+        text = _fspath(path, name)
     elif isinstance(path, (str, os.PathLike)) and isinstance(os.fspath(path), str):
         text = os.fspath(path)
     else:
         got = type_name(os.fspath(path) if isinstance(path, os.PathLike) else path)
-        raise TypeError(must(where, "trace_path", "a str or os.PathLike path or None", got))
+        raise TypeError(must(where, name, "a str or os.PathLike path", got))
     problem = _trace_path_problem(text)
     if problem is not None:
         expected, got, said = problem
-        raise ValueError(said if where is None else must(where, "trace_path", expected, got))
+        raise ValueError(said if where is None else must(where, name, expected, got))
 
 
 def _trace_path_problem(text: str) -> tuple[str, str, str] | None:
@@ -117,15 +119,17 @@ def move_aside(path: str) -> str | None:
 
 
 def open_new(
-    path: str | os.PathLike[str], where: str = "trace_path"
+    path: str | os.PathLike[str], where: str | None = None, name: str = "trace_path"
 ) -> tuple[IO[str], str | None]:
     """A new, empty text file at ``path`` for a trace, and where an old file there was moved
     (None if there was none). Strings that cannot be UTF-8 (lone surrogates) are written as
     ``\\udXXX`` escapes, which inside a JSON string read back as the same string."""
-    text = _fspath(path, where)
+    said = name if where is None else f"{where}: {name}"
+    check_trace_path(path, where, name)
+    text = os.fspath(path)
     moved: str | None = None
     for _ in range(ATTEMPTS):
-        check_trace_path(text, where)
+        check_trace_path(text, where, name)
         if os.path.lexists(text):
             moved = move_aside(text) or moved
         try:
@@ -133,15 +137,15 @@ def open_new(
         except FileExistsError:
             continue
         return fh, moved
-    raise FileExistsError(f"{where} {text!r}: a file keeps appearing there; not overwritten.")
+    raise FileExistsError(f"{said} {text!r}: a file keeps appearing there; not overwritten.")
 
 
 def write_new(path: str | os.PathLike[str], text: str, *, where: str = "write_new") -> str | None:
     """Write ``text`` to a new file at ``path`` (UTF-8), as ``Result.save`` writes a trace: an
     existing file there is first renamed to the first free ``<stem>.<N><suffix>``, never
     overwritten, and that name is returned (None when there was no file). ``where`` names the
-    caller in an error."""
-    fh, moved = open_new(path, where)
+    caller in an error, in the one grammar (``write_new: path must be ..., got ...``)."""
+    fh, moved = open_new(path, where, "path")
     with fh:
         fh.write(text)
     return moved

@@ -18,7 +18,7 @@ from typing import Any
 
 from ._journal import load_traces
 from ._trace import Result, printable
-from ._types import PICO, Budget, to_pico
+from ._types import PICO, Budget, format_usd, to_pico
 from ._valid import type_name
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
@@ -122,9 +122,6 @@ class BudgetReport:
                     [_usd(self.daily_worst_usd[p]) for p in self.percentiles],
                     width,
                 ),
-                "  (expected: the runs as they went, no ceiling; worst at ceiling: every run",
-                "   spending the whole max_cost_usd above. A ceiling below the mean cost comes",
-                "   out lower than expected: the dearer runs it stops end without an answer)",
             ]
             lines += self._below_the_mean()
         if self.skipped:
@@ -372,9 +369,7 @@ def _usd_text(value: float | None) -> str:
         return "-"
     if value >= 1e12:  # a trillion and more: too wide written out, or past a float's range
         return f"${value:.3e}" if value <= sys.float_info.max else f">${sys.float_info.max:.1e}"
-    return (
-        f"${value:,.2f}" if value >= 100 else f"${value:.4f}" if value >= 0.01 else f"${value:.6f}"
-    )
+    return format_usd(value)  # the one formatter every view uses
 
 
 def _opt(value: int | None) -> str:

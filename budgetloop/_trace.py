@@ -16,7 +16,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 
 from ._budget import Projection
 from ._files import open_new
-from ._types import Budget, Message, Price, Stop, Usage, format_usd
+from ._types import Budget, Message, Price, Stop, Usage
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
@@ -438,7 +438,7 @@ class Result:
         lines.append("")
         lines.append(
             f"stop={stop} tools={len(self.tool_calls)} failed={len(self.failed)}"
-            f" cost={format_usd(self.cost_usd)}"
+            f" cost={'unknown' if self.cost_usd is None else f'${self.cost_usd:.4f}'}"
         )
         if self.detail:
             lines.append(printable(self.detail))

@@ -24,4 +24,4 @@ def to_html(
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"to_html: path must be a str or a path, got {type(path).__name__}.")
     result = as_result(trace, where="to_html")
-    return write_new(path, result_page(result, title), where="to_html: path")
+    return write_new(path, result_page(result, title), where="to_html")

@@ -404,10 +404,10 @@ def test_write_new_moves_an_old_file_aside_as_save_does(tmp_path: Path) -> None:
     assert write_new(str(path), "three\udc80") == str(tmp_path / "page.2.html")
     assert [p.read_text(encoding="utf-8") for p in (path, tmp_path / "page.1.html",
             tmp_path / "page.2.html")] == ["three\\udc80", "one", "two"]  # fmt: skip
-    with pytest.raises(ValueError, match=r"^write_new '.*' is a directory; pass the path"):
+    with pytest.raises(ValueError, match=r"^write_new: path must be the path of a file .*, a dir"):
         write_new(tmp_path, "x")
     with pytest.raises(
-        TypeError, match=r"^save_page: expected a str or os\.PathLike path, got int\.$"
+        TypeError, match=r"^save_page: path must be a str or os\.PathLike path, got int\.$"
     ):
         write_new(3, "x", where="save_page")  # type: ignore[arg-type]
 

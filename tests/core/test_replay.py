@@ -410,7 +410,7 @@ def test_a_finish_run_that_never_made_its_final_call_replays_with_finish() -> No
     result = reading(0.01)
     assert [s.final_answer for s in result.steps] == [False, False]
     assert result.detail == (
-        "no final answer fits: next turn projected $0.042630 (13710 in + 100 out) on $0.001710 "
+        "no final answer fits: next turn projected $0.04263 (13,710 in + 100 out) on $0.00171 "
         "spent exceeds max_cost_usd=$0.01"
     )
     assert trace_of(replay(result)) == trace_of(result)
@@ -419,7 +419,7 @@ def test_a_finish_run_that_never_made_its_final_call_replays_with_finish() -> No
     other = replay(result, finish=False)
     assert other.options["finish"] is False
     assert other.detail == (
-        "next turn projected $0.042450 (13650 in + 100 out) on $0.001710 spent exceeds "
+        "next turn projected $0.04245 (13,650 in + 100 out) on $0.00171 spent exceeds "
         "max_cost_usd=$0.01"
     )
 
