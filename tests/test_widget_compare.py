@@ -3,7 +3,6 @@ divergence, both cost curves on one chart."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from budgetloop_widgets import CompareView, usd
 from budgetloop_widgets._compare import compare_chart, cost_points, divergence_text
 from budgetloop_widgets._page import asset
 from budgetloop_widgets._svg import lines_chart
+from tests.viewer_support import decode
 
 PRICE = Price(3.00, 15.00)  # assumed rates for the tests
 XSS = "<img src=x onerror=alert(1)>"
@@ -38,7 +38,7 @@ def a_run(second: str, *, ceiling: float = 0.05, answer: str = "done") -> Result
 
 def data_of(view: CompareView) -> dict[str, Any]:
     """What the widget sends the page, decoded as the page decodes it."""
-    return json.loads(view.data.decode("utf-8"))
+    return decode(view.data)
 
 
 def test_both_runs_go_to_the_page_with_the_divergence_chosen() -> None:
