@@ -16,7 +16,7 @@ step 1: One of those is unknown. Converting the one that resolved.
   - convert({"amount": "118.4", "rate": 0.091}) -> 10.77
 step 2: SE0000108656 is 118.40 SEK, about 10.77 USD.
 
-stop=answered tools=3 failed=1 cost=$0.0027
+stop=answered tools=3 failed=1 cost=$0.002687
 """
 
 
