@@ -9,6 +9,8 @@ from typing import Any
 
 import ipywidgets as widgets
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from budgetloop import (
     Budget,
@@ -707,3 +709,24 @@ def test_after_a_fork_the_cost_chart_ends_at_what_the_run_has_spent() -> None:
     points = series_of(result.steps, result.carried_usd).points
     assert points[0] == (0, result.carried_usd)
     assert points[-1][1] == pytest.approx(result.cost_usd)
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.text(alphabet=st.characters(codec=None), max_size=30), max_size=8))
+def test_the_string_table_is_escaped_as_each_text_alone(items: list[str]) -> None:
+    # one pass over the joined table (or a byte check when it is plain ASCII) gives what
+    # _text.shown gives each text, lone surrogates written as escapes so the page's JSON is UTF-8
+    from budgetloop_widgets._data import escaped
+    from budgetloop_widgets._text import shown
+
+    out = escaped(list(items))
+    assert len(out) == len(items)
+    for text, seen in zip(items, out, strict=True):
+        expected = shown(text)
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in expected):
+            expected = "".join(
+                f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in expected
+            )
+        assert seen == expected
+        seen.encode("utf-8")
+    assert escaped(["a\ue000b", "\x1b"]) == ["a\ue000b", "\\x1b"]  # the separator, in a text
