@@ -18,6 +18,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -111,19 +113,40 @@ def _encodable(value: str) -> str:
     return value
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, default=repr).encode
+def json_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False)`` (``repr`` for what JSON cannot hold), as one
+    encoder for many values: building the encoder is most of the cost of dumping a small dict.
+    Use one per batch (it is not for two threads at once)."""
+    encoder = json.JSONEncoder(ensure_ascii=False, default=repr)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator in this Python: the plain way
+        return encoder.encode
+    one = make(
+        {}, encoder.default, json.encoder.encode_basestring, None,
+        ": ", ", ", False, False, True,
+    )  # fmt: skip
+
+    def dump(value: Any) -> str:
+        if isinstance(value, str):
+            return encoder.encode(value)
+        try:
+            return "".join(one(value, 0))
+        except (ValueError, RecursionError):  # a cycle: said, as the core says it
+            return repr(value)
+
+    return dump
 
 
-def json_text(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)``, with the encoder built once."""
-    return _ENCODE(value)
+json_text = json_encoder()
 
 
-def arguments_json(arguments: str | dict[str, Any] | None) -> str:
+def arguments_json(
+    arguments: str | dict[str, Any] | None, dump: Callable[[Any], str] = json_text
+) -> str:
     """Arguments as text: a string as the model wrote it, anything else as JSON."""
     if arguments is None:
         return ""
-    return arguments if isinstance(arguments, str) else json_text(arguments)
+    return arguments if isinstance(arguments, str) else dump(arguments)
 
 
 def step_columns(
@@ -144,10 +167,10 @@ def step_columns(
         "pspent": [None if x is None else x.spent_usd for x in p],
         "plimit": [None if x is None else x.limit_usd for x in p],
         "pfits": [1 if x is None or x.fits else 0 for x in p],
-        "sec": [s.seconds for s in steps],
-        "text": [sid(s.text) for s in steps],
-        "err": [sid(s.error) for s in steps],
-        "tb": [sid(s.traceback) for s in steps],
+        "us": [round(s.seconds * 1_000_000) for s in steps],
+        "text": [-1 if (t := s.text) is None else sid(t) for s in steps],
+        "err": [-1 if (e := s.error) is None else sid(e) for s in steps],
+        "tb": [-1 if (b := s.traceback) is None else sid(b) for s in steps],
         "fl": [flags(s) for s in steps],
         "c0": list(itertools.islice(calls, len(steps))),
     }
@@ -156,35 +179,75 @@ def step_columns(
 def call_columns(
     calls: Sequence[CallRecord], sid: Callable[[str | None], int]
 ) -> dict[str, list[Any]]:
-    """One entry per tool call, in order: the arguments as the model wrote them (``raw``) and as
-    the tool got them (``args``, -1 when they were not checked), the argument paths that were
-    coerced (``co``), its status, result or error, traceback, full length if it was cut for the
-    model (``tr``) and seconds."""
+    """One entry per tool call, in order: ``call_rows`` and ``call_texts`` together."""
+    return {**call_rows(calls, sid), **call_texts(calls, sid)}
+
+
+def call_rows(
+    calls: Sequence[CallRecord], sid: Callable[[str | None], int]
+) -> dict[str, list[Any]]:
+    """What the rows and filters need of each call: its tool, status and microseconds."""
     return {
         "name": [sid(c.name) for c in calls],
-        "raw": [sid(arguments_json(c.raw_arguments)) for c in calls],
-        "args": [-1 if c.arguments is None else sid(json_text(c.arguments)) for c in calls],
-        "co": [[sid(path) for path in c.coerced] if c.coerced else None for c in calls],
         "st": [CALL_STATUSES[c.status] for c in calls],
-        "out": [sid(c.result if c.status == "ok" else c.error) for c in calls],
-        "tb": [sid(c.traceback) for c in calls],
-        "tr": [c.truncated for c in calls],
-        "sec": [c.seconds for c in calls],
+        "us": [round(c.seconds * 1_000_000) for c in calls],
     }
+
+
+def call_texts(
+    calls: Sequence[CallRecord], sid: Callable[[str | None], int]
+) -> dict[str, list[Any]]:
+    """The rest of each call, for the search and the detail: the arguments as the model wrote
+    them (``raw``) and as the tool got them (``args``, -1 when they were not checked), the
+    argument paths that were coerced (``co``), its result or error, traceback and full length
+    if it was cut for the model (``tr``)."""
+    dump = json_encoder()
+    raw = [arguments_json(c.raw_arguments, dump) for c in calls]
+    return {
+        "raw": [sid(text) for text in raw],
+        "args": [_checked(c, text, sid, dump) for c, text in zip(calls, raw, strict=True)],
+        "co": [[sid(path) for path in c.coerced] if c.coerced else None for c in calls],
+        "out": [sid(c.result if c.status == "ok" else c.error) for c in calls],
+        "tb": [-1 if (b := c.traceback) is None else sid(b) for c in calls],
+        "tr": [c.truncated for c in calls],
+    }
+
+
+def later_data(result: Result, strings: Strings) -> dict[str, Any]:
+    """What a page drawn from ``run_data(..., later=True)`` is sent next: each call's texts,
+    and the texts they add to the string table."""
+    calls = call_texts(calls_of(result.steps), strings.id)
+    start, items = strings.take()
+    return {
+        "strings_from": start,
+        "strings": items,
+        "cut": strings.cut_lengths(start),
+        "calls": calls,
+    }
+
+
+def _checked(
+    call: CallRecord, raw: str, sid: Callable[[str | None], int], dump: Callable[[Any], str]
+) -> int:
+    """The id of the checked arguments' text (-1: not checked); the raw text when equal."""
+    if call.arguments is None:
+        return -1
+    return sid(raw if call.arguments == call.raw_arguments else dump(call.arguments))
 
 
 def message_columns(
     messages: Sequence[Message], sid: Callable[[str | None], int]
 ) -> dict[str, list[Any]]:
     """One entry per message: role, content, name, call id and its tool calls."""
+    dump = json_encoder()
     return {
         "role": [ROLES.index(m.role) if m.role in ROLES else sid(m.role) + 10 for m in messages],
         "c": [sid(m.content) for m in messages],
         "nm": [sid(m.name) for m in messages],
         "id": [sid(m.tool_call_id) for m in messages],
         "tc": [
-            [[sid(c.name), sid(arguments_json(c.arguments)), sid(c.id)] for c in m.tool_calls]
-            if m.tool_calls
+            [[sid(c.name), sid(arguments_json(c.arguments, dump)), sid(c.id)] for c in calls]
+            if (calls := m.tool_calls)
             else None
             for m in messages
         ],
@@ -212,27 +275,32 @@ def run_data(
     charts: Sequence[str] = (),
     messages: bool = True,
     tokens: Sequence[int] | None = None,
+    later: bool = False,
 ) -> dict[str, Any]:
     """One run: its banner (in words), ceilings, steps, calls and jumps; its messages too
-    unless ``messages`` is False (a widget sends a step's context when it is opened)."""
+    unless ``messages`` is False (a widget sends a step's context when it is opened). With
+    ``later`` only what the rows need of each call is here, and ``later_data`` is the rest (a
+    long run is on screen before its calls' texts have been sent)."""
     steps = result.steps
     b = result.budget
     sid = strings.id
+    carried = result.carried_usd  # a pass over every step: once
     columns = step_columns(steps, sid)
     return {
         "name": sid(name),
-        "banner": [[kind, sid(line)] for kind, line in stop_lines(result)],
+        "banner": [[kind, sid(line)] for kind, line in stop_lines(result, carried)],
         "answered": result.answered,
         "ended": result.stop is not None,
         "budget": [b.max_steps, b.max_seconds, b.max_cost_usd, b.max_tool_calls],
         "cost": result.cost_usd,
-        "carried": result.carried_usd,
-        "carried_text": sid(carried_text(result.carried_usd)) if result.carried_usd else -1,
+        "carried": carried,
+        "carried_text": sid(carried_text(carried)) if carried else -1,
         "schemas": sid(json.dumps(list(result.tools), ensure_ascii=False, indent=1)),
         "ntools": len(result.tools),
         "steps": columns,
         "sent": sent_counts(result),
-        "calls": call_columns(calls_of(steps), sid),
+        "calls": (call_rows if later else call_columns)(calls_of(steps), sid),
+        "later": later,
         "messages": message_columns(result.messages, sid) if messages else None,
         "tokens": None if tokens is None else list(tokens),
         "jumps": jump_targets(steps, columns["fl"]),
@@ -260,3 +328,58 @@ def document(
 def encode(data: dict[str, Any]) -> bytes:
     """The data as compact JSON in UTF-8 (what the widget sends, and a page embeds)."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+MAGIC = b"BLV1"  # data in binary: the page reads its numbers without parsing them
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def encode_binary(data: dict[str, Any]) -> bytes:
+    """The data for a widget, its runs' step and call columns of numbers as raw arrays: MAGIC,
+    the JSON's length (4 bytes, little-endian), the JSON (each such column a ``{"$bin":
+    [offset, length, "i" or "d"]}``: int32 or float64 from ``offset`` after the JSON, padded
+    to 8 bytes), then the arrays. A column with a None (a value not known) stays JSON. Writing
+    and reading a float as text is most of what a long run's data costs; as bytes it is a copy.
+    """
+    blobs: list[bytes] = []
+    size = 0
+    runs = []
+    for run in data["runs"]:
+        run = dict(run)
+        for part in ("steps", "calls"):
+            columns = dict(run[part])
+            for name, values in columns.items():
+                packed = _packed(values)
+                if packed is None:
+                    continue
+                kind, raw = packed
+                columns[name] = {"$bin": [size, len(values), kind]}
+                blobs.append(raw)
+                size += len(raw)
+            run[part] = columns
+        runs.append(run)
+    head = encode({**data, "runs": runs})
+    head += b" " * (-(len(MAGIC) + 4 + len(head)) % 8)  # the arrays start 8-aligned
+    return MAGIC + len(head).to_bytes(4, "little") + head + b"".join(blobs)
+
+
+def _packed(values: list[Any]) -> tuple[str, bytes] | None:
+    """``values`` as int32 or float64 bytes (little-endian), or None when they are not all
+    numbers (a None, a list) or an int does not fit 32 bits."""
+    if not values or None in values:
+        return None
+    kinds = {type(v) for v in values}
+    if kinds == {int}:
+        if _INT32[0] <= min(values) and max(values) <= _INT32[1]:
+            return "i", _little(array("i", values))
+        return None
+    if kinds <= {int, float}:
+        return "d", _little(array("d", values))
+    return None
+
+
+def _little(numbers: array[Any]) -> bytes:
+    if sys.byteorder == "big":  # pragma: no cover - the page reads little-endian arrays
+        numbers.byteswap()
+    raw = numbers.tobytes()
+    return raw + b"\0" * (-len(raw) % 8)

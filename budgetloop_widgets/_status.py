@@ -36,12 +36,13 @@ def stop_words(stop: Stop) -> str:
     return STOP_WORDS.get(stop, f"stopped: {stop.value}")
 
 
-def spent_words(result: Result) -> str:
-    """What the run spent; for a fork, how much of it was carried from the run it came from."""
+def spent_words(result: Result, carried: float | None = None) -> str:
+    """What the run spent; for a fork, how much of it was carried from the run it came from
+    (``carried``: ``result.carried_usd``, when it is known already)."""
     if result.cost_usd is None:
         return "cost unknown"
     spent = f"{usd(result.cost_usd)} spent"
-    carried = result.carried_usd
+    carried = result.carried_usd if carried is None else carried
     if carried:
         spent += (
             f" ({usd(carried)} of it carried from the run this one was forked from, "
@@ -50,10 +51,10 @@ def spent_words(result: Result) -> str:
     return spent
 
 
-def stop_lines(result: Result) -> list[tuple[str, str]]:
+def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, str]]:
     """How the run ended, line by line, each with its kind: ``head`` (the stop, the steps,
     the spend), ``why`` (what the stop means), ``detail``, ``error`` and ``answer``."""
-    taken = f"{plural(len(result.steps), 'step')} taken · {spent_words(result)}"
+    taken = f"{plural(len(result.steps), 'step')} taken · {spent_words(result, carried)}"
     source = [] if result.imported is None else [("imported", result.imported.describe())]
     if result.stop is None and result.imported is not None:
         return [

@@ -73,7 +73,7 @@ class StepList(Viewer):
         self.on_hello = on_hello
         self.context_shown = context_shown
         data, strings = self._start(session, context_head)
-        super().__init__(data, strings)
+        super().__init__(data, strings, binary=False)  # the page appends to its columns
         self.add_class("bl-steplist")
 
     def _start(self, session: Session, head: str) -> tuple[dict[str, Any], Strings]:

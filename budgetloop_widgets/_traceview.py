@@ -11,7 +11,7 @@ import traitlets
 
 from budgetloop import Result
 
-from ._data import Strings, encode
+from ._data import Strings, encode, encode_binary, later_data
 from ._log import jump_target, request_of
 from ._page import asset, context_answer, fallback, request_text, trace_document
 from ._status import stop_lines
@@ -29,9 +29,13 @@ class Viewer(anywidget.AnyWidget):
     data = traitlets.Bytes(b"").tag(sync=True)
     selected = traitlets.Int(-1).tag(sync=True)
 
-    def __init__(self, data: dict[str, Any], strings: Strings, **kwargs: Any) -> None:
+    def __init__(
+        self, data: dict[str, Any], strings: Strings, *, binary: bool = True, **kwargs: Any
+    ) -> None:
+        """``binary``: the columns of numbers as raw arrays (``_data.encode_binary``); a view
+        that appends to its columns (the panel's) keeps them JSON."""
         self._strings = strings
-        super().__init__(data=encode(data), **kwargs)
+        super().__init__(data=encode_binary(data) if binary else encode(data), **kwargs)
         self.on_msg(self._on_message)
 
     def _on_message(self, _widget: object, content: Any, _buffers: object) -> None:
@@ -66,7 +70,8 @@ class TraceView(Viewer):
             raise TypeError(f"TraceView: title must be a str, got {type(title).__name__}.")
         self.result = as_result(source)
         self.title = title
-        data, strings = trace_document(self.result, title, messages=False)
+        data, strings = trace_document(self.result, title, messages=False, later=True)
+        self._later: bytes | None = None  # the calls' texts, once built: sent when asked
         super().__init__(data, strings, selected=0 if self.result.steps else -1)
 
     def answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
@@ -74,6 +79,9 @@ class TraceView(Viewer):
         is opened (a long run's messages are not sent with its rows)."""
         step = content.get("step")
         kind = content.get("type")
+        if kind == "later":  # the rows are drawn: the calls' texts, as one binary buffer
+            self.send({"type": "later"}, buffers=[self.later()])
+            return None
         if kind not in ("context", "request"):
             return super().answer(content)
         if isinstance(step, bool) or not isinstance(step, int):
@@ -99,6 +107,13 @@ class TraceView(Viewer):
         if target is not None:
             self.selected = target
         return target
+
+    def later(self) -> bytes:
+        """What the page is sent once it has drawn the rows: each call's arguments, result or
+        error and traceback, and the texts they add (JSON, UTF-8; built once)."""
+        if self._later is None:
+            self._later = encode(later_data(self.result, self._strings))
+        return self._later
 
     def request(self, index: int) -> dict[str, Any]:
         """The request step ``index`` sent, whole: its messages (as the trace holds them) and

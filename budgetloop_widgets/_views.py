@@ -231,13 +231,28 @@ def chart_svgs(
     a hollow point at spent + projected.
     """
     figures = series_of(steps, carried)
-    bars = bar_chart(
-        figures.tokens, title="input tokens per step, reported", max_points=max_points
-    )
-    points: Sequence[tuple[float, float]] = figures.points
+    return charts_of(
+        figures.tokens, figures.points, budget, next_projection, len(steps),
+        max_points=max_points, carried=carried,
+    )  # fmt: skip
+
+
+def charts_of(
+    tokens: Sequence[int],
+    points: Sequence[tuple[float, float]],
+    budget: Budget,
+    next_projection: Projection | None = None,
+    steps: int = 0,
+    *,
+    max_points: int = MAX_POINTS,
+    carried: float = 0.0,
+) -> list[str]:
+    """``chart_svgs`` from the figures themselves: each step's reported input tokens, and the
+    cost so far after each of the ``steps`` steps (``Series.points``)."""
+    bars = bar_chart(tokens, title="input tokens per step, reported", max_points=max_points)
     projected = None
     if next_projection is not None and next_projection.total_usd is not None:
-        projected = (len(steps) + 1, next_projection.total_usd)
+        projected = (steps + 1, next_projection.total_usd)
         points = points or [(0, 0.0)]
     ceiling = budget.max_cost_usd
     title = "cost so far (○ = + next step, projected)"

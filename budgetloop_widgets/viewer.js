@@ -12,6 +12,7 @@ const ROW = 26; // px, one row of the list
 const MAX_HEIGHT = 8000000; // px: past this the list's scroll height is scaled
 const OVERSCAN = 6;
 const CONTEXT_SHOWN = 40;
+const KEY_WAIT = 150; // ms the keys rest before the step they chose is drawn in detail
 const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected"];
 const BITS = { ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32 };
 const FINAL = 64;
@@ -110,6 +111,12 @@ function h(tag, props, ...children) {
   return el;
 }
 
+// Append items to an array in place (a spread of 100,000 arguments would overflow the stack).
+function extend(array, items) {
+  for (let i = 0; i < items.length; i += 1) { array.push(items[i]); }
+  return array;
+}
+
 // Append the children that are there (a view leaves out what a run does not have).
 function put(el, ...children) {
   for (const child of children.flat()) { if (child) { el.append(child); } }
@@ -150,10 +157,29 @@ export function chart(markup) {
 
 // -- the data --------------------------------------------------------------------------------
 
+// The data as the widget sends it (bytes: JSON, or "BLV1" and JSON and arrays of numbers; see
+// budgetloop_widgets/_data.py encode_binary) or as a page embeds it (parsed already).
 export function decode(raw) {
-  if (raw instanceof DataView) { raw = new TextDecoder().decode(raw); }
-  else if (raw instanceof ArrayBuffer || ArrayBuffer.isView(raw)) { raw = new TextDecoder().decode(raw); }
-  return typeof raw === "string" ? JSON.parse(raw) : raw;
+  if (raw instanceof ArrayBuffer) { raw = new Uint8Array(raw); }
+  if (!ArrayBuffer.isView(raw)) { return typeof raw === "string" ? JSON.parse(raw) : raw; }
+  const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  const binary = bytes.length > 8 && bytes[0] === 66 && bytes[1] === 76 && bytes[2] === 86 && bytes[3] === 49;
+  if (!binary) { return JSON.parse(new TextDecoder().decode(bytes)); }
+  const length = bytes[4] | (bytes[5] << 8) | (bytes[6] << 16) | (bytes[7] << 24);
+  const data = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + length)));
+  const start = 8 + length;
+  const arrays = bytes.slice(start).buffer; // a copy: 8-aligned, as typed arrays need
+  for (const run of data.runs) {
+    for (const part of ["steps", "calls"]) {
+      for (const [name, column] of Object.entries(run[part] || {})) {
+        if (column && column.$bin) {
+          const [offset, count, kind] = column.$bin;
+          run[part][name] = kind === "i" ? new Int32Array(arrays, offset, count) : new Float64Array(arrays, offset, count);
+        }
+      }
+    }
+  }
+  return data;
 }
 
 // One run's columns, with what the views read of them.
@@ -172,12 +198,12 @@ class Run {
     this.secBefore = this.secBefore || [];
     this.runBefore = this.runBefore || [];
     const from = this.secBefore.length;
-    let sec = from ? this.secBefore[from - 1] + st.sec[from - 1] : 0;
+    let sec = from ? this.secBefore[from - 1] + st.us[from - 1] : 0;
     let ran = from ? this.runBefore[from - 1] + this.ranIn(from - 1) : 0;
     for (let i = from; i < n; i += 1) {
       this.secBefore.push(sec);
       this.runBefore.push(ran);
-      sec += st.sec[i];
+      sec += st.us[i];
       ran += this.ranIn(i);
     }
     this.n = n;
@@ -223,15 +249,21 @@ class Run {
     return out;
   }
 
-  // The string ids a search looks in: the model's text and error, each call's tool name,
-  // raw arguments and result or error.
-  searchIds(i) {
+  // Whether step i has a text the search found (``hits``, by string id): the model's text and
+  // error, each call's tool name, raw arguments and result or error.
+  hit(i, hits) {
     const st = this.d.steps;
+    const t = st.text[i];
+    const e = st.err[i];
+    if ((t >= 0 && hits[t]) || (e >= 0 && hits[e])) { return true; }
     const calls = this.d.calls;
-    const ids = [st.text[i], st.err[i]];
-    const [a, b] = this.callRange(i);
-    for (let c = a; c < b; c += 1) { ids.push(calls.name[c], calls.raw[c], calls.out[c]); }
-    return ids;
+    const c0 = st.c0;
+    const end = i + 1 < c0.length ? c0[i + 1] : calls.name.length;
+    for (let c = c0[i]; c < end; c += 1) {
+      if (hits[calls.name[c]]) { return true; }
+      if (calls.raw && (hits[calls.raw[c]] || (calls.out[c] >= 0 && hits[calls.out[c]]))) { return true; }
+    }
+    return false;
   }
 }
 
@@ -241,21 +273,38 @@ class Search {
     this.doc = doc;
     this.query = "";
     this.hits = null; // Uint8Array over the string table: 1 = contains the query
+    this.lower = []; // the table lowercased, made once (and extended as the table grows)
   }
 
   reset() { this.query = ""; this.hits = null; }
+
+  // Lowercase the table ahead of the first search, a slice at a time when the page is idle.
+  warm() {
+    if (typeof requestIdleCallback === "undefined") { return; }
+    const step = (deadline) => {
+      const strings = this.doc.strings;
+      while (this.lower.length < strings.length && deadline.timeRemaining() > 2) {
+        const end = Math.min(this.lower.length + 2000, strings.length);
+        for (let i = this.lower.length; i < end; i += 1) { this.lower.push(strings[i].toLowerCase()); }
+      }
+      if (this.lower.length < strings.length) { requestIdleCallback(step); }
+    };
+    requestIdleCallback(step);
+  }
 
   find(query) {
     const q = query.toLowerCase();
     if (!q) { this.query = ""; this.hits = null; return null; }
     const strings = this.doc.strings;
+    const lower = this.lower;
+    for (let i = lower.length; i < strings.length; i += 1) { lower.push(strings[i].toLowerCase()); }
     const narrowing = this.hits && this.query && q.includes(this.query) && this.hits.length === strings.length;
     const before = narrowing ? this.hits : null;
     const hits = new Uint8Array(strings.length);
     for (let i = 0; i < strings.length; i += 1) {
       if (before && !before[i]) { continue; }
-      const s = strings[i];
-      if (s.length >= q.length && s.toLowerCase().includes(q)) { hits[i] = 1; }
+      const s = lower[i];
+      if (s.length >= q.length && s.includes(q)) { hits[i] = 1; }
     }
     this.query = q;
     this.hits = hits;
@@ -278,6 +327,7 @@ class List {
     this.entries = new Int32Array(0);
     this.selected = -1; // an entry value
     this.pool = [];
+    this.top = 0; // the scroll position, as last set or scrolled to
     this.el = h("div", { class: `blv-list ${opts.cls || ""}` });
     this.head = h("div", { class: "blv-head blv-grid", role: "row" },
       this.columns.map((c) => h("span", { class: `blv-c ${c.cls || ""}`, role: "columnheader", text: c.head })));
@@ -287,7 +337,7 @@ class List {
     this.scroll = h("div", {
       class: "blv-scroll", tabindex: "0", role: "listbox", "aria-label": opts.label,
       "data-lm-suppress-shortcuts": "true",
-      onscroll: () => this.schedule(),
+      onscroll: () => { this.top = this.scroll.scrollTop; this.schedule(); },
     }, this.head, this.spacer);
     this.empty = h("div", { class: "blv-empty", hidden: true });
     this.el.append(this.scroll, this.empty);
@@ -314,6 +364,9 @@ class List {
     this.empty.textContent = entries.length ? "" : emptyText;
     this.height = Math.min(entries.length * ROW, MAX_HEIGHT);
     this.spacer.style.height = `${this.height}px`;
+    // a definite height (up to 22 rows): the list's layout is then its own (CSS contain)
+    this.viewH = Math.max(Math.min(this.height, 22 * ROW), ROW);
+    this.scroll.style.height = `${this.viewH + ROW + 2}px`;
     this.draw();
   }
 
@@ -330,8 +383,10 @@ class List {
     return e.indexOf(entry);
   }
 
+  // The rows' viewport: the list's height is set here (setEntries), so it is known without
+  // asking the page for its layout (a forced layout of a whole notebook costs more than a move)
   view() {
-    const viewH = this.scroll.clientHeight - this.head.offsetHeight;
+    const viewH = this.viewH || ROW;
     const total = this.entries.length * ROW;
     const room = Math.max(this.height - viewH, 1);
     const ratio = total > this.height ? (total - viewH) / room : 1;
@@ -340,7 +395,7 @@ class List {
 
   firstExact() {
     const { ratio } = this.view();
-    return (this.scroll.scrollTop * ratio) / ROW;
+    return (this.top * ratio) / ROW;
   }
 
   schedule() {
@@ -351,27 +406,37 @@ class List {
   draw() {
     const n = this.entries.length;
     const { viewH, ratio } = this.view();
-    const exact = (this.scroll.scrollTop * ratio) / ROW;
+    const exact = (this.top * ratio) / ROW;
     const first = Math.max(Math.floor(exact) - OVERSCAN, 0);
-    const shown = Math.min(Math.ceil(viewH / ROW) + 2 * OVERSCAN + 1, n - first);
-    while (this.pool.length < shown) {
-      const row = h("div", { class: "blv-row blv-grid", role: "option" },
-        this.columns.map((c) => h("span", { class: `blv-c ${c.cls || ""}` })));
-      this.pool.push(row);
-      this.spacer.append(row);
+    const size = Math.ceil(viewH / ROW) + 2 * OVERSCAN + 1;
+    const shown = Math.min(size, n - first);
+    if (this.size !== size) { // the viewport changed: every row is placed again
+      for (const row of this.pool) { if (row) { row.remove(); } }
+      this.pool = new Array(size);
+      this.size = size;
     }
+    // position p is drawn by row p % size: when the window moves by one row, one row is
+    // written and the others keep their text (nothing else in the list is laid out again)
+    const used = new Set();
     let active = null;
-    for (let k = 0; k < this.pool.length; k += 1) {
-      const row = this.pool[k];
-      if (k >= shown) { row.hidden = true; row.removeAttribute("data-e"); continue; }
-      row.hidden = false;
-      const position = first + k;
+    for (let position = first; position < first + shown; position += 1) {
+      const slot = position % size;
+      used.add(slot);
+      let row = this.pool[slot];
+      if (!row) { // made when first needed: a short list has only its rows
+        row = h("div", { class: "blv-row blv-grid", role: "option" },
+          this.columns.map((c) => h("span", { class: `blv-c ${c.cls || ""}` })));
+        this.pool[slot] = row;
+        this.spacer.append(row);
+      }
+      if (row.hidden) { row.hidden = false; }
       const entry = this.entries[position];
-      const top = ratio === 1 ? position * ROW : this.scroll.scrollTop + (position - exact) * ROW;
-      row.style.transform = `translateY(${top}px)`;
-      if (row.dataset.e !== String(entry) || row.dataset.v !== this.version) {
+      const top = ratio === 1 ? position * ROW : this.top + (position - exact) * ROW;
+      if (row.top !== top) { row.top = top; row.style.transform = `translateY(${top}px)`; }
+      if (row.entry !== entry || row.version !== this.version) {
+        row.entry = entry;
+        row.version = this.version;
         row.dataset.e = String(entry);
-        row.dataset.v = this.version;
         row.id = `${this.id}-${entry}`;
         const cells = row.children;
         this.columns.forEach((c, j) => {
@@ -381,33 +446,59 @@ class List {
           if (title) { cells[j].title = title; } else { cells[j].removeAttribute("title"); }
         });
         const rowCls = this.rowClass ? this.rowClass(entry) : "";
-        row.className = `blv-row blv-grid ${rowCls}`;
+        row.className = `blv-row blv-grid ${rowCls}${row.chosen ? " blv-selected" : ""}`;
       }
       const chosen = entry === this.selected;
-      row.classList.toggle("blv-selected", chosen);
-      row.setAttribute("aria-selected", chosen ? "true" : "false");
+      if (row.chosen !== chosen) { // only what changed is written: no restyle of every row
+        row.chosen = chosen;
+        row.classList.toggle("blv-selected", chosen);
+        row.setAttribute("aria-selected", chosen ? "true" : "false");
+      }
       if (chosen) { active = row.id; }
     }
-    if (active) { this.scroll.setAttribute("aria-activedescendant", active); }
-    else { this.scroll.removeAttribute("aria-activedescendant"); }
+    for (let slot = 0; slot < this.pool.length; slot += 1) {
+      const row = this.pool[slot];
+      if (row && !used.has(slot) && !row.hidden) {
+        row.hidden = true;
+        row.entry = undefined;
+        row.chosen = false;
+        row.classList.remove("blv-selected");
+        row.setAttribute("aria-selected", "false");
+        row.removeAttribute("data-e");
+        for (const cell of row.children) { cell.textContent = ""; }
+      }
+    }
+    if (active !== this.active) {
+      this.active = active;
+      if (active) { this.scroll.setAttribute("aria-activedescendant", active); }
+      else { this.scroll.removeAttribute("aria-activedescendant"); }
+    }
   }
 
+
   // Redraw every row's cells (the data under them changed).
-  refresh() { this.version = String((Number(this.version) || 0) + 1); this.draw(); }
+  refresh() { this.version = (this.version || 0) + 1; this.draw(); }
 
   reveal(position) {
     const { viewH, ratio } = this.view();
     const top = (position * ROW) / ratio;
-    const scrollTop = this.scroll.scrollTop;
+    const scrollTop = this.top;
     if (ratio === 1) {
-      if (top < scrollTop) { this.scroll.scrollTop = top; }
-      else if (top + ROW > scrollTop + viewH) { this.scroll.scrollTop = top + ROW - viewH; }
+      if (top < scrollTop) { this.scrollTo(top); }
+      else if (top + ROW > scrollTop + viewH) { this.scrollTo(top + ROW - viewH); }
     } else {
       const exact = this.firstExact();
       if (position < exact || position + 1 > exact + viewH / ROW) {
-        this.scroll.scrollTop = Math.max(top - viewH / 2, 0);
+        this.scrollTo(Math.max(top - viewH / 2, 0));
       }
     }
+  }
+
+  // The list keeps its own scroll position (set here, and read in the scroll event), so moving
+  // never asks the page for a layout in the middle of a key press
+  scrollTo(top) {
+    this.top = Math.min(Math.max(top, 0), Math.max(this.height - this.viewH, 0));
+    this.scroll.scrollTop = this.top;
   }
 
   select(entry, reveal = true) {
@@ -474,7 +565,7 @@ export function stepHead(run, i) {
     parts.push(st.cost[i] === null ? "cost unknown" : `${usd(st.cost[i])} reported`,
       `${count(st.in[i])} in / ${count(st.out[i])} out tokens reported`);
   }
-  parts.push(`${seconds(st.sec[i], 3)} s`);
+  parts.push(`${seconds(st.us[i] / 1e6, 3)} s`);
   return parts.join(" · ");
 }
 
@@ -504,7 +595,7 @@ function meter(run, i) {
     run.d.carried_text >= 0 ? h("div", { class: "blv-carried", text: run.s(run.d.carried_text) }) : "",
     h("div", { class: "blv-ceilings" },
       h("span", {}, h("b", { text: "steps taken" }), ` ${ofLimit(count(i), "max_steps", maxSteps)}`),
-      h("span", {}, h("b", { text: "seconds" }), ` ${ofLimit(seconds(run.secBefore[i], 2), "max_seconds", maxSeconds)}`),
+      h("span", {}, h("b", { text: "seconds" }), ` ${ofLimit(seconds(run.secBefore[i] / 1e6, 2), "max_seconds", maxSeconds)}`),
       h("span", {}, h("b", { text: "tool calls run" }), ` ${ofLimit(count(run.runBefore[i]), "max_tool_calls", maxCalls)}`)),
   );
   return box;
@@ -548,6 +639,9 @@ function callsTable(view, run, i) {
   const [a, b] = run.callRange(i);
   if (a === b) { return h("div", { class: "blv-muted", text: "no tool calls" }); }
   const c = run.d.calls;
+  if (!c.raw) {
+    return h("div", { class: "blv-muted blv-later", text: `${plural(b - a, "tool call")}: their arguments and results are on their way from the kernel` });
+  }
   const rows = [];
   for (let k = a; k < b; k += 1) {
     const status = CALL_STATUS[c.st[k]];
@@ -571,7 +665,7 @@ function callsTable(view, run, i) {
       h("td", { class: "blv-checked" }, checked),
       h("td", { class: `blv-status blv-st-${status}`, text: `${MARK[status]} ${status}` }),
       outcome,
-      h("td", { class: "blv-num", text: seconds(c.sec[k], 3) })));
+      h("td", { class: "blv-num", text: seconds(c.us[k] / 1e6, 3) })));
   }
   return h("table", { class: "blv-table blv-calls" },
     h("thead", {}, h("tr", {}, ["tool", "raw arguments", "checked arguments", "status", "result / error", "s"].map((t) => h("th", { text: t })))),
@@ -807,7 +901,7 @@ class StepsView {
       } },
       { head: "projected", cls: "blv-num", cell: (i) => [count(run().d.steps.pin[i])] },
       { head: "calls", cls: "blv-num", cell: (i) => { const [a, b] = run().callRange(i); return [String(b - a)]; } },
-      { head: "s", cls: "blv-num", cell: (i) => [seconds(run().d.steps.sec[i], 2)] },
+      { head: "s", cls: "blv-num", cell: (i) => [seconds(run().d.steps.us[i] / 1e6, 2)] },
       { head: "text", cls: "blv-txt", cell: (i) => { const t = run().firstLine(i); return [t, "", t.length > 60 ? t : null]; } },
     ];
   }
@@ -859,11 +953,7 @@ class StepsView {
         for (let c = a; c < b; c += 1) { if (names[c] === tool) { found = true; break; } }
         if (!found) { continue; }
       }
-      if (hits) {
-        let found = false;
-        for (const id of run.searchIds(i)) { if (id >= 0 && hits[id]) { found = true; break; } }
-        if (!found) { continue; }
-      }
+      if (hits && !run.hit(i, hits)) { continue; }
       out[k] = i;
       k += 1;
     }
@@ -879,10 +969,12 @@ class StepsView {
     this.count.textContent = entries.length === n
       ? plural(n, "step")
       : `${count(entries.length)} of ${plural(n, "step")} match`;
-    if (!entries.length) { this.show(-1); return; }
-    if (this.list.indexOf(prefer) >= 0) { this.list.select(prefer); }
+    this.byKey = true; // typed: the detail waits for the keys to rest, as for a move
+    if (!entries.length) { this.show(-1); }
+    else if (this.list.indexOf(prefer) >= 0) { this.list.select(prefer); }
     else if (this.list.indexOf(this.selected) < 0) { this.list.select(entries[0]); }
     else { this.list.select(this.selected); }
+    this.byKey = false;
   }
 
   jumpTo(i) {
@@ -899,19 +991,29 @@ class StepsView {
     this.list.select(i);
   }
 
+  // The chosen step: the row is marked at once, its detail drawn right after (a click, a jump,
+  // a search); a step chosen by a key is drawn in detail once the keys have rested for KEY_WAIT
+  // ms, so keys held down move the rows at the frame rate and only the step they stop on is
+  // drawn.
   show(i) {
     if (i === this.selected && this.detail.firstChild && i >= 0 && !this.stale) { return; }
     this.stale = false;
     this.selected = i;
     this.list.selected = i;
+    if (this.opts.onSelect && i >= 0) { this.opts.onSelect(i); }
+    clearTimeout(this.waiting);
+    const wait = this.byKey && this.detail.firstChild ? KEY_WAIT : 0;
+    this.waiting = setTimeout(() => this.drawDetail(), wait);
+  }
+
+  drawDetail() {
+    const i = this.selected;
     if (i < 0) {
       this.detail.replaceChildren(h("div", { class: "blv-muted", text: this.run.n ? "no step matches: the detail shows nothing" : "this trace has no steps" }));
-      if (this.opts.context) { this.detail.append(this.opts.context()); }
     } else {
       this.detail.replaceChildren(detailOf(this, this.run, i, this.opts.meter !== false));
-      if (this.opts.context) { this.detail.append(this.opts.context()); }
     }
-    if (this.opts.onSelect && i >= 0) { this.opts.onSelect(i); }
+    if (this.opts.context) { this.detail.append(this.opts.context()); }
   }
 
   open() {
@@ -928,7 +1030,14 @@ class StepsView {
       j: 1, ArrowDown: 1, k: -1, ArrowUp: -1, PageDown: list.page(), PageUp: -list.page(),
     };
     let handled = true;
-    if (event.key in moves) { list.move(moves[event.key]); list.scroll.focus({ preventScroll: true }); }
+    if (event.key in moves) {
+      this.byKey = true;
+      list.move(moves[event.key]);
+      this.byKey = false;
+      // the focus stays on the list; moved there only when it is elsewhere (a notebook's
+      // focus tracking runs on every focus change)
+      if (!list.scroll.matches(":focus")) { list.scroll.focus({ preventScroll: true }); }
+    }
     else if (event.key === "Home") { if (list.entries.length) { list.select(list.entries[0]); } }
     else if (event.key === "End") { if (list.entries.length) { list.select(list.entries[list.entries.length - 1]); } }
     else if (event.key === "/") { this.query.focus(); this.query.select(); }
@@ -950,6 +1059,7 @@ function traceView(host, doc, el) {
     charts(run.d.charts),
     view.el);
   view.apply();
+  view.search.warm();
   return view;
 }
 
@@ -966,13 +1076,13 @@ function panelView(host, doc, el) {
   view.append = (delta) => {
     const latest = view.selected === run.n - 1 || view.selected < 0;
     for (const [k, v] of Object.entries(delta.cut || {})) { doc.cut[k] = v; }
-    doc.strings.push(...delta.strings);
+    extend(doc.strings, delta.strings);
     const d = run.d;
     for (const part of ["steps", "calls", "messages"]) {
-      for (const [k, values] of Object.entries(delta[part])) { d[part][k].push(...values); }
+      for (const [k, values] of Object.entries(delta[part])) { extend(d[part][k], values); }
     }
-    d.sent.push(...delta.sent);
-    if (delta.tokens) { d.tokens = d.tokens || []; d.tokens.push(...delta.tokens); }
+    extend(d.sent, delta.sent);
+    if (delta.tokens) { d.tokens = d.tokens || []; extend(d.tokens, delta.tokens); }
     d.jumps = delta.jumps;
     doc.context_head = delta.context_head;
     run.grow();
@@ -1106,9 +1216,25 @@ export function render({ model, el }) {
     if (!view || !Number.isInteger(i) || i < 0) { return; }
     if (view.jumpTo) { if (view.selected !== i) { view.jumpTo(i); } } else if (view.list.selected !== i) { view.select(i); }
   };
-  const onData = () => { doc = decode(model.get("data")); draw(); };
-  const onMessage = (msg) => {
+  const askLater = () => {
+    if (doc.kind === "trace" && doc.runs[0].later && !model.page) { model.send({ type: "later" }); }
+  };
+  const onData = () => { doc = decode(model.get("data")); draw(); askLater(); };
+  const onMessage = (msg, buffers) => {
     if (!msg || typeof msg !== "object") { return; }
+    if (msg.type === "later" && view && view.run && view.run.d.later && buffers && buffers.length) {
+      const later = decode(buffers[0]);
+      if (later.strings_from !== doc.strings.length) { return; } // drawn from other data
+      extend(doc.strings, later.strings);
+      Object.assign(doc.cut, later.cut);
+      Object.assign(view.run.d.calls, later.calls);
+      view.run.d.later = false;
+      view.search.reset();
+      view.search.warm(); // lowercase the new texts while the page is idle, before a search
+      view.stale = true;
+      view.apply(view.selected);
+      return;
+    }
     if (msg.type === "answer" && waiting.has(msg.ask)) { waiting.get(msg.ask)(msg); waiting.delete(msg.ask); }
     else if (msg.type === "append" && view.append) {
       if (msg.base === view.run.n && msg.strings_from === doc.strings.length) { view.append(msg); }
@@ -1123,6 +1249,7 @@ export function render({ model, el }) {
   model.on("change:busy", onBusy);
   model.on("msg:custom", onMessage);
   if (doc.kind === "panel" && !model.page) { model.send({ type: "hello" }); }
+  askLater();
   return () => {
     model.off("change:selected", onSelected);
     model.off("change:data", onData);

@@ -47,8 +47,12 @@ def widget_text(result: Any) -> str:
     except ImportError:
         return ""
     view = TraceView(result)
-    seen = [view.data.decode("utf-8")]
-    questions = [{"type": "full", "id": i} for i in range(len(json.loads(seen[0])["strings"]))]
+    from tests.viewer_support import decode
+
+    data = decode(view.data)
+    seen = [json.dumps(data, ensure_ascii=False), view.later().decode("utf-8")]
+    count = len(data["strings"]) + len(json.loads(seen[1])["strings"])
+    questions = [{"type": "full", "id": i} for i in range(count)]
     for index in range(len(result.steps)):
         questions += [{"type": "context", "step": index}, {"type": "request", "step": index}]
     for question in questions:

@@ -3,7 +3,6 @@ divergence, both cost curves on one chart."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from budgetloop_widgets import CompareView, usd
 from budgetloop_widgets._compare import compare_chart, cost_points, divergence_text
 from budgetloop_widgets._page import asset
 from budgetloop_widgets._svg import lines_chart
+from tests.viewer_support import decode
 
 PRICE = Price(3.00, 15.00)  # assumed rates for the tests
 XSS = "<img src=x onerror=alert(1)>"
@@ -38,7 +38,7 @@ def a_run(second: str, *, ceiling: float = 0.05, answer: str = "done") -> Result
 
 def data_of(view: CompareView) -> dict[str, Any]:
     """What the widget sends the page, decoded as the page decodes it."""
-    return json.loads(view.data.decode("utf-8"))
+    return decode(view.data)
 
 
 def test_both_runs_go_to_the_page_with_the_divergence_chosen() -> None:
@@ -182,7 +182,6 @@ def test_bidi_and_zero_width_marks_are_shown_as_escapes() -> None:
     hidden = "left\u202eright\u200bjoined"
     a, b = a_run("second"), a_run(hidden, answer=hidden)
     view = CompareView(a, b, names=(hidden, "b"))
-    page = view.data.decode("utf-8")  # what the page gets: JSON, every text escaped once
-    strings = json.loads(page)["strings"]
+    strings = decode(view.data)["strings"]  # what the page gets: every text escaped once
     assert not [s for s in strings if "\u202e" in s or "\u200b" in s]
     assert "left\\u202eright\\u200bjoined" in strings

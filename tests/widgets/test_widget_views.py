@@ -160,8 +160,8 @@ def test_a_run_that_cuts_a_result_shows_its_full_length() -> None:
     result = run(model, "go", tools=[dump], max_result_chars=100)
     (call,) = result.steps[0].tool_calls
     assert call.truncated == 12_345
-    data = json.loads(TraceView(result).data.decode("utf-8"))
-    assert data["runs"][0]["calls"]["tr"] == [12_345]  # the page says "12,345 characters in all"
+    later = json.loads(TraceView(result).later().decode("utf-8"))  # the calls' texts
+    assert later["calls"]["tr"] == [12_345]  # the page says "12,345 characters in all"
 
 
 def make_step(index: int = 0, **changes: object) -> Step:

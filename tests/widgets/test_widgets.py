@@ -9,6 +9,8 @@ from typing import Any
 
 import ipywidgets as widgets
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from budgetloop import (
     Budget,
@@ -31,6 +33,7 @@ from budgetloop import (
 )
 from budgetloop_widgets import RunPanel, TraceView, projection_text, usd
 from budgetloop_widgets._data import CUT
+from tests.viewer_support import decode
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
@@ -463,8 +466,16 @@ def finished() -> Result:
 
 
 def data_of(view: TraceView) -> dict[str, Any]:
-    """What the widget sends the page, decoded as the page decodes it."""
-    return json.loads(view.data.decode("utf-8"))
+    """What the widget sends the page, decoded as the page decodes it: the data, and the calls'
+    texts it asks for once the rows are drawn, joined as the page joins them."""
+    data = decode(view.data)
+    if data["runs"][0]["later"]:
+        later = json.loads(view.later().decode("utf-8"))
+        assert later["strings_from"] == len(data["strings"])
+        data["strings"] += later["strings"]
+        data["cut"].update(later["cut"])
+        data["runs"][0]["calls"].update(later["calls"])
+    return data
 
 
 def test_traceview_opens_a_result_a_dict_and_a_path(tmp_path: Path) -> None:
@@ -620,6 +631,44 @@ def test_a_long_trace_sends_each_text_once_and_a_short_context() -> None:
     assert context["first"] == context["upto"] - 40
 
 
+def test_the_numbers_go_as_raw_arrays_and_read_back_as_sent() -> None:
+    from budgetloop_widgets._data import MAGIC, encode, encode_binary
+    from budgetloop_widgets._page import trace_document
+
+    data, _strings = trace_document(big_trace(300), "t", messages=False, later=True)
+    raw = encode_binary(data)
+    assert raw.startswith(MAGIC)
+    assert decode(raw) == json.loads(encode(data))  # exactly: floats as float64, ints as int32
+    mixed = {"runs": [{"steps": {"none": [1, None], "big": [2**40, 1], "f": [0.1, 3],
+                                 "i": [-(2**31), 2**31 - 1], "lists": [[1], None]},
+                       "calls": {}}]}  # fmt: skip
+    packed = encode_binary(mixed)
+    head = json.loads(packed[8 : 8 + int.from_bytes(packed[4:8], "little")])
+    kept = head["runs"][0]["steps"]
+    assert kept["none"] == [1, None]  # a value not known: JSON, null and all
+    assert kept["big"] == [2**40, 1]  # past 32 bits: JSON
+    assert kept["lists"] == [[1], None]
+    assert kept["f"] == {"$bin": [0, 2, "d"]}
+    assert kept["i"] == {"$bin": [16, 2, "i"]}
+    assert decode(encode_binary(mixed)) == mixed
+
+
+def test_the_views_charts_are_the_panels_charts_of_the_same_run() -> None:
+    # TraceView draws them from the columns it sends (no pass of its own over the steps)
+    from budgetloop_widgets._data import unstyled
+    from budgetloop_widgets._views import chart_svgs
+
+    source = make()
+    source.run()
+    fork = source.fork(1)
+    fork.step()
+    empty = make(max_cost_usd=0.000001).run()
+    for result in (finished(), fork.result, empty, big_trace(700)):
+        sent = data_of(TraceView(result))["runs"][0]["charts"]
+        assert sent == unstyled(chart_svgs(result.steps, result.budget,
+                                           carried=result.carried_usd))  # fmt: skip
+
+
 def test_a_text_longer_than_the_page_takes_is_cut_and_sent_whole_on_demand() -> None:
     long = "x" * (CUT + 5) + "\x1b[31m"
     step = Step(0, long, (), Usage(5, 1), 0.0, Projection(5, 1, 0.0, 0.0, None, True), 0.0)
@@ -730,3 +779,23 @@ def test_the_request_of_a_final_answer_run_is_what_each_step_was_sent() -> None:
         assert [m["role"] for m in shown["messages"]] == [m.role for m in sent.messages]
         assert shown["tools"] == list(sent.tools)
     assert shown["messages"][-1]["content"].startswith("[budgetloop] This is the last step")
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.text(alphabet=st.characters(codec=None), max_size=30), max_size=8))
+def test_the_string_table_is_escaped_as_each_text_alone(items: list[str]) -> None:
+    # one pass over the joined table (or a byte check when it is plain ASCII) gives what
+    # shown (the core's printable) gives each text, lone surrogates written as escapes so the page's JSON is UTF-8
+    from budgetloop_widgets._data import escaped, shown
+
+    out = escaped(list(items))
+    assert len(out) == len(items)
+    for text, seen in zip(items, out, strict=True):
+        expected = shown(text)
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in expected):
+            expected = "".join(
+                f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in expected
+            )
+        assert seen == expected
+        seen.encode("utf-8")
+    assert escaped(["a\ue000b", "\x1b"]) == ["a\ue000b", "\\x1b"]  # the separator, in a text
