@@ -35,7 +35,10 @@ from tests.conftest import FakeClock
 from tests.core.test_redact import forms
 
 MASK = "[R]"
-HAVE_OTEL = importlib.util.find_spec("opentelemetry.sdk") is not None
+HAVE_OTEL = (  # the parent first: find_spec of a child raises when its parent is missing
+    importlib.util.find_spec("opentelemetry") is not None
+    and importlib.util.find_spec("opentelemetry.sdk") is not None
+)
 
 
 def widget_text(result: Any) -> str:
