@@ -57,7 +57,8 @@ def check_trace_path(
         text = os.fspath(path)
     else:
         got = type_name(os.fspath(path) if isinstance(path, os.PathLike) else path)
-        raise TypeError(must(where, name, "a str or os.PathLike path", got))
+        expected = "a str or os.PathLike path" + (" or None" if name == "trace_path" else "")
+        raise TypeError(must(where, name, expected, got))
     problem = _trace_path_problem(text)
     if problem is not None:
         expected, got, said = problem

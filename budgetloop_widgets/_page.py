@@ -59,7 +59,8 @@ def column_charts(run: dict[str, Any], budget: Budget) -> list[str]:
     steps = run["steps"]
     carried = run["carried"]
     tokens = [0 if n is None else n for n in steps["in"]]
-    totals = itertools.accumulate(steps["cost"], initial=carried)
+    costs = (0.0 if c is None else c for c in steps["cost"])  # an imported step may not know
+    totals = itertools.accumulate(costs, initial=carried)
     points = list(zip(range(len(tokens) + 1), totals, strict=True))
     return charts_of(tokens, points if tokens or carried else [], budget, carried=carried)
 

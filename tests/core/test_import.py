@@ -522,7 +522,9 @@ def test_the_viewers_open_an_imported_run_and_say_what_it_lacks() -> None:
 
     imported = load_trace(PEERS / "openai_agents_trace_export.json")
     view = TraceView(imported)
-    data = json.loads(view.data.decode("utf-8"))  # what the page gets: the banner, in words
+    from tests.viewer_support import decode
+
+    data = decode(view.data)  # what the page gets: the banner, in words
     header = "\n".join(data["strings"][i] for _, i in data["runs"][0]["banner"])
     assert (
         "imported from openai-agents trace pricer-demo (openai-agents, openai_agents_trace_export.json)"
