@@ -1,5 +1,5 @@
 """Result._repr_html_: with the widgets' extra installed, the viewer of ``to_html`` (tested in
-tests/test_widget_html.py); without it, the core's static, script-free view of a run (here),
+tests/widgets/test_widget_html.py); without it, the core's static, script-free view of a run (here),
 escaped like the widgets."""
 
 from __future__ import annotations

@@ -337,7 +337,7 @@ def test_run_manys_progress_line_is_not_set_as_math(tmp_path: Path) -> None:
 
 
 def test_a_steps_card_says_what_it_said_when_the_python_side_drew_it(tmp_path: Path) -> None:
-    # what tests/test_widget_views.py held of the cards drawn in Python, now that the viewer
+    # what tests/widgets/test_widget_views.py held of the cards drawn in Python, now that the viewer
     # draws them: the words, the marks, and markup as text
     from playwright.sync_api import expect
 
