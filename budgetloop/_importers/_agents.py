@@ -13,9 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._types import Message, ToolCall, Usage
+from .._validate_trace import _at as at  # a path and one more step: a.b, a[3]
+from .._validate_trace import get_key as get  # a field, or the error naming it missing
 from . import _chat
 from ._build import Call, Execution, Run, Turn
-from ._fields import at, count, data, get, items, obj, text, timestamp
+from ._fields import count, data, items, obj, text, timestamp
 from ._genai import as_text
 
 OBJECTS = ("trace", "trace.span")

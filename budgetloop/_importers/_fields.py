@@ -13,7 +13,6 @@ from typing import Any
 from .._valid import kind
 from .._validate_trace import MAX_DEPTH, as_json, content_id
 
-_MISSING: Any = object()
 MAX_INT = 2**63  # ids, counts and nanoseconds past this are not what any exporter writes
 
 
@@ -23,24 +22,9 @@ def content_hash(raw: bytes) -> str:
     return content_id(raw)
 
 
-def at(path: str, key: str | int) -> str:
-    """``path`` and one more step: ``a.b``, ``a[3]``."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return key if not path else f"{path}.{key}"
-
-
 def _named(path: str) -> str:
     """``path: `` before a message; nothing for the file's top (the file is named already)."""
     return f"{path}: " if path else ""
-
-
-def get(data: dict[str, Any], path: str, key: str, default: Any = _MISSING) -> Any:
-    if key in data:
-        return data[key]
-    if default is _MISSING:
-        raise ValueError(f"{at(path, key)}: missing.")
-    return default
 
 
 def obj(value: Any, path: str) -> dict[str, Any]:

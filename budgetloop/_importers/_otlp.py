@@ -15,9 +15,11 @@ from typing import Any
 
 from .._budget import Projection
 from .._types import Budget, Message, Stop, Usage, to_pico
+from .._validate_trace import _at as at  # a path and one more step: a.b, a[3]
+from .._validate_trace import get_key as get  # a field, or the error naming it missing
 from . import _genai
 from ._build import Call, Execution, Run, Turn
-from ._fields import at, boolean, count, dollars, embedded, get, items, obj, text
+from ._fields import boolean, count, dollars, embedded, items, obj, text
 
 MODEL_CALLS = ("chat", "text_completion", "generate_content")
 MAX_VALUE_DEPTH = 16  # arrays of arrays in an attribute: deeper is not an exporter's
