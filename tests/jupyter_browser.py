@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import nbformat
 import pytest
@@ -166,18 +166,9 @@ def jupyter_server(
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail(f"Jupyter ({app}) did not start:\n" + log_path.read_text())
-            time.sleep(0.25)
+        wait_until_up(
+            f"{base}/api/status?token={TOKEN}", server, log, log_path, f"Jupyter ({app})"
+        )
         yield Server(base, env, log_path)
     finally:
         if server.poll() is None:
@@ -262,3 +253,22 @@ def expected_meter() -> tuple[str, str]:
     before = projection_text(session.projection)
     session.step()
     return before, projection_text(session.projection)
+
+
+def wait_until_up(
+    url: str, server: subprocess.Popen[bytes], log: IO[bytes], log_path: Path, what: str
+) -> None:
+    """Poll ``url`` until it answers 200; fail with the server's log if it exits or a minute
+    passes first."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            log.flush()
+            pytest.fail(f"{what} did not start:\n" + log_path.read_text())
+        time.sleep(0.25)

@@ -12,15 +12,21 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.jupyter_browser import ARGS, ARTIFACTS, CHROMIUM, ROOT, free_port, need_chromium
+from tests.jupyter_browser import (
+    ARGS,
+    ARTIFACTS,
+    CHROMIUM,
+    ROOT,
+    free_port,
+    need_chromium,
+    wait_until_up,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -75,18 +81,7 @@ def marimo_app(folder: Path, workdir: Path) -> Iterator[str]:
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                pytest.fail("marimo did not start:\n" + log_path.read_text())
-            time.sleep(0.2)
+        wait_until_up(f"{base}/health", server, log, log_path, "marimo")
         yield base
     finally:
         if server.poll() is None:
