@@ -296,7 +296,9 @@ class Ledger(abc.ABC):
         """(spent, reserved by live leases) in picodollars, for the period of ``now``."""
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(limit_usd={self.limit_usd!r}, period={self.period!r}, "
-            f"spent_usd={self.spent_usd()!r}, reserved_usd={self.reserved_usd()!r})"
-        )
+        head = f"{type(self).__name__}(limit_usd={self.limit_usd!r}, period={self.period!r}"
+        try:
+            totals = f"spent_usd={self.spent_usd()!r}, reserved_usd={self.reserved_usd()!r}"
+        except Exception as exc:  # a store that does not answer: the repr says so, not raises
+            totals = f"store not answering: {type(exc).__name__}"
+        return f"{head}, {totals}, pending_usd={self.pending_usd()!r})"

@@ -406,7 +406,7 @@ def test_repr_names_the_numbers() -> None:
     assert r is not None
     assert (
         repr(ledger)
-        == "MemoryLedger(limit_usd=2.5, period='day', spent_usd=0.0, reserved_usd=1.0)"
+        == "MemoryLedger(limit_usd=2.5, period='day', spent_usd=0.0, reserved_usd=1.0, pending_usd=0.0)"
     )
     assert repr(r) == f"Reservation(id={r.id!r}, usd=1.0, state='held')"
 

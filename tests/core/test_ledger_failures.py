@@ -168,6 +168,10 @@ def test_settle_says_when_the_store_kept_it_pending(tmp_path: Path) -> None:
     )
     assert r.state == "pending"
     r.release()  # spent is spent: a pending settle is not released
+    assert repr(ledger) == (  # a repr never raises, and shows what waits for the store
+        "SqliteLedger(limit_usd=1.0, period=None, store not answering: LedgerError, "
+        "pending_usd=0.25)"
+    )
     lock.release()
     assert ledger.flush() == 0.0
     assert (r.state, ledger.spent_usd()) == ("settled", 0.25)
