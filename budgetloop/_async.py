@@ -14,7 +14,7 @@ from typing import Any
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
-from ._trace import Result, Step
+from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
 from ._turn import ModelCall, Reply, as_reply
 

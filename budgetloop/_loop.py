@@ -35,9 +35,7 @@ from ._budget import project as project_cost
 from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
 from ._finish import budget_note, final_note, last_turn, then_final_answer
-from ._fork import context_before, fork_point, message_list
 from ._guards import Guards
-from ._journal import Journal
 from ._ledgers import Reservation
 from ._money import Money, call_cost
 from ._options import (
@@ -53,8 +51,10 @@ from ._options import (
 from ._pool import Workers
 from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
 from ._repeats import Repeats, warning
-from ._schema import Tool
-from ._trace import Result, Status, Step, new_run_id
+from ._schema._tool import Tool
+from ._trace._fork import context_before, fork_point, message_list
+from ._trace._journal import Journal
+from ._trace._result import Result, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,

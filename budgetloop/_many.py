@@ -19,7 +19,7 @@ from ._loop import Loop
 from ._options import ManyOptions, check_names, check_prompt, option_names
 from ._redact import Redactor, strict
 from ._session import Session
-from ._trace import Result
+from ._trace._result import Result
 from ._types import Budget, Message, Stop
 from ._valid import check_option_int, must, type_name
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Any, overload
 
 from ._jsonable import jsonable, plain
-from ._trace import CallRecord, Step
+from ._trace._result import CallRecord, Step
 from ._tracebacks import MAX_TRACEBACK_CHARS, bounded
 from ._types import Message, ToolCall
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ._journal import load_traces
-from ._trace import Result, printable
+from ._trace._journal import load_traces
+from ._trace._result import Result, printable
 from ._types import PICO, Budget, format_usd, to_pico
 from ._valid import type_name
 

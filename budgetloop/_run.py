@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._async import AsyncSession
 from ._budget import CountTokens
-from ._fork import context_before, fork_point
-from ._journal import as_result
 from ._options import (
     MAX_RESULT_CHARS,
     Clock,
@@ -23,7 +21,9 @@ from ._options import (
     option_names,
 )
 from ._session import Session
-from ._trace import Result
+from ._trace._fork import context_before, fork_point
+from ._trace._journal import as_result
+from ._trace._result import Result
 from ._types import Budget, Message, Price
 from .ledger import Ledger
 

@@ -16,7 +16,7 @@ from ._arg_error import PREVIEW, ArgumentError, Name, Part, Shown, json_kind, re
 from ._fit import Fit
 
 if TYPE_CHECKING:
-    from ._schema import Tool
+    from ._tool import Tool
 
 __all__ = [
     "PREVIEW",

@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, overload
 
+from .._jsonable import jsonable
 from ._check import ArgumentError, check_value
 from ._docstring import parse_docstring
 from ._hints import Target, hint_name, hints_for, target
-from ._jsonable import jsonable
 from ._shapes import SUPPORTED, Choices, Convert, Shapes
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

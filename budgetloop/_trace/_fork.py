@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
-from ._trace import Request, Result, Step
-from ._types import Message
-from ._valid import must, type_name
+from .._types import Message
+from .._valid import must, type_name
+from ._result import Request, Result, Step
 
 
 def fork_point(steps: Sequence[Step], at: int | None, where: str) -> int:

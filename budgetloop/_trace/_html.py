@@ -14,12 +14,12 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from ._redact import PLAIN
-from ._trace import printable
-from ._types import format_usd as _usd
+from .._redact import PLAIN
+from .._types import format_usd as _usd
+from ._result import printable
 
 if TYPE_CHECKING:
-    from ._trace import CallRecord, Result, Step
+    from ._result import CallRecord, Result, Step
 
 PREVIEW = 2000  # characters of one text shown before it is cut
 MAX_CARDS = 1000  # step cards drawn; the table lists every step

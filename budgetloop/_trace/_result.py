@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
-from ._budget import Projection
+from .._budget import Projection
+from .._types import Budget, Message, Price, Stop, Usage
 from ._files import open_new
-from ._types import Budget, Message, Price, Stop, Usage
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
@@ -100,7 +100,7 @@ class CallRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:
         """A CallRecord from ``to_dict()`` data; a ValueError names a field that is wrong."""
-        from ._validate_trace import read_call
+        from ._read import read_call
 
         return _reading("CallRecord.from_dict", read_call, data)
 
@@ -166,7 +166,7 @@ class Step:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
         """A Step from ``to_dict()`` data; a ValueError names a field that is wrong."""
-        from ._validate_trace import read_step
+        from ._read import read_step
 
         return _reading("Step.from_dict", read_step, data)
 
@@ -377,7 +377,7 @@ class Result:
     def from_dict(cls, data: dict[str, Any]) -> Result:
         """A Result from ``to_dict()`` data. Every field is checked: a ValueError names the field
         and what was wrong (``Result.from_dict: steps[3].tool_calls[0].status: ...``)."""
-        from ._validate_trace import read_result
+        from ._read import read_result
 
         try:
             return read_result(data)

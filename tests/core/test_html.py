@@ -24,7 +24,7 @@ from budgetloop import (
     run,
     tool,
 )
-from budgetloop._html import render
+from budgetloop._trace._html import render
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
