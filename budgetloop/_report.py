@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ._printable import printable
 from ._trace._journal import load_traces
-from ._trace._result import Result, printable
+from ._trace._result import Result
 from ._types import PICO, Budget, format_usd, to_pico
 from ._valid import type_name
 

@@ -27,6 +27,7 @@ from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_
 from .._valid import check_int, check_number, kind
 from . import _read_fast as _fast
 from ._result import (
+    READERS,
     RECORDED_OPTIONS,
     STATUSES,
     CallRecord,
@@ -458,3 +459,9 @@ def read_imported(value: Any, path: str) -> Imported | None:
             for i, item in enumerate(lacks)
         ),
     )
+
+
+# What CallRecord.from_dict, Step.from_dict and Result.from_dict read with.
+READERS.call = read_call
+READERS.step = read_step
+READERS.result = lambda value, _path: read_result(value)
