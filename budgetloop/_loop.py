@@ -65,6 +65,7 @@ from ._turn import (
     Plan,
     Ran,
     Reply,
+    Request,
     interrupted,
     received,
 )
@@ -74,7 +75,7 @@ if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 L = TypeVar("L", bound="Loop")
-Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a BatchDone
+Turn = Generator[Request, Any, Step | None]  # sent a Reply, then a BatchDone
 
 
 @dataclass(eq=False, slots=True)
