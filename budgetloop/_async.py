@@ -46,8 +46,9 @@ class AsyncSession(Loop):
             step = await self._drive(self._turn(started))
         finally:
             self._end(started)
-        if self.options.on_step is not None:
-            self.options.on_step(self, step)  # type: ignore[arg-type]
+        on_step = self.options.values["on_step"]
+        if on_step is not None:
+            on_step(self, step)  # type: ignore[arg-type]
         return step
 
     async def _drive(self, turn: Turn) -> Step | None:

@@ -72,8 +72,9 @@ class Session(Loop):
                 step = self._drive_handed(self._turn(started), started)
         finally:
             self._end(started)
-        if self.options.on_step is not None:
-            self.options.on_step(self, step)
+        on_step = self.options.values["on_step"]
+        if on_step is not None:
+            on_step(self, step)
         return step
 
     def _drive(self, turn: Turn) -> Step | None:
@@ -124,7 +125,7 @@ class Session(Loop):
                     if shared.taken:  # the deadline passed while the turn ran: not performed
                         shared.parked = request
                         return
-                    since = shared.since = self.options.clock()
+                    since = shared.since = self._clock()
                     shared.request = request
                     slots = shared.slots = answer.slots(request)
                 failure: BaseException | None = None
@@ -168,7 +169,7 @@ class Session(Loop):
                     slots.close()
                 request = turn.throw(interrupt)
             while True:
-                since = shared.since if shared.since is not None else self.options.clock()
+                since = shared.since if shared.since is not None else self._clock()
                 outcome = self._handed[type(request)].cut(self, request, slots, since)
                 slots = None
                 request = turn.send(outcome)
