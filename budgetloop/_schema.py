@@ -34,6 +34,10 @@ class Tool:
     _converts: Mapping[str, Convert] = _NOTHING
     _dropped: frozenset[str] = frozenset()  # strict: parameters whose null means "not given"
     _fills: Mapping[str, Default] = _NOTHING  # defaults a pydantic Field gives, put in by us
+    # The schema an argument the parameters do not name is checked with; None: it is refused
+    # (a schema written elsewhere, an MCP server's, may let such arguments through).
+    extra_arguments: dict[str, Any] | None = None
+    server: str | None = None  # the MCP server a tool is on (budgetloop.mcp), named in the trace
 
     def __init__(
         self,
