@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._schema import Tool
+from .._schema._tool import Tool
 from .._written import checkable
 
 if TYPE_CHECKING:
