@@ -19,16 +19,19 @@ from ._fit import Fit
 
 class Signature(Protocol):
     """What the check reads of a ``Tool``: its name, its parameters' schemas, the required ones,
-    and the ``$defs`` their ``$ref``s point into."""
+    the ``$defs`` their ``$ref``s point into, and the schema of arguments it does not name (None:
+    they are refused)."""
 
     @property
     def name(self) -> str: ...
     @property
-    def parameters(self) -> Mapping[str, dict[str, Any]]: ...
+    def parameters(self) -> Mapping[str, dict[str, Any] | None]: ...
     @property
     def required(self) -> Sequence[str]: ...
     @property
     def defs(self) -> dict[str, Any]: ...
+    @property
+    def extra_arguments(self) -> dict[str, Any] | None: ...
 
 
 __all__ = [

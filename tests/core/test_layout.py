@@ -231,6 +231,7 @@ def test_each_family_is_a_folder() -> None:
     assert {"_importers", "_ledgers", "_schema", "_trace", "adapters"} <= folders
     schema = {"_tool", "_check", "_arg_error", "_fit", "_shapes", "_classes", "_hints",
               "_docstring", "_strict"}  # fmt: skip
+    schema |= {"_field", "_written"}
     trace = {"_result", "_read", "_read_fast", "_journal", "_files", "_fork", "_html"}
     assert {p.stem for p in (package / "_schema").glob("_*.py")} >= schema
     assert {p.stem for p in (package / "_trace").glob("_*.py")} >= trace
