@@ -10,7 +10,11 @@ from typing import Any
 from .._types import Completion, Message, Price
 
 # Each adapter's provider, as the OpenTelemetry GenAI conventions name it (gen_ai.provider.name).
-PROVIDER_NAMES = {"openai_chat": "openai", "anthropic_messages": "anthropic"}
+PROVIDER_NAMES = {
+    "openai_chat": "openai",
+    "openai_responses": "openai",
+    "anthropic_messages": "anthropic",
+}
 BuildRequest = Callable[[Sequence[Message], Sequence[dict[str, Any]]], dict[str, Any]]
 ParseResponse = Callable[[Any], Completion]
 
