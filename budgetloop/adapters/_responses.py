@@ -3,13 +3,11 @@ output items back, and a reasoning model's reasoning carried from one turn to th
 
 from __future__ import annotations
 
-import json
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall, Usage
+from ._carry import Carried, arguments_text
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
 
 _RESERVED = ("input", "model", "tools", "max_output_tokens")
@@ -18,8 +16,6 @@ _ENCRYPTED = "reasoning.encrypted_content"
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 # The output items of a turn that go back with it: its reasoning, text and calls.
 _CARRIED = ("reasoning", "message", "function_call")
-# How many tool-call turns' output items an adapter keeps to send back (oldest dropped first).
-CARRIED_TURNS = 1024
 
 
 def openai_responses(
@@ -44,7 +40,7 @@ def openai_responses(
         include.append(_ENCRYPTED)
     if include:
         request_params["include"] = include
-    carried = _Carried(stored)
+    carried = Carried()
 
     def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -59,7 +55,7 @@ def openai_responses(
     def parse(raw: Any) -> Completion:
         body = raw.http_response.json()  # the JSON as sent: no SDK model is built
         completion = completion_from_responses(body)
-        carried.keep(body, completion)
+        carried.keep(completion, _reasoning_turn(body, stored))
         return completion
 
     return make_model(
@@ -73,52 +69,18 @@ def openai_responses(
     )
 
 
-class _Carried:
-    """The output items of each tool-call turn that held reasoning, by its first call's id, to
-    send back as the model wrote them when that turn is in the next request. Reasoning that
-    cannot be sent back (no encrypted content, and nothing stored) is not kept."""
-
-    def __init__(self, stored: bool) -> None:
-        self.stored = stored
-        self.turns: OrderedDict[str, tuple[tuple[Any, ...], list[dict[str, Any]]]] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def keep(self, body: dict[str, Any], completion: Completion) -> None:
-        if not completion.tool_calls:
-            return
-        output = [item for item in body.get("output") or () if isinstance(item, dict)]
-        reasoning = [item for item in output if item.get("type") == "reasoning"]
-        if not reasoning or not all(self.stored or r.get("encrypted_content") for r in reasoning):
-            return
-        items = [item for item in output if item.get("type") in _CARRIED]
-        with self.lock:
-            self.turns[str(completion.tool_calls[0].id)] = (_turn_key(completion), items)
-            while len(self.turns) > CARRIED_TURNS:
-                self.turns.popitem(last=False)
-
-    def items(self, message: Message) -> list[dict[str, Any]] | None:
-        """The items recorded for this assistant turn, if it is the turn as the model sent it."""
-        first = message.tool_calls[0].id if message.tool_calls else None
-        if first is None:
-            return None
-        with self.lock:
-            found = self.turns.get(first)
-        if found is None or found[0] != _turn_key(message):
-            return None
-        return found[1]
+def _reasoning_turn(body: dict[str, Any], stored: bool) -> list[dict[str, Any]]:
+    """A turn's output items as the API wrote them, to send back with it, when it holds
+    reasoning that can go back: with its encrypted content, or stored by OpenAI. Reasoning
+    sent by an id that nothing stored would be refused, so then nothing is kept."""
+    output = [item for item in body.get("output") or () if isinstance(item, dict)]
+    reasoning = [item for item in output if item.get("type") == "reasoning"]
+    if not reasoning or not all(stored or r.get("encrypted_content") for r in reasoning):
+        return []
+    return [item for item in output if item.get("type") in _CARRIED]
 
 
-def _turn_key(turn: Completion | Message) -> tuple[Any, ...]:
-    text = turn.text if isinstance(turn, Completion) else turn.content
-    calls = tuple((c.id, c.name, _arguments(c.arguments)) for c in turn.tool_calls)
-    return (text or None, calls)
-
-
-def _arguments(args: str | dict[str, Any]) -> str:
-    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-
-
-def _input(messages: Sequence[Message], carried: _Carried) -> list[dict[str, Any]]:
+def _input(messages: Sequence[Message], carried: Carried) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "tool":
@@ -130,7 +92,7 @@ def _input(messages: Sequence[Message], carried: _Carried) -> list[dict[str, Any
                 }
             )
         elif message.role == "assistant":
-            recorded = carried.items(message)
+            recorded = carried.get(message)
             if recorded is not None:
                 items.extend(recorded)
                 continue
@@ -152,7 +114,7 @@ def _call(call: ToolCall) -> dict[str, Any]:
         "type": "function_call",
         "call_id": call.id,
         "name": call.name,
-        "arguments": _arguments(call.arguments),
+        "arguments": arguments_text(call.arguments),
     }
 
 
