@@ -45,7 +45,7 @@ class ReplayOptions(TypedDict, total=False):
     trace path, which the replay brings (the recorded ones) or has none of."""
 
     budget: Budget | None
-    price: Price | None
+    price: Price | str | None
     max_output_tokens: int | None
     count_tokens: CountTokens | None
     system: str | None
@@ -142,7 +142,7 @@ class Options:
         where: str,
         tools: Sequence[Callable[..., Any]] = (),
         budget: Budget | None = None,
-        price: Price | None = None,
+        price: Price | str | None = None,
         max_output_tokens: int | None = None,
         count_tokens: CountTokens | None = None,
         system: str | None = None,
@@ -167,9 +167,12 @@ class Options:
         budget = Budget() if budget is None else budget
         if not isinstance(budget, Budget):
             raise TypeError(must(where, "budget", "a Budget or None", type_name(budget)))
+        if isinstance(price, str):  # a model name: its price from genai-prices
+            price = price_of_name(price, where)
         price = getattr(complete, "price", None) if price is None else price
         if price is not None and not isinstance(price, Price):
-            raise TypeError(must(where, "price", "a Price or None", type_name(price)))
+            expected = "a Price, a model name or None"
+            raise TypeError(must(where, "price", expected, type_name(price)))
         if max_output_tokens is None:
             max_output_tokens = getattr(complete, "max_output_tokens", None)
         for name, value, least in (
@@ -301,7 +304,35 @@ def _needs(where: str, price: Price | None, mot: int | None, given: str) -> None
     expected += f" with {given} worst case before it is sent"
     them = "them here, or give the model callable those attributes"
     it = "it here, or give the model callable that attribute"
-    raise ValueError(must(where, names, expected, got) + f" Pass {them if wrong[1:] else it}.")
+    by_name = (
+        " A price by model name: price='gpt-4o-mini', from genai-prices"
+        " (pip install 'budgetloop[prices]', with which the adapters price their model)."
+        if price is None
+        else ""
+    )
+    raise ValueError(
+        must(where, names, expected, got) + f" Pass {them if wrong[1:] else it}.{by_name}"
+    )
+
+
+def price_of_name(model: str, where: str) -> Price:
+    """``price="gpt-4o"``: the model's price from genai-prices (``budgetloop[prices]``)."""
+    from .prices import price_of
+
+    try:
+        return price_of(model)
+    except LookupError as exc:
+        closest = ", ".join(getattr(exc, "closest", ())) or "none"
+        expected = "a Price, or a model name genai-prices knows"
+        raise ValueError(
+            must(where, "price", expected, repr(model)) + f" The closest names: {closest}."
+        ) from None
+    except ImportError:
+        expected = "a Price, or a model name with budgetloop[prices] installed"
+        raise ValueError(
+            must(where, "price", expected, repr(model))
+            + " pip install 'budgetloop[prices]', or pass price=Price(...)."
+        ) from None
 
 
 def _check_clock(where: str, clock: Any) -> None:

@@ -449,9 +449,9 @@ class Result:
 
 
 def price_to_dict(price: Price) -> dict[str, Any]:
-    """A price as plain data; the cache prices only when they are set and the tiers only when
-    there are some (older readers), a tier as a list of ``{"above": n, "price": {...}}`` in
-    threshold order (JSON objects take no int keys)."""
+    """A price as plain data; the cache prices and the source only when they are set and the
+    tiers only when there are some (older readers), the tiers as a list of
+    ``{"above": n, "price": {...}}`` in threshold order (JSON objects take no int keys)."""
     out: dict[str, Any] = {
         "input_per_mtok": price.input_per_mtok,
         "output_per_mtok": price.output_per_mtok,
@@ -460,6 +460,8 @@ def price_to_dict(price: Price) -> dict[str, Any]:
         out["cache_read_per_mtok"] = price.cache_read_per_mtok
     if price.cache_write_per_mtok is not None:
         out["cache_write_per_mtok"] = price.cache_write_per_mtok
+    if price.source is not None:
+        out["source"] = price.source
     if price.tiers:
         out["tiers"] = [
             {"above": above, "price": price_to_dict(tier)} for above, tier in price.tiers.items()

@@ -208,6 +208,10 @@ class Price:
     a request whose whole input (cached tokens included) is above it, as providers bill long
     contexts: ``Price(3.0, 15.0, tiers={200_000: Price(6.0, 22.5)})`` bills a request of
     200,001 input tokens at $6 / $22.50 for all of its tokens. A tier has no tiers of its own.
+    ``source`` says where the rates came from, for a reader of the trace
+    (``budgetloop.prices.price_of`` sets it: ``"genai-prices 0.2.3: openai gpt-4o-mini"``); it
+    is no part of the price's value, so two prices of the same rates are equal whatever their
+    sources.
     """
 
     input_per_mtok: float
@@ -215,6 +219,7 @@ class Price:
     cache_read_per_mtok: float | None = None
     cache_write_per_mtok: float | None = None
     tiers: dict[int, Price] | None = field(default=None, hash=False)
+    source: str | None = field(default=None, compare=False)
     _in: int = field(init=False, repr=False, compare=False)
     _out: int = field(init=False, repr=False, compare=False)
     _read: int = field(init=False, repr=False, compare=False)
@@ -233,6 +238,8 @@ class Price:
         object.__setattr__(self, "_out", _per_token(self.output_per_mtok))
         object.__setattr__(self, "_read", rate if read is None else _per_token(read))
         object.__setattr__(self, "_write", rate if write is None else _per_token(write))
+        if self.source is not None and not isinstance(self.source, str):
+            raise TypeError(f"Price.source: expected a str or None, got {kind(self.source)}.")
         tiers = _check_tiers(self.tiers)
         # a copy of its own, in threshold order, so the caller's dict cannot change the price
         object.__setattr__(self, "tiers", None if tiers is None else dict(tiers))
@@ -288,6 +295,24 @@ class Price:
     def usage_cost(self, usage: Usage) -> float:
         """Cost in dollars of a reported usage."""
         return from_pico(self.usage_pico(usage))
+
+
+def price_words(price: Price | None) -> str:
+    """Which price a run was billed at, as every view says it: the source a price records
+    (``genai-prices 0.2.3: openai gpt-4o-mini``), else the rates as given, else none."""
+    if price is None:
+        return "none"
+    if price.source is not None:
+        return price.source
+    tiers = " (tiered)" if price.tiers else ""
+    return (
+        f"given: ${_rate(price.input_per_mtok)} in / ${_rate(price.output_per_mtok)} out "
+        f"a million tokens{tiers}"
+    )
+
+
+def _rate(usd: float) -> str:
+    return f"{usd:,.6f}".rstrip("0").rstrip(".")
 
 
 def _flat_worst(price: Price, input_tokens: int, output_tokens: int) -> int:

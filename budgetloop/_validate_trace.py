@@ -168,6 +168,7 @@ def read_price(value: Any, path: str) -> Price | None:
     }
     for name in ("cache_read_per_mtok", "cache_write_per_mtok"):
         fields[name] = as_number(get_key(data, path, name, None), _at(path, name), optional=True)
+    fields["source"] = as_text(get_key(data, path, "source", None), _at(path, "source"))
     tiers = get_key(data, path, "tiers", None)
     if tiers is not None:
         fields["tiers"] = _read_tiers(tiers, _at(path, "tiers"))
