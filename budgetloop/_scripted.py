@@ -194,6 +194,8 @@ def _common_prefix(messages: Sequence[Message], last: list[Message]) -> int:
     """How many of ``messages`` begin as ``last`` does, compared in C (by identity first).
     A loop's request is the last one grown (the whole of ``last`` shared) or the last one less
     the note the loop added at its end; anything else is found by a binary search."""
+    if len(messages) >= len(last) and messages[: len(last)] == last:
+        return len(last)
     m = min(len(last), len(messages))
     for k in (m, m - 1):
         if k >= 0 and messages[:k] == last[:k]:

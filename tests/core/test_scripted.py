@@ -340,3 +340,30 @@ def test_an_error_that_reads_like_any_exception_is_replayed_exactly() -> None:
         ScriptedModel.from_trace(error_trace("KeyError: 'q'"))([], [])
     with pytest.raises(OSError, match=r"^reset$"):
         ScriptedModel.from_trace(error_trace("ConnectionError: reset"))([], [])
+
+
+def test_the_readmes_scripted_model_plays_as_it_says() -> None:
+    # issue 29, item 13: the README shows what a script entry may be; its snippet runs as written
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### A scripted model", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    model = namespace["model"]
+
+    @tool
+    def price(isin: str) -> float:
+        """Look up the last price for an instrument."""
+        return 118.4
+
+    result = run(model, "What is SE0000108656 worth?", tools=[price])
+    assert [s.text for s in result.steps] == ["Looking it up.", None, "It is 118.4."]
+    assert result.answered
+    assert result.answer == "It is 118.4."
+    assert [c.id for c in result.tool_calls] == ["call_0_0", "call_1_0"]
+    assert result.steps[1].usage == Usage(900, 12)
+    assert len(model.requests) == 3
+    assert model.requests[2].messages[-1].content == "118.4"
+    with pytest.raises(IndexError, match="call 4 but the script has 3 entries"):
+        model([], [])
+    assert ScriptedModel(["Hello."])([], []).text == "Hello."
