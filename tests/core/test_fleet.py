@@ -13,6 +13,8 @@ import multiprocessing
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,10 +28,13 @@ from budgetloop import (
     Budget,
     Completion,
     MemoryLedger,
+    ScriptedModel,
     SqliteLedger,
     Stop,
+    ToolCall,
     budget_report,
     load_trace,
+    run,
     run_many,
     tool,
 )
@@ -43,6 +48,7 @@ from tests.fleet_support import (
     thousand,
     worker_pid,
 )
+from tests.ledger_support import NO_REDIS, redis_server
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -295,6 +301,19 @@ def test_a_runaway_scripted_model_and_a_module_level_tool_pickle_with_pickle() -
     assert pickle.loads(pickle.dumps(search)) is search
 
 
+def test_a_model_playing_back_a_failed_step_pickles_and_still_raises() -> None:
+    def fails(messages: Any, tools: Any) -> Completion:
+        raise ValueError("no route")
+
+    asked = Completion(tool_calls=[ToolCall("search", {"query": "x"})])
+    recorded = run(ScriptedModel([asked, fails]), "x", tools=[search])
+    assert [s.error for s in recorded.steps] == [None, "ValueError: no route"]
+    copy = pickle.loads(pickle.dumps(ScriptedModel.from_trace(recorded)))
+    copy([], [])
+    with pytest.raises(ValueError, match=r"^no route$"):
+        copy([], [])
+
+
 @pytest.mark.parametrize("dumps", ["pickle", "cloudpickle"])
 def test_a_sqlite_ledger_pickles_as_its_file_and_shares_spend_and_reservations(
     dumps: str, tmp_path: Path
@@ -316,6 +335,29 @@ def test_a_sqlite_ledger_pickles_as_its_file_and_shares_spend_and_reservations(
     assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.25, 0.0)
 
 
+@pytest.mark.parametrize("dumps", ["pickle", "cloudpickle"])
+def test_a_redis_ledger_pickles_as_its_url_and_key_and_shares_spend(dumps: str) -> None:
+    pickler: Any = pickle if dumps == "pickle" else pytest.importorskip("cloudpickle")
+    with redis_server() as url:
+        if url is None:
+            pytest.skip(NO_REDIS)
+        ledger = RedisLedger(url, 0.3, key="travels", period="hour", lease_seconds=42)
+        held = ledger.reserve(0.1)
+        copy = pickle.loads(pickler.dumps(ledger))
+        assert (copy.key, copy.limit_pico, copy.period, copy.lease_seconds) == (
+            "travels", ledger.limit_pico, "hour", 42.0
+        )  # fmt: skip
+        assert copy.reserve(0.25) is None  # the original's reservation counts in the copy
+        assert held is not None
+        held.settle(0.05)
+        theirs = copy.reserve(0.25)
+        assert theirs is not None
+        theirs.settle(0.2)
+        assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.25, 0.0)
+        other = RedisLedger(url, 0.3, key="another")
+        assert pickle.loads(pickler.dumps(other)).spent_usd() == 0.0  # its own key
+
+
 def test_a_sqlite_ledger_in_another_process_shares_the_limit(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "l.db", 0.3)
     ctx = multiprocessing.get_context("spawn")
@@ -331,3 +373,27 @@ def _spend(ledger: SqliteLedger, usd: float) -> bool:
         return False
     reservation.settle(usd)
     return True
+
+
+def test_nothing_in_the_core_imports_dask() -> None:
+    code = (
+        "import sys\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from budgetloop import run_many\n"
+        "from tests.fleet_support import echo_prompt\n"
+        "if __name__ == '__main__':\n"
+        "    with ProcessPoolExecutor(1) as pool:\n"
+        "        [r] = run_many(echo_prompt, ['hi'], executor=pool, progress=False)\n"
+        "    print(r.stop.value, sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed'}))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=120,
+    )
+    assert done.stdout == "answered []\n", done.stderr
