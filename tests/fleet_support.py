@@ -33,7 +33,7 @@ def runaway() -> ScriptedModel:
 class HangsOnce:
     """A runaway model (or, with ``answer``, one that answers at once), except that the run whose
     prompt is ``"hang"`` writes its process id to ``marker`` at its ``after``-th call and then
-    sleeps until it is killed."""
+    sleeps until it is killed (once: with ``marker`` written, it no longer hangs)."""
 
     price = PRICE
     max_output_tokens = 100
@@ -45,7 +45,8 @@ class HangsOnce:
 
     def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         calls = sum(1 for m in messages if m.role == "assistant")
-        if messages[0].content == "hang" and calls + 1 == self.after:
+        first = not os.path.exists(self.marker)  # a task run again does not hang again
+        if messages[0].content == "hang" and calls + 1 == self.after and first:
             with open(self.marker + ".tmp", "w") as fh:
                 fh.write(str(os.getpid()))
             os.replace(self.marker + ".tmp", self.marker)

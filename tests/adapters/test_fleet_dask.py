@@ -62,7 +62,7 @@ def client() -> Iterator[Any]:
         dask.config.set({"distributed.scheduler.allowed-failures": 0}),
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
-            dashboard_address=None, silence_logs=logging.ERROR,
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
         ) as cluster,
         distributed.Client(cluster) as dask_client,
     ):  # fmt: skip
@@ -153,3 +153,41 @@ def _wait_for(condition: Any, what: str, seconds: float = 90) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {seconds}s for {what}")
         time.sleep(0.05)
+
+
+def test_a_task_the_cluster_runs_again_keeps_its_first_tries_trace(
+    url: str, tmp_path: Path
+) -> None:
+    """With retries (Dask's default), a run whose worker died runs again from the start: the
+    first try's spend stays in the ledger, and its journal is renamed aside, so the report on
+    the folder still counts it."""
+    ledger = RedisLedger(url, 0.1, key="retried", lease_seconds=4)
+    marker = tmp_path / "hung"
+    results: list[Any] = []
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as retrying,
+    ):  # fmt: skip
+        batch = threading.Thread(
+            target=lambda: results.extend(
+                run_many(HangsOnce(str(marker), after=2), ["hang", "go"], ledger=ledger,
+                         executor=retrying.get_executor(), trace_dir=tmp_path / "t", **OPTIONS)
+            )
+        )  # fmt: skip
+        batch.start()
+        _wait_for(marker.exists, "the hanging run to reach its hang")
+        os.kill(int(marker.read_text()), signal.SIGKILL)
+        batch.join(timeout=180)
+        assert not batch.is_alive()
+    assert [r.stop for r in results] == [Stop.SHARED_BUDGET] * 2
+    first_try = load_trace(tmp_path / "t" / "run-0000.1.jsonl")
+    assert (first_try.stop, len(first_try.steps)) == (None, 1)  # still going when it was killed
+    assert load_trace(tmp_path / "t" / "run-0000.jsonl").steps == results[0].steps
+    recorded = sum(round(r.cost_usd * 10**12) for r in [*results, first_try])
+    assert recorded <= ledger.spent_pico() <= recorded + STEP_PICO
+    report = budget_report(tmp_path / "t")
+    assert report.total_cost_usd == pytest.approx(recorded / 10**12, abs=1e-12)
