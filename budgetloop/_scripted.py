@@ -125,12 +125,12 @@ class ScriptedModel:
             self._tokens = [0]
 
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        del state["_lock"]  # a lock belongs to its process: a copy makes its own
-        with self._lock:
-            state["requests"] = list(self.requests)
-            state["_counted"] = list(self._counted)
-        return state
+        with self._lock:  # a lock belongs to its process: a copy makes its own
+            return {
+                name: list(value) if isinstance(value, list) else value
+                for name, value in self.__dict__.items()
+                if name != "_lock"
+            }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
