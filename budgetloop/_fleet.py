@@ -36,9 +36,9 @@ from typing import Any
 
 from . import _many, _progress
 from ._dispatch import describe
-from ._journal import end_journal, load_trace
 from ._options import ManyOptions
-from ._trace import Result
+from ._trace._journal import end_journal, load_trace
+from ._trace._result import Result
 from ._valid import must, type_name
 
 Dumps = Callable[[Any], bytes]
