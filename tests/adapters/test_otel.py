@@ -743,17 +743,17 @@ def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
         match=r"^export_trace: trace must be a Result, a dict from Result\.to_dict\(\) or a path to a saved trace, got int\.$",
     ):
         export_trace(42)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^OtelHook\.content: expected bool, got str\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: content must be bool, got str\.$"):
         OtelHook(content="yes")  # type: ignore[arg-type]
     with pytest.raises(
-        TypeError, match=r"^OtelHook\.redact: expected a function str -> str or None, got int\.$"
+        TypeError, match=r"^OtelHook: redact must be a function str -> str or None, got int\.$"
     ):
         OtelHook(redact=3)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^OtelHook\.model: expected str or None, got int\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: model must be str or None, got int\.$"):
         OtelHook(model=3)  # type: ignore[arg-type]
     with pytest.raises(
         TypeError,
-        match=r"^OtelHook\.tracer_provider: expected a TracerProvider or None, got str\.$",
+        match=r"^OtelHook: tracer_provider must be a TracerProvider or None, got str\.$",
     ):
         OtelHook("provider")
     result = three_turns(clock).run()
