@@ -64,6 +64,11 @@ class Money:
             f" reserved of {format_usd(ledger.limit_usd)}",
         )
 
+    def carry(self, spent: int) -> None:
+        """Spend made before this run by the run it stands for (a replayed fork's source
+        after the fork point): spent here too, and never a ledger's to settle again."""
+        self.spent += spent
+
     def bill(self, cost: int, reservation: Reservation | None) -> None:
         """A model call is over: its cost is spent, then settled in the ledger. Never raises
         for the store: a settle it did not take is kept pending (see the module's text)."""
