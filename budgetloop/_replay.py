@@ -271,7 +271,11 @@ def _run_again(
     inherited = _inherited(result, carried)
     opening = given
     if inherited:  # the source's budget, as far as the trace knows it: its cost limit
-        opening = {**given, "budget": Budget(max_cost_usd=result.steps[0].projection.limit_usd)}
+        first = result.steps[0].projection
+        opening = {
+            **given,
+            "budget": Budget(max_cost_usd=None if first is None else first.limit_usd),
+        }
     source = Session._open("replay", model, prompt, opening)
     for _ in range(inherited):
         source.step()
@@ -289,7 +293,10 @@ def _inherited(result: Result, carried: int) -> int:
         return 0
     before = 0
     for step in result.steps:
-        if to_pico(step.projection.spent_usd) >= before + carried - len(result.steps):
+        seen = step.projection
+        if seen is None:  # a step whose worst case was not recorded: the fork's own from here
+            return step.index
+        if to_pico(seen.spent_usd) >= before + carried - len(result.steps):
             return step.index
         before += to_pico(step.cost_usd or 0.0)
     return len(result.steps)
