@@ -153,7 +153,7 @@ class Loop:
         self._count = ContextTokens(self.schemas, given["count_tokens"])
         self._trace_schemas = self._redactor.schemas(self.schemas)
         self.state = RunState(
-            steps=list(history),
+            steps=[self._redactor.kept(step) for step in history],
             messages=[],
             trace_messages=[],
             money=Money(spent, given["ledger"]),  # the only place spend changes
