@@ -92,7 +92,7 @@ def _runs(fmt: str, document: Any, lines: bool, where: str, raw: bytes) -> list[
         return _agents.runs(entries, where)
     if lines:
         raise ValueError("a Chat Completions message log is one JSON document, not JSON Lines.")
-    return [_chat.run(document, where, raw)]
+    return _chat.runs(document, where, raw)
 
 
 def _numbered(document: Any, lines: bool) -> list[tuple[Any, str]]:
