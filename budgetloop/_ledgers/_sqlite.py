@@ -13,7 +13,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+from .._types import from_pico
 from ._base import DEFAULT_LEASE, Clock, Ledger, LedgerError, Reservation, period_index
 
 SCHEMA = (
@@ -42,6 +44,10 @@ class SqliteLedger(Ledger):
 
     Opening waits up to ``timeout`` seconds for a file another connection holds locked, then
     raises ``LedgerError`` saying it is busy; a path it cannot open or write is a ValueError.
+
+    It pickles as what it points at (the path, the limit, the period, the lease, the clock, the
+    timeout and ``durable``): a copy in another process opens the same file and shares its spend
+    and reservations. Settles still pending in this object stay with it.
     """
 
     def __init__(
@@ -165,6 +171,16 @@ class SqliteLedger(Ledger):
             finally:
                 db.execute("COMMIT")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        options = {
+            "period": self.period,
+            "lease_seconds": self.lease_seconds,
+            "clock": self._clock,
+            "timeout": self._timeout,
+            "durable": self.durable,
+        }
+        return (_reopen, (self.path, self._limit, options))
+
     def close(self) -> None:
         """Close this process's connection (it reopens on the next use)."""
         with self._lock:
@@ -179,3 +195,10 @@ def _busy(exc: sqlite3.Error) -> bool:
     if code is not None:
         return code & 0xFF in _BUSY
     return str(exc) in ("database is locked", "database table is locked")
+
+
+def _reopen(path: str, limit: int, options: dict[str, Any]) -> SqliteLedger:
+    """An ``SqliteLedger`` unpickled: the same file, the same exact limit."""
+    ledger = SqliteLedger(path, from_pico(limit), **options)
+    ledger._same_limit(limit)
+    return ledger
