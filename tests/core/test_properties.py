@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from budgetloop import Message, Result, Stop, arun, load_trace, run, start
-from budgetloop._check import ArgumentError, check_arguments
 from budgetloop._dispatch import ABANDONED
+from budgetloop._schema._check import ArgumentError, check_arguments
 from budgetloop.ledger import MemoryLedger
 from tests.strategies import PROMPT, Built, Scenario, build, scenarios
 
