@@ -11,12 +11,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+from ._approval import aask
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import ModelCall, Reply, as_reply
+from ._turn import Decided, Hold, ModelCall, Reply, as_reply
 
 AsyncUntil = Callable[["AsyncSession"], bool]
 
@@ -31,23 +32,27 @@ class AsyncSession(Loop):
             raise TypeError(
                 f"AsyncSession.run: until must be a function (session) -> bool, got {got}."
             )
-        while not self.done:
-            await self.step()
-            if until is not None and not self.done and until(self):
-                break
+        self._check_decided("AsyncSession.run")
+        with self._stopping_before(until):
+            while not self.done:
+                await self.step()
+                if self.pending:  # a batch waits for a person: the run pauses
+                    break
+                if until is not None and not self.done and until(self):
+                    break
         return self.result
 
     async def step(self) -> Step | None:
         """Take one turn: a model call and its tool batch. None if the run stopped before it."""
         if self.done:
             return None
+        self._check_decided("AsyncSession.step")
         started = self._begin()
         try:
             step = await self._drive(self._turn(started))
         finally:
-            self._end(started)
-        if self.options.on_step is not None:
-            self.options.on_step(self, step)  # type: ignore[arg-type]
+            self._end()
+        self._stepped(step)
         return step
 
     async def _drive(self, turn: Turn) -> Step | None:
@@ -58,6 +63,8 @@ class AsyncSession(Loop):
                 try:
                     if isinstance(request, ModelCall):
                         outcome: Any = await self._call_model(request)
+                    elif isinstance(request, Hold):
+                        outcome = await self._adecide(request)
                     else:
                         outcome = await self._dispatch.arun_batch(request.calls, request.timeout)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
@@ -69,6 +76,16 @@ class AsyncSession(Loop):
             return step
         finally:
             turn.close()
+
+    async def _adecide(self, hold: Hold) -> Decided | None:
+        """A held batch's decisions: ``approve`` asked about each call in turn (an ``async
+        def`` one awaited), or None when there is no one to ask now."""
+        approve = self.options.approve
+        if approve is None or not hold.ask:
+            return None
+        began = self.options.clock()
+        decisions = {call.id: await aask(approve, call) for call in hold.pending}
+        return Decided(decisions, self._since(began))
 
     async def _call_model(self, request: ModelCall) -> Reply:
         if self._async_model:

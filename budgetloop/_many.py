@@ -16,7 +16,7 @@ from . import _progress
 from ._async import AsyncSession
 from ._dispatch import describe
 from ._loop import Loop
-from ._options import ManyOptions, check_names, check_prompt, option_names
+from ._options import ManyOptions, check_names, check_prompt, option_names, require_approver
 from ._redact import Redactor, strict
 from ._session import Session
 from ._trace import Result
@@ -47,7 +47,8 @@ def run_many(
     installed, else lines on stderr). Configuration mistakes raise here, before any run starts.
     """
     prompts = _check(prompts, concurrency, progress, options)
-    Session._open("run_many", complete, "", options)  # checked once, loudly, before any run
+    checked = Session._open("run_many", complete, "", options)  # once, loudly, before any run
+    require_approver("run_many", checked.options)
     paths = _trace_paths(trace_dir, len(prompts))
     bar = _progress.choose(progress, len(prompts), options.get("ledger"))
     try:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from ._approval import Approve
 from ._budget import CountTokens
 from ._files import check_trace_path
 from ._schema import Tool, tool
@@ -59,6 +60,7 @@ class ReplayOptions(TypedDict, total=False):
     cycle_limit: int | None
     warn_repeats: bool
     budget_note: bool
+    approve: Approve | None
 
 
 class ManyOptions(ReplayOptions, total=False):
@@ -131,6 +133,7 @@ class Options:
     cycle_limit: int | None
     warn_repeats: bool
     budget_note: bool
+    approve: Approve | None
     given: dict[str, Any] = field(repr=False, compare=False)  # as passed, for ``with_``
     _schemas: list[dict[str, Any]] = field(init=False, repr=False, compare=False)
 
@@ -158,6 +161,7 @@ class Options:
         cycle_limit: int | None = None,
         warn_repeats: bool = False,
         budget_note: bool = False,
+        approve: Approve | None = None,
     ) -> Options:
         """The options checked; an error names ``where``, the entry point the caller called."""
         given = {k: v for k, v in locals().items() if k not in ("cls", "complete", "where")}
@@ -185,7 +189,7 @@ class Options:
         if system is not None and not isinstance(system, str):
             raise TypeError(must(where, "system", "a str or None", type_name(system)))
         for name, fn in (("count_tokens", count_tokens), ("redact", redact),
-                         ("on_step", on_step)):  # fmt: skip
+                         ("on_step", on_step), ("approve", approve)):  # fmt: skip
             if fn is not None and not callable(fn):
                 raise TypeError(must(where, name, "a function or None", type_name(fn)))
         for name, flag in (("finish", finish), ("warn_repeats", warn_repeats),
@@ -213,6 +217,7 @@ class Options:
             cycle_limit=cycle_limit,
             warn_repeats=warn_repeats,
             budget_note=budget_note,
+            approve=approve,
             given=given,
         )
 
@@ -240,6 +245,23 @@ class Options:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_schemas", [t.schema for t in self.tools.values()])
+
+
+def require_approver(where: str, options: Options) -> None:
+    """A run that goes to its end by itself (``run``, ``arun``, ``run_many``) has someone to ask
+    about each call held for a person: ``approve=``. Else a ValueError, before anything is
+    sent, saying what to do instead."""
+    if options.approve is not None:
+        return
+    marked = [name for name, t in options.tools.items() if t.needs_approval is not False]
+    if not marked:
+        return
+    expected = f"a function (call) -> decision, since {', '.join(marked)} needs approval"
+    raise ValueError(
+        must(where, "approve", expected, "None")
+        + " Pass approve=..., or step the run with start() and decide each held call with "
+        "session.approve(call_id) or session.deny(call_id, reason)."
+    )
 
 
 def is_async(complete: Any) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from ._budget import Projection
-from ._trace import STATUSES, CallRecord, Status, Step
+from ._trace import APPROVALS, STATUSES, CallRecord, Status, Step
 from ._types import ROLES, Message, ToolCall, Usage
 
 MAX_DEPTH = 100  # as _validate_trace.MAX_DEPTH: containers nested at most this deep
@@ -71,6 +71,7 @@ def call(data: Any) -> CallRecord | None:
     raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
     result, error, traceback = get("result"), get("error"), get("traceback")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
+    approval = get("approval")
     if not (
         (name is None or type(name) is str)
         and type(id_) is str
@@ -86,6 +87,8 @@ def call(data: Any) -> CallRecord | None:
         and _json(raw)
         and type(coerced) in (list, tuple)
         and all(type(c) is str for c in coerced)
+        and (approval is None or (type(approval) is str and approval in APPROVALS))
+        and (status == "denied") == (approval == "denied")
     ):
         return None
     return CallRecord(
@@ -100,6 +103,7 @@ def call(data: Any) -> CallRecord | None:
         coerced=tuple(coerced),
         truncated=truncated,
         traceback=traceback,
+        approval=approval,
     )
 
 

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._approval import Approve
 from ._async import AsyncSession
 from ._budget import CountTokens
 from ._fork import context_before, fork_point
@@ -21,6 +22,7 @@ from ._options import (
     ResumeOptions,
     check_names,
     option_names,
+    require_approver,
 )
 from ._session import Session
 from ._trace import Result
@@ -53,6 +55,7 @@ def start(
     cycle_limit: int | None = None,
     warn_repeats: bool = False,
     budget_note: bool = False,
+    approve: Approve | None = None,
 ) -> Session:
     """A ``Session`` that has called nothing yet: ``step()`` takes one turn, ``run()`` them all.
 
@@ -84,13 +87,16 @@ def run(
     cycle_limit: int | None = None,
     warn_repeats: bool = False,
     budget_note: bool = False,
+    approve: Approve | None = None,
 ) -> Result:
     """Run the loop until the model answers or a ceiling stops it: ``start(...).run()``.
 
     A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration
     mistakes raise here, before any call.
     """
-    return Session._open("run", complete, prompt, _options(locals())).run()
+    session = Session._open("run", complete, prompt, _options(locals()))
+    require_approver("run", session.options)
+    return session.run()
 
 
 def astart(
@@ -115,6 +121,7 @@ def astart(
     cycle_limit: int | None = None,
     warn_repeats: bool = False,
     budget_note: bool = False,
+    approve: Approve | None = None,
 ) -> AsyncSession:
     """``start`` for an async model and async tools: ``await session.step()``."""
     return AsyncSession._open("astart", complete, prompt, _options(locals()))
@@ -142,9 +149,12 @@ async def arun(
     cycle_limit: int | None = None,
     warn_repeats: bool = False,
     budget_note: bool = False,
+    approve: Approve | None = None,
 ) -> Result:
     """``await arun(...)``: ``run`` for an async model and async tools."""
-    return await AsyncSession._open("arun", complete, prompt, _options(locals())).run()
+    session = AsyncSession._open("arun", complete, prompt, _options(locals()))
+    require_approver("arun", session.options)
+    return await session.run()
 
 
 def resume(

@@ -21,7 +21,7 @@ from ._loop import Loop, Turn
 from ._pool import Slots
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import Batch, ModelCall, Reply, as_reply
+from ._turn import Batch, Decided, Hold, ModelCall, Reply, as_reply
 
 Until = Callable[["Session"], bool]
 
@@ -38,26 +38,35 @@ class Session(Loop):
         if until is not None and not callable(until):
             got = type(until).__name__
             raise TypeError(f"Session.run: until must be a function (session) -> bool, got {got}.")
-        while not self.done:
-            self.step()
-            if until is not None and not self.done and until(self):
-                break
+        self._check_decided("Session.run")
+        with self._stopping_before(until):
+            while not self.done:
+                self.step()
+                if self.pending:  # a batch waits for a person: the run pauses
+                    break
+                if until is not None and not self.done and until(self):
+                    break
         return self.result
 
     def step(self) -> Step | None:
-        """Take one turn: a model call and its tool batch. None if the run stopped before it."""
+        """Take one turn: a model call and its tool batch. None if the run stopped before it.
+
+        A batch with calls held for a person (``needs_approval``, no ``approve=``) is held:
+        this returns the step with the model's reply (its calls wait in ``pending``, not yet in
+        its ``tool_calls``), and the next ``step()`` runs the batch once each call is decided,
+        then takes its own turn (returning the last step it recorded)."""
         if self.done:
             return None
+        self._check_decided("Session.step")
         started = self._begin()
         try:
             if self.budget.max_seconds is None:
                 step = self._drive(self._turn(started))
             else:
-                step = self._drive_handed(self._turn(started), started)
+                step = self._drive_handed(self._turn(started))
         finally:
-            self._end(started)
-        if self.options.on_step is not None:
-            self.options.on_step(self, step)
+            self._end()
+        self._stepped(step)
         return step
 
     def _drive(self, turn: Turn) -> Step | None:
@@ -68,6 +77,8 @@ class Session(Loop):
                 try:
                     if isinstance(request, ModelCall):
                         outcome: Any = self._call_model(request)
+                    elif isinstance(request, Hold):
+                        outcome = self._decide(request)
                     else:
                         outcome = self._dispatch.run_batch(request.calls, request.timeout)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
@@ -82,29 +93,47 @@ class Session(Loop):
 
     # -- with a deadline: the whole turn on the session's own thread -----------------------------
 
-    def _drive_handed(self, turn: Turn, started: float) -> Step | None:
+    def _drive_handed(self, turn: Turn) -> Step | None:
         """``_drive`` on the session's own thread while this one waits until the deadline: one
         hand-off a step. At the deadline (or an interrupt) this thread takes the turn back:
-        what is in flight is abandoned, and the turn records it here."""
-        shared = _Shared()
-        self._workers.hand(self._drive_there, Slots(1), turn, shared)
-        try:
-            ended = shared.done.acquire(timeout=_seconds(self._left(started)))
-        except BaseException as exc:  # an interrupt while waiting
-            return self._take_over(turn, shared, exc)
-        if not ended:
-            return self._take_over(turn, shared, None)
-        return self._ended(turn, shared)
+        what is in flight is abandoned, and the turn records it here. A batch held for a
+        person is handed back to this thread, which asks ``approve`` (its time not counted),
+        then hands the turn on again."""
+        first: Any = _START
+        while True:
+            shared = _Shared()
+            self._workers.hand(self._drive_there, Slots(1), turn, shared, first)
+            try:
+                ended = shared.done.acquire(timeout=_seconds(self._left(self._origin)))
+            except BaseException as exc:  # an interrupt while waiting
+                return self._take_over(turn, shared, exc)
+            if not ended:
+                return self._take_over(turn, shared, None)
+            if shared.hold is None:
+                return self._ended(turn, shared)
+            try:
+                first = self._decide(shared.hold)
+            except BaseException as exc:  # an interrupt while a person decides
+                try:
+                    turn.throw(exc)  # the turn records what it knows, and re-raises
+                finally:
+                    turn.close()
+                raise
 
-    def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared) -> None:
+    def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared, first: Any) -> None:
         """On the session's own thread: ``_drive``, handing the turn back between requests if
-        the waiting thread has taken it over. ``finished`` is filled when this returns."""
+        the waiting thread has taken it over, or for a held batch. ``first`` is what the turn
+        is sent to start (``_START``: it starts anew). ``finished`` is filled when this
+        returns."""
         try:
-            request = next(turn)
+            request = next(turn) if first is _START else turn.send(first)
             while True:
                 with shared.lock:
                     if shared.taken:  # the deadline passed while the turn ran: not performed
                         shared.parked = request
+                        return
+                    if isinstance(request, Hold):  # decided on the waiting thread
+                        shared.hold = request
                         return
                     since = shared.since = self.options.clock()
                     shared.request = request
@@ -157,6 +186,8 @@ class Session(Loop):
             while True:
                 if isinstance(request, ModelCall):
                     outcome: Any = abandoned()
+                elif isinstance(request, Hold):  # no decision now: its batch is abandoned
+                    outcome = Decided({})
                 else:
                     slots = slots or Slots(len(request.calls))
                     slots.close()
@@ -231,11 +262,15 @@ class _Shared:
         self.done = threading.Lock()  # released when that thread lets go of the turn
         self.done.acquire()
         self.taken = False  # the waiting thread has taken the turn back
-        self.request: ModelCall | Batch | None = None  # in flight there (None: turn code runs)
+        self.request: ModelCall | Hold | Batch | None = None  # in flight (None: turn code runs)
         self.slots: Slots | None = None  # the in-flight batch's outcomes
         self.since: float | None = None  # when the in-flight request started
         self.parked: Any = None  # the request the turn asked for after it was taken back
+        self.hold: Hold | None = None  # a held batch the waiting thread is to decide
         self.ending: tuple[Step | None, BaseException | None] | None = None
+
+
+_START = object()  # what _drive_there is given to start a turn rather than go on with it
 
 
 def _seconds(left: float | None) -> float:
