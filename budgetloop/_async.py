@@ -85,7 +85,7 @@ class AsyncSession(Loop):
             return None
         began = self.options.clock()
         decisions = {call.id: await aask(approve, call) for call in hold.pending}
-        return Decided(decisions, self._since(began))
+        return self._waited(decisions, began)
 
     async def _call_model(self, request: ModelCall) -> Reply:
         if self._async_model:

@@ -428,7 +428,7 @@ class Loop(Holding):
                 decided: Decided | None = yield Hold(held, self._asks(held))
                 if decided is None:  # no one to ask now: the session holds the batch
                     return self._hold(taken, held, started)
-                started = self._waited(started, decided.waited)
+                started += decided.waited  # (the driver has moved the step's origin on)
                 decisions = decided.decisions
         except GeneratorExit:
             raise
@@ -614,7 +614,15 @@ class Loop(Holding):
             return None
         began = self.options.clock()
         decisions = {call.id: ask(approve, call) for call in hold.pending}
-        return Decided(decisions, self._since(began))
+        return self._waited(decisions, began)
+
+    def _waited(self, decisions: dict[str, Decision], began: float) -> Decided:
+        """The decisions, and the time spent waiting for them since ``began``: not counted
+        against ``max_seconds`` nor in the step's time (the step's origin moves on by it; the
+        turn moves its own start on when it is sent them)."""
+        waited = self._since(began)
+        self._origin += waited
+        return Decided(decisions, waited)
 
     def _stepped(self, step: Step | None) -> None:
         """``on_step``, for each step the step just taken recorded (a held batch's, then its
@@ -642,12 +650,6 @@ class Loop(Holding):
             yield
         finally:
             self._hold_tools = was
-
-    def _waited(self, started: float, seconds: float) -> float:
-        """``seconds`` spent waiting for a person in this step: not counted against
-        ``max_seconds`` nor in the step's time. Returns the turn's ``started`` moved on."""
-        self._origin += seconds
-        return started + seconds
 
     def _restart(self, started: float) -> float:
         """A held batch's step is recorded and the step goes on to a new turn: the time so

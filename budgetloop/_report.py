@@ -12,12 +12,12 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ._journal import load_traces
-from ._trace import Result, printable
+from ._trace import APPROVALS, Result, printable
 from ._types import PICO, Budget, format_usd, to_pico
 from ._valid import type_name
 
@@ -50,6 +50,9 @@ class BudgetReport:
     daily_worst_usd: dict[float, float | None] | None = None  # runs_per_day x max_cost_usd[p]
     skipped: tuple[tuple[str, str], ...] = ()  # (file name, why) for each file not read
     unknown_cost: tuple[str, ...] = ()  # the runs whose cost their trace does not hold
+    # the calls held for a person, by decision ("approved", "edited", "denied"): how many,
+    # and the runs that had one
+    decisions: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
 
     def budget(self, percentile: float) -> Budget:
         """``Budget(max_steps=..., max_cost_usd=...)`` that would have let ``percentile``% of
@@ -100,6 +103,12 @@ class BudgetReport:
         ]
         for stop, names in sorted(self.stops.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             lines.append(f"  {stop:<18}{len(names):>{width}}  {_some(names)}")
+        if self.decisions:
+            lines += ["", "calls held for a person:"]
+            for decision in APPROVALS:
+                if decision in self.decisions:
+                    count, runs = self.decisions[decision]
+                    lines.append(f"  {decision:<18}{count:>{width}}  {_some(runs)}")
         lines += [
             "",
             "ceilings that would have let p% of these runs answer:",
@@ -175,6 +184,13 @@ def budget_report(
     for name, r in zip(names, results, strict=True):
         stops.setdefault("running" if r.stop is None else r.stop.value, []).append(name)
     unknown = tuple(name for name, r in zip(names, results, strict=True) if r.cost_usd is None)
+    decided: dict[str, tuple[int, tuple[str, ...]]] = {}
+    for name, r in zip(names, results, strict=True):
+        for decision in APPROVALS:
+            count = sum(1 for s in r.steps for c in s.tool_calls if c.approval == decision)
+            if count:
+                total, runs = decided.get(decision, (0, ()))
+                decided[decision] = (total + count, (*runs, name))
     report = BudgetReport(
         runs=n,
         names=tuple(names),
@@ -188,6 +204,7 @@ def budget_report(
         max_steps={p: _needed(needed_steps, n, p) for p in ps},
         skipped=tuple(skipped),
         unknown_cost=unknown,
+        decisions=decided,
     )
     if unknown:  # a percentile that left them out would not be what it says
         if per_day is None:
