@@ -13,13 +13,17 @@ const MAX_HEIGHT = 8000000; // px: past this the list's scroll height is scaled
 const OVERSCAN = 6;
 const CONTEXT_SHOWN = 40;
 const KEY_WAIT = 150; // ms the keys rest before the step they chose is drawn in detail
-const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected"];
-const BITS = { ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32 };
+const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected", "denied", "edited", "approved"];
+const BITS = {
+  ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32,
+  denied: 128, edited: 256, approved: 512, // a person's decisions on the step's calls
+};
 const FINAL = 64;
-const JUMPS = ["first error", "first skipped", "first under-projected", "most expensive", "the stop"];
+const JUMPS = ["first error", "first skipped", "first denied", "first under-projected", "most expensive", "the stop"];
 const ROLES = ["system", "user", "assistant", "tool"];
-const CALL_STATUS = ["ok", "error", "skipped"];
-const MARK = { ok: "✓", error: "✗", skipped: "↷", "model error": "⚠", answer: "■" };
+const CALL_STATUS = ["ok", "error", "skipped", "denied"];
+const APPROVAL = ["", "approved", "edited", "denied"]; // a person's decision on a call
+const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
 // -- numbers, as budgetloop's format_usd and the widgets' count write them ----------------------
 
@@ -213,7 +217,7 @@ class Run {
   ranIn(i) {
     let ran = 0;
     const [a, b] = this.callRange(i);
-    for (let c = a; c < b; c += 1) { if (this.d.calls.st[c] !== 2) { ran += 1; } }
+    for (let c = a; c < b; c += 1) { if (this.d.calls.st[c] < 2) { ran += 1; } } // not skipped or denied
     return ran;
   }
 
@@ -231,6 +235,7 @@ class Run {
     if (fl & BITS["model error"]) { return "model error"; }
     if (fl & BITS.error) { return "error"; }
     if (fl & BITS.skipped) { return "skipped"; }
+    if (fl & BITS.denied) { return "denied"; }
     if (fl & BITS.ok) { return "ok"; }
     return "answer";
   }
@@ -645,10 +650,14 @@ function callsTable(view, run, i) {
   const rows = [];
   for (let k = a; k < b; k += 1) {
     const status = CALL_STATUS[c.st[k]];
+    const decision = c.ap ? APPROVAL[c.ap[k]] : "";
     let checked;
     if (c.args[k] < 0) { checked = h("span", { class: "blv-muted", text: "not checked" }); }
     else {
       checked = h("div", {}, h("code", { text: run.s(c.args[k]) }));
+      if (decision === "edited") {
+        checked.append(h("div", {}, h("mark", { class: "blv-decision", text: "edited by a person" }), " ", h("i", { text: "(the call ran with these)" })));
+      }
       for (const path of c.co[k] || []) {
         checked.append(h("div", {}, h("mark", { class: "blv-coerced", text: run.s(path) }), " ", h("i", { text: "(coerced)" })));
       }
@@ -663,7 +672,7 @@ function callsTable(view, run, i) {
       h("td", {}, h("code", { text: run.s(c.name[k]) })),
       h("td", { class: "blv-raw" }, h("code", { text: run.s(c.raw[k]) })),
       h("td", { class: "blv-checked" }, checked),
-      h("td", { class: `blv-status blv-st-${status}`, text: `${MARK[status]} ${status}` }),
+      h("td", { class: `blv-status blv-st-${status}`, "data-decision": decision || null, text: `${MARK[status]} ${status}${decision && decision !== status ? ` · ${decision}` : ""}` }),
       outcome,
       h("td", { class: "blv-num", text: seconds(c.us[k] / 1e6, 3) })));
   }

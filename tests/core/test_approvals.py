@@ -559,3 +559,26 @@ def test_a_pending_calls_arguments_are_its_own_copy() -> None:
     session.approve("c3")
     session.run()
     assert session.result.steps[0].tool_calls[1].arguments == {"to": "bob", "amount": 9000.0}
+
+
+def test_the_readme_example_writes_what_the_readme_shows() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Holding a call for a person", 1)[1].split("\n## ", 1)[0]
+    shown = section.split("```\nstep 0: paying\n", 1)[1].split("```", 1)[0].splitlines()
+
+    def approve(call: PendingCall) -> Any:  # as the README writes it
+        if call.arguments["amount"] > 10_000:
+            return "over the daily limit"
+        if call.arguments["to"] == "mallory":
+            return False
+        if call.arguments["amount"] > 5_000:
+            return {**call.arguments, "amount": 5_000}
+        return True
+
+    script = pay(
+        ("transfer", {"to": "ann", "amount": 50}, "c1"),
+        ("transfer", {"to": "bob", "amount": 9000}, "c2"),
+        ("transfer", {"to": "cy", "amount": 20000}, "c3"),
+    )
+    result = run(model(script), "Pay the invoices.", tools=payments([]), approve=approve)
+    assert result.format().splitlines()[1:4] == shown
