@@ -3,9 +3,10 @@ the jump to the first denied call (viewer.js reads the same columns and bits).""
 
 from __future__ import annotations
 
+from budgetloop import replay, run
 from budgetloop_widgets import CompareView, TraceView
 from budgetloop_widgets._log import BITS, jump_targets, tags
-from tests.core.test_approvals import decided_run
+from tests.core.test_approvals import THREE, decided_run, model, payments
 from tests.widgets.test_widgets import data_of
 
 
@@ -29,10 +30,6 @@ def test_the_page_gets_each_calls_decision_and_a_jump_to_the_first_denied() -> N
 
 
 def test_an_approve_that_raised_shows_what_it_raised() -> None:
-    from budgetloop import run
-
-    from tests.core.test_approvals import THREE, model, payments
-
     def approve(call: object) -> bool:
         raise RuntimeError("the approval service is down")
 
@@ -46,8 +43,6 @@ def test_an_approve_that_raised_shows_what_it_raised() -> None:
 
 
 def test_compare_view_sets_a_denial_beside_the_approval() -> None:
-    from budgetloop import replay
-
     result = decided_run()
     other = replay(result, approve=lambda call: True)
     data = data_of(CompareView(result, other))
