@@ -158,7 +158,8 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
 def load_traces(path: str | os.PathLike[str], format: str | None = None) -> list[Result]:
     """Every run a file holds, as ``load_trace`` reads them: a budgetloop trace is one run; an
     OTLP file or an openai-agents export may hold many (one per trace id), in the order they
-    first appear. A file with no run in it is an empty list."""
+    first appear. A file with no spans in it is an empty list; spans that hold no run are a
+    ``ValueError`` that names what they are."""
     return _read_path(path, format, "load_traces")
 
 

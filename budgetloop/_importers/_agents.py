@@ -17,6 +17,7 @@ from .._validate_trace import _at as at  # a path and one more step: a.b, a[3]
 from .._validate_trace import get_key as get  # a field, or the error naming it missing
 from . import _chat
 from ._build import Call, Execution, Run, Turn
+from ._ends import ended, guarded
 from ._fields import count, data, items, obj, text, timestamp
 from ._genai import as_text
 
@@ -54,10 +55,18 @@ def runs(found: list[tuple[Any, str]], path: str | None) -> list[Run]:
                 f"{at(where, 'object')}: expected one of {', '.join(OBJECTS)}, got {kind!r}."
             )
     out = []
+    found_kinds: set[str] = set()
     for trace, entries in spans.items():
         kinds = [_kind(item, where) for item, where in entries]
-        if any(k in ("generation", "response") for k in kinds):
+        found_kinds.update(kinds)
+        if any(k in ("generation", "response", "agent") for k in kinds):
             out.append(_run(trace, names.get(trace), entries, kinds, path))
+    if found_kinds and not out:
+        shown = ", ".join(sorted(repr(k[:40]) for k in found_kinds))
+        raise ValueError(
+            "holds openai-agents spans but no run: none is a generation, response or agent "
+            f"span; the span types are {shown}."
+        )
     return out
 
 
@@ -92,7 +101,12 @@ def _error(item: dict[str, Any], where: str) -> str | None:
         optional=False,
     )
     detail = error.get("data")
-    said = detail.get("error") if isinstance(detail, dict) else None
+    said = None
+    if isinstance(detail, dict):
+        said = detail.get("error", detail.get("guardrail"))
+        turns = detail.get("max_turns")
+        if isinstance(turns, int) and not isinstance(turns, bool):
+            said = f"max_turns={turns}"
     return f"{message}: {said}" if isinstance(said, str) and said else message
 
 
@@ -163,16 +177,17 @@ def _execution(item: dict[str, Any], where: str, order: int) -> Execution:
     span_path = at(where, "span_data")
     span_data = obj(item["span_data"], span_path)
     output = span_data.get("output")
-    error = _error(item, where)
+    result = None if output is None else as_text(data(output, at(span_path, "output")))
     return Execution(
         name=text(span_data.get("name"), at(span_path, "name")),
         call_id=None,
         arguments=data(span_data.get("input"), at(span_path, "input")),
         start=start,
         seconds=end - start,
-        result=None if output is None else as_text(data(output, at(span_path, "output"))),
-        error=error,
+        result=result,
+        error=_error(item, where),
         order=order,
+        read=result,  # what the model was sent, a failure's too (not the error it logged)
     )
 
 
@@ -218,10 +233,10 @@ def _run(
     turns = [_turn(item, where, kind) for item, where, kind in calls]
     for turn, (order, _, _, _) in zip(turns, numbered, strict=True):
         turn.order = order  # its place in the file: what started at the same time, in order
-    first = min(calls, key=lambda c: _times(c[0], c[1])[0])
-    context = []
+    context: list[Message] = []
     max_tokens = None
-    if first[2] == "generation":
+    first = min(calls, key=lambda c: _times(c[0], c[1])[0]) if calls else None
+    if first is not None and first[2] == "generation":
         span_path = at(first[1], "span_data")
         span_data = obj(first[0]["span_data"], span_path)
         if span_data.get("input") is not None:
@@ -236,7 +251,7 @@ def _run(
         for order, ((item, where), k) in enumerate(zip(entries, kinds, strict=True))
         if k == "function"
     ]
-    return Run(
+    run = Run(
         format="openai-agents",
         source=f"openai-agents trace {name}" if name and name != trace else "openai-agents",
         path=path,
@@ -246,4 +261,52 @@ def _run(
         run_id=trace,
         max_output_tokens=max_tokens,
         content=all(k == "generation" for _, _, k in calls),
+        read=_read(calls),
     )
+    _end(run, entries, kinds, turns)
+    return run
+
+
+def _read(calls: list[tuple[dict[str, Any], str, str]]) -> dict[str, str]:
+    """What each call's result was sent to a model as, by call id: the tool results in the
+    model calls' recorded input (a handoff's too, which no function span records)."""
+    out: dict[str, str] = {}
+    for item, where, kind in calls:
+        span_path = at(where, "span_data")
+        sent = item["span_data"].get("input") if kind == "generation" else None
+        if sent is None or isinstance(sent, str):
+            continue
+        for message in _context(sent, at(span_path, "input")):
+            if message.role == "tool" and message.tool_call_id:
+                out.setdefault(message.tool_call_id, message.content or "")
+    return out
+
+
+def _end(
+    run: Run, entries: list[tuple[dict[str, Any], str]], kinds: list[str], turns: list[Turn]
+) -> None:
+    """How the run ended, where the export says: a tripped guardrail (an input guardrail
+    before the first model call, an output one after the last), else the first error of an
+    agent or turn span (max turns, an exception raised out of the run)."""
+    errors = [
+        _error(item, where)
+        for (item, where), kind in zip(entries, kinds, strict=True)
+        if kind in ("agent", "custom")
+    ]
+    said = next((e for e in errors if e is not None), None)
+    last = max((t.end for t in turns), default=None)
+    for (item, where), kind in zip(entries, kinds, strict=True):
+        span_data = item["span_data"]
+        if kind != "guardrail" or span_data.get("triggered") is not True:
+            continue
+        name = text(span_data.get("name"), at(at(where, "span_data"), "name"))
+        start, _ = _times(item, where)
+        which = "output" if last is not None and start >= last else "input"
+        run.stop, run.detail = guarded(which, name)
+        run.error = said or f"Guardrail tripwire triggered: {name}"
+        run.raised = run.stop_known = True
+        return
+    if said is not None:
+        limit = "max_turns" if "max_turns=" in said else None
+        run.stop, run.detail = ended(said, limit)
+        run.error, run.raised, run.stop_known = said, True, True

@@ -41,6 +41,7 @@ class Execution:
     truncated: int | None = None
     approval: str | None = None  # budgetloop's own: a person's decision on the call
     order: int = 0  # where the source has it: what happened at the same time comes in this order
+    read: str | None = None  # what the model was sent as the result, where the source has it
 
 
 @dataclass
@@ -95,6 +96,8 @@ class Run:
     max_output_tokens: int | None = None
     timed: bool = True  # the source records when things happened
     content: bool = True  # the source records what was said
+    read: dict[str, str] = field(default_factory=dict)  # call id -> what a model call was sent
+    raised: bool = False  # the source's run ended in ``error`` (an exception, a tripped guard)
 
 
 def pair(turns: list[Turn], executions: Sequence[Execution]) -> None:
@@ -179,9 +182,14 @@ class _Waiting:
         return chosen
 
 
-def _record(call: Call, skipped: list[str]) -> CallRecord:
+def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRecord:
+    """The call as the trace keeps it. ``unread``: why no model read its result (the run ended
+    first), for a call that has none to show: it failed or the source records none."""
     run = call.execution
     raw = call.raw_arguments
+    if unread is not None and (run is None or run.error is not None or run.status == "error"):
+        name = cast(str, call.name)
+        return CallRecord(name, call.call_id or "", raw, None, "skipped", error=unread)
     if run is None:
         why = skipped.pop(0) if skipped else NO_RESULT
         name = cast(str, call.name)  # a call may have no name; the trace keeps None
@@ -212,13 +220,45 @@ def _record(call: Call, skipped: list[str]) -> CallRecord:
         raw_arguments=raw,
         arguments=checked,
         status=status,
-        result=run.result if status == "ok" else None,
-        error=(run.error or "") if status == "error" else None,
+        result=(run.read if run.read is not None else run.result) if status == "ok" else None,
+        error=(run.read or run.error or "") if status == "error" else None,
         seconds=run.seconds,
         coerced=run.coerced,
         truncated=run.truncated,
         approval=approval,
     )
+
+
+def _as_read(turns: list[Turn], read: dict[str, str]) -> None:
+    """What later model calls were sent as each call's result (``Run.read``), given to the
+    call: as its execution's ``read``, or as the execution of a call the source records no run
+    of (a structured answer's tool, a handoff)."""
+    if not read:
+        return
+    for turn in turns:
+        for call in turn.calls:
+            said = read.get(call.call_id) if call.call_id else None
+            if said is None:
+                continue
+            if call.execution is None:
+                call.execution = Execution(call.name, call.call_id, None, turn.end, result=said)
+            call.execution.read = said
+
+
+def _unread(run: Run) -> str | None:
+    """Why the last model call's tool results were read by no model: the run ended in an
+    error first. None when the source records no such end."""
+    if not run.raised:
+        return None
+    return f"the run ended before a model read its result: {run.error}"
+
+
+def _sent(record: CallRecord, execution: Execution | None) -> Message:
+    """A call's result as the next model call was sent it: the words the source records it
+    read, else what budgetloop would have sent."""
+    said = execution.read if execution is not None else None
+    content = record.content if said is None or record.status == "skipped" else said
+    return Message("tool", content, tool_call_id=record.id or None, name=record.name)
 
 
 def _as_object(raw: Any) -> dict[str, Any] | None:
@@ -260,19 +300,20 @@ def build(run: Run) -> Result:
     lacks named in ``Result.imported``."""
     turns = sorted(run.turns, key=lambda t: (t.start, t.order))
     pair(turns, run.executions)
+    _as_read(turns, run.read)
     steps: list[Step] = []
     messages = list(run.context)
     for index, turn in enumerate(turns):
         reasons = list(turn.skipped)  # to the skipped calls, in the order they were asked for
-        records = tuple(_record(c, reasons) for c in turn.calls)
+        unread = _unread(run) if index == len(turns) - 1 else None
+        records = tuple(_record(c, reasons, unread) for c in turn.calls)
         steps.append(_step(index, turn, records, run.timed))
         if turn.error is not None:
             continue
         calls = tuple(ToolCall(r.name, r.raw_arguments, r.id or None) for r in records)
         messages.append(Message("assistant", turn.text, calls))
-        messages += [
-            Message("tool", r.content, tool_call_id=r.id or None, name=r.name) for r in records
-        ]
+        if unread is None:  # a run that raised sent its last calls' results to no model
+            messages += [_sent(r, c.execution) for r, c in zip(records, turn.calls, strict=True)]
     stop, answer = run.stop, run.answer
     last = steps[-1] if steps else None
     if (
@@ -283,6 +324,8 @@ def build(run: Run) -> Result:
         and not last.tool_calls
     ):
         stop = Stop.ANSWERED
+    if run.raised:
+        stop, answer = stop or Stop.MODEL_ERROR, None
     if stop is Stop.ANSWERED and answer is None and last is not None:
         answer = last.text or ""
     return Result(

@@ -19,6 +19,7 @@ from .._validate_trace import _at as at  # a path and one more step: a.b, a[3]
 from .._validate_trace import get_key as get  # a field, or the error naming it missing
 from . import _genai
 from ._build import Call, Execution, Run, Turn
+from ._ends import ended, limit_named
 from ._fields import boolean, count, dollars, embedded, items, obj, text
 
 MODEL_CALLS = ("chat", "text_completion", "generate_content")
@@ -39,6 +40,7 @@ class Span:
     message: str | None
     scope: str
     events: list[str] = field(default_factory=list)  # exception events' texts
+    raised: list[tuple[str, str]] = field(default_factory=list)  # exception types, messages
     order: int = 0  # its place in the file
 
     def get(self, key: str) -> Any:
@@ -114,7 +116,7 @@ def _span(raw: Any, path: str, scope: str) -> Span:
     attributes, paths = _attributes(span.get("attributes"), at(path, "attributes"))
     status = obj(span.get("status") or {}, at(path, "status"))
     code = status.get("code")
-    events = []
+    events, raised = [], []
     for i, event in enumerate(items(span.get("events"), at(path, "events"), optional=True)):
         where = at(at(path, "events"), i)
         event = obj(event, where)
@@ -123,6 +125,7 @@ def _span(raw: Any, path: str, scope: str) -> Span:
             kind, message = found.get("exception.type"), found.get("exception.message")
             if isinstance(kind, str) and isinstance(message, str):  # as budgetloop says errors
                 events.append(f"{kind.rsplit('.', 1)[-1]}: {message}")
+                raised.append((kind, message))
     start = _nanos(get(span, path, "startTimeUnixNano"), at(path, "startTimeUnixNano"))
     end = _nanos(get(span, path, "endTimeUnixNano"), at(path, "endTimeUnixNano"))
     return Span(
@@ -136,6 +139,7 @@ def _span(raw: Any, path: str, scope: str) -> Span:
         message=text(status.get("message"), at(at(path, "status"), "message")) or None,
         scope=scope,
         events=events,
+        raised=raised,
     )
 
 
@@ -173,11 +177,32 @@ def runs(all_spans: list[Span], path: str | None) -> list[Run]:
     traces: dict[str, list[Span]] = {}
     for span in all_spans:
         traces.setdefault(span.trace, []).append(span)
-    return [
+    out = [
         _run(found, path)
         for found in traces.values()
         if any(s.operation() in (*MODEL_CALLS, "invoke_agent") for s in found)
     ]
+    if all_spans and not out:
+        raise ValueError(_no_run(all_spans))
+    return out
+
+
+def _no_run(all_spans: list[Span]) -> str:
+    """Why spans that hold no run were not read, naming what they are."""
+    keys = {k for s in all_spans for k in s.attributes}
+    many = f"{len(all_spans)} span{'s' if len(all_spans) != 1 else ''}"
+    if any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.", "traceloop.")) for k in keys):
+        return (
+            f"holds {many} in OpenLLMetry's format (gen_ai.prompt.N / gen_ai.completion.N "
+            "attributes), which load_trace does not read; export with the OpenTelemetry GenAI "
+            "conventions' gen_ai.input.messages and gen_ai.output.messages instead."
+        )
+    names = sorted({s.name for s in all_spans})
+    shown = ", ".join(repr(n[:60]) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+    return (
+        f"holds {many} but no run: none is a GenAI model call or run span (gen_ai.operation.name "
+        f"{', '.join(MODEL_CALLS)} or invoke_agent); the span names are {shown}."
+    )
 
 
 def _usage(span: Span) -> Usage | None:
@@ -279,6 +304,8 @@ def _turn(span: Span, own: bool) -> Turn:
 
 def _execution(span: Span, own: bool) -> Execution:
     args_key, result_key = "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"
+    if span.get(args_key) is None and span.get(result_key) is None:
+        args_key, result_key = "tool_arguments", "tool_response"  # pydantic-ai before version 3
     arguments = span.get(args_key)
     result = span.get(result_key)
     status = text(span.get("budgetloop.tool.status"), span.where("budgetloop.tool.status"))
@@ -367,7 +394,27 @@ def _run(found: list[Span], path: str | None) -> Run:
         )
     if agent is not None:
         _from_agent(run, agent)
+    if not own:
+        run.read = _read(chats, agent)
     return run
+
+
+def _read(chats: list[Span], agent: Span | None) -> dict[str, str]:
+    """What each call's result was sent to a model as, by call id: the tool responses in the
+    model calls' input messages, and in the run's record of its messages (pydantic-ai's
+    ``pydantic_ai.all_messages``: a structured answer's tool too)."""
+    out: dict[str, str] = {}
+    keys = [(s, "gen_ai.input.messages") for s in chats]
+    if agent is not None:
+        keys.append((agent, "pydantic_ai.all_messages"))
+    for span, key in keys:
+        raw = span.get(key)
+        if raw is None:
+            continue
+        for message in _genai.messages(embedded(raw, span.where(key)), span.where(key)):
+            if message.role == "tool" and message.tool_call_id:
+                out.setdefault(message.tool_call_id, message.content or "")
+    return out
 
 
 def _run_id(found: list[Span], agent: Span | None) -> str:
@@ -389,6 +436,7 @@ def _from_agent(run: Run, agent: Span) -> None:
         run.answer = None if said is None else said.text
     run.seconds = agent.end - agent.start
     if agent.scope.split(" ")[0] != "budgetloop":
+        _source_end(run, agent)
         return
     run.stop_known = True  # budgetloop's run span says how the run ended, or that it had not
     run.cost = dollars(agent.get("budgetloop.cost_usd"), agent.where("budgetloop.cost_usd"))
@@ -413,3 +461,20 @@ def _from_agent(run: Run, agent: Span) -> None:
     run.detail = text(agent.get("budgetloop.stop.detail"), agent.where("budgetloop.stop.detail"))
     if agent.failed and agent.message is not None and agent.message != run.detail:
         run.error = agent.message
+
+
+def _source_end(run: Run, agent: Span) -> None:
+    """How another framework's run span says its run ended: an ERROR status (its exception,
+    and the limit it names), or the final result it gave (pydantic-ai's ``final_result``: a
+    structured answer as its JSON)."""
+    if agent.failed:
+        kind, message = agent.raised[0] if agent.raised else ("", _failure(agent))
+        said = agent.message or _failure(agent) or "an error the source does not describe"
+        limit = limit_named(message) if kind.endswith("UsageLimitExceeded") else None
+        run.stop, run.detail = ended(said, limit)
+        run.error, run.raised, run.stop_known = said, True, True
+        return
+    final = agent.get("final_result")
+    if final is not None:
+        run.stop, run.stop_known = Stop.ANSWERED, True
+        run.answer = _genai.as_text(final)

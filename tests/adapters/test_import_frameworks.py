@@ -88,9 +88,7 @@ def pydantic_ai_spans(path: Path) -> Path:
 
 def test_pydantic_ai_spans_import_as_the_run(tmp_path: Path) -> None:
     result = load_trace(pydantic_ai_spans(tmp_path / "spans.json"))
-    assert result.format() == EXPECTED.replace(
-        "{error}", "ToolRetryError: XX is not in the price list"
-    )
+    assert result.format() == EXPECTED.replace("{error}", "XX is not in the price list")
     assert result.imported is not None
     assert result.imported.source.startswith("pydantic-ai ")
     assert [s.usage for s in result.steps] == USAGES
@@ -216,7 +214,7 @@ def test_an_openai_agents_export_and_its_message_log_import_as_the_run(tmp_path:
     path = tmp_path / "export.json"
     path.write_text(json.dumps(exported, default=str))
     result = load_trace(path)
-    error = "Error running tool (non-fatal): Tool execution failed. Error details are redacted."
+    error = "An error occurred while running the tool. Please try again."  # what the model read
     assert result.format() == EXPECTED.replace("{error}", error)
     assert result.imported is not None
     assert result.imported.format == "openai-agents"
