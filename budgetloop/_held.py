@@ -138,6 +138,8 @@ class Holding:
     ) -> tuple[dict[int, Ran], list[Call]]:
         """The calls' outcomes known without running them (denied; edited to arguments that do
         not fit), by position, and the calls to run, an edited one with its new arguments."""
+        if not decisions:  # nothing was held: the batch as the model asked for it
+            return {}, list(calls)
         fixed: dict[int, Ran] = {}
         runnable: list[Call] = []
         for i, call in enumerate(calls):
@@ -207,6 +209,8 @@ class Holding:
     ) -> list[Ran]:
         """Each decided call's outcome with its decision on it, and the arguments the model
         wrote kept as ``raw_arguments`` (an edited call ran with others)."""
+        if not decisions:
+            return records
         out = []
         for call, ran in zip(calls, records, strict=True):
             decision = decisions.get(call.id)

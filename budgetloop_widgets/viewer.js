@@ -240,6 +240,14 @@ class Run {
     return "answer";
   }
 
+  // The status cell of step i's row: its status, and a person's edits when there were any
+  // (a denied call is a status of its own).
+  statusCell(i) {
+    const s = this.status(i);
+    const edited = this.d.steps.fl[i] & BITS.edited ? " · edited" : "";
+    return [`${MARK[s]} ${s}${edited}`, `blv-st-${s.replace(" ", "-")}`];
+  }
+
   firstLine(i) {
     const st = this.d.steps;
     const text = this.s(st.text[i]) || this.s(st.err[i]);
@@ -899,7 +907,7 @@ class StepsView {
     const run = () => this.run;
     return [
       { head: "step", cls: "blv-num", cell: (i) => [String(i)] },
-      { head: "status", cls: "blv-stat", cell: (i) => { const s = run().status(i); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; } },
+      { head: "status", cls: "blv-stat", cell: (i) => run().statusCell(i) },
       { head: "cost", cls: "blv-num", cell: (i) => [usd(run().d.steps.cost[i])] },
       { head: "tokens in", cls: "blv-num", cell: (i) => {
         const st = run().d.steps;
@@ -1123,7 +1131,7 @@ function compareView(host, doc, el) {
     return null;
   };
   const cell = (run, i, f) => (i === FOLD ? [""] : side(run, i) || f(i));
-  const statusCell = (run) => (i) => cell(run, i, (j) => { const s = run.status(j); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; });
+  const statusCell = (run) => (i) => cell(run, i, (j) => run.statusCell(j));
   const columns = [
     { head: "step", cls: "blv-num", cell: (i) => [i === FOLD ? `0–${agreed - 1}` : String(i)] },
     { head: a.s(a.d.name), cls: "blv-stat", cell: (i) => (i === FOLD ? [agreed === 1 ? "step 0: the same in both runs (click to unfold)" : `steps 0 to ${agreed - 1}: the same in both runs (${plural(agreed, "step")}, folded; click to unfold)`, "blv-fold-row"] : statusCell(a)(i)) },
