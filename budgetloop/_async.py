@@ -8,16 +8,16 @@ unfinished calls marked, as for ``Session``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar
 
-from ._approval import aask
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import Decided, Hold, ModelCall, Reply, as_reply
+from ._approval import aask
+from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
 
 AsyncUntil = Callable[["AsyncSession"], bool]
 
@@ -56,17 +56,14 @@ class AsyncSession(Loop):
         return step
 
     async def _drive(self, turn: Turn) -> Step | None:
-        """Do what the turn asks, send back the outcome, until it returns its step."""
+        """Do what the turn asks (each request by its entry in ``_answers``), send back the
+        outcome, until it returns its step."""
+        answers = self._answers
         try:
             request = next(turn)
             while True:
                 try:
-                    if isinstance(request, ModelCall):
-                        outcome: Any = await self._call_model(request)
-                    elif isinstance(request, Hold):
-                        outcome = await self._adecide(request)
-                    else:
-                        outcome = await self._dispatch.arun_batch(request.calls, request.timeout)
+                    outcome = await answers[type(request)](self, request)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
                     request = turn.throw(exc)
                 else:
@@ -76,16 +73,6 @@ class AsyncSession(Loop):
             return step
         finally:
             turn.close()
-
-    async def _adecide(self, hold: Hold) -> Decided | None:
-        """A held batch's decisions: ``approve`` asked about each call in turn (an ``async
-        def`` one awaited), or None when there is no one to ask now."""
-        approve = self.options.approve
-        if approve is None or not hold.ask:
-            return None
-        began = self.options.clock()
-        decisions = {call.id: await aask(approve, call) for call in hold.pending}
-        return self._waited(decisions, began)
 
     async def _call_model(self, request: ModelCall) -> Reply:
         if self._async_model:
@@ -109,3 +96,24 @@ class AsyncSession(Loop):
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
             return Reply(None, describe(exc), traceback=own_traceback(exc))
         return as_reply(value)
+
+    async def _adecide(self, hold: Hold) -> Decided | None:
+        """A held batch's decisions: ``approve`` asked about each call in turn (an ``async
+        def`` one awaited), or None when there is no one to ask now."""
+        approve = self.options.values["approve"]
+        if approve is None or not hold.ask:
+            return None
+        began = self._clock()
+        decisions = {call.id: await aask(approve, call) for call in hold.pending}
+        return self._waited(decisions, began)
+
+    async def _run_batch(self, request: Batch) -> BatchDone:
+        return await self._dispatch.arun_batch(request.calls, request.timeout)
+
+    # -- the table: what each request of a turn (``_turn.REQUESTS``) is awaited as ---------------
+
+    _answers: ClassVar[Mapping[type, Callable[[AsyncSession, Any], Awaitable[Any]]]] = {
+        ModelCall: _call_model,
+        Hold: _adecide,
+        Batch: _run_batch,
+    }

@@ -70,6 +70,7 @@ from ._turn import (
     Plan,
     Ran,
     Reply,
+    Request,
     interrupted,
     received,
 )
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
 
 L = TypeVar("L", bound="Loop")
 # sent a Reply, then a Decided (or None) for a Hold, then a BatchDone
-Turn = Generator[ModelCall | Hold | Batch, Any, Step | None]
+Turn = Generator[Request, Any, Step | None]
 
 
 @dataclass(eq=False, slots=True)
@@ -130,8 +131,9 @@ class Loop(Holding):
         options: Mapping[str, Any],
     ) -> None:
         check_names(where, options, option_names(StartOptions))
-        opts = Options.read(complete, where=where, **options)
-        self._build(complete, opts, initial_messages(prompt, opts.system, where), (), 0)
+        opts = Options.read(complete, where, options)
+        context = initial_messages(prompt, opts.values["system"], where)
+        self._build(complete, opts, context, (), 0)
         self._prompt = prompt
 
     def _build(
@@ -144,21 +146,23 @@ class Loop(Holding):
     ) -> None:
         self.complete = complete
         self.options = options
+        given = options.values
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
         self.forked_from: str | None = None  # the run_id of the run this one was forked from
         self.budget: Budget = options.budget  # these three are read on every turn
-        self.price: Price | None = options.price
-        self.max_output_tokens: int | None = options.max_output_tokens
-        self._redactor = Redactor(None if options.redact is None else strict(options.redact))
+        self.price: Price | None = given["price"]
+        self.max_output_tokens: int | None = given["max_output_tokens"]
+        redact = given["redact"]
+        self._redactor = Redactor(None if redact is None else strict(redact))
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
-        self._count = ContextTokens(self.schemas, options.count_tokens)
+        self._count = ContextTokens(self.schemas, given["count_tokens"])
         self._trace_schemas = self._redactor.schemas(self.schemas)
         self.state = RunState(
             steps=list(history),
             messages=[],
             trace_messages=[],
-            money=Money(spent, options.ledger),  # the only place spend changes
+            money=Money(spent, given["ledger"]),  # the only place spend changes
             executed=sum(1 for s in history for r in s.tool_calls if r.status in EXECUTED),
         )
         self._kept = len(history)  # steps inherited by a fork, already in its journal header
@@ -169,17 +173,19 @@ class Loop(Holding):
         self._committed: list[Step] = []  # the steps the step being taken has recorded
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
-            options.repeat_limit, options.cycle_limit, options.warn_repeats, history, options.tools
+            given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
         )
-        self._last_clock = options.clock()
+        clock = self._clock = given["clock"]
+        self._last_clock = clock()
         for message in context:
             self._append(message)
         self._count.count()  # a broken count_tokens fails here, at start()
-        self._workers = Workers(options.max_workers)
+        self._workers = Workers(given["max_workers"])
         self._dispatch = Dispatch(
-            options.tools, options.clock, self._workers, options.max_result_chars, self._redactor
+            self.tools, clock, self._workers, given["max_result_chars"], self._redactor
         )
-        self._journal = None if options.trace_path is None else Journal(options.trace_path)
+        path = given["trace_path"]
+        self._journal = None if path is None else Journal(path)
         weakref.finalize(self, self._workers.close)
 
     @classmethod
@@ -189,7 +195,7 @@ class Loop(Holding):
         """A session holding a saved run's context, steps and spend, to ``fork`` from; an
         error in ``options`` names ``where``."""
         session = cls.__new__(cls)
-        opts = Options.read(complete, where=where, **options)
+        opts = Options.read(complete, where, options)
         spent = to_pico(result.cost_usd or 0.0)  # an imported run of unknown cost: none known
         session._build(complete, opts, result.messages, result.steps, spent)
         session._prompt = list(result.messages)
@@ -309,7 +315,7 @@ class Loop(Holding):
         resumed = None
         if self._held is not None:
             held, self._held = self._held, None
-            resumed = yield from self._run_batch(held.taken, held.decisions, started, held.seconds)
+            resumed = yield from self._batch_turn(held.taken, held.decisions, started, held.seconds)
             if self.done:
                 return resumed
             started = self._restart(started)
@@ -423,7 +429,7 @@ class Loop(Holding):
             ):
                 stopped = Said("the run stopped (", block.detail, ")")
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
-                end = then_final_answer(self.options.finish, block)
+                end = then_final_answer(self.options.values["finish"], block)
             elif held := self._holding(taken):
                 decided: Decided | None = yield Hold(held, self._asks(held))
                 if decided is None:  # no one to ask now: the session holds the batch
@@ -439,13 +445,13 @@ class Loop(Holding):
             self._record(step, assistant, records, None, signature)
             raise
         if calls and end is None:
-            return (yield from self._run_batch(taken, decisions, started))
+            return (yield from self._batch_turn(taken, decisions, started))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
         if end is not None and end.stop is Stop.ANSWERED:
             self.state.answer = self._traced(completion.text or "")
         return self._record(step, assistant, records, end, signature)
 
-    def _run_batch(
+    def _batch_turn(
         self, taken: Taken, decisions: Mapping[str, Decision], started: float, before: float = 0.0
     ) -> Generator[Batch, BatchDone, Step]:
         """Run a turn's batch, as decided (a denied call is not run; an edited one runs with
@@ -496,11 +502,11 @@ class Loop(Holding):
         projection, whether it is a final answer (``finish=True``) and the stop before it.
         ``started`` is when the step began (None: a look from outside a step)."""
         state, budget, left = self.state, self.budget, self._left(started)
-        extra = budget_note(state, budget, left) if self.options.budget_note else []
+        extra = budget_note(state, budget, left) if self.options.values["budget_note"] else []
         projection, projected = self._project(self._count.count(extra))
         taken = len(state.steps)
         seen = None
-        if self.options.finish:
+        if self.options.values["finish"]:
             worst = self._project_pico
             last, seen = last_turn(state, budget, left, projected, self._tool_less_tokens, worst)
             if last is not None:
@@ -534,11 +540,13 @@ class Loop(Holding):
 
     def _cheapest_next(self, calls: list[Call], assistant: Message) -> Projection:
         """The cheapest turn that could read a batch's results: they are empty."""
-        if self.options.count_tokens is None:  # a lower bound: an overhead per result, no text
+        if (
+            self.options.values["count_tokens"] is None
+        ):  # a lower bound: an overhead per result, no text
             tokens = self._count.count([assistant]) + MESSAGE_OVERHEAD * len(calls)
         else:
             empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
-            if self.options.finish:  # the turn that reads them may be the final answer
+            if self.options.values["finish"]:  # the turn that reads them may be the final answer
                 tokens = self._tool_less_tokens([assistant, *empty])
             else:
                 tokens = self._count.count([assistant, *empty])
@@ -548,7 +556,7 @@ class Loop(Holding):
         """The input tokens of the context and ``extra`` sent without tool schemas. The
         default estimate keeps the schemas counted: once a provider has reported a count, what
         they took in it is not known, so taking them out could count below the truth."""
-        count_tokens = self.options.count_tokens
+        count_tokens = self.options.values["count_tokens"]
         if count_tokens is None:
             return self._count.count(extra)
         return checked(count_tokens([*self.state.messages, *extra], []))
@@ -563,7 +571,7 @@ class Loop(Holding):
                 "turn at a time (use fork() or another session to run in parallel)."
             )
         try:
-            now = self.options.clock()
+            now = self._clock()
             if not now >= self._last_clock:  # also NaN
                 raise ValueError(
                     f"run: clock went backwards or returned NaN ({self._last_clock!r} then "
@@ -603,16 +611,16 @@ class Loop(Holding):
         return self.budget.max_seconds - self.state.elapsed - running
 
     def _since(self, started: float) -> float:
-        now = self.options.clock()
+        now = self._clock()
         return max(0.0, now - started) if now == now else 0.0
 
     def _decide(self, hold: Hold) -> Decided | None:
         """A held batch's decisions, on this thread: ``approve`` asked about each call in turn,
         or None when there is no one to ask now (the session holds the batch)."""
-        approve = self.options.approve
+        approve = self.options.values["approve"]
         if approve is None or not hold.ask:
             return None
-        began = self.options.clock()
+        began = self._clock()
         decisions = {call.id: ask(approve, call) for call in hold.pending}
         return self._waited(decisions, began)
 
@@ -627,7 +635,7 @@ class Loop(Holding):
     def _stepped(self, step: Step | None) -> None:
         """``on_step``, for each step the step just taken recorded (a held batch's, then its
         own), or with None when it recorded none and holds nothing (the run stopped)."""
-        hook = self.options.on_step
+        hook = self.options.values["on_step"]
         if hook is None:
             return
         if self._committed:
@@ -654,7 +662,7 @@ class Loop(Holding):
     def _restart(self, started: float) -> float:
         """A held batch's step is recorded and the step goes on to a new turn: the time so
         far is the run's, and the new turn's is counted from now."""
-        now = self.options.clock()
+        now = self._clock()
         self.state.elapsed += self._since(self._origin)
         self._origin = now
         return now

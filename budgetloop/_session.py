@@ -13,17 +13,36 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, NamedTuple
 
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._pool import Slots
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import Batch, Decided, Hold, ModelCall, Reply, as_reply
+from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
 
 Until = Callable[["Session"], bool]
+
+
+class Handed(NamedTuple):
+    """How the deadline's driver (``max_seconds``) answers one kind of request: ``here`` on
+    the session's own thread, and ``cut`` when the waiting thread takes the turn back at the
+    deadline; ``slots`` are what ``here`` fills and the deadline closes (None: nothing to
+    close), made before it starts. Each is called as ``(session, request, slots, since)``,
+    ``since`` being when the request started. A request ``back`` is handed back and answered
+    on the waiting thread instead, with no deadline running (a person deciding a held batch),
+    and then the turn is handed on again."""
+
+    here: Callable[[Session, Any, Any, float], Any]
+    cut: Callable[[Session, Any, Any, float], Any]
+    slots: Callable[[Any], Slots | None] = lambda request: None
+    back: bool = False
+
+
+def _batch_slots(request: Batch) -> Slots:
+    return Slots(len(request.calls))
 
 
 class Session(Loop):
@@ -70,17 +89,14 @@ class Session(Loop):
         return step
 
     def _drive(self, turn: Turn) -> Step | None:
-        """Do what the turn asks, send back the outcome, until it returns its step."""
+        """Do what the turn asks (each request by its entry in ``_answers``), send back the
+        outcome, until it returns its step."""
+        answers = self._answers
         try:
             request = next(turn)
             while True:
                 try:
-                    if isinstance(request, ModelCall):
-                        outcome: Any = self._call_model(request)
-                    elif isinstance(request, Hold):
-                        outcome = self._decide(request)
-                    else:
-                        outcome = self._dispatch.run_batch(request.calls, request.timeout)
+                    outcome = answers[type(request)](self, request)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
                     request = turn.throw(exc)
                 else:
@@ -96,9 +112,8 @@ class Session(Loop):
     def _drive_handed(self, turn: Turn) -> Step | None:
         """``_drive`` on the session's own thread while this one waits until the deadline: one
         hand-off a step. At the deadline (or an interrupt) this thread takes the turn back:
-        what is in flight is abandoned, and the turn records it here. A batch held for a
-        person is handed back to this thread, which asks ``approve`` (its time not counted),
-        then hands the turn on again."""
+        what is in flight is abandoned, and the turn records it here. A request handed
+        ``back`` is answered here, with no deadline running, and the turn is handed on."""
         first: Any = _START
         while True:
             shared = _Shared()
@@ -109,10 +124,11 @@ class Session(Loop):
                 return self._take_over(turn, shared, exc)
             if not ended:
                 return self._take_over(turn, shared, None)
-            if shared.hold is None:
+            back = shared.back
+            if back is None:
                 return self._ended(turn, shared)
             try:
-                first = self._decide(shared.hold)
+                first = self._handed[type(back)].here(self, back, None, self._clock())
             except BaseException as exc:  # an interrupt while a person decides
                 try:
                     turn.throw(exc)  # the turn records what it knows, and re-raises
@@ -121,33 +137,29 @@ class Session(Loop):
                 raise
 
     def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared, first: Any) -> None:
-        """On the session's own thread: ``_drive``, handing the turn back between requests if
-        the waiting thread has taken it over, or for a held batch. ``first`` is what the turn
-        is sent to start (``_START``: it starts anew). ``finished`` is filled when this
-        returns."""
+        """On the session's own thread: ``_drive`` (each request by its entry in ``_handed``),
+        handing the turn back between requests if the waiting thread has taken it over, or
+        for a request answered there (``back``). ``first`` is what the turn is sent to go on
+        (``_START``: it starts). ``finished`` is filled when this returns."""
+        handed = self._handed
         try:
             request = next(turn) if first is _START else turn.send(first)
             while True:
+                answer = handed[type(request)]
                 with shared.lock:
                     if shared.taken:  # the deadline passed while the turn ran: not performed
                         shared.parked = request
                         return
-                    if isinstance(request, Hold):  # decided on the waiting thread
-                        shared.hold = request
+                    if answer.back:  # answered on the waiting thread
+                        shared.back = request
                         return
-                    since = shared.since = self.options.clock()
+                    since = shared.since = self._clock()
                     shared.request = request
-                    slots = shared.slots = (
-                        None if isinstance(request, ModelCall) else Slots(len(request.calls))
-                    )
+                    slots = shared.slots = answer.slots(request)
                 failure: BaseException | None = None
                 outcome: Any = None
                 try:
-                    if isinstance(request, ModelCall):
-                        outcome = self._call_model_here(request)
-                    elif slots is not None:
-                        self._dispatch.fill(request.calls, slots)
-                        outcome = self._dispatch.settled(request.calls, slots, since)
+                    outcome = answer.here(self, request, slots, since)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
                     failure = exc
                 with shared.lock:
@@ -166,7 +178,8 @@ class Session(Loop):
     def _take_over(
         self, turn: Turn, shared: _Shared, interrupt: BaseException | None
     ) -> Step | None:
-        """The deadline passed (or ``interrupt`` came): end the turn on this thread."""
+        """The deadline passed (or ``interrupt`` came): end the turn on this thread, each
+        request left answered by its entry in ``_handed`` as cut off at the deadline."""
         with shared.lock:
             shared.taken = True
             request = shared.request
@@ -184,15 +197,8 @@ class Session(Loop):
                     slots.close()
                 request = turn.throw(interrupt)
             while True:
-                if isinstance(request, ModelCall):
-                    outcome: Any = abandoned()
-                elif isinstance(request, Hold):  # no decision now: its batch is abandoned
-                    outcome = Decided({})
-                else:
-                    slots = slots or Slots(len(request.calls))
-                    slots.close()
-                    since = shared.since if shared.since is not None else self.options.clock()
-                    outcome = self._dispatch.settled(request.calls, slots, since)
+                since = shared.since if shared.since is not None else self._clock()
+                outcome = self._handed[type(request)].cut(self, request, slots, since)
                 slots = None
                 request = turn.send(outcome)
         except StopIteration as stop:
@@ -208,7 +214,7 @@ class Session(Loop):
             raise failure
         return step
 
-    def _call_model_here(self, request: ModelCall) -> Reply:
+    def _call_model_here(self, request: ModelCall, slots: None, since: float) -> Reply:
         """The model call on this thread, with no deadline of its own (another thread keeps
         it); an ``async def`` model on a loop of this thread's own."""
         try:
@@ -253,6 +259,46 @@ class Session(Loop):
         else:
             slots.put(0, (value, None))
 
+    def _run_batch(self, request: Batch) -> BatchDone:
+        return self._dispatch.run_batch(request.calls, request.timeout)
+
+    # -- with a deadline: a batch on the session's own thread, and each request cut off -------
+
+    def _batch_here(self, request: Batch, slots: Slots, since: float) -> BatchDone:
+        self._dispatch.fill(request.calls, slots)
+        return self._dispatch.settled(request.calls, slots, since)
+
+    def _batch_cut(self, request: Batch, slots: Slots | None, since: float) -> BatchDone:
+        """A batch at the deadline: a call not finished is abandoned, one not started is not
+        started (``slots`` None: the batch was not begun)."""
+        slots = slots or Slots(len(request.calls))
+        slots.close()
+        return self._dispatch.settled(request.calls, slots, since)
+
+    def _model_cut(self, request: ModelCall, slots: None, since: float) -> Reply:
+        return abandoned()
+
+    def _hold_here(self, request: Hold, slots: None, since: float) -> Decided | None:
+        return self._decide(request)
+
+    def _hold_cut(self, request: Hold, slots: None, since: float) -> Decided:
+        """A held batch at the deadline: no one is asked, and its batch is then cut off (its
+        calls abandoned, none started)."""
+        return Decided({})
+
+    # -- the tables: what each request of a turn (``_turn.REQUESTS``) is answered with ----------
+
+    _answers: ClassVar[Mapping[type, Callable[[Session, Any], Any]]] = {
+        ModelCall: _call_model,
+        Hold: Loop._decide,
+        Batch: _run_batch,
+    }
+    _handed: ClassVar[Mapping[type, Handed]] = {
+        ModelCall: Handed(_call_model_here, _model_cut),
+        Hold: Handed(_hold_here, _hold_cut, back=True),
+        Batch: Handed(_batch_here, _batch_cut, _batch_slots),
+    }
+
 
 class _Shared:
     """A turn driven on the session's own thread, as the waiting thread sees it."""
@@ -262,11 +308,11 @@ class _Shared:
         self.done = threading.Lock()  # released when that thread lets go of the turn
         self.done.acquire()
         self.taken = False  # the waiting thread has taken the turn back
-        self.request: ModelCall | Hold | Batch | None = None  # in flight (None: turn code runs)
+        self.request: Request | None = None  # in flight there (None: turn code runs)
         self.slots: Slots | None = None  # the in-flight batch's outcomes
         self.since: float | None = None  # when the in-flight request started
         self.parked: Any = None  # the request the turn asked for after it was taken back
-        self.hold: Hold | None = None  # a held batch the waiting thread is to decide
+        self.back: Request | None = None  # a request handed back, to answer on that thread
         self.ending: tuple[Step | None, BaseException | None] | None = None
 
 
