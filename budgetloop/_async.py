@@ -11,12 +11,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
+from ._approval import aask
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._approval import aask
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
 
 AsyncUntil = Callable[["AsyncSession"], bool]

@@ -315,7 +315,9 @@ class Loop(Holding):
         resumed = None
         if self._held is not None:
             held, self._held = self._held, None
-            resumed = yield from self._batch_turn(held.taken, held.decisions, started, held.seconds)
+            resumed = yield from self._batch_turn(
+                held.taken, held.decisions, started, held.seconds
+            )
             if self.done:
                 return resumed
             started = self._restart(started)
