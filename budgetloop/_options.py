@@ -401,12 +401,27 @@ def tool_table(tools: Sequence[Callable[..., Any]], where: str) -> dict[str, Too
             raise TypeError(must(where, f"tools[{i}]", "a function", type_name(fn)))
         t = tool(fn)
         if t.name in table:
-            raise ValueError(
-                must(where, "tools", "functions of distinct names", f"two named {t.name!r}")
-                + " Pass @tool(name=...) to tell them apart."
-            )
+            raise ValueError(_same_name(where, table[t.name], t))
         table[t.name] = t
     return table
+
+
+def _same_name(where: str, first: Tool, second: Tool) -> str:
+    """Two tools of one name: which they are, and how to tell them apart."""
+    if first.server is None and second.server is None:
+        got, how = f"two named {first.name!r}", "@tool(name=...)"
+    else:
+        got = f"two named {first.name!r}, " + " and ".join(
+            "a function" if t.server is None else f"one of the MCP server {t.server!r}"
+            for t in (first, second)
+        )
+        how = "connect(..., prefix=...)" + (
+            "" if first.server and second.server else " or @tool(name=...)"
+        )
+    return (
+        must(where, "tools", "functions of distinct names", got)
+        + f" Pass {how} to tell them apart."
+    )
 
 
 def initial_messages(prompt: Any, system: str | None, where: str) -> list[Message]:

@@ -75,6 +75,7 @@ class CallRecord:
     truncated: int | None = None  # the result's full length, when it was cut for the model
     traceback: str | None = field(default=None, compare=False, repr=False)  # its failure's
     approval: Approval | None = None  # a person's decision, when the call needed one
+    server: str | None = None  # the MCP server the tool is on; None for a function's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -106,7 +107,7 @@ class CallRecord:
         return f"error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "id": self.id,
             "raw_arguments": self.raw_arguments,
@@ -118,8 +119,12 @@ class CallRecord:
             "seconds": self.seconds,
             "truncated": self.truncated,
             "traceback": self.traceback,
-            **({} if self.approval is None else {"approval": self.approval}),  # older readers
         }
+        if self.approval is not None:  # only a call held for a person has it (older readers)
+            out["approval"] = self.approval
+        if self.server is not None:  # only an MCP tool's call has it
+            out["server"] = self.server
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:

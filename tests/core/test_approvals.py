@@ -20,6 +20,7 @@ from budgetloop import (
     Result,
     ScriptedModel,
     Step,
+    Tool,
     ToolCall,
     arun,
     budget_report,
@@ -101,6 +102,14 @@ def test_needs_approval_is_a_plain_attribute_of_the_tool() -> None:
     assert marked.needs_approval is True
     assert tool(marked) is marked
     assert tool(marked, name="send2").needs_approval is True  # kept when another option changes
+
+    class Remote(Tool):  # a tool built some other way (an MCP server's) keeps its kind
+        pass
+
+    remote = Remote(send)
+    held_remote = tool(remote, needs_approval=True)
+    assert type(held_remote) is Remote
+    assert (held_remote.needs_approval, remote.needs_approval) == (True, False)
     assert message(TypeError, lambda: tool(send, needs_approval="yes")) == (
         "tool: needs_approval must be True, False or a function (arguments) -> bool, got str."
     )
