@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._budget import Projection
-from ._trace import Approval
+from ._trace._result import Approval
 from ._tracebacks import own_traceback
 
 Approve = Callable[["PendingCall"], Any]  # returns (or, async, resolves to) a decision

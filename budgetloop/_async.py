@@ -15,7 +15,7 @@ from ._approval import aask
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
-from ._trace import Result, Step
+from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
 

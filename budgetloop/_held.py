@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ._approval import APPROVED, Decision, PendingCall, denied, edited
-from ._check import ArgumentError
 from ._redact import PLAIN, WITHHOLD
-from ._schema import needs_approval
-from ._trace import Approval, CallRecord, Step
+from ._schema._arg_error import ArgumentError
+from ._schema._tool import needs_approval
+from ._trace._result import Approval, CallRecord, Step
 from ._turn import Call, Plan, Ran, checked
 from ._types import Completion, Message, Price, ToolCall, from_pico
 from ._valid import must, type_name
@@ -26,9 +26,9 @@ from ._valid import must, type_name
 if TYPE_CHECKING:
     from ._budget import Projection
     from ._dispatch import Dispatch
-    from ._loop import RunState
     from ._redact import Redactor, Said
-    from ._schema import Tool
+    from ._schema._tool import Tool
+    from ._state import RunState
 
 _EDIT_MISFIT = "the arguments a person gave in place of the model's do not fit: "
 

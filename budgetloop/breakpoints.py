@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ._budget import Projection
-from ._trace import Step
+from ._trace._result import Step
 from ._types import to_pico
 
 __all__ = [

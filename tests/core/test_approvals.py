@@ -546,7 +546,7 @@ def test_budget_report_counts_the_decisions() -> None:
 
 
 def test_the_core_view_shows_each_decision() -> None:
-    from budgetloop._html import render
+    from budgetloop._trace._html import render
 
     html = render(decided_run())
     assert "ok (edited)" in html
