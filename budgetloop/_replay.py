@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import replace as with_fields
 from typing import TYPE_CHECKING, Any
 
+from ._approval import Approve, Decision, PendingCall, edited
 from ._dispatch import ABANDONED
 from ._importers._replaying import replay_schemas
 from ._options import ReplayOptions, check_names, option_names
@@ -25,7 +26,7 @@ from ._scripted import ScriptedModel
 from ._session import Session
 from ._trace._fork import context_before
 from ._trace._journal import Trace, as_result
-from ._trace._result import CallRecord, Result, Step
+from ._trace._result import EXECUTED, CallRecord, Result, Step
 from ._types import Budget, Completion, Message, Stop, to_pico
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class ReplayClock:
 
 def _ran(record: CallRecord) -> bool:
     """Whether the tool itself was called (the replay's stand-in is then called too)."""
-    return record.status != "skipped" and (
+    return record.status in EXECUTED and (
         record.arguments is not None or record.error == ABANDONED
     )
 
@@ -230,7 +231,11 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     model call takes its recorded time, a tool batch its longest call's. A run that would go
     on past the last recorded step (a larger budget) ends with ``stop`` None and a ``detail``
     saying so: what the model said next was never recorded. A call the recorded run did not
-    run (it was skipped) comes back as an error saying it has no recorded result.
+    run (it was skipped, or denied) comes back as an error saying it has no recorded result.
+
+    The calls a person decided (``CallRecord.approval``) are held again and decided as
+    recorded: approved, edited (run with the recorded arguments) or denied (with the recorded
+    reason). ``approve=fn`` asks ``fn`` about them instead: what if a call had been denied?
     """
     result = as_result(trace, "replay")
     check_names("replay", options, option_names(ReplayOptions), _NOT_OPTIONS)
@@ -249,8 +254,10 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
         count_usage=False,
     )
     prompt = list(result.messages[: context_before(result.messages, result.steps, 0, "replay")])
-    given = {"tools": tools, "clock": clock, **_defaults(result), **options}
-    replayed = _run_again(result, model, prompt, given)
+    decided = {(s.index, r.id): r for s in result.steps for r in s.tool_calls if r.approval}
+    given = {"tools": tools, "clock": clock, "approve": _recorded_decisions(decided),
+             **_defaults(result), **options}  # fmt: skip
+    replayed = _run_again(result, model, prompt, given, frozenset(decided))
     recorded = len(result.steps)
     if model.calls <= recorded:
         return replayed
@@ -269,12 +276,17 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
 
 
 def _run_again(
-    result: Result, model: ScriptedModel, prompt: list[Message], given: dict[str, Any]
+    result: Result,
+    model: ScriptedModel,
+    prompt: list[Message],
+    given: dict[str, Any],
+    holds: frozenset[tuple[int, str]],
 ) -> Result:
     """The replayed run. A fork is replayed as it ran: the steps it inherited are taken again
     as its source took them (no ceiling of the fork's stops them; of the source's, the trace
     keeps the cost limit its projections saw), then the fork goes on from there under its own
-    options, on all the spend it carried."""
+    options, on all the spend it carried. ``holds`` are the calls the recording held for a
+    person."""
     carried = to_pico(result.carried_usd)  # its source's spend after the fork point
     inherited = _inherited(result, carried)
     opening = given
@@ -285,11 +297,13 @@ def _run_again(
             "budget": Budget(max_cost_usd=None if first is None else first.limit_usd),
         }
     source = Session._open("replay", model, prompt, opening)
+    source._hold_calls = holds
     for _ in range(inherited):
         source.step()
     source.state.money.carry(carried)
     if inherited:
         source = source._fork("replay", None, None, {"budget": given["budget"]})
+        source._hold_calls = holds
     source.forked_from = result.forked_from  # the same lineage as the run it replays
     return source.run()
 
@@ -308,6 +322,22 @@ def _inherited(result: Result, carried: int) -> int:
             return step.index
         before += to_pico(step.cost_usd or 0.0)
     return len(result.steps)
+
+
+def _recorded_decisions(decided: Mapping[tuple[int, str], CallRecord]) -> Approve:
+    """The replay's ``approve`` when none is given: each held call decided as the recording
+    says (an edit with the arguments it ran with, a denial with its reason and error)."""
+
+    def recorded(call: PendingCall) -> Decision | bool:
+        record = decided.get((call.step, call.id))
+        if record is None or record.approval == "approved":
+            return True
+        if record.approval == "edited" and record.arguments is not None:
+            return edited(call, record.arguments)
+        return Decision("denied", reason=record.result or "", error=record.error,
+                        traceback=record.traceback)  # fmt: skip
+
+    return recorded
 
 
 def _source_max_tokens(result: Result, options: Mapping[str, Any]) -> None:
