@@ -8,15 +8,15 @@ unfinished calls marked, as for ``Session``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ClassVar
 
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import ModelCall, Reply, as_reply
+from ._turn import Batch, BatchDone, ModelCall, Reply, as_reply
 
 AsyncUntil = Callable[["AsyncSession"], bool]
 
@@ -46,20 +46,20 @@ class AsyncSession(Loop):
             step = await self._drive(self._turn(started))
         finally:
             self._end(started)
-        if self.options.on_step is not None:
-            self.options.on_step(self, step)  # type: ignore[arg-type]
+        on_step = self.options.values["on_step"]
+        if on_step is not None:
+            on_step(self, step)  # type: ignore[arg-type]
         return step
 
     async def _drive(self, turn: Turn) -> Step | None:
-        """Do what the turn asks, send back the outcome, until it returns its step."""
+        """Do what the turn asks (each request by its entry in ``_answers``), send back the
+        outcome, until it returns its step."""
+        answers = self._answers
         try:
             request = next(turn)
             while True:
                 try:
-                    if isinstance(request, ModelCall):
-                        outcome: Any = await self._call_model(request)
-                    else:
-                        outcome = await self._dispatch.arun_batch(request.calls, request.timeout)
+                    outcome = await answers[type(request)](self, request)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
                     request = turn.throw(exc)
                 else:
@@ -92,3 +92,13 @@ class AsyncSession(Loop):
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
             return Reply(None, describe(exc), traceback=own_traceback(exc))
         return as_reply(value)
+
+    async def _run_batch(self, request: Batch) -> BatchDone:
+        return await self._dispatch.arun_batch(request.calls, request.timeout)
+
+    # -- the table: what each request of a turn (``_turn.REQUESTS``) is awaited as ---------------
+
+    _answers: ClassVar[Mapping[type, Callable[[AsyncSession, Any], Awaitable[Any]]]] = {
+        ModelCall: _call_model,
+        Batch: _run_batch,
+    }

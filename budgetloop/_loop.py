@@ -65,6 +65,7 @@ from ._turn import (
     Plan,
     Ran,
     Reply,
+    Request,
     interrupted,
     received,
 )
@@ -74,7 +75,7 @@ if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 L = TypeVar("L", bound="Loop")
-Turn = Generator[ModelCall | Batch, Any, Step | None]  # sent a Reply, then a BatchDone
+Turn = Generator[Request, Any, Step | None]  # sent a Reply, then a BatchDone
 
 
 @dataclass(eq=False, slots=True)
@@ -124,8 +125,9 @@ class Loop:
         options: Mapping[str, Any],
     ) -> None:
         check_names(where, options, option_names(StartOptions))
-        opts = Options.read(complete, where=where, **options)
-        self._build(complete, opts, initial_messages(prompt, opts.system, where), (), 0)
+        opts = Options.read(complete, where, options)
+        context = initial_messages(prompt, opts.values["system"], where)
+        self._build(complete, opts, context, (), 0)
         self._prompt = prompt
 
     def _build(
@@ -138,37 +140,41 @@ class Loop:
     ) -> None:
         self.complete = complete
         self.options = options
+        given = options.values
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
         self.forked_from: str | None = None  # the run_id of the run this one was forked from
         self.budget: Budget = options.budget  # these three are read on every turn
-        self.price: Price | None = options.price
-        self.max_output_tokens: int | None = options.max_output_tokens
-        self._redactor = Redactor(None if options.redact is None else strict(options.redact))
+        self.price: Price | None = given["price"]
+        self.max_output_tokens: int | None = given["max_output_tokens"]
+        redact = given["redact"]
+        self._redactor = Redactor(None if redact is None else strict(redact))
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
-        self._count = ContextTokens(self.schemas, options.count_tokens)
+        self._count = ContextTokens(self.schemas, given["count_tokens"])
         self._trace_schemas = self._redactor.schemas(self.schemas)
         self.state = RunState(
             steps=list(history),
             messages=[],
             trace_messages=[],
-            money=Money(spent, options.ledger),  # the only place spend changes
+            money=Money(spent, given["ledger"]),  # the only place spend changes
             executed=sum(1 for s in history for r in s.tool_calls if r.status != "skipped"),
         )
         self._kept = len(history)  # steps inherited by a fork, already in its journal header
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
-            options.repeat_limit, options.cycle_limit, options.warn_repeats, history, options.tools
+            given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
         )
-        self._last_clock = options.clock()
+        clock = self._clock = given["clock"]
+        self._last_clock = clock()
         for message in context:
             self._append(message)
         self._count.count()  # a broken count_tokens fails here, at start()
-        self._workers = Workers(options.max_workers)
+        self._workers = Workers(given["max_workers"])
         self._dispatch = Dispatch(
-            options.tools, options.clock, self._workers, options.max_result_chars, self._redactor
+            self.tools, clock, self._workers, given["max_result_chars"], self._redactor
         )
-        self._journal = None if options.trace_path is None else Journal(options.trace_path)
+        path = given["trace_path"]
+        self._journal = None if path is None else Journal(path)
         weakref.finalize(self, self._workers.close)
 
     @classmethod
@@ -178,7 +184,7 @@ class Loop:
         """A session holding a saved run's context, steps and spend, to ``fork`` from; an
         error in ``options`` names ``where``."""
         session = cls.__new__(cls)
-        opts = Options.read(complete, where=where, **options)
+        opts = Options.read(complete, where, options)
         spent = to_pico(result.cost_usd or 0.0)  # an imported run of unknown cost: none known
         session._build(complete, opts, result.messages, result.steps, spent)
         session._prompt = list(result.messages)
@@ -396,7 +402,7 @@ class Loop:
             ):
                 stopped = Said("the run stopped (", block.detail, ")")
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
-                end = then_final_answer(self.options.finish, block)
+                end = then_final_answer(self.options.values["finish"], block)
             else:
                 dispatched = True
                 done: BatchDone = yield Batch(calls, self._left(started))
@@ -433,11 +439,11 @@ class Loop:
         projection, whether it is a final answer (``finish=True``) and the stop before it.
         ``started`` is when the step began (None: a look from outside a step)."""
         state, budget, left = self.state, self.budget, self._left(started)
-        extra = budget_note(state, budget, left) if self.options.budget_note else []
+        extra = budget_note(state, budget, left) if self.options.values["budget_note"] else []
         projection, projected = self._project(self._count.count(extra))
         taken = len(state.steps)
         seen = None
-        if self.options.finish:
+        if self.options.values["finish"]:
             worst = self._project_pico
             last, seen = last_turn(state, budget, left, projected, self._tool_less_tokens, worst)
             if last is not None:
@@ -468,11 +474,13 @@ class Loop:
 
     def _cheapest_next(self, calls: list[Call], assistant: Message) -> Projection:
         """The cheapest turn that could read a batch's results: they are empty."""
-        if self.options.count_tokens is None:  # a lower bound: an overhead per result, no text
+        if (
+            self.options.values["count_tokens"] is None
+        ):  # a lower bound: an overhead per result, no text
             tokens = self._count.count([assistant]) + MESSAGE_OVERHEAD * len(calls)
         else:
             empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
-            if self.options.finish:  # the turn that reads them may be the final answer
+            if self.options.values["finish"]:  # the turn that reads them may be the final answer
                 tokens = self._tool_less_tokens([assistant, *empty])
             else:
                 tokens = self._count.count([assistant, *empty])
@@ -482,7 +490,7 @@ class Loop:
         """The input tokens of the context and ``extra`` sent without tool schemas. The
         default estimate keeps the schemas counted: once a provider has reported a count, what
         they took in it is not known, so taking them out could count below the truth."""
-        count_tokens = self.options.count_tokens
+        count_tokens = self.options.values["count_tokens"]
         if count_tokens is None:
             return self._count.count(extra)
         return checked(count_tokens([*self.state.messages, *extra], []))
@@ -497,7 +505,7 @@ class Loop:
                 "turn at a time (use fork() or another session to run in parallel)."
             )
         try:
-            now = self.options.clock()
+            now = self._clock()
             if not now >= self._last_clock:  # also NaN
                 raise ValueError(
                     f"run: clock went backwards or returned NaN ({self._last_clock!r} then "
@@ -535,7 +543,7 @@ class Loop:
         return self.budget.max_seconds - self.state.elapsed - running
 
     def _since(self, started: float) -> float:
-        now = self.options.clock()
+        now = self._clock()
         return max(0.0, now - started) if now == now else 0.0
 
     def _project(self, tokens: int) -> tuple[Projection, int | None]:

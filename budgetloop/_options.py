@@ -1,8 +1,19 @@
-"""``Options``: what ``start()`` was given, read and checked once, kept for ``fresh``/``fork``.
+"""The run options, declared once: each is one line that says its name, its type, its default
+and its check, and every entry point, ``Options.read``, ``fork`` and ``resume`` go by them.
 
-The options are written once, as the ``TypedDict``s below, which type the ``**options`` of
-``fork``, ``resume``, ``replay`` and ``run_many``; ``Options.read`` takes the same names (a test
-holds them, and ``start``/``run``/``astart``/``arun``, to one list).
+An option is declared in the group of the entry points that take it (``ReplayOptions`` for
+every one; ``ToolsOption``, ``ClockOption`` and ``TracePathOption`` for those that take those)::
+
+    repeat_limit: Annotated[int | None, Option(3, int_at_least(2))]
+
+``Option(default, check, across=...)``: ``check(value, reading)`` returns the value the run
+keeps, or raises in the options' grammar; ``across(values, reading)``, when given, checks it
+against the other options once every option is read. The checks below (``instance``,
+``int_at_least``, ``function``, ``flag``, ``or_from_model``) cover most options. To add an
+option, write its line, and read it in the loop as ``options.values["name"]``: ``start``,
+``run``, ``astart``, ``arun`` (whose signatures list every option with its default, made from
+these lines), ``fork``, ``resume``, ``replay``, ``run_many`` and the unknown-name check take it
+from there. A ``TypedDict`` types the ``**options`` of each entry point for editors and mypy.
 
 Configuration mistakes fail here, loudly, before anything is sent: a wrong type is a
 ``TypeError`` and a wrong value a ``ValueError``, each in one grammar that names the entry point
@@ -10,20 +21,20 @@ the caller called, the option and what arrived: ``fork: budget must be a Budget 
 dict.``
 """
 
-from __future__ import annotations
+# Not ``from __future__ import annotations``: the declarations below are read at run time.
 
 import inspect
 import math
 import os
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar, cast, get_args
 
 from ._budget import CountTokens
 from ._files import check_trace_path
 from ._schema import Tool, tool
-from ._trace import RunOptions
+from ._trace import RECORDED_OPTIONS, RunOptions
 from ._types import Budget, Message, Price
 from ._valid import check_option_int, must, type_name
 from .ledger import Ledger
@@ -40,45 +51,217 @@ OnStep = Callable[["Session", "Step | None"], None]
 MAX_RESULT_CHARS = 100_000
 
 
+# -- reading one option -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One option being read: the entry point the caller called, the option's name, and the
+    model callable (whose attributes some options default to)."""
+
+    where: str
+    name: str
+    complete: Model
+
+    def must(self, expected: str, got: str) -> str:
+        """The options' grammar: ``where: name must be expected, got got.``"""
+        return must(self.where, self.name, expected, got)
+
+
+Check = Callable[[Any, Reading], Any]  # (value, reading) -> the value the run keeps
+Across = Callable[[Mapping[str, Any], Reading], None]  # (every option read, reading)
+
+
+def _kept(value: Any, reading: Reading) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Option:
+    """How one option is read: its ``default``, its ``check`` (returns the value the run
+    keeps, or raises), and ``across``, a check against the other options once all are read."""
+
+    default: Any = None
+    check: Check = _kept
+    across: Across | None = None
+
+
+# -- the checks options are declared with ------------------------------------------------------
+
+
+def instance(cls: type, expected: str) -> Check:
+    """None, or an instance of ``cls`` (``expected`` says so in the error)."""
+
+    def check(value: Any, reading: Reading) -> Any:
+        if value is not None and not isinstance(value, cls):
+            raise TypeError(reading.must(expected, type_name(value)))
+        return value
+
+    return check
+
+
+def int_at_least(least: int) -> Check:
+    """None, or an int (not a bool) at or above ``least``."""
+
+    def check(value: Any, reading: Reading) -> Any:
+        check_option_int(reading.where, reading.name, value, least=least, optional=True)
+        return value
+
+    return check
+
+
+def function(value: Any, reading: Reading) -> Any:
+    """None, or something callable."""
+    if value is not None and not callable(value):
+        raise TypeError(reading.must("a function or None", type_name(value)))
+    return value
+
+
+def flag(value: Any, reading: Reading) -> Any:
+    """True or False."""
+    if not isinstance(value, bool):
+        raise TypeError(reading.must("True or False", type_name(value)))
+    return value
+
+
+def or_from_model(check: Check) -> Check:
+    """None is the model callable's attribute of the option's name (None without one); the
+    value is then checked with ``check``."""
+
+    def read(value: Any, reading: Reading) -> Any:
+        if value is None:
+            value = getattr(reading.complete, reading.name, None)
+        return check(value, reading)
+
+    return read
+
+
+def _budget(value: Any, reading: Reading) -> Any:
+    if value is not None and not isinstance(value, Budget):
+        raise TypeError(reading.must("a Budget or None", type_name(value)))
+    return value
+
+
+def _cost_needs_price(values: Mapping[str, Any], reading: Reading) -> None:
+    budget = values["budget"]
+    if budget is not None and budget.max_cost_usd is not None:
+        _needs(reading.where, values, "Budget(max_cost_usd=...), which projects each turn's")
+
+
+def _ledger(value: Any, reading: Reading) -> Any:
+    if value is not None and not isinstance(value, Ledger):
+        expected = "a Ledger (MemoryLedger, SqliteLedger, RedisLedger) or None"
+        raise TypeError(reading.must(expected, type_name(value)))
+    return value
+
+
+def _ledger_needs_price(values: Mapping[str, Any], reading: Reading) -> None:
+    if values["ledger"] is not None:
+        _needs(reading.where, values, "ledger=..., which reserves each call's")
+
+
+def _needs(where: str, values: Mapping[str, Any], given: str) -> None:
+    """A price and a reply's most tokens, which ``given`` needs to know a call's worst case."""
+    price, mot = values["price"], values["max_output_tokens"]
+    needed = (("price", "a Price", price), ("max_output_tokens", "an int >= 1", mot))
+    wrong = [(name, expected, value) for name, expected, value in needed if not value]
+    if not wrong:
+        return
+    names, expected, got = (" and ".join(str(w[i]) for w in wrong) for i in range(3))
+    expected += f" with {given} worst case before it is sent"
+    them = "them here, or give the model callable those attributes"
+    it = "it here, or give the model callable that attribute"
+    raise ValueError(must(where, names, expected, got) + f" Pass {them if wrong[1:] else it}.")
+
+
+def _clock(value: Any, reading: Reading) -> Any:
+    if not callable(value):
+        raise TypeError(reading.must("a function returning seconds", type_name(value)))
+    now = value()
+    where = reading.where
+    if isinstance(now, bool) or not isinstance(now, (int, float)):
+        raise TypeError(must(where, "clock()", "a number of seconds", type_name(now)))
+    if not math.isfinite(now):
+        raise ValueError(must(where, "clock()", "a finite number of seconds", repr(now)))
+    return value
+
+
+def _trace_path(value: Any, reading: Reading) -> Any:
+    if value is not None:
+        check_trace_path(value, reading.where)
+    return value
+
+
+def _tools(value: Any, reading: Reading) -> Any:
+    """Functions of distinct names, each made a ``Tool`` (whose own definition, its hints and
+    docstring, ``tool()`` checks, naming the tool and its parameter)."""
+    return tuple(tool_table(value, reading.where).values())
+
+
+# -- the options, each declared once -----------------------------------------------------------
+
+
 class ReplayOptions(TypedDict, total=False):
-    """The options ``replay`` takes: every ``start()`` option but the model, tools, clock and
-    trace path, which the replay brings (the recorded ones) or has none of."""
+    """The options every entry point takes (``replay`` takes only these: it brings the model,
+    the tools and the clock, the recorded ones, and writes no trace file)."""
 
-    budget: Budget | None
-    price: Price | None
-    max_output_tokens: int | None
-    count_tokens: CountTokens | None
-    system: str | None
-    repeat_limit: int | None
-    max_workers: int | None
-    max_result_chars: int | None
-    redact: Redact | None
-    ledger: Ledger | None
-    on_step: OnStep | None
-    finish: bool
-    cycle_limit: int | None
-    warn_repeats: bool
-    budget_note: bool
+    budget: Annotated[Budget | None, Option(None, _budget, across=_cost_needs_price)]
+    """The run's ceilings; None is ``Budget()`` (ten steps)."""
+    price: Annotated[Price | None, Option(None, or_from_model(instance(Price, "a Price or None")))]
+    """Dollars per million tokens; None is the model callable's ``price``, if it has one."""
+    max_output_tokens: Annotated[int | None, Option(None, or_from_model(int_at_least(0)))]
+    """The most tokens a reply may be; None is the model callable's, if it has one."""
+    count_tokens: Annotated[CountTokens | None, Option(None, function)]
+    """Counts a request's input tokens; None is the built-in estimate."""
+    system: Annotated[str | None, Option(None, instance(str, "a str or None"))]
+    """A system message put before the prompt."""
+    repeat_limit: Annotated[int | None, Option(3, int_at_least(2))]
+    """The same tool calls this many turns running stop the run (``repeated``)."""
+    max_workers: Annotated[int | None, Option(None, int_at_least(1))]
+    """Threads a batch's calls may run on at once; None: as many as the batch has calls."""
+    max_result_chars: Annotated[int | None, Option(MAX_RESULT_CHARS, int_at_least(1))]
+    """A tool result longer than this is cut for the model (the trace says so)."""
+    redact: Annotated[Redact | None, Option(None, function)]
+    """Applied to every text the trace, the journal and the spans keep."""
+    ledger: Annotated[Ledger | None, Option(None, _ledger, across=_ledger_needs_price)]
+    """A shared budget: each call's worst case is reserved in it before the call."""
+    on_step: Annotated[OnStep | None, Option(None, function)]
+    """Called as ``on_step(session, step)`` after every step."""
+    finish: Annotated[bool, Option(False, flag)]
+    """The last call a ceiling allows is made without tools, for a final answer."""
+    cycle_limit: Annotated[int | None, Option(None, int_at_least(2))]
+    """A cycle of turns repeated this many times stops the run (``repeated``)."""
+    warn_repeats: Annotated[bool, Option(False, flag)]
+    """The first loop found is told to the model instead of stopping the run."""
+    budget_note: Annotated[bool, Option(False, flag)]
+    """Each request ends with a line saying what the budget has left."""
 
 
-class ManyOptions(ReplayOptions, total=False):
+class ToolsOption(TypedDict, total=False):
+    tools: Annotated[Sequence[Callable[..., Any]], Option((), _tools)]
+    """The functions the model may call (each made a ``Tool``)."""
+
+
+class ClockOption(TypedDict, total=False):
+    clock: Annotated[Clock, Option(time.monotonic, _clock)]
+    """A monotonic clock in seconds, for ``max_seconds`` and each step's time."""
+
+
+class TracePathOption(TypedDict, total=False):
+    trace_path: Annotated[str | os.PathLike[str] | None, Option(None, _trace_path)]
+    """A JSON Lines file the run is written to as it goes."""
+
+
+class ManyOptions(ReplayOptions, ToolsOption, ClockOption, total=False):
     """The options ``run_many`` passes to each run (each run's trace path is its own)."""
 
-    tools: Sequence[Callable[..., Any]]
-    clock: Clock
 
-
-class ResumeOptions(ReplayOptions, total=False):
+class ResumeOptions(ReplayOptions, ClockOption, TracePathOption, total=False):
     """The options ``resume`` takes besides ``tools``, ``at`` and ``messages``."""
 
-    clock: Clock
-    trace_path: str | os.PathLike[str] | None
 
-
-class StartOptions(ResumeOptions, total=False):
+class StartOptions(ResumeOptions, ToolsOption, total=False):
     """Every keyword option of ``start()``, ``run()``, ``astart()`` and ``arun()``."""
-
-    tools: Sequence[Callable[..., Any]]
 
 
 class ForkOptions(StartOptions, total=False):
@@ -87,9 +270,38 @@ class ForkOptions(StartOptions, total=False):
     complete: Model
 
 
+def _declared(options: type) -> dict[str, tuple[Any, Option]]:
+    """Each option of a group by name: its type and how it is read, in declaration order."""
+    out = {}
+    for name, hint in options.__annotations__.items():
+        kind, *meta = get_args(hint)
+        out[name] = (kind, next(m for m in meta if isinstance(m, Option)))
+    return out
+
+
+OPTIONS = _declared(StartOptions)  # every option of start(), with its type and how it is read
+
+
 def option_names(options: type) -> tuple[str, ...]:
     """The keys of one of the option ``TypedDict``s, in the order they are written."""
     return tuple(options.__annotations__)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
+
+
+def takes_options(fn: F) -> F:
+    """``fn``'s signature (what ``help()``, ``inspect`` and a notebook's tooltip show) with
+    its ``**options`` written out: every option, keyword-only, with its type and default."""
+    signature = inspect.signature(fn)
+    params = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    params += [
+        inspect.Parameter(name, KEYWORD_ONLY, default=option.default, annotation=kind)
+        for name, (kind, option) in OPTIONS.items()
+    ]
+    fn.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return fn
 
 
 def check_names(
@@ -108,138 +320,48 @@ def check_names(
             )
 
 
-@dataclass(frozen=True)
 class Options:
-    """Every keyword option of ``start()``, checked; ``price`` and ``max_output_tokens`` are
-    resolved from the model callable's attributes when not given."""
+    """Every option of a run, read and checked once (``read``), and kept for ``fresh`` and
+    ``fork``: ``values`` has every option (its default when not given) as the run keeps it,
+    ``given`` the options as they were passed."""
 
-    tools: dict[str, Tool]
-    budget: Budget
-    price: Price | None
-    max_output_tokens: int | None
-    count_tokens: CountTokens | None
-    system: str | None
-    repeat_limit: int | None
-    clock: Clock
-    max_workers: int | None
-    max_result_chars: int | None
-    redact: Redact | None
-    trace_path: str | os.PathLike[str] | None
-    ledger: Ledger | None
-    on_step: OnStep | None
-    finish: bool
-    cycle_limit: int | None
-    warn_repeats: bool
-    budget_note: bool
-    given: dict[str, Any] = field(repr=False, compare=False)  # as passed, for ``with_``
-    _schemas: list[dict[str, Any]] = field(init=False, repr=False, compare=False)
+    __slots__ = ("budget", "given", "schemas", "tools", "values")
+
+    def __init__(self, values: StartOptions, given: Mapping[str, Any]) -> None:
+        self.values = values
+        self.given = dict(given)
+        budget = values["budget"]
+        self.budget: Budget = Budget() if budget is None else budget
+        self.tools: dict[str, Tool] = {t.name: t for t in map(tool, values["tools"])}
+        self.schemas: list[dict[str, Any]] = [t.schema for t in self.tools.values()]
 
     @classmethod
-    def read(
-        cls,
-        complete: Model,
-        *,
-        where: str,
-        tools: Sequence[Callable[..., Any]] = (),
-        budget: Budget | None = None,
-        price: Price | None = None,
-        max_output_tokens: int | None = None,
-        count_tokens: CountTokens | None = None,
-        system: str | None = None,
-        repeat_limit: int | None = 3,
-        clock: Clock = time.monotonic,
-        max_workers: int | None = None,
-        max_result_chars: int | None = MAX_RESULT_CHARS,
-        redact: Redact | None = None,
-        trace_path: str | os.PathLike[str] | None = None,
-        ledger: Ledger | None = None,
-        on_step: OnStep | None = None,
-        finish: bool = False,
-        cycle_limit: int | None = None,
-        warn_repeats: bool = False,
-        budget_note: bool = False,
-    ) -> Options:
-        """The options checked; an error names ``where``, the entry point the caller called."""
-        given = {k: v for k, v in locals().items() if k not in ("cls", "complete", "where")}
+    def read(cls, complete: Model, where: str, given: Mapping[str, Any]) -> "Options":
+        """The options ``given`` (names of ``StartOptions``: the caller checks them), each
+        read as it is declared, then checked against each other; an error names ``where``,
+        the entry point the caller called."""
         if not callable(complete):
             expected = "a function (messages, tools) -> Completion"
             raise TypeError(must(where, "complete", expected, type_name(complete)))
-        budget = Budget() if budget is None else budget
-        if not isinstance(budget, Budget):
-            raise TypeError(must(where, "budget", "a Budget or None", type_name(budget)))
-        price = getattr(complete, "price", None) if price is None else price
-        if price is not None and not isinstance(price, Price):
-            raise TypeError(must(where, "price", "a Price or None", type_name(price)))
-        if max_output_tokens is None:
-            max_output_tokens = getattr(complete, "max_output_tokens", None)
-        for name, value, least in (
-            ("max_output_tokens", max_output_tokens, 0),
-            ("repeat_limit", repeat_limit, 2),
-            ("cycle_limit", cycle_limit, 2),
-            ("max_workers", max_workers, 1),
-            ("max_result_chars", max_result_chars, 1),
-        ):
-            check_option_int(where, name, value, least=least, optional=True)
-        _check_cost_ceiling(where, budget, price, max_output_tokens)
-        _check_ledger(where, ledger, price, max_output_tokens)
-        if system is not None and not isinstance(system, str):
-            raise TypeError(must(where, "system", "a str or None", type_name(system)))
-        for name, fn in (("count_tokens", count_tokens), ("redact", redact),
-                         ("on_step", on_step)):  # fmt: skip
-            if fn is not None and not callable(fn):
-                raise TypeError(must(where, name, "a function or None", type_name(fn)))
-        for name, flag in (("finish", finish), ("warn_repeats", warn_repeats),
-                           ("budget_note", budget_note)):  # fmt: skip
-            if not isinstance(flag, bool):
-                raise TypeError(must(where, name, "True or False", type_name(flag)))
-        _check_clock(where, clock)
-        _check_trace_path(where, trace_path)
-        return cls(
-            tools=tool_table(tools, where),
-            budget=budget,
-            price=price,
-            max_output_tokens=max_output_tokens,
-            count_tokens=count_tokens,
-            system=system,
-            repeat_limit=repeat_limit,
-            clock=clock,
-            max_workers=max_workers,
-            max_result_chars=max_result_chars,
-            redact=redact,
-            trace_path=trace_path,
-            ledger=ledger,
-            on_step=on_step,
-            finish=finish,
-            cycle_limit=cycle_limit,
-            warn_repeats=warn_repeats,
-            budget_note=budget_note,
-            given=given,
-        )
+        values: dict[str, Any] = {}
+        for name, (_, option) in OPTIONS.items():
+            value = given.get(name, option.default)
+            values[name] = option.check(value, Reading(where, name, complete))
+        for name, (_, option) in OPTIONS.items():
+            if option.across is not None:
+                option.across(values, Reading(where, name, complete))
+        return cls(cast(StartOptions, values), given)
 
-    def with_(self, complete: Model, changes: Mapping[str, Any], where: str) -> Options:
+    def with_(self, complete: Model, changes: Mapping[str, Any], where: str) -> "Options":
         """These options with some changed (``start()`` options, by name: the caller checks the
         names), checked again; an error names ``where`` (for ``fork``)."""
-        return Options.read(complete, where=where, **{**self.given, **changes})
+        return Options.read(complete, where, {**self.given, **changes})
 
     @property
     def recorded(self) -> RunOptions:
         """The options a trace records (``Result.options``)."""
-        return RunOptions(
-            finish=self.finish,
-            budget_note=self.budget_note,
-            warn_repeats=self.warn_repeats,
-            repeat_limit=self.repeat_limit,
-            cycle_limit=self.cycle_limit,
-            max_result_chars=self.max_result_chars,
-        )
-
-    @property
-    def schemas(self) -> list[dict[str, Any]]:
-        """The tools' schemas, as every request sends them (built once)."""
-        return self._schemas
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_schemas", [t.schema for t in self.tools.values()])
+        values = cast(Mapping[str, Any], self.values)
+        return cast(RunOptions, {name: values[name] for name in RECORDED_OPTIONS})
 
 
 def is_async(complete: Any) -> bool:
@@ -259,12 +381,27 @@ def tool_table(tools: Sequence[Callable[..., Any]], where: str) -> dict[str, Too
             raise TypeError(must(where, f"tools[{i}]", "a function", type_name(fn)))
         t = tool(fn)
         if t.name in table:
-            raise ValueError(
-                must(where, "tools", "functions of distinct names", f"two named {t.name!r}")
-                + " Pass @tool(name=...) to tell them apart."
-            )
+            raise ValueError(_same_name(where, table[t.name], t))
         table[t.name] = t
     return table
+
+
+def _same_name(where: str, first: Tool, second: Tool) -> str:
+    """Two tools of one name: which they are, and how to tell them apart."""
+    if first.server is None and second.server is None:
+        got, how = f"two named {first.name!r}", "@tool(name=...)"
+    else:
+        got = f"two named {first.name!r}, " + " and ".join(
+            "a function" if t.server is None else f"one of the MCP server {t.server!r}"
+            for t in (first, second)
+        )
+        how = "connect(..., prefix=...)" + (
+            "" if first.server and second.server else " or @tool(name=...)"
+        )
+    return (
+        must(where, "tools", "functions of distinct names", got)
+        + f" Pass {how} to tell them apart."
+    )
 
 
 def initial_messages(prompt: Any, system: str | None, where: str) -> list[Message]:
@@ -284,45 +421,3 @@ def check_prompt(prompt: Any, where: str, name: str) -> list[Message]:
         if not isinstance(m, Message):
             raise TypeError(must(where, f"{name}[{i}]", "a Message", type_name(m)))
     return list(prompt)
-
-
-def _check_cost_ceiling(where: str, budget: Budget, price: Price | None, mot: int | None) -> None:
-    if budget.max_cost_usd is not None:
-        _needs(where, price, mot, "Budget(max_cost_usd=...), which projects each turn's")
-
-
-def _needs(where: str, price: Price | None, mot: int | None, given: str) -> None:
-    """A price and a reply's most tokens, which ``given`` needs to know a call's worst case."""
-    needed = (("price", "a Price", price), ("max_output_tokens", "an int >= 1", mot))
-    wrong = [(name, expected, value) for name, expected, value in needed if not value]
-    if not wrong:
-        return
-    names, expected, got = (" and ".join(str(w[i]) for w in wrong) for i in range(3))
-    expected += f" with {given} worst case before it is sent"
-    them = "them here, or give the model callable those attributes"
-    it = "it here, or give the model callable that attribute"
-    raise ValueError(must(where, names, expected, got) + f" Pass {them if wrong[1:] else it}.")
-
-
-def _check_clock(where: str, clock: Any) -> None:
-    if not callable(clock):
-        raise TypeError(must(where, "clock", "a function returning seconds", type_name(clock)))
-    now = clock()
-    if isinstance(now, bool) or not isinstance(now, (int, float)):
-        raise TypeError(must(where, "clock()", "a number of seconds", type_name(now)))
-    if not math.isfinite(now):
-        raise ValueError(must(where, "clock()", "a finite number of seconds", repr(now)))
-
-
-def _check_trace_path(where: str, path: Any) -> None:
-    if path is not None:
-        check_trace_path(path, where)
-
-
-def _check_ledger(where: str, ledger: Any, price: Price | None, mot: int | None) -> None:
-    if ledger is None:
-        return
-    if not isinstance(ledger, Ledger):
-        expected = "a Ledger (MemoryLedger, SqliteLedger, RedisLedger) or None"
-        raise TypeError(must(where, "ledger", expected, type_name(ledger)))
-    _needs(where, price, mot, "ledger=..., which reserves each call's")

@@ -69,7 +69,7 @@ def call(data: Any) -> CallRecord | None:
     name: Any = get("name", _NO)
     id_, status = get("id", _NO), cast(Status, get("status", _NO))
     raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
-    result, error, traceback = get("result"), get("error"), get("traceback")
+    result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
     if not (
         (name is None or type(name) is str)
@@ -79,6 +79,7 @@ def call(data: Any) -> CallRecord | None:
         and (result is None or type(result) is str)
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
+        and (server is None or type(server) is str)
         and _number(seconds)
         and (truncated is None or (type(truncated) is int and truncated >= 0))
         and (arguments is None or (type(arguments) is dict and _json(arguments)))
@@ -100,6 +101,7 @@ def call(data: Any) -> CallRecord | None:
         coerced=tuple(coerced),
         truncated=truncated,
         traceback=traceback,
+        server=server,
     )
 
 

@@ -26,6 +26,7 @@ from ._scripted import ScriptedModel
 from ._session import Session
 from ._trace import CallRecord, Result, Step
 from ._types import Completion, Message, Stop
+from ._written import checkable
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -143,8 +144,11 @@ class RecordedTool(Tool):
             )
         self.name = name
         self.description = str(schema.get("description", ""))
-        self.parameters = dict(props)
-        self.required = tuple(required)
+        found = checkable(params)  # a schema written elsewhere (an MCP server's) is checked
+        self.parameters = found.parameters  # as far as the check can, as in the recorded run
+        self.required = found.required
+        self._defs = found.defs
+        self.extra_arguments = found.extra
         self.is_async = False
         self._recorded = schema
         self._tape = tape
@@ -233,6 +237,9 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     tape = Tape(result.steps, clock)
     schemas = replay_schemas(result)  # an imported run's tools without a schema: stand-ins
     tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(schemas)]
+    servers = {c.name: c.server for s in result.steps for c in s.tool_calls if c.server}
+    for stand_in in tools:  # an MCP tool's calls name its server in the replay too
+        stand_in.server = servers.get(stand_in.name)
     model = ScriptedModel(
         [_entry(step, tape, result) for step in result.steps],
         price=result.price,

@@ -4,147 +4,72 @@ and ``resume`` for a saved run."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._async import AsyncSession
-from ._budget import CountTokens
 from ._fork import context_before, fork_point
 from ._journal import as_result
 from ._options import (
-    MAX_RESULT_CHARS,
-    Clock,
     Model,
-    OnStep,
-    Redact,
     ResumeOptions,
+    StartOptions,
     check_names,
     option_names,
+    takes_options,
 )
 from ._session import Session
 from ._trace import Result
-from ._types import Budget, Message, Price
-from .ledger import Ledger
+from ._types import Message
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 
+@takes_options
 def start(
-    complete: Model,
-    prompt: str | Sequence[Message],
-    *,
-    tools: Sequence[Callable[..., Any]] = (),
-    budget: Budget | None = None,
-    price: Price | None = None,
-    max_output_tokens: int | None = None,
-    count_tokens: CountTokens | None = None,
-    system: str | None = None,
-    repeat_limit: int | None = 3,
-    clock: Clock = time.monotonic,
-    max_workers: int | None = None,
-    max_result_chars: int | None = MAX_RESULT_CHARS,
-    redact: Redact | None = None,
-    trace_path: str | os.PathLike[str] | None = None,
-    ledger: Ledger | None = None,
-    on_step: OnStep | None = None,
-    finish: bool = False,
-    cycle_limit: int | None = None,
-    warn_repeats: bool = False,
-    budget_note: bool = False,
+    complete: Model, prompt: str | Sequence[Message], **options: Unpack[StartOptions]
 ) -> Session:
     """A ``Session`` that has called nothing yet: ``step()`` takes one turn, ``run()`` them all.
 
     Configuration mistakes (a cost ceiling without a price, a tool without type hints, an
     option of the wrong type) raise here, before any call.
     """
-    return Session._open("start", complete, prompt, _options(locals()))
+    return Session._open("start", complete, prompt, options)
 
 
+@takes_options
 def run(
     complete: Model,
     prompt: str | Sequence[Message],
-    *,
-    tools: Sequence[Callable[..., Any]] = (),
-    budget: Budget | None = None,
-    price: Price | None = None,
-    max_output_tokens: int | None = None,
-    count_tokens: CountTokens | None = None,
-    system: str | None = None,
-    repeat_limit: int | None = 3,
-    clock: Clock = time.monotonic,
-    max_workers: int | None = None,
-    max_result_chars: int | None = MAX_RESULT_CHARS,
-    redact: Redact | None = None,
-    trace_path: str | os.PathLike[str] | None = None,
-    ledger: Ledger | None = None,
-    on_step: OnStep | None = None,
-    finish: bool = False,
-    cycle_limit: int | None = None,
-    warn_repeats: bool = False,
-    budget_note: bool = False,
+    **options: Unpack[StartOptions],
 ) -> Result:
     """Run the loop until the model answers or a ceiling stops it: ``start(...).run()``.
 
     A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration
     mistakes raise here, before any call.
     """
-    return Session._open("run", complete, prompt, _options(locals())).run()
+    return Session._open("run", complete, prompt, options).run()
 
 
+@takes_options
 def astart(
     complete: Model,
     prompt: str | Sequence[Message],
-    *,
-    tools: Sequence[Callable[..., Any]] = (),
-    budget: Budget | None = None,
-    price: Price | None = None,
-    max_output_tokens: int | None = None,
-    count_tokens: CountTokens | None = None,
-    system: str | None = None,
-    repeat_limit: int | None = 3,
-    clock: Clock = time.monotonic,
-    max_workers: int | None = None,
-    max_result_chars: int | None = MAX_RESULT_CHARS,
-    redact: Redact | None = None,
-    trace_path: str | os.PathLike[str] | None = None,
-    ledger: Ledger | None = None,
-    on_step: OnStep | None = None,
-    finish: bool = False,
-    cycle_limit: int | None = None,
-    warn_repeats: bool = False,
-    budget_note: bool = False,
+    **options: Unpack[StartOptions],
 ) -> AsyncSession:
     """``start`` for an async model and async tools: ``await session.step()``."""
-    return AsyncSession._open("astart", complete, prompt, _options(locals()))
+    return AsyncSession._open("astart", complete, prompt, options)
 
 
+@takes_options
 async def arun(
     complete: Model,
     prompt: str | Sequence[Message],
-    *,
-    tools: Sequence[Callable[..., Any]] = (),
-    budget: Budget | None = None,
-    price: Price | None = None,
-    max_output_tokens: int | None = None,
-    count_tokens: CountTokens | None = None,
-    system: str | None = None,
-    repeat_limit: int | None = 3,
-    clock: Clock = time.monotonic,
-    max_workers: int | None = None,
-    max_result_chars: int | None = MAX_RESULT_CHARS,
-    redact: Redact | None = None,
-    trace_path: str | os.PathLike[str] | None = None,
-    ledger: Ledger | None = None,
-    on_step: OnStep | None = None,
-    finish: bool = False,
-    cycle_limit: int | None = None,
-    warn_repeats: bool = False,
-    budget_note: bool = False,
+    **options: Unpack[StartOptions],
 ) -> Result:
     """``await arun(...)``: ``run`` for an async model and async tools."""
-    return await AsyncSession._open("arun", complete, prompt, _options(locals())).run()
+    return await AsyncSession._open("arun", complete, prompt, options).run()
 
 
 def resume(
@@ -180,7 +105,3 @@ def resume(
         )
     saved = Session.restore(result, complete, "resume", given)
     return saved._fork("resume", at, messages, {})
-
-
-def _options(given: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in given.items() if k not in ("complete", "prompt")}

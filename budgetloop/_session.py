@@ -13,17 +13,33 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, NamedTuple
 
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._pool import Slots
 from ._trace import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import Batch, ModelCall, Reply, as_reply
+from ._turn import Batch, BatchDone, ModelCall, Reply, Request, as_reply
 
 Until = Callable[["Session"], bool]
+
+
+class Handed(NamedTuple):
+    """How the deadline's driver (``max_seconds``) answers one kind of request: ``here`` on
+    the session's own thread, and ``cut`` when the waiting thread takes the turn back at the
+    deadline; ``slots`` are what ``here`` fills and the deadline closes (None: nothing to
+    close), made before it starts. Each is called as ``(session, request, slots, since)``,
+    ``since`` being when the request started."""
+
+    here: Callable[[Session, Any, Any, float], Any]
+    cut: Callable[[Session, Any, Any, float], Any]
+    slots: Callable[[Any], Slots | None] = lambda request: None
+
+
+def _batch_slots(request: Batch) -> Slots:
+    return Slots(len(request.calls))
 
 
 class Session(Loop):
@@ -56,20 +72,20 @@ class Session(Loop):
                 step = self._drive_handed(self._turn(started), started)
         finally:
             self._end(started)
-        if self.options.on_step is not None:
-            self.options.on_step(self, step)
+        on_step = self.options.values["on_step"]
+        if on_step is not None:
+            on_step(self, step)
         return step
 
     def _drive(self, turn: Turn) -> Step | None:
-        """Do what the turn asks, send back the outcome, until it returns its step."""
+        """Do what the turn asks (each request by its entry in ``_answers``), send back the
+        outcome, until it returns its step."""
+        answers = self._answers
         try:
             request = next(turn)
             while True:
                 try:
-                    if isinstance(request, ModelCall):
-                        outcome: Any = self._call_model(request)
-                    else:
-                        outcome = self._dispatch.run_batch(request.calls, request.timeout)
+                    outcome = answers[type(request)](self, request)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
                     request = turn.throw(exc)
                 else:
@@ -97,28 +113,25 @@ class Session(Loop):
         return self._ended(turn, shared)
 
     def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared) -> None:
-        """On the session's own thread: ``_drive``, handing the turn back between requests if
-        the waiting thread has taken it over. ``finished`` is filled when this returns."""
+        """On the session's own thread: ``_drive`` (each request by its entry in ``_handed``),
+        handing the turn back between requests if the waiting thread has taken it over.
+        ``finished`` is filled when this returns."""
+        handed = self._handed
         try:
             request = next(turn)
             while True:
+                answer = handed[type(request)]
                 with shared.lock:
                     if shared.taken:  # the deadline passed while the turn ran: not performed
                         shared.parked = request
                         return
-                    since = shared.since = self.options.clock()
+                    since = shared.since = self._clock()
                     shared.request = request
-                    slots = shared.slots = (
-                        None if isinstance(request, ModelCall) else Slots(len(request.calls))
-                    )
+                    slots = shared.slots = answer.slots(request)
                 failure: BaseException | None = None
                 outcome: Any = None
                 try:
-                    if isinstance(request, ModelCall):
-                        outcome = self._call_model_here(request)
-                    elif slots is not None:
-                        self._dispatch.fill(request.calls, slots)
-                        outcome = self._dispatch.settled(request.calls, slots, since)
+                    outcome = answer.here(self, request, slots, since)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
                     failure = exc
                 with shared.lock:
@@ -137,7 +150,8 @@ class Session(Loop):
     def _take_over(
         self, turn: Turn, shared: _Shared, interrupt: BaseException | None
     ) -> Step | None:
-        """The deadline passed (or ``interrupt`` came): end the turn on this thread."""
+        """The deadline passed (or ``interrupt`` came): end the turn on this thread, each
+        request left answered by its entry in ``_handed`` as cut off at the deadline."""
         with shared.lock:
             shared.taken = True
             request = shared.request
@@ -155,13 +169,8 @@ class Session(Loop):
                     slots.close()
                 request = turn.throw(interrupt)
             while True:
-                if isinstance(request, ModelCall):
-                    outcome: Any = abandoned()
-                else:
-                    slots = slots or Slots(len(request.calls))
-                    slots.close()
-                    since = shared.since if shared.since is not None else self.options.clock()
-                    outcome = self._dispatch.settled(request.calls, slots, since)
+                since = shared.since if shared.since is not None else self._clock()
+                outcome = self._handed[type(request)].cut(self, request, slots, since)
                 slots = None
                 request = turn.send(outcome)
         except StopIteration as stop:
@@ -177,7 +186,7 @@ class Session(Loop):
             raise failure
         return step
 
-    def _call_model_here(self, request: ModelCall) -> Reply:
+    def _call_model_here(self, request: ModelCall, slots: None, since: float) -> Reply:
         """The model call on this thread, with no deadline of its own (another thread keeps
         it); an ``async def`` model on a loop of this thread's own."""
         try:
@@ -222,6 +231,36 @@ class Session(Loop):
         else:
             slots.put(0, (value, None))
 
+    def _run_batch(self, request: Batch) -> BatchDone:
+        return self._dispatch.run_batch(request.calls, request.timeout)
+
+    # -- with a deadline: a batch on the session's own thread, and each request cut off -------
+
+    def _batch_here(self, request: Batch, slots: Slots, since: float) -> BatchDone:
+        self._dispatch.fill(request.calls, slots)
+        return self._dispatch.settled(request.calls, slots, since)
+
+    def _batch_cut(self, request: Batch, slots: Slots | None, since: float) -> BatchDone:
+        """A batch at the deadline: a call not finished is abandoned, one not started is not
+        started (``slots`` None: the batch was not begun)."""
+        slots = slots or Slots(len(request.calls))
+        slots.close()
+        return self._dispatch.settled(request.calls, slots, since)
+
+    def _model_cut(self, request: ModelCall, slots: None, since: float) -> Reply:
+        return abandoned()
+
+    # -- the tables: what each request of a turn (``_turn.REQUESTS``) is answered with ----------
+
+    _answers: ClassVar[Mapping[type, Callable[[Session, Any], Any]]] = {
+        ModelCall: _call_model,
+        Batch: _run_batch,
+    }
+    _handed: ClassVar[Mapping[type, Handed]] = {
+        ModelCall: Handed(_call_model_here, _model_cut),
+        Batch: Handed(_batch_here, _batch_cut, _batch_slots),
+    }
+
 
 class _Shared:
     """A turn driven on the session's own thread, as the waiting thread sees it."""
@@ -231,7 +270,7 @@ class _Shared:
         self.done = threading.Lock()  # released when that thread lets go of the turn
         self.done.acquire()
         self.taken = False  # the waiting thread has taken the turn back
-        self.request: ModelCall | Batch | None = None  # in flight there (None: turn code runs)
+        self.request: Request | None = None  # in flight there (None: turn code runs)
         self.slots: Slots | None = None  # the in-flight batch's outcomes
         self.since: float | None = None  # when the in-flight request started
         self.parked: Any = None  # the request the turn asked for after it was taken back

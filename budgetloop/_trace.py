@@ -64,6 +64,7 @@ class CallRecord:
     coerced: tuple[str, ...] = ()
     truncated: int | None = None  # the result's full length, when it was cut for the model
     traceback: str | None = field(default=None, compare=False, repr=False)  # its failure's
+    server: str | None = None  # the MCP server the tool is on; None for a function's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -83,7 +84,7 @@ class CallRecord:
         return f"error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "id": self.id,
             "raw_arguments": self.raw_arguments,
@@ -96,6 +97,9 @@ class CallRecord:
             "truncated": self.truncated,
             "traceback": self.traceback,
         }
+        if self.server is not None:  # only an MCP tool's call has it
+            out["server"] = self.server
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:

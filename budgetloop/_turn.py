@@ -1,13 +1,14 @@
 """The values one turn passes between the loop and its driver (plain slotted dataclasses: made
 several times a turn, and never kept beyond it).
 
-A turn (``Loop._turn``) is a generator. It yields a ``ModelCall``; the driver makes the call and
-sends back a ``Reply``. If the model asked for tools, it yields a ``Batch``; the driver runs the
-calls and sends back a ``BatchDone``: each call's outcome (``Ran``) in request order. The
-generator then returns the ``Step`` it committed (None when the run stopped before calling the
-model). When the driver's work raises (``KeyboardInterrupt``, a cancelled task), the driver
-throws the exception into the turn, which records what is known (money first) and lets it go
-on.
+A turn (``Loop._turn``) is a generator of requests (``REQUESTS``). It yields a ``ModelCall``;
+the driver makes the call and sends back a ``Reply``. If the model asked for tools, it yields a
+``Batch``; the driver runs the calls and sends back a ``BatchDone``: each call's outcome
+(``Ran``) in request order. The generator then returns the ``Step`` it committed (None when the
+run stopped before calling the model). When the driver's work raises (``KeyboardInterrupt``, a
+cancelled task), the driver throws the exception into the turn, which records what is known
+(money first) and lets it go on. Each driver answers a request through its one table of request
+type to handler, so a new kind of request is a class here and an entry in each table.
 
 ``received`` turns the model's tool calls into the turn's ``Call``s.
 """
@@ -146,6 +147,12 @@ class Plan:
     final: Ending | None  # this turn is the final answer, before this stop
     seen: tuple[int, int] | None = None
 
+
+# Every request a turn yields. Each driver answers them through one table of request type to
+# handler (``Session._answers``, ``Session._handed``, ``AsyncSession._answers``): a new request
+# is a class here and one entry in each.
+REQUESTS = (ModelCall, Batch)
+Request = ModelCall | Batch
 
 Action = Literal["call", "final_answer", "stop", "done"]
 

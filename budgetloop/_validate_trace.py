@@ -236,6 +236,7 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
         coerced=tuple(coerced),
         truncated=as_int(get("truncated", None), _at(path, "truncated"), optional=True),
         traceback=as_text(get("traceback", None), _at(path, "traceback")),
+        server=as_text(get("server", None), _at(path, "server")),
     )
 
 

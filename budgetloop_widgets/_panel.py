@@ -407,7 +407,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             projection, used_by(result), session.budget, done=session.done, label=label,
             missing=missing, next_turn=nxt, carried=result.carried_usd,
         )  # fmt: skip
-        ledger = session.options.ledger
+        ledger = session.options.values["ledger"]
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
         # after a cost stop, the projection that stopped the run is still the crossing point
         drawn = projection if not session.done or stopped_by_cost(result) else None

@@ -9,7 +9,7 @@ import asyncio
 import inspect
 import math
 import os
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -30,9 +30,9 @@ from budgetloop import (
     start,
 )
 from budgetloop._options import (
+    OPTIONS,
     ForkOptions,
     ManyOptions,
-    Options,
     ReplayOptions,
     ResumeOptions,
     StartOptions,
@@ -361,7 +361,7 @@ def test_the_options_are_one_list() -> None:
     start_options = list(option_names(StartOptions))
     for fn in (start, run, astart, arun):
         assert sorted(keywords(fn)) == sorted(start_options), fn
-    assert sorted(keywords(Options.read)) == sorted([*start_options, "where"])
+    assert list(OPTIONS) == start_options  # each declared once, with its check
     assert set(option_names(ForkOptions)) == {*start_options, "complete"}
     assert set(option_names(ResumeOptions)) == set(start_options) - {"tools"}
     assert set(option_names(ReplayOptions)) == set(start_options) - {
@@ -379,11 +379,25 @@ def test_the_options_are_one_list() -> None:
         assert inspect.signature(fn).parameters["options"].annotation == f"Unpack[{options}]"
 
 
+def test_each_entry_point_shows_every_option_with_its_default() -> None:
+    for fn in (start, run, astart, arun):
+        params = inspect.signature(fn).parameters
+        assert [p.name for p in params.values()][:2] == ["complete", "prompt"]
+        assert {n: params[n].default for n in ("budget", "repeat_limit", "finish", "tools")} == {
+            "budget": None,
+            "repeat_limit": 3,
+            "finish": False,
+            "tools": (),
+        }
+        assert params["max_result_chars"].default == 100_000
+        assert params["repeat_limit"].annotation == int | None
+
+
 def test_a_ledger_option_is_a_ledger() -> None:
-    assert StartOptions.__annotations__["ledger"].__forward_arg__ == "Ledger | None"
+    assert get_args(StartOptions.__annotations__["ledger"])[0] == Ledger | None
     assert isinstance(MemoryLedger(1.0), Ledger)
     session = start(MODEL, "go", ledger=MemoryLedger(1.0))
-    assert isinstance(session.options.ledger, MemoryLedger)
+    assert isinstance(session.options.values["ledger"], MemoryLedger)
 
 
 # -- what a function given as an option returns ---------------------------------------------------

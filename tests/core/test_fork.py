@@ -163,7 +163,7 @@ def test_resume_goes_on_with_the_options_the_run_was_started_with() -> None:
     again = resume(first, ScriptedModel([same]), tools=[rate], at=1)
     assert again.run().stop == "repeated"  # repeat_limit=2, as recorded (the default is 3)
     assert again.steps[1].tool_calls[0].status == "skipped"
-    assert (again.options.finish, again.options.repeat_limit) == (True, 2)
+    assert (again.options.values["finish"], again.options.values["repeat_limit"]) == (True, 2)
     other = resume(first, ScriptedModel([same, "ok"]), tools=[rate], at=1, repeat_limit=None)
     assert other.run().stop == "answered"
 

@@ -105,7 +105,11 @@ def test_fresh_is_the_same_setup_at_its_first_step() -> None:
     assert type(again) is Session
     assert not again.done
     assert again.messages == [Message("system", "be brief"), Message("user", "go")]
-    assert (again.budget, again.price, again.options.redact) == (session.budget, PRICE, str.upper)
+    assert (again.budget, again.price, again.options.values["redact"]) == (
+        session.budget,
+        PRICE,
+        str.upper,
+    )
     assert replace(again.run(), run_id=first.run_id).to_dict() == first.to_dict()
     assert first.steps[0].tool_calls[0].truncated == 2000
 

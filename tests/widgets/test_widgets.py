@@ -260,7 +260,7 @@ def test_reset_of_a_bare_session_rebuilds_it_and_rewinds_the_scripted_model() ->
     assert fresh.budget == session.budget
     assert fresh.price == session.price
     assert fresh.max_output_tokens == 500
-    assert fresh.options.clock is clock
+    assert fresh.options.values["clock"] is clock
     assert list(fresh.tools) == ["read"]
     panel.run_button.click()
     assert panel.wait(10)
