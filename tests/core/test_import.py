@@ -197,7 +197,9 @@ def test_pydantic_ai_messages_and_responses_items_are_the_same_run() -> None:
 
 
 def test_files_that_are_none_of_the_formats_say_what_is_read(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"):
+    with pytest.raises(
+        ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"
+    ):
         load_trace(write(tmp_path / "other.json", {"rows": [1, 2, 3]}))
     with pytest.raises(ValueError, match=r"^.*log\.json: expected an object, got list\.$"):
         load_trace(
