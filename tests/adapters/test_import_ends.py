@@ -263,8 +263,8 @@ def test_spans_that_hold_no_run_are_an_error_not_an_empty_list(tmp_path: Path) -
         load_traces(path)
     assert str(caught.value) == (
         f"{path}: holds 1 span but no run: none is a GenAI model call or run span "
-        "(gen_ai.operation.name chat, text_completion, generate_content or invoke_agent); the "
-        "span names are 'GET /prices'."
+        "(gen_ai.operation.name chat, text_completion, generate_content or invoke_agent) or an "
+        "OpenInference LLM span; the span names are 'GET /prices'."
     )
 
 

@@ -206,3 +206,71 @@ def test_formats_not_read_are_named(tmp_path: Path) -> None:
         "smolagents' memory steps (step_number, model_output, observations), which load_trace "
         "does not read."
     )
+
+
+def test_openinference_spans_import(tmp_path: Path) -> None:
+    """A program's own loop over the real openai client, traced by OpenInference's OpenAI
+    instrumentation inside an AGENT span, as it would send to Phoenix: each LLM span a step,
+    the tool results the second call was sent the calls' results."""
+    openai = pytest.importorskip("openai", reason="the dev extra has it")
+    instrumentation = pytest.importorskip(
+        "openinference.instrumentation.openai", reason="the dev extra has it"
+    )
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
+                                                "parameters": t["input_schema"]}}
+             for t in TOOLS]  # fmt: skip
+    server = Provider("openai", (200, payload("openai_chat_two_tool_calls")),
+                      (200, payload("openai_chat_final_text")))  # fmt: skip
+    client = openai.OpenAI(api_key="sk-test", max_retries=0, http_client=server.client())
+    instrumentor = instrumentation.OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        tracer = provider.get_tracer("my-agent")
+        with tracer.start_as_current_span(
+            "agent", attributes={"openinference.span.kind": "AGENT"}
+        ):
+            messages: list[dict[str, Any]] = [{"role": "system", "content": "Answer briefly."},
+                                              {"role": "user", "content": "Tidy up."}]  # fmt: skip
+            reply = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+            asked = reply.choices[0].message
+            messages.append(asked.model_dump(exclude_none=True))
+            for n, call in enumerate(asked.tool_calls or []):
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": f"done {n}"})
+            client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools)
+    finally:
+        instrumentor.uninstrument()
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(MessageToDict(encode_spans(exporter.get_finished_spans()))))
+    result = load_trace(path)
+    assert result.imported is not None
+    assert result.imported.source.endswith("spans (OpenInference)")
+    first = payload("openai_chat_two_tool_calls")
+    final = payload("openai_chat_final_text")
+    assert calls(result) == [
+        (c["function"]["name"], "ok", f"done {n}")
+        for n, c in enumerate(first["choices"][0]["message"]["tool_calls"])
+    ]
+    assert [c.id for c in result.tool_calls] == [
+        c["id"] for c in first["choices"][0]["message"]["tool_calls"]
+    ]
+    assert [s.usage for s in result.steps] == [
+        Usage(p["usage"]["prompt_tokens"], p["usage"]["completion_tokens"]) for p in (first, final)
+    ]
+    assert (result.stop, result.answer) == (
+        Stop.ANSWERED,
+        final["choices"][0]["message"]["content"],
+    )
+    assert [s["name"] for s in result.tools] == ["get_weather", "get_elevation"]
+    assert [(m.role, m.content) for m in result.messages[:2]] == [
+        ("system", "Answer briefly."),
+        ("user", "Tidy up."),
+    ]
