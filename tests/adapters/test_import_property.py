@@ -118,3 +118,74 @@ def test_an_imported_pydantic_ai_run_is_its_own_record(script: Any) -> None:
             from_messages = load_trace(path)
             assert imported_record(from_messages) == expected
             assert from_messages.stop is Stop.ANSWERED
+
+
+@st.composite
+def agents_scripts(draw: st.DrawFn) -> tuple[list[list[Any]], int]:
+    """Replies for openai-agents: turns of optional text and calls (``BOOM`` fails, and the
+    model is told so), then a text answer; and a max_turns that may cut the run short."""
+    replies: list[list[Any]] = []
+    for turn in range(draw(st.integers(0, 3))):
+        parts: list[Any] = []
+        if draw(st.booleans()):
+            parts.append(f"Turn {turn}.")
+        for k in range(draw(st.integers(1, 2))):
+            isin = draw(st.sampled_from(("SE0000108656", "BOOM")))
+            parts.append(("price", {"isin": isin}, f"call_{turn}_{k}"))
+        replies.append(parts)
+    replies.append([draw(st.sampled_from(["It is 118.4.", "Not listed."]))])
+    return replies, draw(st.integers(1, 5))
+
+
+def agents_record(run: Any) -> dict[str, Any]:
+    """What openai-agents itself records: its items (a run cut short: its error's run data),
+    each model call's usage (its raw responses), its output or exception."""
+    from agents.exceptions import MaxTurnsExceeded
+
+    if isinstance(run.raised, MaxTurnsExceeded):
+        data = run.raised.run_data
+        items = [i.to_input_item() for i in data.new_items]
+        responses = data.raw_responses
+    else:
+        items = list(run.items[1:])  # the user's prompt first
+        responses = run.responses
+    said = [  # the results a later model call was sent
+        (i["call_id"], str(i["output"]))
+        for n, i in enumerate(items)
+        if i.get("type") == "function_call_output"
+        and any(j.get("type") == "function_call" or j.get("role") == "assistant"
+                for j in items[n + 1 :])
+    ]  # fmt: skip
+    return {
+        "calls": [
+            (
+                "".join(c.text for o in r.output if o.type == "message" for c in o.content)
+                or None,
+                [
+                    (o.name, json.loads(o.arguments), o.call_id)
+                    for o in r.output
+                    if o.type == "function_call"
+                ],
+            )
+            for r in responses
+        ],
+        "usage": [Usage(r.usage.input_tokens, r.usage.output_tokens) for r in responses],
+        "read": said,
+        "answer": run.output,
+        "error": None if run.raised is None else f"Max turns exceeded: max_turns={run.max_turns}",
+    }
+
+
+@settings(max_examples=30, deadline=None)
+@given(agents_scripts())
+def test_an_imported_openai_agents_run_is_its_own_record(script: Any) -> None:
+    pytest.importorskip("agents", reason="openai-agents (the dev extra has it)")
+    from tests.peer_runs import openai_agents_run
+
+    replies, turns = script
+    with TemporaryDirectory() as folder:
+        run = openai_agents_run(Path(folder) / "export.json", replies, max_turns=turns)
+        expected = agents_record(run)
+        result = load_trace(run.path)
+        assert imported_record(result) == expected
+        assert result.stop is (Stop.ANSWERED if run.raised is None else Stop.MAX_STEPS)
