@@ -239,3 +239,14 @@ def test_every_added_text_goes_through_redact(spans: Any) -> None:
     assert attrs(kinds(finished, "execute_tool")[0])["gen_ai.tool.description"] == "Echo ***."
     agent = attrs(kinds(finished, "invoke_agent")[0])
     assert (agent["input.value"], agent["output.value"]) == ("use ***", "done ***")
+
+
+def test_mlflow_cost_splits_a_tiered_bill_at_its_tier() -> None:
+    """A long-context call billed at its tier: its output part is at the tier's output rate."""
+    from budgetloop import Price, Usage
+    from budgetloop._money import cost_parts
+
+    price = Price(3.0, 15.0, tiers={200_000: Price(6.0, 22.5)})
+    usage = Usage(250_000, 1_000)
+    inputs, outputs = cost_parts(price.usage_cost(usage), usage, price)
+    assert (inputs, outputs) == (1_500_000_000_000, 22_500_000_000)  # $1.50 in, $0.0225 out
