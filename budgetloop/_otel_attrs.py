@@ -20,7 +20,7 @@ from typing import Any
 
 from ._money import cost_parts
 from ._redact import Redactor
-from ._trace import CallRecord, Result, Step
+from ._trace._result import CallRecord, Result, Step
 from ._types import Message, Price, from_pico, to_pico
 
 Attributes = dict[str, Any]  # values: str, bool, int, float or a list of str

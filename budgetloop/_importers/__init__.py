@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._trace import Result
+from .._trace._result import Result
 from . import _agents, _anthropic, _chat, _otlp, _pydantic_ai, _responses, _unread
 from ._build import build
 
