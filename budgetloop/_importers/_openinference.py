@@ -20,7 +20,7 @@ from .._types import Message, Usage
 from . import _chat
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended
-from ._fields import count, loose_json
+from ._fields import count, embedded
 
 KIND = "openinference.span.kind"
 
@@ -137,8 +137,10 @@ def _tools(chats: list[Any]) -> tuple[dict[str, Any], ...]:
         if not found:
             continue
         out = []
-        for tool in found:
-            schema = loose_json(str(tool.get("tool.json_schema", "")))
+        for i, tool in enumerate(found):
+            raw = tool.get("tool.json_schema")
+            where = span.where(f"llm.tools.{i}.tool.json_schema")
+            schema = None if raw is None else embedded(raw, where)
             function = schema.get("function", schema) if isinstance(schema, dict) else None
             if isinstance(function, dict) and isinstance(function.get("name"), str):
                 out.append({k: function[k] for k in ("name", "description", "parameters")
