@@ -26,6 +26,7 @@ from ._trace import Result, Step, check_header, message_to_dict
 from ._types import Message, from_pico, to_pico
 from ._validate_trace import (
     as_int,
+    as_json,
     as_number,
     as_object,
     as_text,
@@ -94,8 +95,8 @@ class Journal:
 
     def end(self, result: Result) -> None:
         data = result.to_dict()
-        keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds")
-        self._line({"kind": "end", **{k: data[k] for k in keys}})
+        keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
+        self._line({"kind": "end", **{k: data[k] for k in keys if k in data}})
         self.close()
 
     def close(self) -> None:
@@ -326,6 +327,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
         options=header["options"],
         run_id=header["run_id"] or content_id(raw),
         forked_from=header["forked_from"],
+        output=end.get("output"),
     )
 
 
@@ -361,4 +363,5 @@ def _end(entry: dict[str, Any]) -> dict[str, Any]:
         out[name] = as_text(get_key(entry, "", name, None), name)
     out["cost_usd"] = as_number(get_key(entry, "", "cost_usd"), "cost_usd")
     out["seconds"] = as_number(get_key(entry, "", "seconds", 0.0), "seconds")
+    out["output"] = as_json(get_key(entry, "", "output", None), "output")
     return out
