@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -396,6 +397,81 @@ def growth(turns: int, window: int, runs: int, scripted_usage: bool) -> dict[str
     }
 
 
+def growth_plain(turns: int, window: int) -> dict[str, float]:
+    """The loop's own growth: a plain model callable that reads nothing, so what a turn costs
+    is the loop's, plus the one thing that must grow, the copy of the context handed to the
+    model (a fresh list each call). That copy is timed alone at the last turns' context size
+    and taken out of the last turns' figure."""
+    script = iter(
+        [*(Completion(tool_calls=[ToolCall("fetch", {"page": t})], usage=USAGE)
+           for t in range(turns)), Completion(text="done", usage=USAGE)]
+    )  # fmt: skip
+    sizes: list[int] = []
+
+    def model(messages: list[Any], tools: list[dict[str, Any]]) -> Completion:
+        sizes.append(len(messages))
+        return next(script)
+
+    session = start(
+        model,
+        "go",
+        tools=[fetch],
+        budget=Budget(max_steps=turns + 1, max_cost_usd=10_000.0),
+        price=PRICE,
+        max_output_tokens=500,
+    )
+    gc.collect()
+    seconds = []
+    for _ in range(turns):
+        t0 = now()
+        session.step()
+        seconds.append(now() - t0)
+    session.step()
+    expect(session.result.answered and len(session.result.tool_calls) == turns)
+    context = session.messages
+    copies = []
+    for _ in range(window):
+        t0 = now()
+        handed = [*context]  # the handoff, alone
+        copies.append(now() - t0)
+        expect(len(handed) == len(context))
+    first, last, copy = median(seconds[:window]), median(seconds[-window:]), median(copies)
+    return {
+        "turns": turns,
+        "messages": sizes[-1],
+        "first_us": first * 1e6,
+        "last_us": last * 1e6,
+        "copy_us": copy * 1e6,
+        "ratio": last / first,
+        "ratio_without_copy": (last - copy) / first,
+    }
+
+
+def long_scripted_run(steps: int) -> dict[str, float]:
+    """A ``ScriptedModel`` run of ``steps`` tool turns, default usage, in a fresh interpreter:
+    its seconds and the process's peak resident memory (what a notebook user waits for)."""
+    code = f"""
+import resource, sys, time
+from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, run, tool
+@tool
+def add(a: int, b: int) -> int:
+    \"\"\"Add two integers.\"\"\"
+    return a + b
+script = [Completion(tool_calls=[ToolCall("add", {{"a": i, "b": 1}})]) for i in range({steps})]
+model = ScriptedModel([*script, "done"], price=Price(1.25, 10.0), max_output_tokens=100)
+started = time.perf_counter()
+result = run(model, "go", tools=[add], budget=Budget(max_steps={steps} + 1))
+seconds = time.perf_counter() - started
+assert result.answered and len(result.steps) == {steps} + 1, result.stop
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(seconds, rss * (1 if sys.platform == "darwin" else 1024))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    expect(out.returncode == 0, out.stderr[-2000:])
+    seconds, peak = out.stdout.split()
+    return {"steps": steps, "seconds": float(seconds), "peak_mb": int(peak) / 2**20}
+
+
 # -- 3. a parallel batch -------------------------------------------------------------------------
 
 NAP = 0.1
@@ -702,6 +778,41 @@ def main(argv: list[str] | None = None) -> int:
             "model side, not the loop",
             None,
             g,
+        )
+    )
+    turns, window = (1_000, 50) if quick else (10_000, 200)
+    g = growth_plain(turns, window)
+    rows.append(
+        Row(
+            f"growth: {turns:,} turns, a plain model callable, last {window} / first {window}",
+            f"{g['ratio_without_copy']:.2f}x without the context's copy "
+            f"({g['first_us']:.0f} -> {g['last_us']:.0f} us/turn, {g['ratio']:.2f}x, of which "
+            f"{g['copy_us']:.0f} us copy {g['messages']:,} messages for the model)",
+            "<= 1.5x, the copy aside",
+            g["ratio_without_copy"] <= 1.5,
+            g,
+        )
+    )
+    g = growth(turns, window, runs=1, scripted_usage=True)
+    rows.append(
+        Row(
+            f"growth: {turns:,} turns, ScriptedModel recording each request",
+            f"{g['ratio']:.2f}x ({g['first_us']:.0f} -> {g['last_us']:.0f} us/turn)",
+            "model side, not the loop",
+            None,
+            g,
+        )
+    )
+    steps = 1_000 if quick else 10_000
+    say(f"a scripted run of {steps:,} steps...")
+    long = long_scripted_run(steps)
+    rows.append(
+        Row(
+            f"a ScriptedModel run of {steps:,} tool steps, default usage (own process)",
+            f"{long['seconds']:.1f} s, peak {long['peak_mb']:.0f} MB resident",
+            "seconds, not minutes",
+            None,
+            long,
         )
     )
 

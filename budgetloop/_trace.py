@@ -10,7 +10,7 @@ import re
 import sys
 import unicodedata
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
@@ -44,9 +44,10 @@ RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
 
 @dataclass(frozen=True)
 class Request:
-    """What one call to the model was sent."""
+    """What one call to the model was sent. ``messages`` reads as a tuple (a
+    ``ScriptedModel``'s requests share the messages they have in common, not copies)."""
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     tools: tuple[dict[str, Any], ...]
 
 
