@@ -659,6 +659,100 @@ def load_benchmark(steps: int, runs: int) -> dict[str, float]:
             "cpu_seconds": median(cpus), "peak_mb": max(peaks) / 1e6}  # fmt: skip
 
 
+# -- 8. parsing a provider's response body --------------------------------------------------------
+
+
+def responses_body() -> dict[str, Any]:
+    """A Responses API body as a reasoning model returns it for two parallel calls."""
+    calls = [
+        {
+            "type": "function_call",
+            "id": f"fc_{i}",
+            "call_id": f"call_{i}",
+            "name": name,
+            "arguments": json.dumps({"path": path}),
+            "status": "completed",
+        }
+        for i, (name, path) in enumerate((("delete_file", ".env"), ("create_file", "test.txt")))
+    ]
+    summary = [{"type": "summary_text", "text": "Two files to handle."}]
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": summary}
+    reasoning["encrypted_content"] = "gAAAAB" + "x" * 600
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1764640000,
+        "status": "completed",
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": 256,
+        "model": "gpt-5-mini-2025-08-07",
+        "output": [reasoning, *calls],
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": "low", "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": 120,
+            "input_tokens_details": {"cached_tokens": 64, "cache_write_tokens": 0},
+            "output_tokens": 60,
+            "output_tokens_details": {"reasoning_tokens": 40},
+            "total_tokens": 180,
+        },
+        "metadata": {},
+    }
+
+
+def body_parsing(rounds: int, per_round: int) -> dict[str, float]:
+    """Microseconds from a response body's bytes to a ``Completion``, as each adapter does it:
+    ``openai_chat`` through the openai SDK's ``ChatCompletion`` (what the client builds from a
+    body) and ``completion_from_openai``; ``openai_responses`` reading the JSON itself with
+    ``completion_from_responses``. The same two calls in each body; the two interleaved."""
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+
+    from budgetloop.adapters import completion_from_openai, completion_from_responses
+
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
+    with open(os.path.join(fixtures, "provider-payloads", "openai_chat_two_tool_calls.json")) as f:
+        chat_raw = f.read().encode()
+    responses_raw = json.dumps(responses_body()).encode()
+    Response.model_validate(json.loads(responses_raw))  # the shape the SDK parses
+
+    def chat() -> Completion:
+        body = json.loads(chat_raw)
+        return completion_from_openai(construct_type(type_=ChatCompletion, value=body))
+
+    def responses() -> Completion:
+        return completion_from_responses(json.loads(responses_raw))
+
+    expect(len(chat().tool_calls) == 2 and len(responses().tool_calls) == 2)
+
+    def prepare(parse: Callable[[], Completion]) -> Prepare:
+        def go() -> None:
+            for _ in range(per_round):
+                parse()
+
+        return lambda: go
+
+    times = interleaved(
+        {"chat": prepare(chat), "responses": prepare(responses)}, rounds=rounds, warmup=2
+    )
+    return {
+        "chat_us": median(times["chat"]) / per_round * 1e6,
+        "responses_us": median(times["responses"]) / per_round * 1e6,
+        "ratio": paired_ratio(times, "responses", "chat"),
+    }
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -871,6 +965,19 @@ def main(argv: list[str] | None = None) -> int:
             "<= 5 s with TraceView",
             ld["seconds"] <= 5,
             ld,
+        )
+    )
+
+    # 8. a provider's response body, parsed
+    say("response bodies...")
+    bp = body_parsing(rounds=5 if quick else 31, per_round=50 if quick else 400)
+    rows.append(
+        Row(
+            "parse: a Responses API body / a Chat Completions one (two calls each)",
+            f"{bp['ratio']:.2f}x ({bp['responses_us']:.0f} / {bp['chat_us']:.0f} us)",
+            "<= 1.5x",
+            bp["ratio"] <= 1.5,
+            bp,
         )
     )
 

@@ -114,16 +114,19 @@ def _usage(data: Any) -> Any:
     get = data.get
     inp, out = get("input_tokens", _NO), get("output_tokens", _NO)
     read, write = get("cache_read_tokens", 0), get("cache_write_tokens", 0)
+    reasoning = get("reasoning_tokens", 0)
     if not (
         type(inp) is int
         and type(out) is int
         and type(read) is int
         and type(write) is int
+        and type(reasoning) is int
         and inp >= 0
         and out >= 0
         and read >= 0
         and write >= 0
         and read + write <= inp
+        and 0 <= reasoning <= out
     ):
         return _NO
     return Usage(
@@ -131,6 +134,7 @@ def _usage(data: Any) -> Any:
         output_tokens=out,
         cache_read_tokens=read,
         cache_write_tokens=write,
+        reasoning_tokens=reasoning,
     )
 
 

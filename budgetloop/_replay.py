@@ -218,7 +218,8 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     """Run a saved run again, offline, with its recorded completions and tool results.
 
     ``trace`` is a ``Result``, ``Result.to_dict()`` data or a path. ``options`` are ``start()``
-    options: ``budget`` above all; ``price``, ``max_output_tokens`` and the options the trace
+    options: ``budget`` above all; ``price`` (a ``Price``, or a model name as ``start()`` takes
+    it), ``max_output_tokens`` and the options the trace
     records (``Result.options``: ``finish``, ``budget_note``, the repetition guard,
     ``max_result_chars``) default to the trace's, so every rule the loop applied applies again
     (a new budget changes only where the run stops). With no options the result has the

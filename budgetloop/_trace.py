@@ -185,12 +185,15 @@ def _reading(where: str, read: Callable[[Any, str], T], data: Any) -> T:
 
 
 def usage_to_dict(usage: Usage) -> dict[str, int]:
-    """A usage as plain data; the cache counts only when there are some (older readers)."""
+    """A usage as plain data; the cache and reasoning counts only when there are some (older
+    readers)."""
     out = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
     if usage.cache_read_tokens:
         out["cache_read_tokens"] = usage.cache_read_tokens
     if usage.cache_write_tokens:
         out["cache_write_tokens"] = usage.cache_write_tokens
+    if usage.reasoning_tokens:
+        out["reasoning_tokens"] = usage.reasoning_tokens
     return out
 
 
@@ -465,13 +468,24 @@ class Result:
         return "\n".join(lines)
 
 
-def price_to_dict(price: Price) -> dict[str, float]:
-    """A price as plain data; the cache prices only when they are set (older readers)."""
-    out = {"input_per_mtok": price.input_per_mtok, "output_per_mtok": price.output_per_mtok}
+def price_to_dict(price: Price) -> dict[str, Any]:
+    """A price as plain data; the cache prices and the source only when they are set and the
+    tiers only when there are some (older readers), the tiers as a list of
+    ``{"above": n, "price": {...}}`` in threshold order (JSON objects take no int keys)."""
+    out: dict[str, Any] = {
+        "input_per_mtok": price.input_per_mtok,
+        "output_per_mtok": price.output_per_mtok,
+    }
     if price.cache_read_per_mtok is not None:
         out["cache_read_per_mtok"] = price.cache_read_per_mtok
     if price.cache_write_per_mtok is not None:
         out["cache_write_per_mtok"] = price.cache_write_per_mtok
+    if price.source is not None:
+        out["source"] = price.source
+    if price.tiers:
+        out["tiers"] = [
+            {"above": above, "price": price_to_dict(tier)} for above, tier in price.tiers.items()
+        ]
     return out
 
 
