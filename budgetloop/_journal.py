@@ -43,7 +43,15 @@ from ._validate_trace import (
     read_tools,
 )
 
-__all__ = ["Journal", "Trace", "as_result", "check_trace_path", "load_trace", "load_traces"]
+__all__ = [
+    "Journal",
+    "Trace",
+    "as_result",
+    "check_trace_path",
+    "end_journal",
+    "load_trace",
+    "load_traces",
+]
 
 _MANY_OBJECTS = 100_000
 _BLANK_TO_END = re.compile(rb"\s*\Z")  # what follows a one-line trace's line (no copy made)
@@ -94,15 +102,33 @@ class Journal:
         )
 
     def end(self, result: Result) -> None:
-        data = result.to_dict()
-        keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
-        self._line({"kind": "end", **{k: data[k] for k in keys if k in data}})
+        self._line(_end_line(result))
         self.close()
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _end_line(result: Result) -> dict[str, Any]:
+    data = result.to_dict()
+    keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
+    return {"kind": "end", **{k: data[k] for k in keys if k in data}}  # output: output=T's
+
+
+def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
+    """End a journal another process left unended (it died mid-run) with ``result``'s end line.
+    False, and the file left as it is, when its last line is torn (then it ends there)."""
+    with open(path, "rb+") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) != b"\n":
+            return False
+        line = json.dumps(_end_line(result), ensure_ascii=False, default=repr) + "\n"
+        fh.write(line.encode("utf-8", "backslashreplace"))
+    return True
 
 
 Trace = Result | Mapping[str, Any] | str | os.PathLike[str]

@@ -7,12 +7,12 @@ import asyncio
 import inspect
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _progress
+from . import _fleet, _progress
 from ._async import AsyncSession
 from ._dispatch import describe
 from ._loop import Loop
@@ -36,6 +36,7 @@ def run_many(
     concurrency: int = 8,
     trace_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    executor: Executor | None = None,
     **options: Unpack[ManyOptions],
 ) -> list[Result]:
     """Run every prompt with ``run(complete, prompt, **options)``, ``concurrency`` at a time.
@@ -45,12 +46,20 @@ def run_many(
     ``trace_dir`` each run writes its trace there as it goes (``run-0000.jsonl``, ... in
     prompt order). ``progress`` shows a bar (ipywidgets in a notebook, tqdm on a terminal when
     installed, else lines on stderr). Configuration mistakes raise here, before any run starts.
+
+    ``executor``: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, a Dask
+    ``Client.get_executor()``), each run one task on it, ``concurrency`` of them submitted at
+    a time. The model, the tools, the options and the ledger travel to its workers pickled
+    (see ``budgetloop._fleet``); what cannot travel is a ``TypeError`` here, before any run.
     """
     prompts = _check(prompts, concurrency, progress, options)
     Session._open("run_many", complete, "", options)  # checked once, loudly, before any run
+    send = None if executor is None else _fleet.Sender.check(executor, complete, options)
     paths = _trace_paths(trace_dir, len(prompts))
     bar = _progress.choose(progress, len(prompts), options.get("ledger"))
     try:
+        if send is not None:
+            return _fleet.run_on(send, complete, prompts, paths, concurrency, bar, options)
         if is_async(complete):
             return _run_async(complete, prompts, paths, concurrency, bar, options)
         return _run_threads(complete, prompts, paths, concurrency, bar, options)
@@ -123,6 +132,30 @@ def _failed(
     return result
 
 
+def run_one(
+    complete: Callable[..., Any], prompt: Prompt, path: Path | None, options: ManyOptions
+) -> Result:
+    """One run of the batch, on this thread; what it raises becomes its result."""
+    session = None
+    try:
+        session = Session._open("run_many", complete, prompt, {**options, "trace_path": path})
+        return session.run()
+    except Exception as exc:
+        return _failed(session, exc, path, options)
+
+
+async def arun_one(
+    complete: Callable[..., Any], prompt: Prompt, path: Path | None, options: ManyOptions
+) -> Result:
+    """One run of the batch for an ``async def`` model, on the running loop."""
+    session = None
+    try:
+        session = AsyncSession._open("run_many", complete, prompt, {**options, "trace_path": path})
+        return await session.run()
+    except Exception as exc:
+        return _failed(session, exc, path, options)
+
+
 def _run_threads(
     complete: Callable[..., Any],
     prompts: list[Prompt],
@@ -132,14 +165,7 @@ def _run_threads(
     options: ManyOptions,
 ) -> list[Result]:
     def one(i: int) -> Result:
-        session = None
-        try:
-            session = Session._open(
-                "run_many", complete, prompts[i], {**options, "trace_path": paths[i]}
-            )
-            result = session.run()
-        except Exception as exc:
-            result = _failed(session, exc, paths[i], options)
+        result = run_one(complete, prompts[i], paths[i], options)
         if bar is not None:
             bar.update(result)
         return result
@@ -168,14 +194,7 @@ def _run_async(
 
         async def one(i: int) -> Result:
             async with gate:
-                session = None
-                try:
-                    session = AsyncSession._open(
-                        "run_many", complete, prompts[i], {**options, "trace_path": paths[i]}
-                    )
-                    result = await session.run()
-                except Exception as exc:
-                    result = _failed(session, exc, paths[i], options)
+                result = await arun_one(complete, prompts[i], paths[i], options)
             if bar is not None:
                 bar.update(result)
             return result

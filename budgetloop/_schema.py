@@ -7,9 +7,10 @@ import inspect
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any, SupportsIndex, overload
 
 from ._check import ArgumentError, check_value
 from ._docstring import parse_docstring
@@ -75,6 +76,18 @@ class Tool:
         self._build(found, arg_docs)
         self.is_async = found.is_async
         functools.update_wrapper(self, found_function(fn), updated=())
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        """A ``@tool`` function at a module's top level pickles as that name (the function
+        under it is no longer reachable by its own); any other tool, as its parts."""
+        module = sys.modules.get(getattr(self, "__module__", ""))
+        name = getattr(self, "__qualname__", "")
+        found: Any = module
+        for part in name.split("."):
+            found = getattr(found, part, None)
+        if found is self and "<locals>" not in name:
+            return name
+        return super().__reduce_ex__(protocol)
 
     def _build(self, found: Target, arg_docs: dict[str, str]) -> None:
         where = f"tool {self.name}"
