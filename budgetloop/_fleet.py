@@ -34,11 +34,11 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from . import _many, _progress
+from . import _one, _progress
 from ._dispatch import describe
-from ._journal import end_journal, load_trace
 from ._options import ManyOptions
-from ._trace import Result
+from ._trace._journal import end_journal, load_trace
+from ._trace._result import Result
 from ._valid import must, type_name
 
 Dumps = Callable[[Any], bytes]
@@ -128,7 +128,7 @@ def _hint(value: object) -> str:
 def run_on(
     send: Sender,
     complete: Callable[..., Any],
-    prompts: list[_many.Prompt],
+    prompts: list[_one.Prompt],
     paths: list[Path | None],
     concurrency: int,
     bar: _progress.Progress | None,
@@ -171,7 +171,7 @@ def _submit(
     send: Sender,
     task: tuple[str, int],
     complete: Callable[..., Any],
-    prompt: _many.Prompt,
+    prompt: _one.Prompt,
     path: Path | None,
     options: ManyOptions,
 ) -> Future[Result]:
@@ -201,7 +201,7 @@ _jobs_lock = threading.Lock()
 
 
 def run_task(
-    task: tuple[str, int], payload: bytes, prompt: _many.Prompt, path: str | None
+    task: tuple[str, int], payload: bytes, prompt: _one.Prompt, path: str | None
 ) -> Result:
     """Run ``task`` (the batch, the prompt's index) on a worker: the batch's model and options
     unpickled once per worker process, the run made here (an ``async def`` model on an event
@@ -222,11 +222,11 @@ def _job(batch: str, payload: bytes) -> tuple[Callable[..., Any], ManyOptions]:
 
 
 def _run_here(
-    complete: Callable[..., Any], prompt: _many.Prompt, path: Path | None, options: ManyOptions
+    complete: Callable[..., Any], prompt: _one.Prompt, path: Path | None, options: ManyOptions
 ) -> Result:
-    if _many.is_async(complete):
-        return asyncio.run(_many.arun_one(complete, prompt, path, options))
-    return _many.run_one(complete, prompt, path, options)
+    if _one.is_async(complete):
+        return asyncio.run(_one.arun_one(complete, prompt, path, options))
+    return _one.run_one(complete, prompt, path, options)
 
 
 # -- a task that did not come back ---------------------------------------------------------------
@@ -247,7 +247,7 @@ def _stamp(path: Path | None) -> _Stamp:
 def _lost(exc: Exception, path: Path | None, stamp: _Stamp, options: ManyOptions) -> Result:
     """The run whose task failed on the executor (it never ran, or its worker died): stopped
     with ``model_error`` and the executor's error, with every step its worker journaled."""
-    empty = _many._failed(None, exc, None, options)  # the error, redacted as the run's would be
+    empty = _one.failed(None, exc, None, options)  # the error, redacted as the run's would be
     said = empty.error
     detail = f"its task did not come back from the executor: {said}"
     journaled = None

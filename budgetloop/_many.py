@@ -4,29 +4,21 @@ them), on threads, or as tasks for an async model; results in prompt order."""
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _fleet, _progress
-from ._async import AsyncSession
-from ._dispatch import describe
-from ._loop import Loop
+from ._one import Prompt, arun_one, is_async, run_one
 from ._options import ManyOptions, check_names, check_prompt, option_names
-from ._redact import Redactor, strict
 from ._session import Session
-from ._trace import Result
-from ._types import Budget, Message, Stop
+from ._trace._result import Result
 from ._valid import check_option_int, must, type_name
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
-
-Prompt = str | Sequence[Message]
 
 
 def run_many(
@@ -68,11 +60,6 @@ def run_many(
             bar.close()
 
 
-def is_async(complete: object) -> bool:
-    call = getattr(complete, "__call__", None)  # noqa: B004 - an object with ``async def __call__``
-    return inspect.iscoroutinefunction(complete) or inspect.iscoroutinefunction(call)
-
-
 _NOT_OPTIONS = {"trace_path": "it names one run's file; pass trace_dir= instead"}
 
 
@@ -102,58 +89,6 @@ def _trace_paths(trace_dir: str | os.PathLike[str] | None, n: int) -> list[Path 
     folder.mkdir(parents=True, exist_ok=True)
     width = max(4, len(str(n - 1)))
     return [folder / f"run-{i:0{width}d}.jsonl" for i in range(n)]
-
-
-def _failed(
-    session: Loop | None, exc: Exception, path: Path | None, options: ManyOptions
-) -> Result:
-    """The run that raised, as a result: its steps so far, stopped with ``model_error``."""
-    if session is not None:
-        base, said = session.result, session._traced(describe(exc))
-        if session._journal is not None:
-            session._journal.close()
-    else:
-        budget = options.get("budget")
-        redact = options.get("redact")
-        said = Redactor(None if redact is None else strict(redact)).text(describe(exc))
-        base = Result(
-            stop=None, answer=None, steps=(), messages=(), cost_usd=0.0, seconds=0.0,
-            budget=budget if isinstance(budget, Budget) else Budget(),
-        )  # fmt: skip
-    result = replace(
-        base, stop=Stop.MODEL_ERROR, error=said, detail=f"the run raised {said}", answer=None
-    )
-    if path is not None:
-        try:
-            result.save(path)
-        except OSError as error:
-            note = f" (its trace could not be written: {describe(error)})"
-            result = replace(result, detail=f"{result.detail}{note}")
-    return result
-
-
-def run_one(
-    complete: Callable[..., Any], prompt: Prompt, path: Path | None, options: ManyOptions
-) -> Result:
-    """One run of the batch, on this thread; what it raises becomes its result."""
-    session = None
-    try:
-        session = Session._open("run_many", complete, prompt, {**options, "trace_path": path})
-        return session.run()
-    except Exception as exc:
-        return _failed(session, exc, path, options)
-
-
-async def arun_one(
-    complete: Callable[..., Any], prompt: Prompt, path: Path | None, options: ManyOptions
-) -> Result:
-    """One run of the batch for an ``async def`` model, on the running loop."""
-    session = None
-    try:
-        session = AsyncSession._open("run_many", complete, prompt, {**options, "trace_path": path})
-        return await session.run()
-    except Exception as exc:
-        return _failed(session, exc, path, options)
 
 
 def _run_threads(

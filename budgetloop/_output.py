@@ -15,10 +15,11 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from ._check import ArgumentError
-from ._hints import hint_name
-from ._schema import Tool
-from ._shapes import SUPPORTED, Convert, Shapes
+from ._schema._check import ArgumentError
+from ._schema._classes import Classes
+from ._schema._hints import hint_name
+from ._schema._shapes import SUPPORTED, Convert
+from ._schema._tool import Tool
 from ._turn import Call, checked
 from ._valid import must, type_name
 
@@ -71,7 +72,7 @@ class FinalAnswer(Tool):
         if isinstance(output, dict):  # as a trace records it: checked, not converted
             self._read(output, where)
             return
-        shapes = Shapes()
+        shapes = Classes()
         try:
             schema, self._convert = shapes.build(output, f"{where}: output")
         except TypeError as exc:

@@ -18,9 +18,9 @@ from ._budget import (
     estimate_tokens,
     estimate_tools,
 )
-from ._journal import Trace, as_result
 from ._recorded import completion_of, recorded_error
-from ._trace import Request
+from ._trace._journal import Trace, as_result
+from ._trace._result import Request
 from ._types import Completion, Message, Price, Usage
 
 Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]

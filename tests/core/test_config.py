@@ -38,7 +38,7 @@ from budgetloop._options import (
     StartOptions,
     option_names,
 )
-from budgetloop._shapes import SUPPORTED
+from budgetloop._schema._shapes import SUPPORTED
 
 MODEL = ScriptedModel(["ok"], price=Price(3.0, 15.0), max_output_tokens=100)
 SAVED = run(ScriptedModel(["ok"], price=Price(3.0, 15.0), max_output_tokens=100), "go")

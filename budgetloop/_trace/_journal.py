@@ -20,11 +20,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+from .._types import Message, from_pico, to_pico
 from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
-from ._trace import Result, Step, check_header, message_to_dict
-from ._types import Message, from_pico, to_pico
-from ._validate_trace import (
+from ._read import (
     as_int,
     as_json,
     as_number,
@@ -42,6 +41,7 @@ from ._validate_trace import (
     read_stop,
     read_tools,
 )
+from ._result import Result, Step, check_header, message_to_dict
 
 __all__ = [
     "Journal",
@@ -191,7 +191,7 @@ def load_traces(path: str | os.PathLike[str], format: str | None = None) -> list
 
 
 def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list[Result]:
-    from ._importers import check_format
+    from .._importers import check_format
 
     chosen = check_format(where, format)
     fspath(path, f"{where}: path")  # a path of the wrong type, named by the function called
@@ -225,7 +225,7 @@ def _collector_paused() -> Iterator[None]:
 def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
     """Every run of a file: budgetloop's own trace (JSON, or JSON Lines from its header line),
     else a run another framework recorded (``_importers``)."""
-    from . import _importers
+    from .. import _importers
 
     own = fmt in (None, "budgetloop")
     end = raw.find(b"\n")

@@ -12,12 +12,13 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, SupportsIndex, overload
 
+from .._jsonable import jsonable
 from ._check import ArgumentError, check_value
+from ._classes import Classes
 from ._docstring import parse_docstring
 from ._field import Default, parameter_default
 from ._hints import Target, hint_name, hints_for, target
-from ._jsonable import jsonable
-from ._shapes import SUPPORTED, Choices, Convert, Shapes
+from ._shapes import SUPPORTED, Choices, Convert
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
@@ -99,7 +100,7 @@ class Tool:
             hints = hints_for(found.annotations, [p.name for p in params], found.namespace)
         except Exception as exc:  # a NameError in a string annotation, say
             raise TypeError(f"{where}: cannot resolve type hints: {exc}.") from exc
-        shapes = Shapes(self.strict)
+        shapes = Classes(self.strict)
         required = []
         converts: dict[str, Convert] = {}
         fills: dict[str, Default] = {}
