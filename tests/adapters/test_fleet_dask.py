@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from budgetloop import Budget, Stop, budget_report, load_trace, run_many
+from budgetloop import Budget, MemoryLedger, Stop, budget_report, load_trace, run_many
 from budgetloop.ledger import RedisLedger
 from tests.fleet_support import (
     HangsOnce,
@@ -110,6 +110,21 @@ def test_an_async_model_runs_its_loop_on_a_worker(client: Any) -> None:
     results = run_many(async_answer, ["a", "b"], executor=client.get_executor(), progress=False)
     assert [r.stop for r in results] == [Stop.ANSWERED] * 2
     assert {r.answer for r in results} <= pids
+
+
+def test_cloudpickle_sends_what_pickle_cannot_but_not_a_memory_ledger(client: Any) -> None:
+    executor = client.get_executor()
+    [result] = run_many(echo_prompt, ["hi"], executor=executor, progress=False,
+                        count_tokens=lambda messages, tools: 1000)  # fmt: skip
+    assert result.stop is Stop.ANSWERED  # a lambda travels with cloudpickle, as Dask sends it
+    with pytest.raises(TypeError) as caught:
+        run_many(echo_prompt, ["hi"], executor=executor, ledger=MemoryLedger(1.0))
+    assert str(caught.value) == (
+        "run_many: ledger must be something cloudpickle can send to ClientExecutor's workers, "
+        "got MemoryLedger (TypeError: MemoryLedger: it cannot be pickled: a MemoryLedger lives "
+        "in one process, so other processes cannot share it; use SqliteLedger on one machine or "
+        "RedisLedger across machines.)."
+    )
 
 
 def test_a_worker_killed_mid_batch_loses_no_billed_spend(

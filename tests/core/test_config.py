@@ -172,6 +172,7 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"finish": None}, TypeError, "finish must be True or False, got None."),
     ({"warn_repeats": 1}, TypeError, "warn_repeats must be True or False, got int."),
     ({"budget_note": "yes"}, TypeError, "budget_note must be True or False, got str."),
+    ({"approve": "yes"}, TypeError, "approve must be a function or None, got str."),
     (
         {"output": bytes},
         TypeError,
@@ -223,7 +224,7 @@ def test_the_table_covers_every_option_at_every_entry_point() -> None:
 REPLAY = (
     "budget, price, max_output_tokens, count_tokens, system, repeat_limit, max_workers, "
     "max_result_chars, redact, ledger, on_step, finish, cycle_limit, warn_repeats, budget_note, "
-    "output"
+    "approve, output"
 )
 
 
