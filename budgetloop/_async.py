@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
-from ._trace import Result, Step
+from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
 from ._turn import Batch, BatchDone, ModelCall, Reply, as_reply
 

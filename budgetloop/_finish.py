@@ -21,7 +21,7 @@ from ._turn import Ending
 from ._types import Budget, Message, Stop, format_usd, from_pico
 
 if TYPE_CHECKING:
-    from ._loop import RunState
+    from ._state import RunState
 
 FINAL_NOTE = (
     "[budgetloop] {why}: tools are no longer available. Give your final answer now, from what "

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._budget import MESSAGE_OVERHEAD, Projection
@@ -35,9 +35,7 @@ from ._budget import project as project_cost
 from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
 from ._finish import budget_note, final_note, last_turn, then_final_answer
-from ._fork import context_before, fork_point, message_list
 from ._guards import Guards
-from ._journal import Journal
 from ._ledgers import Reservation
 from ._money import Money, call_cost
 from ._options import (
@@ -53,8 +51,11 @@ from ._options import (
 from ._pool import Workers
 from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
 from ._repeats import Repeats, warning
-from ._schema import Tool
-from ._trace import Result, Status, Step, new_run_id
+from ._schema._tool import Tool
+from ._state import RunState
+from ._trace._fork import context_before, fork_point, message_list
+from ._trace._journal import Journal
+from ._trace._result import Result, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,
@@ -76,23 +77,6 @@ if TYPE_CHECKING:
 
 L = TypeVar("L", bound="Loop")
 Turn = Generator[Request, Any, Step | None]  # sent a Reply, then a BatchDone
-
-
-@dataclass(eq=False, slots=True)
-class RunState:
-    """What a run has done so far: the one object a turn changes, and the policies read."""
-
-    steps: list[Step]  # every step taken, a fork's inherited ones first
-    messages: list[Message]  # the context: what the next model call is sent
-    trace_messages: list[Message]  # the context as the trace keeps it (through redact=)
-    money: Money  # what the run has spent, and its shared ledger
-    executed: int = 0  # tool calls run (ok or error)
-    elapsed: float = 0.0  # seconds spent inside step()
-    ending: Ending | None = None  # why the run ended, once it has
-    answer: str | None = None  # the final answer, as the trace keeps it
-    finishing: Ending | None = None  # finish=True: the stop a final answer comes before
-    final_tokens: int | None = None  # finish=True: the last final answer's tokens
-    growth: int = 0  # finish=True: the most those grew in a turn
 
 
 class Loop:

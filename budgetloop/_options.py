@@ -32,16 +32,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar, cast, get_args
 
 from ._budget import CountTokens
-from ._files import check_trace_path
-from ._schema import Tool, tool
-from ._trace import RECORDED_OPTIONS, RunOptions
+from ._schema._tool import Tool, tool
+from ._trace._files import check_trace_path
+from ._trace._result import RECORDED_OPTIONS, RunOptions
 from ._types import Budget, Message, Price
 from ._valid import check_option_int, must, type_name
 from .ledger import Ledger
 
 if TYPE_CHECKING:
     from ._session import Session
-    from ._trace import Step
+    from ._trace._result import Step
 
 Model = Callable[[list[Message], list[dict[str, Any]]], Any]
 Clock = Callable[[], float]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._redact import Redactor
-from ._trace import CallRecord, Result, Step
+from ._trace._result import CallRecord, Result, Step
 from ._types import Message
 
 Attributes = dict[str, Any]  # values: str, bool, int, float or a list of str

@@ -28,12 +28,14 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from ._jsonable import jsonable, plain
-from ._trace import CallRecord, Step
 from ._tracebacks import MAX_TRACEBACK_CHARS, bounded
 from ._types import Message, ToolCall
+
+if TYPE_CHECKING:
+    from ._trace._result import CallRecord, Step
 
 Redact = Callable[[str], str]
 

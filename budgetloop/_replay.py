@@ -16,17 +16,17 @@ from dataclasses import replace as with_fields
 from typing import TYPE_CHECKING, Any
 
 from ._dispatch import ABANDONED
-from ._fork import context_before
 from ._importers._replaying import replay_schemas
-from ._journal import Trace, as_result
 from ._options import ReplayOptions, check_names, option_names
 from ._recorded import completion_of, recorded_error
-from ._schema import Tool
+from ._schema._tool import Tool
+from ._schema._written import checkable
 from ._scripted import ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Result, Step
+from ._trace._fork import context_before
+from ._trace._journal import Trace, as_result
+from ._trace._result import CallRecord, Result, Step
 from ._types import Completion, Message, Stop
-from ._written import checkable
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10

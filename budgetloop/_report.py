@@ -16,9 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._journal import load_traces
 from ._options import price_of_name
-from ._trace import Result, printable
+from ._printable import printable
+from ._trace._journal import load_traces
+from ._trace._result import Result
 from ._types import PICO, Budget, Price, format_usd, from_pico, to_pico
 from ._valid import type_name
 

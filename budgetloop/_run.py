@@ -8,8 +8,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._async import AsyncSession
-from ._fork import context_before, fork_point
-from ._journal import as_result
 from ._options import (
     Model,
     ResumeOptions,
@@ -19,7 +17,9 @@ from ._options import (
     takes_options,
 )
 from ._session import Session
-from ._trace import Result
+from ._trace._fork import context_before, fork_point
+from ._trace._journal import as_result
+from ._trace._result import Result
 from ._types import Message
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, NamedTuple
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._pool import Slots
-from ._trace import Result, Step
+from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
 from ._turn import Batch, BatchDone, ModelCall, Reply, Request, as_reply
 

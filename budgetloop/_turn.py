@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._budget import Projection
-from ._check import ArgumentError, check_arguments, parse_arguments
 from ._redact import Said
-from ._trace import CallRecord
+from ._schema._check import ArgumentError, check_arguments, parse_arguments
+from ._trace._result import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
 
 if TYPE_CHECKING:
-    from ._schema import Tool
+    from ._schema._tool import Tool
 
 Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
 # A call's arguments checked against its tool, with the paths of the values coerced; or what

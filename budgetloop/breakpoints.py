@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ._budget import Projection
-from ._trace import Step
+from ._trace._result import Step
 from ._types import to_pico
 
 __all__ = ["Breakpoint", "Inspectable", "on_cost", "on_error", "on_step", "on_tool"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .._budget import Projection
-from .._trace import CallRecord, Imported, Result, Status, Step, new_run_id
+from .._trace._result import CallRecord, Imported, Result, Status, Step, new_run_id
 from .._types import Budget, Message, Stop, ToolCall, Usage, from_pico, to_pico
 
 NO_RESULT = "the source records no result for this call"

@@ -10,8 +10,8 @@ import math
 from datetime import datetime
 from typing import Any
 
+from .._trace._read import MAX_DEPTH, as_json, content_id
 from .._valid import kind
-from .._validate_trace import MAX_DEPTH, as_json, content_id
 
 MAX_INT = 2**63  # ids, counts and nanoseconds past this are not what any exporter writes
 

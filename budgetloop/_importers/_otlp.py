@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._budget import Projection
+from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
+from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._types import Budget, Message, Stop, Usage, to_pico
-from .._validate_trace import _at as at  # a path and one more step: a.b, a[3]
-from .._validate_trace import get_key as get  # a field, or the error naming it missing
 from . import _genai
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, limit_named

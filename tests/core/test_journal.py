@@ -34,7 +34,7 @@ from budgetloop import (
     tool,
     write_new,
 )
-from budgetloop._journal import Journal, check_trace_path
+from budgetloop._trace._journal import Journal, check_trace_path
 from tests.strategies import PROMPT, Scenario, build, scenarios
 
 ROOT = Path(__file__).resolve().parents[2]

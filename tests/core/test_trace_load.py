@@ -33,7 +33,7 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._validate_trace import MAX_DEPTH
+from budgetloop._trace._read import MAX_DEPTH
 from tests.conftest import FakeClock
 
 CACHED_PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
@@ -453,7 +453,7 @@ def test_a_total_below_its_steps_is_refused_by_from_dict() -> None:
 def test_a_total_below_its_steps_is_refused_when_the_full_reader_reads_the_steps() -> None:
     from collections import OrderedDict
 
-    from budgetloop import _read_fast
+    from budgetloop._trace import _read_fast
 
     data = json.loads(json.dumps(tenth_and_fifth().to_dict()))
     steps = [OrderedDict(s) for s in data["steps"]]  # not exactly a dict: the fast reader declines

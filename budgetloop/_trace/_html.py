@@ -1,26 +1,30 @@
 """A saved run as one static, self-contained HTML page: no network, no kernel, standard library.
 
-``Result._repr_html_()`` uses it (a bare ``result`` in a notebook cell renders a read-only view
-that survives in nbviewer and on GitHub, with no script); ``budgetloop_widgets.to_html`` puts it
-in a file with a small inline script for navigation. Everything a model, a tool or a trace
-produced is shown with control characters escaped, then HTML-escaped: shown, never interpreted.
-It shows the trace as it is: its texts went through the run's ``Redactor`` when it was made, and
-the arguments are written as text by the same rule (``Redactor.arguments_text``).
+``Result._repr_html_()`` shows it (a bare ``result`` in a notebook cell renders a read-only view
+that survives in nbviewer and on GitHub, with no script) unless a package registers a viewer in
+the ``budgetloop.viewers`` entry-point group, as the ``widgets`` extra does (``viewer``).
+Everything a model, a tool or a trace produced is shown with control characters escaped, then
+HTML-escaped: shown, never interpreted. It shows the trace as it is: its texts went through the
+run's ``Redactor`` when it was made, and the arguments are written as text by the same rule
+(``Redactor.arguments_text``).
 Colours come from JupyterLab's ``--jp-*`` variables with light fallbacks.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING
 
-from ._redact import PLAIN
-from ._trace import printable
-from ._types import format_usd as _usd
+from .._printable import printable
+from .._redact import PLAIN
+from .._types import format_usd as _usd
 
 if TYPE_CHECKING:
-    from ._trace import CallRecord, Result, Step
+    from ._result import CallRecord, Result, Step
 
+VIEWERS = "budgetloop.viewers"  # the entry-point group of the page a bare result shows
 PREVIEW = 2000  # characters of one text shown before it is cut
 MAX_CARDS = 1000  # step cards drawn; the table lists every step
 
@@ -220,3 +224,17 @@ def render(result: Result, *, max_cards: int | None = MAX_CARDS) -> str:
     parts.append(f'<div class="muted">{_n(len(result.messages), "message")} in the context</div>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def viewer() -> Callable[[Result], str]:
+    """The page a bare ``result`` shows in a notebook: the first viewer registered in the
+    ``budgetloop.viewers`` entry-point group that loads (the ``widgets`` extra registers its
+    viewer there, and it does not load without ipywidgets and anywidget), else ``render``.
+    Looked up at each call, so a package installed in a running kernel is used."""
+    for point in importlib.metadata.entry_points(group=VIEWERS):
+        try:
+            found: Callable[[Result], str] = point.load()
+        except ImportError:
+            continue
+        return found
+    return render

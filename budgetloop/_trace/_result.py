@@ -6,17 +6,17 @@ import functools
 import json
 import math
 import os
-import re
-import sys
-import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
-from ._budget import Projection
+from .._budget import Projection
+from .._printable import printable
+from .._types import Budget, Message, Price, Stop, Usage
 from ._files import open_new
-from ._types import Budget, Message, Price, Stop, Usage
+from ._fork import context_starts
+from ._html import viewer
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
@@ -105,9 +105,7 @@ class CallRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:
         """A CallRecord from ``to_dict()`` data; a ValueError names a field that is wrong."""
-        from ._validate_trace import read_call
-
-        return _reading("CallRecord.from_dict", read_call, data)
+        return _reading("CallRecord.from_dict", READERS.call, data)
 
 
 @dataclass(frozen=True)
@@ -171,9 +169,20 @@ class Step:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
         """A Step from ``to_dict()`` data; a ValueError names a field that is wrong."""
-        from ._validate_trace import read_step
+        return _reading("Step.from_dict", READERS.step, data)
 
-        return _reading("Step.from_dict", read_step, data)
+
+class Readers:
+    """How ``to_dict()`` data is read back, each reader taking ``(data, path)``. ``._read``
+    builds this module's classes, so this module cannot import it: ``._read`` sets these when
+    it is imported, which ``import budgetloop`` does before anything can call ``from_dict``."""
+
+    call: Callable[[Any, str], CallRecord]
+    step: Callable[[Any, str], Step]
+    result: Callable[[Any, str], Result]
+
+
+READERS = Readers()
 
 
 def _reading(where: str, read: Callable[[Any, str], T], data: Any) -> T:
@@ -317,8 +326,6 @@ class Result:
     def _context_starts(self) -> tuple[list[int | None], str | None]:
         """How many messages each step was sent before its own (read once: a Result does not
         change), and what is wrong with the messages where that cannot be said."""
-        from ._fork import context_starts
-
         return context_starts(self.messages, self.steps, "Result.request")
 
     def sent_counts(self) -> tuple[int | None, ...]:
@@ -337,9 +344,20 @@ class Result:
         asked for the answer, and no tools. (Not in the trace, so not here: a failed final
         call's note, and the line ``budget_note=True`` ends each request with.) A trace whose
         messages are fewer than its steps appended is a ValueError."""
-        from ._fork import request_of  # ._fork reads this module: imported when first used
-
-        return request_of(self, index)
+        where, steps = "Result.request", self.steps
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"{where}: index must be an int, got {type(index).__name__}.")
+        if not 0 <= index < len(steps):
+            which = f"from 0 to {len(steps) - 1}" if steps else "of a run with steps (it has none)"
+            raise ValueError(f"{where}: index must be a step index {which}, got {index}.")
+        step = steps[index]
+        sent = self._context_starts[0][index]
+        if sent is None:
+            raise ValueError(self._context_starts[1] or f"{where}: messages are not this run's.")
+        if not step.final_answer:
+            return Request(tuple(self.messages[:sent]), tuple(self.tools))
+        told = 1 if step.error is None else 0  # a failed call's note was not kept
+        return Request(tuple(self.messages[: sent + told]), ())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready data; ``Result.from_dict`` reads it back."""
@@ -385,12 +403,7 @@ class Result:
     def from_dict(cls, data: dict[str, Any]) -> Result:
         """A Result from ``to_dict()`` data. Every field is checked: a ValueError names the field
         and what was wrong (``Result.from_dict: steps[3].tool_calls[0].status: ...``)."""
-        from ._validate_trace import read_result
-
-        try:
-            return read_result(data)
-        except ValueError as exc:
-            raise ValueError(f"Result.from_dict: {exc}") from None
+        return _reading("Result.from_dict", READERS.result, data)
 
     def save(self, path: str | os.PathLike[str]) -> str | None:
         """Write the trace as JSON; ``load_trace`` reads it back. An existing file at ``path`` is
@@ -403,17 +416,12 @@ class Result:
         return moved
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows for a bare ``result`` in a cell. With the ``widgets`` extra
-        installed: the viewer of ``budgetloop_widgets.to_html`` (the run's data and the
-        viewer's script inline; a short summary where scripts do not run, as in nbviewer or
-        an untrusted notebook). Without it: a read-only view of every step, no script."""
-        try:
-            from budgetloop_widgets._page import result_html
-        except ImportError:  # the widgets extra is not installed: the core's own view
-            from ._html import render  # ._html reads this module: imported when first used
-
-            return render(self)
-        return result_html(self)
+        """What Jupyter shows for a bare ``result`` in a cell: the viewer a package registers
+        (``_html.viewer``). With the ``widgets`` extra installed, the viewer of
+        ``budgetloop_widgets.to_html`` (the run's data and the viewer's script inline; a short
+        summary where scripts do not run, as in nbviewer or an untrusted notebook). Without
+        it: a read-only view of every step, no script."""
+        return viewer()(self)
 
     def format(self) -> str:
         """The run as readable text: each step, each call and its outcome, then the totals.
@@ -484,41 +492,3 @@ def check_header(data: Any) -> None:
             f"trace format version {version!r} is not supported; this budgetloop "
             f"reads version {VERSION}. Upgrade budgetloop to read newer traces."
         )
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return repr(match.group())[1:-1]
-
-
-@functools.cache
-def _format_chars() -> re.Pattern[str]:
-    """The format characters (category Cf: bidi, zero-width, BOM...) of this Python's Unicode
-    and the surrogates, as one character class; found by a scan (~0.1 s) when first needed."""
-    found = [i for i in range(0x80, sys.maxunicode + 1) if unicodedata.category(chr(i)) == "Cf"]
-    ranges = [(0xD800, 0xDFFF)]
-    for code in found:
-        if code == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], code)
-        else:
-            ranges.append((code, code))
-    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]")
-
-
-def _format_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def printable(text: object, keep_newlines: bool = False) -> str:
-    """Text with control characters (ANSI escapes, NUL...), format characters (U+202E, U+200B,
-    U+FEFF and every other of Unicode category Cf) and lone surrogates shown as escapes."""
-    shown = "" if text is None else str(text)
-    shown = _CONTROL.sub(_escape, shown)
-    if not shown.isascii():
-        shown = _format_chars().sub(_format_char, shown)
-    if not keep_newlines:
-        shown = shown.replace("\n", "\\n").replace("\t", "\\t")
-    return shown

@@ -22,9 +22,12 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar, cast
 
+from .._budget import Projection
+from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
+from .._valid import check_int, check_number, kind
 from . import _read_fast as _fast
-from ._budget import Projection
-from ._trace import (
+from ._result import (
+    READERS,
     RECORDED_OPTIONS,
     STATUSES,
     CallRecord,
@@ -34,8 +37,6 @@ from ._trace import (
     Step,
     check_header,
 )
-from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
-from ._valid import check_int, check_number, kind
 
 T = TypeVar("T")
 MAX_DEPTH = _fast.MAX_DEPTH
@@ -479,3 +480,9 @@ def read_imported(value: Any, path: str) -> Imported | None:
             for i, item in enumerate(lacks)
         ),
     )
+
+
+# What CallRecord.from_dict, Step.from_dict and Result.from_dict read with.
+READERS.call = read_call
+READERS.step = read_step
+READERS.result = lambda value, _path: read_result(value)

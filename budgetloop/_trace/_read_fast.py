@@ -1,6 +1,6 @@
 """The common case of reading trace data, checked with exact type tests and built at once.
 
-``_validate_trace``'s readers walk every field with a message ready for each thing that can be
+``_read``'s readers walk every field with a message ready for each thing that can be
 wrong; for a 100,000-step trace that is most of the load. These readers make the same checks
 as plain type and range tests, accept only values the full readers accept (exact ``dict``,
 ``list``, ``str``, ``int``, ``float``, ``bool``, as ``json.loads`` makes them), building no path
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ._budget import Projection
-from ._trace import STATUSES, CallRecord, Status, Step
-from ._types import ROLES, Message, ToolCall, Usage
+from .._budget import Projection
+from .._types import ROLES, Message, ToolCall, Usage
+from ._result import STATUSES, CallRecord, Status, Step
 
-MAX_DEPTH = 100  # as _validate_trace.MAX_DEPTH: containers nested at most this deep
+MAX_DEPTH = 100  # as _read.MAX_DEPTH: containers nested at most this deep
 _NO: Any = object()
 _INF = float("inf")
 _BIG = 2**1023  # an int below this converts to a float

@@ -7,16 +7,18 @@ import inspect
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any, SupportsIndex, overload
 
+from .._jsonable import jsonable
 from ._check import ArgumentError, check_value
+from ._classes import Classes
 from ._docstring import parse_docstring
 from ._field import Default, parameter_default
 from ._hints import Target, hint_name, hints_for, target
-from ._jsonable import jsonable
-from ._shapes import SUPPORTED, Choices, Convert, Shapes
+from ._shapes import SUPPORTED, Choices, Convert
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
@@ -76,6 +78,18 @@ class Tool:
         self.is_async = found.is_async
         functools.update_wrapper(self, found_function(fn), updated=())
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        """A ``@tool`` function at a module's top level pickles as that name (the function
+        under it is no longer reachable by its own); any other tool, as its parts."""
+        module = sys.modules.get(getattr(self, "__module__", ""))
+        name = getattr(self, "__qualname__", "")
+        found: Any = module
+        for part in name.split("."):
+            found = getattr(found, part, None)
+        if found is self and "<locals>" not in name:
+            return name
+        return super().__reduce_ex__(protocol)
+
     def _build(self, found: Target, arg_docs: dict[str, str]) -> None:
         where = f"tool {self.name}"
         params = [p for p in found.signature.parameters.values() if p.name not in found.bound]
@@ -86,7 +100,7 @@ class Tool:
             hints = hints_for(found.annotations, [p.name for p in params], found.namespace)
         except Exception as exc:  # a NameError in a string annotation, say
             raise TypeError(f"{where}: cannot resolve type hints: {exc}.") from exc
-        shapes = Shapes(self.strict)
+        shapes = Classes(self.strict)
         required = []
         converts: dict[str, Convert] = {}
         fills: dict[str, Default] = {}
