@@ -42,12 +42,6 @@ def flags(step: Step) -> int:
     return bits | FINAL if step.final_answer else bits
 
 
-def tags(step: Step) -> frozenset[str]:
-    """What a status filter matches, by name (``flags`` without ``FINAL``)."""
-    bits = flags(step)
-    return frozenset(name for name, bit in BITS.items() if bits & bit)
-
-
 def jump_targets(
     steps: Sequence[Step], bits: Sequence[int] | None = None
 ) -> dict[str, int | None]:

@@ -300,13 +300,8 @@ def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
     )
 
 
-def read_message(value: Any, path: str) -> Message:
-    fast = _fast.message(value)
-    return read_message_fully(value, path) if fast is None else fast
-
-
 def read_message_fully(value: Any, path: str) -> Message:
-    """``read_message`` field by field, with a message ready for each thing that can be wrong."""
+    """A message read field by field, with an error ready for each thing that can be wrong."""
     data = as_object(value, path)
     role = get_key(data, path, "role")
     if role not in ROLES:

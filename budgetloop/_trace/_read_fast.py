@@ -221,7 +221,7 @@ def step(data: Any, index: int | None) -> Step | None:
 
 
 def message(data: Any) -> Message | None:
-    """``read_message``'s Message, or None: leave it to ``read_message``."""
+    """``read_messages``' Message, or None: leave it to ``read_message_fully``."""
     if type(data) is not dict:
         return None
     get = data.get
