@@ -165,6 +165,11 @@ def next_turn_html(nxt: NextTurn) -> str:
             f'<div class="bl-warn">The next step will not call the model: the run stops there '
             f"({text(str(nxt.stop))}){text(why)}.</div>"
         )
+    if nxt.action == "held":
+        return (
+            '<div class="bl-warn">The run holds a batch for a person: '
+            f"{text(nxt.detail or '')}.</div>"
+        )
     if nxt.action == "final_answer":
         return (
             '<div class="bl-warn">The next step is the final answer: the model is called '

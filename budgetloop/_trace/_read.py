@@ -27,6 +27,7 @@ from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_
 from .._valid import check_int, check_number, kind
 from . import _read_fast as _fast
 from ._result import (
+    APPROVALS,
     READERS,
     RECORDED_OPTIONS,
     STATUSES,
@@ -245,6 +246,17 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
     coerced = as_list(get("coerced", ()), _at(path, "coerced"))
     for i, item in enumerate(coerced):
         as_text(item, _at(_at(path, "coerced"), i), optional=False)
+    approval = get("approval", None)
+    if approval is not None and approval not in APPROVALS:
+        raise ValueError(
+            f"{_at(path, 'approval')}: expected null or one of {', '.join(APPROVALS)}, "
+            f"got {approval!r}."
+        )
+    if (status == "denied") != (approval == "denied"):
+        raise ValueError(
+            f"{_at(path, 'approval')}: expected 'denied' exactly when status is 'denied', got "
+            f"{approval!r} with status {status!r}."
+        )
     return CallRecord(
         name=as_text(get("name"), _at(path, "name")),
         id=as_text(get("id"), _at(path, "id"), optional=False),
@@ -257,6 +269,7 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
         coerced=tuple(coerced),
         truncated=as_int(get("truncated", None), _at(path, "truncated"), optional=True),
         traceback=as_text(get("traceback", None), _at(path, "traceback")),
+        approval=approval,
         server=as_text(get("server", None), _at(path, "server")),
     )
 
