@@ -100,6 +100,11 @@ class Connection:
 
     # -- opening and closing --------------------------------------------------------------------
 
+    def open(self) -> Connection:
+        """Open the connection without a ``with`` block (a notebook's cells); ``close()``
+        ends it."""
+        return self.__enter__()
+
     def __enter__(self) -> Connection:
         ready = self._start()
         try:
