@@ -346,8 +346,10 @@ def test_a_stdio_server_is_stopped_at_exit() -> None:
 
 
 def _children() -> list[int]:
-    out = subprocess.run(["pgrep", "-P", str(__import__("os").getpid())], capture_output=True,
-                         text=True, check=False)  # fmt: skip
+    """This process's children that run the test servers' script (other tests of the session
+    may have children of their own, a redis-server or a kernel, coming and going)."""
+    out = subprocess.run(["pgrep", "-P", str(__import__("os").getpid()), "-f", "mcp_servers.py"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
     return [int(p) for p in out.stdout.split()]
 
 
