@@ -134,6 +134,7 @@ class Loop(Holding):
         given = options.values
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
         self.forked_from: str | None = None  # the run_id of the run this one was forked from
+        self.edited: tuple[int, ...] = ()  # the messages a fork changed from its context
         self.budget: Budget = options.budget  # these three are read on every turn
         self.price: Price | None = options.price
         self.max_output_tokens: int | None = given["max_output_tokens"]
@@ -230,12 +231,19 @@ class Loop(Holding):
             context = self.state.messages[
                 : context_before(self.state.messages, self.state.steps, at)
             ]
+            before: Sequence[Message] = context
         else:
             context = message_list(messages, where)
+            try:
+                at_fork = context_before(self.state.messages, self.state.steps, at)
+                before = self.state.messages[:at_fork]
+            except ValueError:  # the run's messages do not say: every message is the fork's
+                before = ()
         forked = type(self).__new__(type(self))
         forked._build(complete, opts, context, self.state.steps[:at], self.state.money.spent)
         forked._prompt = list(context)
         forked.forked_from = self.run_id
+        forked.edited = edited_messages(before, context, self.edited)
         return forked
 
     # -- what a caller reads ----------------------------------------------------------------------
@@ -293,6 +301,7 @@ class Loop(Holding):
             options=self._trace_options,
             run_id=self.run_id,
             forked_from=self.forked_from,
+            edited=self.edited,
             output=self.state.output,
         )
 
@@ -891,3 +900,13 @@ class Loop(Holding):
 
     def _traced_message(self, message: Message) -> Message:
         return self._redactor.message(message)
+
+
+def edited_messages(
+    before: Sequence[Message], context: Sequence[Message], already: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The indexes of ``context`` a fork changed from ``before`` (edited, added, or another
+    message where one was), with those an earlier fork changed that this one kept as they were."""
+    changed = {i for i, m in enumerate(context) if i >= len(before) or m != before[i]}
+    kept = {i for i in already if i < len(context) and i < len(before) and i not in changed}
+    return tuple(sorted(changed | kept))
