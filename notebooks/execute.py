@@ -24,6 +24,7 @@ NOTEBOOKS = (
     "debugging.ipynb",
     "other_frameworks.ipynb",
     "approvals.ipynb",
+    "mcp_tools.ipynb",
 )
 
 
