@@ -24,18 +24,21 @@ marked, and the context stays a valid conversation.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._approval import Decision, PendingCall, ask
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
 from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
 from ._finish import budget_note, final_note, last_turn, then_final_answer
 from ._guards import Guards
+from ._held import Held, Holding, Taken
 from ._ledgers import Reservation
 from ._money import Money, call_cost
 from ._options import (
@@ -48,6 +51,7 @@ from ._options import (
     is_async,
     option_names,
 )
+from ._output import ASK_AGAIN, FINAL_ANSWER, Answer, final_ask
 from ._pool import Workers
 from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
 from ._repeats import Repeats, warning
@@ -55,12 +59,14 @@ from ._schema._tool import Tool
 from ._state import RunState
 from ._trace._fork import context_before, fork_point, message_list
 from ._trace._journal import Journal
-from ._trace._result import Result, Status, Step, new_run_id
+from ._trace._result import EXECUTED, Result, RunOptions, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,
     Call,
+    Decided,
     Ending,
+    Hold,
     ModelCall,
     NextTurn,
     Plan,
@@ -70,16 +76,17 @@ from ._turn import (
     interrupted,
     received,
 )
-from ._types import Budget, Completion, Message, Price, Stop, from_pico, to_pico
+from ._types import Budget, Completion, Message, Price, Stop, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 L = TypeVar("L", bound="Loop")
-Turn = Generator[Request, Any, Step | None]  # sent a Reply, then a BatchDone
+# sent a Reply, then a Decided (or None) for a Hold, then a BatchDone
+Turn = Generator[Request, Any, Step | None]
 
 
-class Loop:
+class Loop(Holding):
     """The loop's state and its turn; ``Session`` and ``AsyncSession`` drive it."""
 
     def __init__(
@@ -132,6 +139,7 @@ class Loop:
         given = options.values
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
         self.forked_from: str | None = None  # the run_id of the run this one was forked from
+        self.edited: tuple[int, ...] = ()  # the messages a fork changed from its context
         self.budget: Budget = options.budget  # these three are read on every turn
         self.price: Price | None = options.price
         self.max_output_tokens: int | None = given["max_output_tokens"]
@@ -141,14 +149,23 @@ class Loop:
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
         self._count = ContextTokens(self.schemas, given["count_tokens"])
         self._trace_schemas = self._redactor.schemas(self.schemas)
+        self._trace_options = self._recorded_options()
+        final = options.output  # output=T: the one tool a final-answer turn is sent
+        self._final_tools = [] if final is None else [final.schema]
         self.state = RunState(
-            steps=list(history),
+            steps=[self._redactor.kept(step) for step in history],
             messages=[],
             trace_messages=[],
             money=Money(spent, given["ledger"]),  # the only place spend changes
-            executed=sum(1 for s in history for r in s.tool_calls if r.status != "skipped"),
+            executed=sum(1 for s in history for r in s.tool_calls if r.status in EXECUTED),
         )
         self._kept = len(history)  # steps inherited by a fork, already in its journal header
+        self._held: Held | None = None  # a batch waiting for a person (a stepped session)
+        self._hold_tools: frozenset[str] = frozenset()  # breakpoints.before_tool, while running
+        self._hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
+        self._origin = 0.0  # when the time of the step being taken is counted from
+        self._committed: list[Step] = []  # the steps the step being taken has recorded
+        self._unraised: list[BaseException] = []  # raised while a step was made: see _record
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
             given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
@@ -178,6 +195,7 @@ class Loop:
         session._build(complete, opts, result.messages, result.steps, spent)
         session._prompt = list(result.messages)
         session.run_id = result.run_id  # the saved run itself, so a fork from it names it
+        session.state.money.known = result.cost_usd is not None  # unknown stays unknown
         return session
 
     def fresh(self: L) -> L:
@@ -220,12 +238,20 @@ class Loop:
             context = self.state.messages[
                 : context_before(self.state.messages, self.state.steps, at)
             ]
+            before: Sequence[Message] = context
         else:
             context = message_list(messages, where)
+            try:
+                at_fork = context_before(self.state.messages, self.state.steps, at)
+                before = self.state.messages[:at_fork]
+            except ValueError:  # the run's messages do not say: every message is the fork's
+                before = ()
         forked = type(self).__new__(type(self))
         forked._build(complete, opts, context, self.state.steps[:at], self.state.money.spent)
         forked._prompt = list(context)
         forked.forked_from = self.run_id
+        forked.state.money.known = self.state.money.known
+        forked.edited = edited_messages(before, context, self.edited)
         return forked
 
     # -- what a caller reads ----------------------------------------------------------------------
@@ -272,7 +298,7 @@ class Loop:
             answer=self.state.answer,
             steps=tuple(self.state.steps),
             messages=tuple(self.state.trace_messages),
-            cost_usd=from_pico(self.state.money.spent),
+            cost_usd=self.state.money.total_usd(),
             seconds=self.state.elapsed,
             budget=self.budget,
             error=None if ending is None else ending.error,
@@ -280,27 +306,55 @@ class Loop:
             price=self.price,
             max_output_tokens=self.max_output_tokens,
             tools=tuple(self._trace_schemas),
-            options=self.options.recorded,
+            options=self._trace_options,
             run_id=self.run_id,
             forked_from=self.forked_from,
+            edited=self.edited,
+            output=self.state.output,
         )
+
+    def _recorded_options(self) -> RunOptions:
+        """The options the trace records; ``output``'s schema as the tools' are kept (through
+        ``redact=``)."""
+        recorded = self.options.recorded
+        final = recorded.get("output")
+        if final is not None:
+            sent = [s for s in self._trace_schemas if s.get("name") == FINAL_ANSWER]
+            if sent:
+                recorded["output"] = {**final, "parameters": sent[0].get("parameters")}
+        return recorded
 
     # -- the turn ---------------------------------------------------------------------------------
 
     def _turn(self, started: float) -> Turn:
-        """One turn, as the module's text says: plan, call, commit."""
+        """One turn, as the module's text says: plan, call, commit. A batch the session held
+        is run first (its step recorded), and then the turn goes on."""
+        resumed = None
+        if self._held is not None:
+            held, self._held = self._held, None
+            resumed = yield from self._batch_turn(
+                held.taken, held.decisions, started, held.seconds
+            )
+            if self.done:
+                return resumed
+            started = self._restart(started)
+        step = yield from self._take(started)
+        return resumed if step is None else step
+
+    def _take(self, started: float) -> Turn:
+        """A turn from its plan: the model call and what it asked for."""
         # 1. plan: its worst case, a final answer or not, and a stop before it
         plan = self._plan(started)
         if plan.seen is not None:
             self.state.final_tokens, self.state.growth = plan.seen
-        reservation, ending = None, plan.ending
+        reservation, ending, left = None, plan.ending, self._left(started)
         if ending is None:
             reservation, ending = self.state.money.reserve(plan.projected)
         if ending is not None:
             self._end_run(ending)
             return None
         # 2. call the model: billed the moment it is over, whatever happens next
-        reply, cost = yield from self._call(plan, reservation, started)
+        reply, cost = yield from self._call(plan, reservation, left, started)
         # 3. commit what happened
         if reply.completion is None:
             return self._commit_failed(plan, reply, cost, started)
@@ -309,7 +363,7 @@ class Loop:
         return (yield from self._commit_calls(plan, reply.completion, cost, started))
 
     def _call(
-        self, plan: Plan, reservation: Reservation | None, started: float
+        self, plan: Plan, reservation: Reservation | None, left: float | None, started: float
     ) -> Generator[ModelCall, Reply, tuple[Reply, int]]:
         """The model call: with tools, or without for a final answer. An interrupt while it
         is in flight bills its worst case (it may be billed) and records the step."""
@@ -317,11 +371,9 @@ class Loop:
         if not final:
             self._count.sending()
         index = len(self.state.steps)
-        tools = [] if final else list(self.schemas)
+        tools = list(self._final_tools) if final else list(self.schemas)
         try:
-            reply = yield ModelCall(
-                [*self.state.messages, *plan.extra], tools, self._left(started)
-            )
+            reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -353,33 +405,48 @@ class Loop:
         assert plan.final is not None
         index = len(self.state.steps)
         calls = received(completion.tool_calls, index)
-        records = [self._not_run(c, "skipped", "the final-answer turn runs no tools")
-                   for c in calls]  # fmt: skip
+        answer = self._answer_in(calls)  # output=T: the final answer is asked for as a T
+        why = "the final-answer turn runs no tools"
+        records = self._answer_records(calls, answer, why)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
-        self.state.answer = self._traced(completion.text)
+        self.state.output = None if answer is None else answer[1].output
         end = Ending(plan.final.stop, plan.final.detail)
         return self._record(
-            replace(step, final_answer=True), assistant, records, end, told=plan.extra
+            replace(step, final_answer=True),
+            assistant,
+            records,
+            end,
+            told=plan.extra,
+            answer=completion.text if answer is None else answer[1].text,
         )
 
     def _commit_calls(
         self, plan: Plan, completion: Completion, cost: int, started: float
-    ) -> Generator[Batch, BatchDone, Step]:
+    ) -> Generator[Batch | Hold, Any, Step]:
         """An ordinary reply: an answer, or tool calls to run (unless no model call could
-        ever read their results: then they are skipped). A turn that breaks while its batch
-        runs is recorded, its calls marked, and the exception goes on."""
+        ever read their results: then they are skipped). Calls held for a person are decided
+        before any call of the batch runs (``Hold``); with no one to ask, the session holds the
+        batch and this returns the step so far. A turn that breaks while its batch runs is
+        recorded, its calls marked, and the exception goes on."""
         index = len(self.state.steps)
         calls = received(completion.tool_calls, index)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
         signature = self._repeats.signature(calls) if calls else None
         loop = None if signature is None else self._repeats.loop(signature)
         warn = self._repeats.warns(loop)  # warn_repeats=True: the first loop is told, not stopped
+        taken = Taken(plan, completion, cost, index, calls, assistant, signature, loop, warn)
         records: list[Ran] = []
-        dispatched = False
+        decisions: dict[str, Decision] = {}
+        answer = self._answer_in(calls)  # output=T: an answer that fits ends the run
+        if answer is not None:
+            return self._commit_answer(answer, calls, assistant, completion, plan, cost, started)
+        self.state.unanswered = False
         try:
             end: Ending | None = None
-            if not calls:
+            if not calls and self.options.output is not None:
+                self.state.unanswered = True  # text, not the answer: the next turn asks again
+            elif not calls:
                 end = Ending(Stop.ANSWERED)
             elif block := self._guards.before_batch(
                 index,
@@ -392,34 +459,118 @@ class Loop:
                 stopped = Said("the run stopped (", block.detail, ")")
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
                 end = then_final_answer(self.options.values["finish"], block)
-            else:
-                dispatched = True
-                done: BatchDone = yield Batch(calls, self._left(started))
-                records = done.records
-                if done.abandoned:
-                    end = Ending(Stop.MAX_SECONDS, "a tool was still running at the deadline")
+            elif held := self._holding(taken):
+                decided: Decided | None = yield Hold(held, self._asks(held))
+                if decided is None:  # no one to ask now: the session holds the batch
+                    return self._hold(taken, held, started)
+                started += decided.waited  # (the driver has moved the step's origin on)
+                decisions = decided.decisions
         except GeneratorExit:
             raise
-        except BaseException as exc:  # the turn broke after the model call: record it, then raise
-            why = f"{type(exc).__name__}"
-            records = [
-                self._not_run(c, "error", interrupted(why))
-                if dispatched
-                else self._not_run(
-                    c, "skipped", f"the turn broke ({why}) before its batch started"
-                )
-                for c in calls
-            ]
+        except BaseException as exc:  # the turn broke before its batch: record it, then raise
+            why = f"the turn broke ({type(exc).__name__}) before its batch started"
+            records = [self._not_run(c, "skipped", why) for c in calls]
             step = self._call_step(index, completion, records, cost, plan.projection, started)
             self._record(step, assistant, records, None, signature)
             raise
-        # the assistant turn and its results join the context, in request order
+        if calls and end is None:
+            return (yield from self._batch_turn(taken, decisions, started))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
-        if end is not None and end.stop is Stop.ANSWERED:
-            self.state.answer = self._traced(completion.text or "")
-        warned = loop is not None and warn and dispatched
+        said = completion.text or "" if end is not None and end.stop is Stop.ANSWERED else None
+        return self._record(step, assistant, records, end, signature, answer=said)
+
+    def _batch_turn(
+        self, taken: Taken, decisions: Mapping[str, Decision], started: float, before: float = 0.0
+    ) -> Generator[Batch, BatchDone, Step]:
+        """Run a turn's batch, as decided (a denied call is not run; an edited one runs with
+        the arguments a person gave), and record the step; ``before`` is the seconds the step
+        took before its batch was held. A batch that breaks is recorded, then raises."""
+        calls, index = taken.calls, taken.index
+        fixed, runnable = self._decided_batch(calls, decisions)
+        records: list[Ran] = []
+        end: Ending | None = None
+        try:
+            done = BatchDone([])
+            if runnable:
+                done = yield Batch(runnable, self._left(started))
+            ran = iter(done.records)
+            records = [fixed[i] if i in fixed else next(ran) for i in range(len(calls))]
+            records = self._marked(calls, records, decisions)
+            if done.abandoned:
+                end = Ending(Stop.MAX_SECONDS, "a tool was still running at the deadline")
+        except GeneratorExit:
+            raise
+        except BaseException as exc:  # the turn broke after the model call: record it, then raise
+            why = interrupted(type(exc).__name__)
+            records = [
+                fixed[i] if i in fixed and fixed[i].record.status == "denied"
+                else self._not_run(c, "error", why)
+                for i, c in enumerate(calls)
+            ]  # fmt: skip
+            step = self._call_step(
+                index, taken.completion, records, taken.cost, taken.plan.projection, started
+            )
+            self._record(replace(step, seconds=step.seconds + before), taken.assistant,
+                         records, None, taken.signature)  # fmt: skip
+            raise
+        # the assistant turn and its results join the context, in request order
+        step = self._call_step(
+            index, taken.completion, records, taken.cost, taken.plan.projection, started
+        )
+        step = replace(step, seconds=step.seconds + before) if before else step
+        loop, warn = taken.loop, taken.warn
+        warned = loop is not None and warn
         note = warning(loop) if loop is not None and warned else None
-        return self._record(step, assistant, records, end, signature, warned, note)
+        return self._record(step, taken.assistant, records, end, taken.signature, warned, note)
+
+    # -- output=T: the final answer -----------------------------------------------------------
+
+    def _answer_in(self, calls: list[Call]) -> tuple[int, Answer] | None:
+        """The first call of ``final_answer`` whose arguments fit, and its answer."""
+        final = self.options.output
+        if final is None:
+            return None
+        for i, call in enumerate(calls):
+            if call.name == FINAL_ANSWER:
+                answer = final.accept(call)
+                if isinstance(answer, Answer):
+                    return i, answer
+        return None
+
+    def _answer_records(
+        self, calls: list[Call], answer: tuple[int, Answer] | None, why: str
+    ) -> list[Ran]:
+        """The records of a turn that ends the run: the answer that fits is ``ok`` (its JSON
+        the result), every other call skipped for ``why``."""
+        records = []
+        for i, call in enumerate(calls):
+            if answer is not None and i == answer[0]:
+                given = answer[1]
+                records.append(self._dispatch.outcome(
+                    call.request, call.id, given.arguments, given.coerced, given.text, None, None
+                ))  # fmt: skip
+            else:
+                records.append(self._not_run(call, "skipped", why))
+        return records
+
+    def _commit_answer(
+        self,
+        answer: tuple[int, Answer],
+        calls: list[Call],
+        assistant: Message,
+        completion: Completion,
+        plan: Plan,
+        cost: int,
+        started: float,
+    ) -> Step:
+        """A final answer that fits: the run is answered, its output an instance of T. Other
+        calls of the turn are skipped: no model call will read their results."""
+        records = self._answer_records(calls, answer, "the run ended with the final answer")
+        step = self._call_step(len(self.state.steps), completion, records, cost,
+                               plan.projection, started)  # fmt: skip
+        self.state.output = answer[1].output
+        self.state.unanswered = False
+        return self._record(step, assistant, records, Ending(Stop.ANSWERED), answer=answer[1].text)
 
     # -- planning: what the next turn will do, asked by the turn and by next_turn ---------------
 
@@ -429,6 +580,8 @@ class Loop:
         ``started`` is when the step began (None: a look from outside a step)."""
         state, budget, left = self.state, self.budget, self._left(started)
         extra = budget_note(state, budget, left) if self.options.values["budget_note"] else []
+        if state.unanswered:  # output=T: a reply in plain text is asked for the answer again
+            extra = [Message("user", ASK_AGAIN), *extra]
         projection, projected = self._project(self._count.count(extra))
         taken = len(state.steps)
         seen = None
@@ -436,7 +589,8 @@ class Loop:
             worst = self._project_pico
             last, seen = last_turn(state, budget, left, projected, self._tool_less_tokens, worst)
             if last is not None:
-                note = [Message("user", final_note(last.stop, budget))]
+                told = final_note(last.stop, budget)
+                note = [Message("user", told if self.options.output is None else final_ask(told))]
                 projection, projected = self._project(self._tool_less_tokens(note))
                 pending = last is self.state.finishing
                 ending = self._guards.before_final(taken, left, projection, last, pending)
@@ -452,6 +606,9 @@ class Loop:
         if self.state.ending is not None:
             result = self.result
             return NextTurn("done", result.stop, result.detail, None)
+        if self._held is not None:
+            first = self._held.pending[0]
+            return NextTurn("held", None, self._traced(self._held_detail()), first.projection)
         plan = self._plan(None)
         if plan.ending is not None:
             end = plan.ending
@@ -476,13 +633,14 @@ class Loop:
         return self._project(tokens)[0]
 
     def _tool_less_tokens(self, extra: list[Message]) -> int:
-        """The input tokens of the context and ``extra`` sent without tool schemas. The
+        """The input tokens of the context and ``extra`` sent without tool schemas (but the
+        ``final_answer`` tool's, with ``output=``). The
         default estimate keeps the schemas counted: once a provider has reported a count, what
         they took in it is not known, so taking them out could count below the truth."""
         count_tokens = self.options.values["count_tokens"]
         if count_tokens is None:
             return self._count.count(extra)
-        return checked(count_tokens([*self.state.messages, *extra], []))
+        return checked(count_tokens([*self.state.messages, *extra], list(self._final_tools)))
 
     # -- bookkeeping ------------------------------------------------------------------------------
 
@@ -502,6 +660,8 @@ class Loop:
                     "(backwards, or NaN); pass a monotonic clock such as time.monotonic."
                 )
             self._last_clock = now
+            self._origin = now
+            self._committed = []
             if self._journal is not None and not self._journal.started:
                 self._journal.header(self.result)
                 for kept in self.state.steps[
@@ -513,14 +673,16 @@ class Loop:
             raise
         return now
 
-    def _end(self, started: float) -> None:
+    def _end(self) -> None:
         try:
-            self.state.elapsed += self._since(started)
-            if self.done:
-                self._workers.close()
-                if self._journal is not None:
-                    self._journal.end(self.result)
-                    self._journal = None
+            try:
+                self.state.elapsed += self._since(self._origin)
+            finally:  # a clock that raises still leaves an ended run's file ended
+                if self.done:
+                    self._workers.close()
+                    if self._journal is not None:
+                        self._journal.end(self.result)
+                        self._journal = None
         finally:
             self._stepping.release()
 
@@ -535,6 +697,90 @@ class Loop:
     def _since(self, started: float) -> float:
         now = self._clock()
         return max(0.0, now - started) if now == now else 0.0
+
+    def _step_seconds(self, started: float) -> float:
+        """A billed step's seconds. A clock that raises (a ``KeyboardInterrupt`` in it) must
+        not lose the step: it counts 0 seconds, and ``_record`` raises the error once the
+        step is recorded."""
+        try:
+            return self._since(started)
+        except BaseException as exc:
+            self._unraised.append(exc)
+            return 0.0
+
+    def _decide(self, hold: Hold) -> Decided | None:
+        """A held batch's decisions, on this thread: ``approve`` asked about each call in turn,
+        or None when there is no one to ask now (the session holds the batch)."""
+        approve = self.options.values["approve"]
+        if approve is None or not hold.ask:
+            return None
+        began = self._clock()
+        decisions = {call.id: ask(approve, call) for call in hold.pending}
+        return self._waited(decisions, began)
+
+    def _waited(self, decisions: dict[str, Decision], began: float) -> Decided:
+        """The decisions, and the time spent waiting for them since ``began``: not counted
+        against ``max_seconds`` nor in the step's time (the step's origin moves on by it; the
+        turn moves its own start on when it is sent them)."""
+        waited = self._since(began)
+        self._origin += waited
+        return Decided(decisions, waited)
+
+    def _stepped(self, step: Step | None) -> None:
+        """``on_step``, for each step the step just taken recorded (a held batch's, then its
+        own), or with None when it recorded none and holds nothing (the run stopped)."""
+        hook = self.options.values["on_step"]
+        if hook is None:
+            return
+        if self._committed:
+            for each in self._committed:
+                hook(self, each)  # type: ignore[arg-type]
+        elif self._held is None:
+            hook(self, None)  # type: ignore[arg-type]
+
+    @contextlib.contextmanager
+    def _stopping_before(self, until: object) -> Iterator[None]:
+        """While ``run(until=...)`` runs: the tools a breakpoint stops before
+        (``breakpoints.before_tool``) hold their calls' batches."""
+        tools = getattr(until, "before_tools", None)
+        if not isinstance(tools, frozenset):
+            yield
+            return
+        was = self._hold_tools
+        self._hold_tools = was | tools
+        try:
+            yield
+        finally:
+            self._hold_tools = was
+
+    def _restart(self, started: float) -> float:
+        """A held batch's step is recorded and the step goes on to a new turn: the time so
+        far is the run's, and the new turn's is counted from now."""
+        now = self._clock()
+        self.state.elapsed += self._since(self._origin)
+        self._origin = now
+        return now
+
+    def _hold(self, taken: Taken, pending: tuple[PendingCall, ...], started: float) -> Step:
+        """No one to ask now: the session holds the batch, and returns the step so far (the
+        model's reply, billed; its calls wait in ``pending``, not yet in its ``tool_calls``).
+        It is recorded when its batch runs."""
+        step = self._call_step(
+            taken.index, taken.completion, [], taken.cost, taken.plan.projection, started
+        )
+        unraised = [*self._unraised]  # what its clock raised
+        self._unraised.clear()
+        try:
+            shown = self._redactor.step(step)
+        except Exception:
+            shown = WITHHOLD.step(step)
+        except BaseException as exc:  # an interrupt in redact: withheld, and raised below
+            shown = WITHHOLD.step(step)
+            unraised.append(exc)
+        self._held = Held(taken, pending, {}, step.seconds, shown)
+        if unraised:  # the step is held, not lost: what interrupted it goes on
+            raise unraised[0]
+        return shown
 
     def _project(self, tokens: int) -> tuple[Projection, int | None]:
         """A call of ``tokens`` input tokens at its worst, on what the run has spent."""
@@ -554,7 +800,7 @@ class Loop:
         """``_append`` for a turn being recorded: a raising ``redact`` withholds the text."""
         try:
             self._append(message)
-        except Exception as exc:
+        except BaseException as exc:
             if len(self.state.trace_messages) < len(self.state.messages):
                 self.state.trace_messages.append(WITHHOLD.message(message))
             return exc
@@ -593,9 +839,9 @@ class Loop:
             text=None,
             tool_calls=(),
             usage=None,
-            cost_usd=(projection.cost_usd or 0.0) if cost is None else from_pico(cost),
+            cost_usd=(projection.cost_usd or 0.0) if cost is None else self.state.money.usd(cost),
             projection=projection,
-            seconds=self._since(started),
+            seconds=self._step_seconds(started),
             error=error,
             traceback=None if reply is None else reply.traceback,
         )
@@ -614,9 +860,9 @@ class Loop:
             text=completion.text,
             tool_calls=tuple(r.record for r in records),
             usage=completion.usage,
-            cost_usd=from_pico(cost),
+            cost_usd=self.state.money.usd(cost),
             projection=projection,
-            seconds=self._since(started),
+            seconds=self._step_seconds(started),
             model=completion.model,
             response_id=completion.response_id,
             finish_reason=completion.finish_reason,
@@ -632,21 +878,24 @@ class Loop:
         warned: bool = False,
         note: Said | None = None,
         told: Sequence[Message] = (),
+        answer: str | None = None,
     ) -> Step:
         """Make a finished turn part of the run, all of it at once (its money is already in),
         and return the step as the trace keeps it. ``told`` are messages the call was sent
         that join the context before its reply (the final-answer note); ``note`` ends the last
-        tool result the model reads (the repetition warning).
+        tool result the model reads (the repetition warning); ``answer`` is the run's final
+        answer.
 
-        A ``redact`` that raises withholds the text of what it could not redact; the turn is
-        still recorded, and the error is raised after it."""
-        failures: list[BaseException] = [r.redact_error for r in results if r.redact_error]
+        A ``redact`` that raises (a ``KeyboardInterrupt`` in it too) withholds the text of what
+        it could not redact; the turn is still recorded, and the error is raised after it."""
+        failures = [*self._unraised, *(r.redact_error for r in results if r.redact_error)]
+        self._unraised.clear()
         traced = step  # its calls as the trace keeps them: redacted, when there is a redact
         if any(r.trace is not r.record for r in results):
             traced = replace(step, tool_calls=tuple(r.trace for r in results))
         try:  # its text, error and traceback (cut only after it is redacted)
             traced = self._redactor.step(traced)
-        except Exception as exc:
+        except BaseException as exc:
             failures.insert(0, exc)
             traced = WITHHOLD.step(traced)
         if signature is not None:
@@ -658,26 +907,49 @@ class Loop:
         for i, ran in enumerate(results):
             self._append_result(ran, note if i == len(results) - 1 else None)
         self.state.steps.append(traced)
-        self.state.executed += sum(1 for r in step.tool_calls if r.status != "skipped")
+        self._committed.append(traced)
+        self.state.executed += sum(1 for r in step.tool_calls if r.status in EXECUTED)
         if self._journal is not None:
             self._journal.step(traced, self.state.trace_messages[before:])
+        if answer is not None:
+            self.state.answer = self._traced(answer, failures)
         if end is not None and end.final_next:
             self.state.finishing = end  # finish=True: the next turn is the final answer
         elif end is not None:
-            self._end_run(end)
+            self._end_run(end, failures)
         if failures:
             raise failures[0]
         return traced
 
-    def _end_run(self, end: Ending) -> None:
-        self.state.ending = Ending(end.stop, self._traced(end.detail), self._traced(end.error))
+    def _end_run(self, end: Ending, failures: list[BaseException] | None = None) -> None:
+        detail, error = self._traced(end.detail, failures), self._traced(end.error, failures)
+        self.state.ending = Ending(end.stop, detail, error)
 
-    def _traced(self, text: str | Said | None) -> str | None:
-        """Text as it may enter the trace: through the session's ``Redactor``."""
+    def _traced(
+        self, text: str | Said | None, failures: list[BaseException] | None = None
+    ) -> str | None:
+        """Text as it may enter the trace: through the session's ``Redactor``. With
+        ``failures`` (a turn being recorded), whatever ``redact`` raises is kept there for the
+        turn to raise once it is recorded, and the text is withheld."""
         try:
             return self._redactor.text(text)
         except Exception:
             return WITHHELD
+        except BaseException as exc:
+            if failures is None:
+                raise
+            failures.append(exc)
+            return WITHHELD
 
     def _traced_message(self, message: Message) -> Message:
         return self._redactor.message(message)
+
+
+def edited_messages(
+    before: Sequence[Message], context: Sequence[Message], already: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The indexes of ``context`` a fork changed from ``before`` (edited, added, or another
+    message where one was), with those an earlier fork changed that this one kept as they were."""
+    changed = {i for i, m in enumerate(context) if i >= len(before) or m != before[i]}
+    kept = {i for i in already if i < len(context) and i < len(before) and i not in changed}
+    return tuple(sorted(changed | kept))

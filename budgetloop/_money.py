@@ -15,18 +15,28 @@ from __future__ import annotations
 from ._dispatch import describe
 from ._ledgers import Ledger, Reservation
 from ._turn import Ending, Reply
-from ._types import Price, Stop, format_usd, from_pico, to_pico
+from ._types import Price, Stop, Usage, format_usd, from_pico, to_pico
 
 
 class Money:
     """What the run has spent (whole picodollars) and its reservations in a shared ledger."""
 
-    __slots__ = ("ledger", "spent", "unrecorded")
+    __slots__ = ("known", "ledger", "spent", "unrecorded")
 
     def __init__(self, spent: int, ledger: Ledger | None) -> None:
         self.spent = spent
         self.ledger = ledger
         self.unrecorded: Exception | None = None  # the store's error when a settle was kept
+        self.known = True  # False: the run goes on from spend no one knows (an imported run's)
+
+    def usd(self, pico: int) -> float | None:
+        """A step's or the run's cost as the trace says it: unknown (None) in a run whose spend
+        is not known, when nothing about it was known either."""
+        return from_pico(pico) if self.known or pico else None
+
+    def total_usd(self) -> float | None:
+        """What the run has spent, or None when it goes on from spend no one knows."""
+        return from_pico(self.spent) if self.known else None
 
     def reserve(self, projected: int | None) -> tuple[Reservation | None, Ending | None]:
         """Hold the next call's worst case in the shared ledger, if there is one; or the stop
@@ -46,13 +56,28 @@ class Money:
             )
         if reservation is not None:
             return reservation, None
+        refused = (
+            f"the shared ledger refused the next turn's worst case {format_usd(from_pico(amount))}"
+        )
+        try:  # its totals, for the sentence: asked again, so the store may not answer now
+            spent, reserved = ledger.spent_usd(), ledger.reserved_usd()
+        except Exception as exc:
+            error = describe(exc)
+            return None, Ending(
+                Stop.SHARED_BUDGET,
+                f"{refused}, then did not answer for its totals ({error})",
+                error,
+            )
         return None, Ending(
             Stop.SHARED_BUDGET,
-            "the shared ledger refused the next turn's worst case "
-            f"{format_usd(from_pico(amount))}:"
-            f" {format_usd(ledger.spent_usd())} spent and {format_usd(ledger.reserved_usd())}"
+            f"{refused}: {format_usd(spent)} spent and {format_usd(reserved)}"
             f" reserved of {format_usd(ledger.limit_usd)}",
         )
+
+    def carry(self, spent: int) -> None:
+        """Spend made before this run by the run it stands for (a replayed fork's source
+        after the fork point): spent here too, and never a ledger's to settle again."""
+        self.spent += spent
 
     def bill(self, cost: int, reservation: Reservation | None) -> None:
         """A model call is over: its cost is spent, then settled in the ledger. Never raises
@@ -82,3 +107,16 @@ def call_cost(reply: Reply, projected: int | None, price: Price | None) -> int:
     if completion is None and not reply.abandoned:
         return 0
     return projected or 0
+
+
+def cost_parts(cost_usd: float, usage: Usage | None, price: Price | None) -> tuple[int, int]:
+    """A billed cost split into its input and output parts, in picodollars, for viewers that
+    show both (MLflow): the output's part is its tokens at ``price``'s output rate (of the tier
+    its whole input falls in; never more than the cost), the input's the rest. Exact for a call
+    billed from its usage; a cost the model reported, or a projection billed for a call with no
+    usage, is split by the same rule (all of it input when there is no usage or no price)."""
+    total = to_pico(cost_usd)
+    output = 0
+    if usage is not None and price is not None:
+        output = min(total, price.at(usage.input_tokens).pico(0, usage.output_tokens))
+    return total - output, output

@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._money import cost_parts
 from ._redact import Redactor
 from ._trace._result import CallRecord, Result, Step
-from ._types import Message
+from ._types import Message, Price, from_pico, to_pico
 
 Attributes = dict[str, Any]  # values: str, bool, int, float or a list of str
 
@@ -52,7 +53,8 @@ def model_seconds(step: Step) -> float:
 
 
 def executed(step: Step) -> tuple[CallRecord, ...]:
-    """The step's calls that ran or were refused; skipped calls never started."""
+    """The step's calls that ran or were refused (by the check, or denied by a person, whose
+    span carries the decision); skipped calls never started."""
     return tuple(c for c in step.tool_calls if c.status != "skipped")
 
 
@@ -109,14 +111,19 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
         "gen_ai.usage.cache_read.input_tokens": sum(u.cache_read_tokens for u in usage),
         **_cache_write(sum(u.cache_write_tokens for u in usage)),
+        **_reasoning(sum(u.reasoning_tokens for u in usage)),
         "budgetloop.seconds": seconds(result.seconds),
         "budgetloop.steps": len(result.steps),
         "budgetloop.tool_calls": len(result.tool_calls),
         "budgetloop.tool_calls.failed": len(result.failed),
         "budgetloop.tool_calls.skipped": len(result.skipped),
     }
+    if result.denied:
+        out["budgetloop.tool_calls.denied"] = len(result.denied)
     if result.cost_usd is not None:  # None only for an imported run of unknown cost
         out["budgetloop.cost_usd"] = result.cost_usd
+    if result.price is not None and result.price.source is not None:
+        out["budgetloop.price.source"] = result.price.source  # where the rates came from
     if result.stop is not None:
         out["budgetloop.stop"] = result.stop.value
         out["budgetloop.answered"] = result.answered
@@ -126,13 +133,44 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         value = getattr(budget, name)
         if value is not None:
             out[f"budgetloop.budget.{name}"] = value
+    if result.cost_usd is not None:
+        out["mlflow.llm.cost"] = _run_cost(result)
     if result.stop is not None and not result.answered:  # a dashboard counts runs by it
         out["error.type"] = result.stop.value
     if content and result.answer is not None:
         answer = {**_assistant(result.answer, (), redact), "finish_reason": "stop"}
         out["gen_ai.output.messages"] = _json([answer])
         out["output.value"] = redact.text(result.answer)  # the trace list's output (OpenInference)
+    if result.output is not None:  # output=T: the answer is T's JSON
+        out["gen_ai.output.type"] = "json"
+        if content and result.answer is not None:
+            out["output.mime_type"] = "application/json"
     return out
+
+
+def mlflow_cost(input_pico: int, output_pico: int) -> str:
+    """``mlflow.llm.cost`` as MLflow's UI shows a span's cost: all three of its keys."""
+    return _json(
+        {
+            "input_cost": from_pico(input_pico),
+            "output_cost": from_pico(output_pico),
+            "total_cost": from_pico(input_pico + output_pico),
+        }
+    )
+
+
+def _run_cost(result: Result) -> str:
+    """The run's cost for MLflow, which takes a trace's cost from the top-most span that has
+    one: what budgetloop billed for the run (``cost_usd``, spend carried from a fork included),
+    its output part the sum of the steps' (``cost_parts``), the rest input."""
+    output = sum(
+        cost_parts(s.cost_usd, s.usage, result.price)[1]
+        for s in result.steps
+        if s.cost_usd is not None
+    )
+    total = to_pico(result.cost_usd or 0.0)
+    output = min(output, total)
+    return mlflow_cost(total - output, output)
 
 
 def prompt(sent: Sequence[Message], redact: Redactor) -> Attributes:
@@ -148,8 +186,10 @@ def chat(
     max_tokens: int | None,
     sent: Sequence[Message] | None,
     redact: Redactor,
+    price: Price | None = None,
 ) -> Attributes:
-    """A model call: the GenAI attributes, then what the cost guard saw and what it cost.
+    """A model call: the GenAI attributes, then what the cost guard saw and what it cost
+    (split into input and output at ``price``, the run's, for MLflow).
 
     ``sent`` is the context the call was sent (from the trace); None leaves content out."""
     out = _common(names, "chat")
@@ -160,6 +200,7 @@ def chat(
         out["gen_ai.usage.output_tokens"] = step.usage.output_tokens
         out["gen_ai.usage.cache_read.input_tokens"] = step.usage.cache_read_tokens
         out.update(_cache_write(step.usage.cache_write_tokens))
+        out.update(_reasoning(step.usage.reasoning_tokens))
     out["budgetloop.step.index"] = step.index
     if step.cost_usd is not None:  # None only for an imported step of unknown cost
         out["budgetloop.step.cost_usd"] = step.cost_usd
@@ -168,6 +209,8 @@ def chat(
     if step.error is not None:
         out["error.type"] = redact.text(error_type(step.error, ran=True))
     out.update(response(step, redact))
+    if step.cost_usd is not None:
+        out["mlflow.llm.cost"] = mlflow_cost(*cost_parts(step.cost_usd, step.usage, price))
     if sent is not None:
         out.update(inputs(sent, redact))
         out.update(skipped(step, redact))
@@ -177,6 +220,12 @@ def chat(
             message["finish_reason"] = finish_reason(step, redact)
             out["gen_ai.output.messages"] = _json([message])
     return out
+
+
+def _reasoning(tokens: int) -> Attributes:
+    """The part of the output a reasoning model spent thinking, under the conventions' name;
+    left out when there was none (most models reason not at all)."""
+    return {"gen_ai.usage.reasoning.output_tokens": tokens} if tokens else {}
 
 
 def _cache_write(tokens: int) -> Attributes:
@@ -200,16 +249,12 @@ def finish_reason(step: Step, redact: Redactor) -> str:
 
 
 def response(step: Step, redact: Redactor) -> Attributes:
-    """What the reply says about itself: why it ended, the model that served it, its id; and
-    its cost in the attribute MLflow reads a span's cost from (``mlflow.llm.cost``), so MLflow
-    shows what budgetloop billed rather than pricing the tokens from its own table."""
+    """What the reply says about itself: why it ended, the model that served it, its id."""
     out: Attributes = {"gen_ai.response.finish_reasons": [finish_reason(step, redact)]}
     if step.model is not None:
         out["gen_ai.response.model"] = redact.text(step.model)
     if step.response_id is not None:
         out["gen_ai.response.id"] = redact.text(step.response_id)
-    if step.cost_usd is not None:
-        out["mlflow.llm.cost"] = _json({"total_cost": step.cost_usd})
     return out
 
 
@@ -294,6 +339,10 @@ def tool(
         out["budgetloop.tool.server"] = redact.text(call.server)
     if call.status == "error" and call.error is not None:
         out["error.type"] = redact.text(error_type(call.error, ran=call.arguments is not None))
+    if call.approval is not None:  # a person's decision: "approved", "edited" or "denied"
+        out["budgetloop.tool.approval"] = call.approval
+    if content and call.status == "denied" and call.error is not None:  # approve raised
+        out["budgetloop.tool.approval.error"] = redact.text(call.error)
     if content:
         out["gen_ai.tool.call.arguments"] = (
             redact.arguments_text(call.raw_arguments)

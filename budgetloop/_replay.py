@@ -15,9 +15,11 @@ from collections.abc import Mapping
 from dataclasses import replace as with_fields
 from typing import TYPE_CHECKING, Any
 
+from ._approval import Approve, Decision, PendingCall, edited
 from ._dispatch import ABANDONED
 from ._importers._replaying import replay_schemas
 from ._options import ReplayOptions, check_names, option_names
+from ._output import FINAL_ANSWER
 from ._recorded import completion_of, recorded_error
 from ._schema._tool import Tool
 from ._schema._written import checkable
@@ -25,8 +27,8 @@ from ._scripted import ScriptedModel
 from ._session import Session
 from ._trace._fork import context_before
 from ._trace._journal import Trace, as_result
-from ._trace._result import CallRecord, Result, Step
-from ._types import Completion, Message, Stop
+from ._trace._result import EXECUTED, CallRecord, Result, Step
+from ._types import Budget, Completion, Message, Stop, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -82,7 +84,7 @@ class ReplayClock:
 
 def _ran(record: CallRecord) -> bool:
     """Whether the tool itself was called (the replay's stand-in is then called too)."""
-    return record.status != "skipped" and (
+    return record.status in EXECUTED and (
         record.arguments is not None or record.error == ABANDONED
     )
 
@@ -107,15 +109,19 @@ class Tape:
 
     def outcome(self, name: str, args: dict[str, Any]) -> CallRecord | None:
         """The recorded record of this call in the current step: the first unused one with this
-        name and these checked arguments, else the first unused one with this name."""
+        name and these checked arguments, else the first unused one with this name that a
+        person did not edit (an edited call's result answers only the arguments it ran with)."""
         with self._lock:
             if self._step is None:
                 return None
             found = [(i, r) for i, r in enumerate(self._step.tool_calls)
                      if i not in self._used and r.name == name and _ran(r)]  # fmt: skip
-            if not found:
+            exact = next(((i, r) for i, r in found if r.arguments == args), None)
+            # a call a person edited ran with their arguments: only those get its result
+            loose = [(i, r) for i, r in found if r.approval != "edited"]
+            if exact is None and not loose:
                 return None
-            i, record = next(((i, r) for i, r in found if r.arguments == args), found[0])
+            i, record = exact or loose[0]
             self._used.add(i)
             start = self._batch_start
         self.clock.at_least(start + record.seconds)
@@ -222,14 +228,21 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     records (``Result.options``: ``finish``, ``budget_note``, the repetition guard,
     ``max_result_chars``) default to the trace's, so every rule the loop applied applies again
     (a new budget changes only where the run stops). With no options the result has the
-    recorded steps, calls, results, costs and stop.
+    recorded steps, calls, results, costs and stop. A fork is replayed as it ran: from the
+    spend it carried, its inherited steps taken again as its source took them. A run whose
+    cost is unknown (an imported log) replayed without a ``price`` stays unknown: its
+    ``cost_usd`` and its steps' are None.
 
     The functions are not in the trace: each tool is a stand-in with its recorded schema that
     returns, per call, the recorded result or raises the recorded error. Time is virtual: a
     model call takes its recorded time, a tool batch its longest call's. A run that would go
     on past the last recorded step (a larger budget) ends with ``stop`` None and a ``detail``
     saying so: what the model said next was never recorded. A call the recorded run did not
-    run (it was skipped) comes back as an error saying it has no recorded result.
+    run (it was skipped, or denied) comes back as an error saying it has no recorded result.
+
+    The calls a person decided (``CallRecord.approval``) are held again and decided as
+    recorded: approved, edited (run with the recorded arguments) or denied (with the recorded
+    reason). ``approve=fn`` asks ``fn`` about them instead: what if a call had been denied?
     """
     result = as_result(trace, "replay")
     check_names("replay", options, option_names(ReplayOptions), _NOT_OPTIONS)
@@ -237,6 +250,8 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     clock = ReplayClock()
     tape = Tape(result.steps, clock)
     schemas = replay_schemas(result)  # an imported run's tools without a schema: stand-ins
+    if "output" in result.options:  # final_answer is the loop's own, made from the option
+        schemas = tuple(s for s in schemas if s.get("name") != FINAL_ANSWER)
     tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(schemas)]
     servers = {c.name: c.server for s in result.steps for c in s.tool_calls if c.server}
     for stand_in in tools:  # an MCP tool's calls name its server in the replay too
@@ -248,9 +263,10 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
         count_usage=False,
     )
     prompt = list(result.messages[: context_before(result.messages, result.steps, 0, "replay")])
-    given = {"tools": tools, "clock": clock, **_defaults(result), **options}
-    session = Session._open("replay", model, prompt, given)
-    replayed = session.run()
+    decided = {(s.index, r.id): r for s in result.steps for r in s.tool_calls if r.approval}
+    given = {"tools": tools, "clock": clock, "approve": _recorded_decisions(decided),
+             **_defaults(result), **options}  # fmt: skip
+    replayed = _run_again(result, model, prompt, given, frozenset(decided))
     recorded = len(result.steps)
     if model.calls <= recorded:
         return replayed
@@ -266,6 +282,73 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
             "said next was never recorded"
         ),
     )
+
+
+def _run_again(
+    result: Result,
+    model: ScriptedModel,
+    prompt: list[Message],
+    given: dict[str, Any],
+    holds: frozenset[tuple[int, str]],
+) -> Result:
+    """The replayed run. A fork is replayed as it ran: the steps it inherited are taken again
+    as its source took them (no ceiling of the fork's stops them; of the source's, the trace
+    keeps the cost limit its projections saw), then the fork goes on from there under its own
+    options, on all the spend it carried. ``holds`` are the calls the recording held for a
+    person."""
+    carried = to_pico(result.carried_usd)  # its source's spend after the fork point
+    inherited = _inherited(result, carried)
+    opening = given
+    if inherited:  # the source's budget, as far as the trace knows it: its cost limit
+        first = result.steps[0].projection
+        opening = {
+            **given,
+            "budget": Budget(max_cost_usd=None if first is None else first.limit_usd),
+        }
+    source = Session._open("replay", model, prompt, opening)
+    if result.cost_usd is None and given["price"] is None:  # unknown, and nothing to price it
+        source.state.money.known = False
+    source._hold_calls = holds
+    for _ in range(inherited):
+        source.step()
+    source.state.money.carry(carried)
+    if inherited:
+        source = source._fork("replay", None, None, {"budget": given["budget"]})
+        source._hold_calls = holds
+    source.forked_from = result.forked_from  # the same lineage as the run it replays
+    return source.run()
+
+
+def _inherited(result: Result, carried: int) -> int:
+    """How many of a fork's steps it inherited: its own begin where a step's projection
+    counts the carried spend as spent (0 for a run that carries none)."""
+    if carried <= 0:
+        return 0
+    before = 0
+    for step in result.steps:
+        seen = step.projection
+        if seen is None:  # a step whose worst case was not recorded: the fork's own from here
+            return step.index
+        if to_pico(seen.spent_usd) >= before + carried - len(result.steps):
+            return step.index
+        before += to_pico(step.cost_usd or 0.0)
+    return len(result.steps)
+
+
+def _recorded_decisions(decided: Mapping[tuple[int, str], CallRecord]) -> Approve:
+    """The replay's ``approve`` when none is given: each held call decided as the recording
+    says (an edit with the arguments it ran with, a denial with its reason and error)."""
+
+    def recorded(call: PendingCall) -> Decision | bool:
+        record = decided.get((call.step, call.id))
+        if record is None or record.approval == "approved":
+            return True
+        if record.approval == "edited" and record.arguments is not None:
+            return edited(call, record.arguments)
+        return Decision("denied", reason=record.result or "", error=record.error,
+                        traceback=record.traceback)  # fmt: skip
+
+    return recorded
 
 
 def _source_max_tokens(result: Result, options: Mapping[str, Any]) -> None:
@@ -298,10 +381,11 @@ def _entry(step: Step, tape: Tape, result: Result) -> Any:
 
 
 def first_divergence(a: Trace, b: Trace) -> int | None:
-    """The index of the first step where two runs differ in what the model said: its text, its
-    tool calls (names and arguments, compared parsed, so key order and spacing do not count;
-    ids are not compared) or its error. None if they agree; a run that is a prefix of the other
-    diverges at the shorter one's length."""
+    """The index of the first step where two runs differ in what the model said or in what came
+    of it: its text, its tool calls (names and arguments, compared parsed, so key order and
+    spacing do not count; ids are not compared), its error, and each call's outcome (its status,
+    the decision on it, and the result or error the model read). None if they agree; a run that
+    is a prefix of the other diverges at the shorter one's length."""
     first = as_result(a, "first_divergence", "a")
     second = as_result(b, "first_divergence", "b")
     for index, (x, y) in enumerate(zip(first.steps, second.steps, strict=False)):
@@ -313,7 +397,8 @@ def first_divergence(a: Trace, b: Trace) -> int | None:
 
 
 def _said(step: Step) -> tuple[Any, ...]:
-    return (step.text, step.error, [(c.name, _arguments(c)) for c in step.tool_calls])
+    calls = [(c.name, _arguments(c), c.status, c.approval, c.content) for c in step.tool_calls]
+    return (step.text, step.error, calls)
 
 
 def _arguments(record: CallRecord) -> str:

@@ -51,9 +51,19 @@ def spent_words(result: Result, carried: float | None = None) -> str:
     return spent
 
 
+def _price_line(result: Result) -> list[tuple[str, str]]:
+    """Where the run's price came from, when it records that (a catalog's price)."""
+    price = result.price
+    if price is None or price.source is None:
+        return []
+    return [("price", f"priced at: {price.describe()}")]
+
+
 def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, str]]:
     """How the run ended, line by line, each with its kind: ``head`` (the stop, the steps,
-    the spend), ``why`` (what the stop means), ``detail``, ``error`` and ``answer``."""
+    the spend), ``why`` (what the stop means), ``price`` (where a catalog's price came from),
+    ``detail``, ``error``, ``output`` (a typed answer, ``output=``: said before its JSON) and
+    ``answer``."""
     taken = f"{plural(len(result.steps), 'step')} taken · {spent_words(result, carried)}"
     source = [] if result.imported is None else [("imported", result.imported.describe())]
     if result.stop is None and result.imported is not None:
@@ -61,22 +71,30 @@ def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, 
             *source,
             ("head", f"Ended without an answer: {taken}"),
             ("why", "the source does not say why: its last model reply asked for tools"),
+            *_price_line(result),
         ]
     if result.stop is None:
         return [
             ("head", f"No stop recorded: {taken}"),
             ("why", "the run had not ended when this trace was written"),
+            *_price_line(result),
         ]
     if result.answered:
         head = f"Run ended: answered · {taken}"
     else:
         head = f"Run ended: {result.stop.value} — did NOT answer · {taken}"
-    lines = [*source, ("head", head), ("why", stop_words(result.stop))]
+    why = stop_words(result.stop)
+    if result.answered and result.output is not None:
+        why = "the model called final_answer with an answer that fits the output type"
+    lines = [*source, ("head", head), ("why", why), *_price_line(result)]
     if result.detail:
         lines.append(("detail", result.detail))
     if result.error:
         lines.append(("error", f"error: {result.error}"))
-    if result.answered and result.answer:
+    if result.output is not None and result.answer is not None:  # output=T: a typed answer
+        lines.append(("output", "output: the answer given by calling final_answer, as JSON"))
+        lines.append(("answer", result.answer))
+    elif result.answered and result.answer:
         lines.append(("answer", result.answer))
     return lines
 
@@ -121,6 +139,15 @@ def paused_html(steps: int, why: str) -> str:
     return (
         f'<div class="bl-paused">paused after {plural(steps, "step")} ({text(why)}); '
         "the run is not over: Run or Step goes on</div>"
+    )
+
+
+def waiting_html(steps: int, calls: int) -> str:
+    """The line shown while the session holds a batch for a person's decisions."""
+    return (
+        f'<div class="bl-paused bl-waiting">held after {plural(steps, "step")}: '
+        f"{plural(calls, 'call waits', 'calls wait')} for your decision below (Approve, Edit or "
+        "Deny each); Step and Run go on once every call is decided</div>"
     )
 
 

@@ -6,10 +6,13 @@ A run is a trace with model calls: ``generation`` spans (chat-format input, outp
 or ``response`` spans (only the response id and usage). Each is a step, in time order. Its
 ``function`` spans are the tool runs; they carry no call id, so they are paired with the calls
 by order and name, and where the reply is not recorded (a ``response`` span) they are the step's
-calls."""
+calls, with each ``handoff`` span as the call openai-agents makes for a handoff by default. The
+run's end is its agent and turn spans' errors and its tripped guardrails (``_end``)."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
@@ -129,7 +132,17 @@ def _usage(raw: Any, path: str) -> Usage | None:
             f"{at(path, 'input_tokens')}: {inputs_n} input tokens is fewer than "
             f"the {cached_n + written_n} read from and written to the cache."
         )
-    return Usage(inputs_n, count(outputs, at(path, "output_tokens")) or 0, cached_n, written_n)
+    outputs_n = count(outputs, at(path, "output_tokens")) or 0
+    out_details = usage.get("output_tokens_details") or usage.get("completion_tokens_details")
+    out_where = at(path, "output_tokens_details")
+    out_details = obj(out_details or {}, out_where)
+    reasoning_n = count(out_details.get("reasoning_tokens"), at(out_where, "reasoning_tokens"))
+    if (reasoning_n or 0) > outputs_n:
+        raise ValueError(
+            f"{at(path, 'output_tokens')}: {outputs_n} output tokens is fewer than "
+            f"the {reasoning_n} spent reasoning."
+        )
+    return Usage(inputs_n, outputs_n, cached_n, written_n, reasoning_n or 0)
 
 
 def _output(value: Any, path: str) -> tuple[str | None, list[Call]]:
@@ -188,6 +201,27 @@ def _execution(item: dict[str, Any], where: str, order: int) -> Execution:
         error=_error(item, where),
         order=order,
         read=result,  # what the model was sent, a failure's too (not the error it logged)
+    )
+
+
+def _handoff(item: dict[str, Any], where: str, order: int) -> Execution:
+    """A handoff where the model's reply is not recorded (a ``response`` span): the call
+    openai-agents makes for it by default, ``transfer_to_<agent>`` (the agent's name in
+    lower case, anything but letters, digits and ``_`` as ``_``), and its default result,
+    ``{"assistant": "<agent>"}``."""
+    start, end = _times(item, where)
+    span_path = at(where, "span_data")
+    target = text(item["span_data"].get("to_agent"), at(span_path, "to_agent")) or ""
+    said = json.dumps({"assistant": target})
+    return Execution(
+        name=re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{target}").lower(),
+        call_id=None,
+        arguments="{}",
+        start=start,
+        seconds=end - start,
+        result=said,
+        order=order,
+        read=said,
     )
 
 
@@ -251,6 +285,12 @@ def _run(
         for order, ((item, where), k) in enumerate(zip(entries, kinds, strict=True))
         if k == "function"
     ]
+    if not all(k == "generation" for _, _, k in calls):  # the replies are not recorded
+        executions += [
+            _handoff(item, where, order)
+            for order, ((item, where), k) in enumerate(zip(entries, kinds, strict=True))
+            if k == "handoff"
+        ]
     run = Run(
         format="openai-agents",
         source=f"openai-agents trace {name}" if name and name != trace else "openai-agents",

@@ -27,6 +27,7 @@ from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_
 from .._valid import check_int, check_number, type_name
 from . import _read_fast as _fast
 from ._result import (
+    APPROVALS,
     READERS,
     RECORDED_OPTIONS,
     STATUSES,
@@ -222,6 +223,7 @@ def read_projection(value: Any, path: str) -> Projection | None:
         spent_usd=as_number(get("spent_usd"), _at(path, "spent_usd")),
         limit_usd=as_number(get("limit_usd"), _at(path, "limit_usd"), optional=True),
         fits=as_bool(get("fits"), _at(path, "fits")),
+        tier=as_int(get_key(data, path, "tier", None), _at(path, "tier"), optional=True),
     )
 
 
@@ -248,6 +250,17 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
     coerced = as_list(get("coerced", ()), _at(path, "coerced"))
     for i, item in enumerate(coerced):
         as_text(item, _at(_at(path, "coerced"), i), optional=False)
+    approval = get("approval", None)
+    if approval is not None and approval not in APPROVALS:
+        raise ValueError(
+            f"{_at(path, 'approval')}: expected null or one of {', '.join(APPROVALS)}, "
+            f"got {approval!r}."
+        )
+    if (status == "denied") != (approval == "denied"):
+        raise ValueError(
+            f"{_at(path, 'approval')}: expected 'denied' exactly when status is 'denied', got "
+            f"{approval!r} with status {status!r}."
+        )
     return CallRecord(
         name=as_text(get("name"), _at(path, "name")),
         id=as_text(get("id"), _at(path, "id"), optional=False),
@@ -260,6 +273,7 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
         coerced=tuple(coerced),
         truncated=as_int(get("truncated", None), _at(path, "truncated"), optional=True),
         traceback=as_text(get("traceback", None), _at(path, "traceback")),
+        approval=approval,
         server=as_text(get("server", None), _at(path, "server")),
     )
 
@@ -359,6 +373,9 @@ def read_options(value: Any, path: str) -> RunOptions:
         if name in _FLAGS:
             out[name] = as_bool(raw, at)
             continue
+        if name == "output":
+            out[name] = read_output_option(raw, at)
+            continue
         least = _LEAST[name]
         try:
             check_int("", at, raw, least=least, optional=True)
@@ -366,6 +383,18 @@ def read_options(value: Any, path: str) -> RunOptions:
             raise ValueError(str(exc)) from None
         out[name] = raw
     return cast(RunOptions, out)
+
+
+def read_output_option(value: Any, path: str) -> dict[str, Any]:
+    """The recorded ``output``: the final_answer schema, and whether the answer is its one
+    argument."""
+    data = as_object(value, path)
+    as_bool(get_key(data, path, "wraps"), _at(path, "wraps"))
+    at = _at(path, "parameters")
+    params = as_object(get_key(data, path, "parameters"), at)
+    as_object(get_key(params, at, "properties"), _at(at, "properties"))
+    as_json(params, at)
+    return data
 
 
 def read_stop(value: Any, path: str) -> Stop | None:
@@ -422,11 +451,12 @@ def read_result(value: Any) -> Result:
     cost = as_number(get("cost_usd"), "cost_usd", optional=True)
     if cost is not None:  # None: an imported run whose source holds no cost
         check_spend(cost, steps, "cost_usd")
+    messages = read_messages(get("messages"), "messages")
     return Result(
         stop=read_stop(get("stop"), "stop"),
         answer=as_text(get("answer", None), "answer"),
         steps=steps,
-        messages=read_messages(get("messages"), "messages"),
+        messages=messages,
         cost_usd=cost,
         seconds=as_number(get("seconds", 0.0), "seconds"),
         budget=read_budget(get("budget"), "budget"),
@@ -440,8 +470,27 @@ def read_result(value: Any) -> Result:
         options=read_options(get("options", {}), "options"),
         run_id=read_run_id(get("run_id", None), "run_id", value),
         forked_from=as_text(get("forked_from", None), "forked_from"),
+        edited=read_edited(get("edited", ()), "edited", len(messages)),
         imported=read_imported(get("imported", None), "imported"),
+        output=as_json(get("output", None), "output"),
     )
+
+
+def read_edited(value: Any, path: str, messages: int) -> tuple[int, ...]:
+    """The indexes of the messages a fork edited: ascending, each one of the ``messages``."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{path} must be a list of message indexes, got {type_name(value)}.")
+    out: list[int] = []
+    for i, index in enumerate(value):
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ValueError(f"{path}[{i}] must be a message index, got {type_name(index)}.")
+        if not 0 <= index < messages or (out and index <= out[-1]):
+            raise ValueError(
+                f"{path}[{i}] must be an index below {messages} and above the one before, "
+                f"got {index}."
+            )
+        out.append(index)
+    return tuple(out)
 
 
 def read_run_id(value: Any, path: str, content: Any) -> str:

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from .._budget import Projection
 from .._types import ROLES, Message, ToolCall, Usage
-from ._result import STATUSES, CallRecord, Status, Step
+from ._result import APPROVALS, STATUSES, CallRecord, Status, Step
 
 MAX_DEPTH = 100  # as _read.MAX_DEPTH: containers nested at most this deep
 _NO: Any = object()
@@ -71,6 +71,7 @@ def call(data: Any) -> CallRecord | None:
     raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
     result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
+    approval = get("approval")
     if not (
         (name is None or type(name) is str)
         and type(id_) is str
@@ -87,6 +88,8 @@ def call(data: Any) -> CallRecord | None:
         and _json(raw)
         and type(coerced) in (list, tuple)
         and all(type(c) is str for c in coerced)
+        and (approval is None or (type(approval) is str and approval in APPROVALS))
+        and (status == "denied") == (approval == "denied")
     ):
         return None
     return CallRecord(
@@ -101,6 +104,7 @@ def call(data: Any) -> CallRecord | None:
         coerced=tuple(coerced),
         truncated=truncated,
         traceback=traceback,
+        approval=approval,
         server=server,
     )
 
@@ -144,8 +148,10 @@ def _projection(data: Any) -> Projection | None:
     get = data.get
     inp, out, cost = get("input_tokens", _NO), get("output_tokens", _NO), get("cost_usd", _NO)
     spent, limit, fits = get("spent_usd", _NO), get("limit_usd", _NO), get("fits", _NO)
+    tier = get("tier")
     if not (
-        type(inp) is int
+        (tier is None or (type(tier) is int and tier >= 0))
+        and type(inp) is int
         and inp >= 0
         and (out is None or (type(out) is int and out >= 0))
         and (cost is None or _number(cost))
@@ -161,6 +167,7 @@ def _projection(data: Any) -> Projection | None:
         spent_usd=spent,
         limit_usd=limit,
         fits=fits,
+        tier=tier,
     )
 
 

@@ -21,8 +21,11 @@ from ._html import viewer
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
-STATUSES = ("ok", "error", "skipped")
-Status = Literal["ok", "error", "skipped"]
+STATUSES = ("ok", "error", "skipped", "denied")
+Status = Literal["ok", "error", "skipped", "denied"]
+EXECUTED = frozenset({"ok", "error"})  # the statuses of a call that was run (or refused)
+APPROVALS = ("approved", "edited", "denied")
+Approval = Literal["approved", "edited", "denied"]
 T = TypeVar("T")
 
 
@@ -37,6 +40,7 @@ class RunOptions(TypedDict, total=False):
     repeat_limit: int | None
     cycle_limit: int | None
     max_result_chars: int | None
+    output: dict[str, Any]  # output=T: the final_answer schema the answers were checked by
 
 
 RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
@@ -53,7 +57,14 @@ class Request:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One tool call: as the model wrote it, as it was checked, and what came of it."""
+    """One tool call: as the model wrote it, as it was checked, and what came of it.
+
+    ``approval`` is a person's decision on a call that needed one: None (none was needed),
+    ``"approved"``, ``"edited"`` (``raw_arguments`` are the model's, ``arguments`` those it ran
+    with, or those given when they did not fit the schema: then the status is ``"error"``) or
+    ``"denied"`` (status ``"denied"``: not run, the reason in ``result``; ``error`` and
+    ``traceback`` say what an ``approve`` function raised, when it did).
+    """
 
     name: str
     id: str
@@ -66,12 +77,23 @@ class CallRecord:
     coerced: tuple[str, ...] = ()
     truncated: int | None = None  # the result's full length, when it was cut for the model
     traceback: str | None = field(default=None, compare=False, repr=False)  # its failure's
+    approval: Approval | None = None  # a person's decision, when the call needed one
     server: str | None = None  # the MCP server the tool is on; None for a function's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(
                 f"CallRecord: status must be one of {', '.join(STATUSES)}, got {self.status!r}."
+            )
+        if self.approval is not None and self.approval not in APPROVALS:
+            raise ValueError(
+                f"CallRecord.approval: expected None or one of {', '.join(APPROVALS)}, "
+                f"got {self.approval!r}."
+            )
+        if (self.status == "denied") != (self.approval == "denied"):
+            raise ValueError(
+                "CallRecord.approval: expected 'denied' exactly when status is 'denied', got "
+                f"approval {self.approval!r} with status {self.status!r}."
             )
         if not isinstance(self.coerced, tuple):
             object.__setattr__(self, "coerced", tuple(self.coerced))
@@ -83,6 +105,8 @@ class CallRecord:
             return self.result or ""
         if self.status == "skipped":
             return f"skipped: {self.error}"
+        if self.status == "denied":
+            return denial(self.result)
         return f"error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,6 +123,8 @@ class CallRecord:
             "truncated": self.truncated,
             "traceback": self.traceback,
         }
+        if self.approval is not None:  # only a call held for a person has it (older readers)
+            out["approval"] = self.approval
         if self.server is not None:  # only an MCP tool's call has it
             out["server"] = self.server
         return out
@@ -186,6 +212,11 @@ class Readers:
 READERS = Readers()
 
 
+def denial(reason: str | None) -> str:
+    """What the model reads for a call a person denied: that it was not run, and why."""
+    return f"denied: not run (reason: {reason})" if reason else "denied: not run"
+
+
 def _reading(where: str, read: Callable[[Any, str], T], data: Any) -> T:
     try:
         return read(data, "")
@@ -228,7 +259,8 @@ def new_run_id() -> str:
 class Imported:
     """Where a run imported from another framework came from (``load_trace``).
 
-    ``format`` is the importer that read it (``otlp``, ``openai-agents`` or ``chat``),
+    ``format`` is the importer that read it (``otlp``, ``openai-agents``, ``pydantic-ai``,
+    ``anthropic``, ``responses`` or ``chat``),
     ``source`` what wrote it as the file says (``pydantic-ai 2.68.0``), ``path`` the file, and
     ``lacks`` what budgetloop's own traces hold that this source does not (``cost``,
     ``projections``...): left absent in the ``Result``, never invented.
@@ -273,7 +305,10 @@ class Result:
     written before budgetloop recorded them.
     ``run_id`` names the run (in its journal, its spans and ``to_dict()``); ``forked_from`` is
     the ``run_id`` of the run it was forked from (``Session.fork``, ``resume``), or None. Both
-    are the run's identity, not its content, and are left out of ``==``. ``cost_usd`` is None
+    are the run's identity, not its content, and are left out of ``==``. ``edited`` are the
+    indexes in ``messages`` of the messages a fork changed (``fork(at, messages=...)``: edited,
+    added, or put where another was) from the context it was forked at; empty for a run that
+    no fork edited. ``cost_usd`` is None
     only for a run imported from a source that records no cost (``imported`` says which).
     """
 
@@ -292,7 +327,11 @@ class Result:
     options: RunOptions = field(default_factory=lambda: RunOptions())
     run_id: str = field(default_factory=new_run_id, compare=False)
     forked_from: str | None = field(default=None, compare=False)
+    edited: tuple[int, ...] = ()
     imported: Imported | None = None
+    # output=T: the final answer, an instance of T (its JSON once read back from a trace, as
+    # ``answer`` holds it as text); None when the run gave no answer that fits
+    output: Any = field(default=None, compare=False)
 
     @property
     def answered(self) -> bool:
@@ -310,8 +349,9 @@ class Result:
 
     @property
     def tool_calls(self) -> tuple[CallRecord, ...]:
-        """The calls that were executed (ok or error), in order; skipped calls are left out."""
-        return tuple(c for s in self.steps for c in s.tool_calls if c.status != "skipped")
+        """The calls that were executed (ok or error), in order; skipped and denied calls are
+        left out."""
+        return tuple(c for s in self.steps for c in s.tool_calls if c.status in EXECUTED)
 
     @property
     def failed(self) -> tuple[CallRecord, ...]:
@@ -322,6 +362,11 @@ class Result:
     def skipped(self) -> tuple[CallRecord, ...]:
         """Calls the model asked for that were not run because the run stopped."""
         return tuple(c for s in self.steps for c in s.tool_calls if c.status == "skipped")
+
+    @property
+    def denied(self) -> tuple[CallRecord, ...]:
+        """Calls a person denied (``CallRecord.approval``): not run."""
+        return tuple(c for s in self.steps for c in s.tool_calls if c.status == "denied")
 
     @functools.cached_property
     def _context_starts(self) -> tuple[list[int | None], str | None]:
@@ -369,6 +414,7 @@ class Result:
             "version": VERSION,
             "run_id": self.run_id,
             "forked_from": self.forked_from,
+            "edited": list(self.edited),
             "imported": None if self.imported is None else self.imported.to_dict(),
             "stop": None if self.stop is None else self.stop.value,
             "answered": self.answered,
@@ -391,6 +437,7 @@ class Result:
                 "tool_calls": len(self.tool_calls),
                 "failed": len(self.failed),
                 "skipped": len(self.skipped),
+                "denied": len(self.denied),
                 "input_tokens": sum(u.input_tokens for u in usage),
                 "output_tokens": sum(u.output_tokens for u in usage),
                 "cost_usd": self.cost_usd,
@@ -398,7 +445,18 @@ class Result:
             "tools": list(self.tools),
             "steps": [s.to_dict() for s in self.steps],
             "messages": [message_to_dict(m) for m in self.messages],
+            **self._output_dict(),
         }
+
+    def _output_dict(self) -> dict[str, Any]:
+        """``output``, as the trace keeps it: the JSON of ``answer`` (redacted as it is), only
+        for a run whose final answer fitted its ``output=`` type."""
+        if self.output is None or self.answer is None:
+            return {}
+        try:
+            return {"output": json.loads(self.answer)}
+        except ValueError:  # a redact that broke the JSON: the answer's text says what it can
+            return {}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:
@@ -429,9 +487,12 @@ class Result:
 
         Every line says where it comes from: ``step N:`` starts a step (the model's text
         follows; each further line of that text starts with ``  | ``), ``  -``/``  x``/``  .``
-        is a call that ran, failed or was skipped (on one line, its newlines escaped), then a
-        blank line, the ``stop=`` totals and the run's detail. Control and format characters
-        (ANSI escapes, NUL, bidi and zero-width marks) are shown as escapes.
+        is a call that ran, failed or was skipped, ``  !`` one a person denied (on one line, its
+        newlines escaped; a person's decision follows the arguments in brackets: ``[approved]``,
+        ``[edited to {...}]`` with the arguments it ran with, ``[denied]``), then a blank line,
+        the ``stop=`` totals (``denied=`` when a person denied calls) and the run's detail.
+        Control and format characters (ANSI escapes, NUL, bidi and zero-width marks) are shown
+        as escapes.
         """
         lines = []
         for step in self.steps:
@@ -444,22 +505,33 @@ class Result:
                 head = "\n".join([head, *(f"  | {line}" if line else "  |" for line in rest)])
             lines.append(head)
             for call in step.tool_calls:
-                mark = {"ok": "-", "error": "x", "skipped": "."}[call.status]
+                mark = {"ok": "-", "error": "x", "skipped": ".", "denied": "!"}[call.status]
                 args = call.raw_arguments
                 shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
                 lines.append(
-                    f"  {mark} {printable(call.name)}({printable(shown)})"
+                    f"  {mark} {printable(call.name)}({printable(shown)}){_decision(call)}"
                     f" -> {printable(call.content)}"
                 )
         stop = "running" if self.stop is None else self.stop.value
         lines.append("")
         lines.append(
             f"stop={stop} tools={len(self.tool_calls)} failed={len(self.failed)}"
+            f"{f' denied={len(self.denied)}' if self.denied else ''}"
             f" cost={'unknown' if self.cost_usd is None else f'${self.cost_usd:.4f}'}"
         )
         if self.detail:
             lines.append(printable(self.detail))
         return "\n".join(lines)
+
+
+def _decision(call: CallRecord) -> str:
+    """A person's decision on a call, as ``format`` writes it after the arguments."""
+    if call.approval is None:
+        return ""
+    if call.approval == "edited" and call.arguments is not None:
+        ran = json.dumps(call.arguments, ensure_ascii=False)
+        return f" [edited to {printable(ran)}]"
+    return f" [{call.approval}]"
 
 
 def price_to_dict(price: Price) -> dict[str, Any]:

@@ -172,6 +172,44 @@ def test_a_chat_completions_log_imports_with_what_a_log_holds(name: str, tmp_pat
     assert load_trace(wrapped).format() == result.format()
 
 
+def test_a_chat_log_with_a_follow_up_is_a_run_per_user_turn(tmp_path: Path) -> None:
+    def asks(call_id: str, isin: str) -> dict[str, Any]:
+        function = {"name": "price", "arguments": json.dumps({"isin": isin})}
+        return {"role": "assistant", "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}]}  # fmt: skip
+
+    log = [
+        {"role": "system", "content": "Price things."},
+        {"role": "user", "content": "What is A worth?"},
+        asks("call_1", "A"),
+        {"role": "tool", "tool_call_id": "call_1", "content": "118.4"},
+        {"role": "assistant", "content": "A is 118.4."},
+        {"role": "user", "content": "And B?"},  # the follow-up
+        asks("call_2", "B"),
+        {"role": "tool", "tool_call_id": "call_2", "content": "7.5"},
+        {"role": "assistant", "content": "B is 7.5."},
+    ]
+    path = write(tmp_path / "log.json", log)
+    first, second = load_traces(path)
+    assert [s.text for s in first.steps] == [None, "A is 118.4."]
+    assert [s.text for s in second.steps] == [None, "B is 7.5."]
+    assert (first.stop, first.answer, second.stop, second.answer) == (
+        Stop.ANSWERED, "A is 118.4.", Stop.ANSWERED, "B is 7.5.",
+    )  # fmt: skip
+    # what each model call was sent is what the log says it was sent, the follow-up included
+    sent = second.request(0).messages
+    assert [(m.role, m.content) for m in sent[-2:]] == [
+        ("assistant", "A is 118.4."), ("user", "And B?"),
+    ]  # fmt: skip
+    assert [m.content for m in second.request(1).messages][-3:] == ["And B?", None, "7.5"]
+    assert first.run_id != second.run_id
+    # each replays whole: all four recorded model calls, at the price given
+    again = [replay(r, price=PRICE, max_output_tokens=100) for r in (first, second)]
+    assert [(r.stop, len(r.steps)) for r in again] == [(Stop.ANSWERED, 2)] * 2
+    with pytest.raises(ValueError, match=r"holds 2 runs; load_trace reads one run"):
+        load_trace(path)
+
+
 def test_budgetloops_own_export_imports_with_its_stop_costs_and_projections() -> None:
     result = load_trace(PEERS / "budgetloop_export_otlp.json")
     assert result.stop is Stop.MAX_COST_USD
@@ -187,19 +225,28 @@ def test_budgetloops_own_export_imports_with_its_stop_costs_and_projections() ->
     assert result.imported.lacks == ("price", "tool schemas")  # type: ignore[union-attr]
 
 
+def test_pydantic_ai_messages_and_responses_items_are_the_same_run() -> None:
+    for name, fmt in [
+        ("pydantic_ai_messages_native.json", "pydantic-ai"),
+        ("openai_agents_items_responses_format.json", "responses"),
+    ]:
+        result = load_trace(PEERS / name)
+        assert (result.imported.format, result.format()) == (fmt, PEER_RUN)  # type: ignore[union-attr]
+
+
 def test_files_that_are_none_of_the_formats_say_what_is_read(tmp_path: Path) -> None:
-    for name in ("pydantic_ai_messages_native.json", "openai_agents_items_responses_format.json"):
-        with pytest.raises(
-            ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"
-        ):
-            load_trace(PEERS / name)
+    with pytest.raises(
+        ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"
+    ):
+        load_trace(write(tmp_path / "other.json", {"rows": [1, 2, 3]}))
     with pytest.raises(ValueError, match=r"^.*log\.json: expected an object, got list\.$"):
         load_trace(
             write(tmp_path / "log.json", [{"role": "user", "content": "hi"}]), format="otlp"
         )
     with pytest.raises(
         ValueError,
-        match=r"^load_trace: format must be one of 'budgetloop', 'otlp', 'openai-agents', 'chat' or None, got 'jsonl'\.$",
+        match=r"^load_trace: format must be one of 'budgetloop', 'otlp', 'openai-agents', "
+        r"'pydantic-ai', 'anthropic', 'responses', 'chat' or None, got 'jsonl'\.$",
     ):
         load_trace(PEERS / "pydantic_ai_spans_otlp.json", format="jsonl")
     with pytest.raises(
@@ -442,6 +489,32 @@ def test_the_round_trip_keeps_ids_projections_and_the_budget(tmp_path: Path) -> 
     assert first_divergence(back, result) is None
     replayed = replay(back, price=Price(2.5, 10.0, cache_read_per_mtok=1.25))
     assert replayed.format() == result.format()
+
+
+@needs_otel
+def test_the_round_trip_keeps_each_persons_decision(tmp_path: Path) -> None:
+    from tests.core.test_approvals import decided_run
+
+    result = decided_run()
+    spans = otlp_json(result)
+    tools = [
+        {a["key"]: a["value"] for a in span["attributes"]}
+        for scope in spans["resourceSpans"][0]["scopeSpans"]
+        for span in scope["spans"]
+        if span["name"].startswith("execute_tool")
+    ]
+    assert [t.get("budgetloop.tool.approval") for t in tools] == [
+        None,
+        {"stringValue": "edited"},
+        {"stringValue": "denied"},
+    ]
+    assert tools[2]["budgetloop.tool.status"] == {"stringValue": "denied"}
+    back = load_trace(write(tmp_path / "spans.json", spans))
+    assert back.format() == result.format()
+    assert [(c.status, c.approval, c.result) for c in back.steps[0].tool_calls] == [
+        (c.status, c.approval, c.result) for c in result.steps[0].tool_calls
+    ]
+    assert back.steps[0].tool_calls[1].arguments == {"to": "bob", "amount": 900.0}
 
 
 # -- an imported run in budgetloop's tools ---------------------------------------------------------

@@ -493,7 +493,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (2, lambda e: e["step"].pop("cost_usd"), ":2: step.cost_usd must be present, got nothing."),
         (2, lambda e: e["step"].update(index="0"), ":2: step.index must be an int >= 0, got str."),
         (3, lambda e: e["step"]["tool_calls"][0].update(status="done"),
-         ":3: step.tool_calls[0].status must be one of ok, error, skipped, got 'done'."),
+         ":3: step.tool_calls[0].status must be one of ok, error, skipped, denied, got 'done'."),
         (2, lambda e: e["step"].update(cost_usd=-0.01),
          ":2: step.cost_usd must be a finite number >= 0 or None, got -0.01."),
         (2, lambda e: e["step"].update(seconds=math.nan),
@@ -508,7 +508,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (1, lambda e: e["options"].update(cycle_limit=0),
          ":1: options.cycle_limit must be an int >= 2 or None, got 0."),
         (5, lambda e: e.update(cost_usd=math.inf),
-         ":5: cost_usd must be a finite number >= 0, got inf."),
+         ":5: cost_usd must be a finite number >= 0 or None, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop must be one of answered, max_steps, "
          "max_seconds, max_cost_usd, max_tool_calls, repeated, model_error, shared_budget or null, "
          "got 'finished'."),

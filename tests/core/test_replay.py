@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,18 @@ from budgetloop import (
     Stop,
     ToolCall,
     Usage,
+    budget_report,
     first_divergence,
+    load_trace,
     replay,
+    resume,
     run,
+    start,
     tool,
 )
 from tests.conftest import PRICE, FakeClock, always_calls
-from tests.strategies import PROMPT, Scenario, build, loop_options, scenarios
+from tests.strategies import PRICE as RATES
+from tests.strategies import PROMPT, Scenario, budgets, build, loop_options, scenarios
 
 
 def trace_of(result: Result) -> dict[str, Any]:
@@ -87,6 +93,44 @@ def test_replay_reproduces_a_random_run(s: Scenario, options: dict[str, Any]) ->
         elif extra:  # the budget line, sent and not kept
             assert (options["budget_note"], step.final_answer) == (True, False)
             assert [e[:26] for e in extra] == ["[budgetloop] Budget left: "]
+
+
+@given(scenarios(deterministic=True), st.data())
+def test_replay_reproduces_a_fork_of_a_random_run(s: Scenario, data: st.DataObject) -> None:
+    s = replace(s, price=RATES, max_output_tokens=s.max_output_tokens or 32)
+    built = build(s)
+    session = start(built.model, PROMPT, **built.kwargs)
+    for _ in range(data.draw(st.integers(0, 8))):
+        session.step()
+    at = data.draw(st.integers(0, len(session.steps)))
+    budget = data.draw(budgets(costed=data.draw(st.booleans()), need_steps=True))
+    fork = session.fork(at, budget=budget).run()
+    if at and not fork.carried_usd:  # nothing says where it was forked: see replay()
+        return
+    again = replay(fork)
+    assert trace_of(again) == trace_of(fork)
+    assert again.forked_from == fork.forked_from == session.run_id
+
+
+def test_a_fork_replays_with_the_spend_it_carried() -> None:
+    # Three calls of $0.055; a fork after the first carries the other two's $0.11.
+    turn = Completion(tool_calls=[ToolCall("note", {"label": "x"})], usage=Usage(5000, 500))
+    rates = Price(input_per_mtok=10.0, output_per_mtok=10.0)
+    model = ScriptedModel([turn] * 4, price=rates, max_output_tokens=500)
+
+    @tool
+    def note(label: str) -> str:
+        """Notes."""
+        return label
+
+    session = start(model, "go", tools=[note], budget=Budget(max_steps=3))
+    assert session.run().cost_usd == pytest.approx(0.165)
+    fork = session.fork(1, budget=Budget(max_cost_usd=0.2)).run()
+    assert (fork.stop, len(fork.steps), fork.carried_usd) == (Stop.MAX_COST_USD, 2, 0.11)
+    assert fork.cost_usd == pytest.approx(0.22)
+    again = replay(fork)
+    assert (again.stop, again.cost_usd, again.detail) == (fork.stop, fork.cost_usd, fork.detail)
+    assert trace_of(again) == trace_of(fork)
 
 
 @st.composite
@@ -311,8 +355,13 @@ def test_a_prefix_diverges_at_its_length_and_an_error_is_a_difference() -> None:
     full = scripted(call, call, "done")
     cut = run(ScriptedModel([call, call]), "go", tools=[f], budget=Budget(max_steps=2))
     assert len(cut.steps) == 2
-    assert first_divergence(full, cut) == 2
-    assert first_divergence(cut, full) == 2
+    # the model said the same at step 1, but the cut run's call there never ran (its last step)
+    assert [c.status for c in cut.steps[1].tool_calls] == ["skipped"]
+    assert first_divergence(full, cut) == 1
+    assert first_divergence(cut, full) == 1
+    longer = run(ScriptedModel([call, call]), "go", tools=[f], budget=Budget(max_steps=3))
+    assert first_divergence(longer, cut) == 1  # a prefix diverges at its length, or before
+    assert first_divergence(full, scripted(call, call)) == 2
     failed = scripted(call)  # the model's second call raises IndexError
     assert failed.steps[1].error is not None
     assert first_divergence(full, failed) == 1
@@ -467,3 +516,62 @@ def test_a_new_price_re_prices_cached_input_at_its_own_rates() -> None:
     assert [s.cost_usd for s in again.steps] == [0.0056, 0.0056]
     assert again.cost_usd == 0.0112
     assert trace_of(replay(result)) == trace_of(result)
+
+
+def test_steps_that_said_the_same_but_did_otherwise_diverge() -> None:
+    # issue 29, item 5: CompareView folded a step as "the same in both runs" though one run ran
+    # its call and the other skipped it (max_tool_calls): the step did otherwise
+    call = Completion(text="looking", tool_calls=[ToolCall("f", {"a": 1})])
+    ran = run(ScriptedModel([call, "done"]), "go", tools=[f])
+    skipped = run(ScriptedModel([call, "done"]), "go", tools=[f], budget=Budget(max_tool_calls=0))
+    assert [c.status for c in ran.steps[0].tool_calls] == ["ok"]
+    assert [c.status for c in skipped.steps[0].tool_calls] == ["skipped"]
+    assert first_divergence(ran, skipped) == 0
+
+    # the same call that returned something else: the model read another result
+    @tool(name="f")
+    def other_f(a: int = 0, b: str = "") -> str:
+        """F."""
+        return "another result"
+
+    other = run(ScriptedModel([call, "done"]), "go", tools=[other_f])
+    assert other.steps[0].tool_calls[0].content == "another result"
+    assert first_divergence(ran, other) == 0
+    # what the model said and what came of it the same: the runs agree
+    assert first_divergence(ran, run(ScriptedModel([call, "done"]), "go", tools=[f])) is None
+
+
+def test_a_run_of_unknown_cost_replayed_or_resumed_without_a_price_stays_unknown(
+    tmp_path: Path,
+) -> None:
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "price", "arguments": '{"isin": "A"}'}}  # fmt: skip
+    log = [
+        {"role": "user", "content": "What is A worth?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "118.4"},
+        {"role": "assistant", "content": "A is 118.4."},
+    ]
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    imported = load_trace(tmp_path / "log.json")
+    assert imported.cost_usd is None  # a log holds no usage, cost or price
+    again = replay(imported)
+    assert (again.stop, again.cost_usd) == (Stop.ANSWERED, None)
+    assert [s.cost_usd for s in again.steps] == [None, None]
+    assert again.format().endswith("cost=unknown")
+
+    @tool
+    def price(isin: str) -> str:
+        """The price."""
+        return "118.4"
+
+    journal = tmp_path / "resumed.jsonl"
+    resumed = resume(imported, ScriptedModel(["A is 118.4."]), tools=[price], at=1,
+                     trace_path=journal).run()  # fmt: skip
+    assert (resumed.stop, resumed.cost_usd) == (Stop.ANSWERED, None)
+    assert [s.cost_usd for s in resumed.steps] == [None, None]
+    assert load_trace(journal).cost_usd is None
+    report = budget_report([again, resumed])
+    assert (report.total_cost_usd, report.unknown_cost) == (None, ("#0", "#1"))
+    # with a price, what the replay can price is priced
+    assert replay(imported, price=Price(1.0, 1.0), max_output_tokens=10).cost_usd is not None

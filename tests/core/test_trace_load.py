@@ -132,7 +132,7 @@ def parse(path: str) -> list[str | int]:
         (
             "steps.0.tool_calls.0.status",
             "done",
-            "steps[0].tool_calls[0].status must be one of ok, error, skipped, got 'done'.",
+            "steps[0].tool_calls[0].status must be one of ok, error, skipped, denied, got 'done'.",
         ),
         ("steps.1.index", "1", "steps[1].index must be an int >= 0, got str."),
         (
@@ -247,12 +247,12 @@ def test_step_and_call_from_dict_name_the_field_too() -> None:
     with pytest.raises(ValueError, match="status") as info:
         Step.from_dict(data)
     assert str(info.value) == (
-        "Step.from_dict: tool_calls[1].status must be one of ok, error, skipped, got 'done'."
+        "Step.from_dict: tool_calls[1].status must be one of ok, error, skipped, denied, got 'done'."
     )
     with pytest.raises(ValueError, match="status") as info:
         CallRecord.from_dict(data["tool_calls"][1])
     assert str(info.value) == (
-        "CallRecord.from_dict: status must be one of ok, error, skipped, got 'done'."
+        "CallRecord.from_dict: status must be one of ok, error, skipped, denied, got 'done'."
     )
 
 
