@@ -304,6 +304,7 @@ class Loop(Holding):
             forked_from=self.forked_from,
             edited=self.edited,
             output=self.state.output,
+            held_usd=0.0 if self._held is None else from_pico(self._held.taken.cost),
         )
 
     def _recorded_options(self) -> RunOptions:
