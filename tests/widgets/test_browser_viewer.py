@@ -4,6 +4,7 @@ as math, and the static HTML page opening with no network request and no script 
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -259,7 +260,9 @@ def test_a_hostile_trace_is_text_in_the_static_page(tmp_path: Path) -> None:
         expect(view.locator("pre.blv-request")).to_contain_text(printable(HOSTILE)[:40])
         view.locator(".blv-row").nth(1).click()  # the model error: nothing was charged
         expect(view.locator(".blv-card-head")).to_have_text(
-            "Step 1 · nothing charged: the model raised · no tokens reported · 0.000 s"
+            re.compile(
+                r"^Step 1 · nothing charged: the model raised · no tokens reported · \d+\.\d{3} s$"
+            )
         )
         assert page.evaluate("typeof window.__pwned") == "undefined"
         assert page.locator("img[src='x'], svg[onload]").count() == 0
