@@ -587,8 +587,9 @@ export function stepHead(run, i) {
         `${count(st.pin[i])} in tokens projected, none reported`);
     }
   } else {
+    const thought = st.rsn && st.rsn[i] ? ` (${count(st.rsn[i])} of them reasoning)` : "";
     parts.push(st.cost[i] === null ? "cost unknown" : `${usd(st.cost[i])} reported`,
-      `${count(st.in[i])} in / ${count(st.out[i])} out tokens reported`);
+      `${count(st.in[i])} in / ${count(st.out[i])} out tokens reported${thought}`);
   }
   parts.push(`${seconds(st.us[i] / 1e6, 3)} s`);
   return parts.join(" · ");
@@ -617,6 +618,7 @@ function meter(run, i) {
   box.append(
     h("div", { class: "blv-projection", text: projectionText(p) }),
     h("div", { class: "blv-muted", text: `worst case: ${worstCaseText(p)}; the model usually writes fewer, so a step's reported cost is lower` }),
+    run.d.steps.ptier && run.d.steps.ptier[i] >= 0 ? h("div", { class: "blv-tier", text: run.s(run.d.steps.ptier[i]) }) : "",
     run.d.carried_text >= 0 ? h("div", { class: "blv-carried", text: run.s(run.d.carried_text) }) : "",
     h("div", { class: "blv-ceilings" },
       h("span", {}, h("b", { text: "steps taken" }), ` ${ofLimit(count(i), "max_steps", maxSteps)}`),

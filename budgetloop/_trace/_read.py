@@ -219,6 +219,7 @@ def read_projection(value: Any, path: str) -> Projection | None:
         spent_usd=as_number(get("spent_usd"), _at(path, "spent_usd")),
         limit_usd=as_number(get("limit_usd"), _at(path, "limit_usd"), optional=True),
         fits=as_bool(get("fits"), _at(path, "fits")),
+        tier=as_int(get_key(data, path, "tier", None), _at(path, "tier"), optional=True),
     )
 
 
