@@ -27,7 +27,7 @@ from budgetloop import CallRecord, Message, Result, Step, printable
 
 from ._log import flags, jump_targets, sent_counts
 from ._status import stop_lines
-from ._views import carried_text
+from ._views import carried_text, edited_text
 
 CUT = 20_000  # characters of one text sent to the page; the rest is fetched on demand
 ROLES = ("system", "user", "assistant", "tool")
@@ -313,6 +313,8 @@ def run_data(
         "cost": result.cost_usd,
         "carried": carried,
         "carried_text": sid(carried_text(carried)) if carried else -1,
+        "edited": list(result.edited),
+        "edited_text": sid(edited_text(result)) if result.edited else -1,
         "schemas": sid(json.dumps(list(result.tools), ensure_ascii=False, indent=1)),
         "ntools": len(result.tools),
         "steps": columns,

@@ -151,6 +151,21 @@ def carried_text(carried: float) -> str:
     )
 
 
+def edited_text(result: Result) -> str:
+    """What a fork changed (``Result.edited``), said beside every context it shows."""
+    edited = result.edited
+    described = []
+    for i in edited:
+        m = result.messages[i]
+        described.append(f"{i} ({m.role}{f': {m.name}' if m.name else ''})")
+    which = f"message {described[0]}" if len(edited) == 1 else "messages " + ", ".join(described)
+    return (
+        f'This run is a fork that changed {which}, marked "edited by the fork" where a context '
+        "shows it: the steps it kept show their calls as they ran, and the contexts sent after "
+        "the fork hold the changed text."
+    )
+
+
 def next_turn_html(nxt: NextTurn) -> str:
     """What the loop says the next step will do, when it is not an ordinary call."""
     p = nxt.projection
