@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _fleet, _progress
 from ._one import Prompt, arun_one, is_async, run_one
-from ._options import ManyOptions, check_names, check_prompt, option_names
+from ._options import ManyOptions, check_names, check_prompt, option_names, require_approver
 from ._session import Session
 from ._trace._result import Result
 from ._valid import check_option_int, must, type_name
@@ -45,7 +45,8 @@ def run_many(
     (see ``budgetloop._fleet``); what cannot travel is a ``TypeError`` here, before any run.
     """
     prompts = _check(prompts, concurrency, progress, options)
-    Session._open("run_many", complete, "", options)  # checked once, loudly, before any run
+    checked = Session._open("run_many", complete, "", options)  # once, loudly, before any run
+    require_approver("run_many", checked.options)
     send = None if executor is None else _fleet.Sender.check(executor, complete, options)
     paths = _trace_paths(trace_dir, len(prompts))
     bar = _progress.choose(progress, len(prompts), options.get("ledger"))

@@ -14,6 +14,7 @@ from ._options import (
     StartOptions,
     check_names,
     option_names,
+    require_approver,
     takes_options,
 )
 from ._session import Session
@@ -49,7 +50,9 @@ def run(
     A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration
     mistakes raise here, before any call.
     """
-    return Session._open("run", complete, prompt, options).run()
+    session = Session._open("run", complete, prompt, options)
+    require_approver("run", session.options)
+    return session.run()
 
 
 @takes_options
@@ -69,7 +72,9 @@ async def arun(
     **options: Unpack[StartOptions],
 ) -> Result:
     """``await arun(...)``: ``run`` for an async model and async tools."""
-    return await AsyncSession._open("arun", complete, prompt, options).run()
+    session = AsyncSession._open("arun", complete, prompt, options)
+    require_approver("arun", session.options)
+    return await session.run()
 
 
 def resume(

@@ -12,7 +12,6 @@ from typing import Any, overload
 from ._budget import (
     REQUEST_OVERHEAD,
     CountTokens,
-    arguments_text,
     estimate_message,
     estimate_text,
     estimate_tokens,
@@ -171,7 +170,7 @@ class ScriptedModel:
         out = estimate_text(completion.text or "")
         for call in completion.tool_calls:  # a malformed call is counted, not raised on
             name = call.name if isinstance(call.name, str) else repr(call.name)
-            out += estimate_text(name) + estimate_text(arguments_text(call.arguments))
+            out += estimate_text(name) + estimate_text(call.arguments_text)
         if self.max_output_tokens is not None:
             out = min(out, self.max_output_tokens)
         return Usage(self._input_tokens(messages, tools), out)

@@ -14,6 +14,7 @@ import ipywidgets as widgets
 from budgetloop import NextTurn, Projection, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
 
+from ._approvals import PendingCalls
 from ._fork import ForkEditor, context_before
 from ._status import (
     error_html,
@@ -25,6 +26,7 @@ from ._status import (
     spent_words,
     stop_html,
     stop_lines,
+    waiting_html,
 )
 from ._steplist import StepList
 from ._text import count, plural, text
@@ -123,6 +125,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         ):
             button.add_class(f"bl-{name}-button")
         self.until = UntilControl(session.tools)
+        self.pending = PendingCalls(self.refresh)  # calls held for a person: Approve, Edit, Deny
         self.status = widgets.HTML()
         self.error = widgets.HTML()
         self.meter = widgets.HTML()
@@ -149,6 +152,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 self.until,
                 self.status,
                 self.error,
+                self.pending,
                 self.meter,
                 self.charts,
                 _section("Steps (a click or j/k chooses one; its detail has Fork here)"),
@@ -246,16 +250,23 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         thread.start()
 
     def _background(self, session: Session, until: Breakpoint | None, why: str) -> None:
-        """The Run, on the worker thread: a step, a redraw, then the pause and the breakpoint."""
+        """The Run, on the worker thread: a step, a redraw, then the pause and the breakpoint.
+        A batch held for a person pauses it (a breakpoint may hold one: ``before_tool``)."""
         paused: str | None = None
+        one_step = _OneStep(until)
         try:
             while not session.done:
                 if self._pause.is_set():
                     paused = self._pause_reason
                     break
-                session.step()
+                session.run(until=one_step)
                 self.refresh()
                 if session.done:
+                    break
+                if session.pending:
+                    paused = "a batch waits for your decisions"
+                    if until is not None and until(session):
+                        paused = f"Run until: {why}"
                     break
                 if self._pause.is_set():
                     paused = self._pause_reason
@@ -378,8 +389,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     def _set_busy(self) -> None:
         busy = self._running or self._busy
         done = self.session.done
-        self.step_button.disabled = busy or done
-        self.run_button.disabled = busy or done
+        waiting = bool(self.session.pending)  # Step and Run wait until every call is decided
+        self.step_button.disabled = busy or done or waiting
+        self.run_button.disabled = busy or done or waiting
         self.reset_button.disabled = busy
         self.pause_button.disabled = not self._running or self._pause.is_set()
         self.until.set_disabled(busy)
@@ -427,7 +439,10 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.show_error(f"Projecting the next turn raised {type(exc).__name__}: {exc}",
                             traceback.format_exc())  # fmt: skip
         label = "Before the next step" if not session.done else "After the run: the next step"
-        if self._running:
+        pending = session.pending
+        if pending and not self._running:
+            self.status.value = waiting_html(len(result.steps), len(pending))
+        elif self._running:
             self.status.value = running_html(len(result.steps))
         elif self._paused_by is not None and not session.done:
             self.status.value = paused_html(len(result.steps), self._paused_by)
@@ -450,7 +465,19 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             carried=result.carried_usd,
         )  # fmt: skip
         self.steps.update(session, self._context_head(projection))
+        self.pending.update(session, self._running or self._busy)
         self._set_busy()
+
+
+class _OneStep:
+    """What a Run gives ``Session.run(until=...)``: pause after one step, holding each batch
+    that calls a tool the chosen breakpoint stops before (``breakpoints.before_tool``)."""
+
+    def __init__(self, until: Breakpoint | None) -> None:
+        self.before_tools: frozenset[str] = getattr(until, "before_tools", frozenset())
+
+    def __call__(self, session: object) -> bool:
+        return True
 
 
 def _holds(until: Breakpoint, session: Session) -> bool:

@@ -38,7 +38,7 @@ class _Growing:
             self.tokens.append(step.usage.input_tokens if step.usage else 0)
             self.total += step.cost_usd or 0.0  # an imported step of unknown cost adds none
             self.points.append((step.index + 1, self.total))
-            self.executed += sum(1 for c in step.tool_calls if c.status != "skipped")
+            self.executed += sum(1 for c in step.tool_calls if c.status in ("ok", "error"))
         self.steps = steps
 
 

@@ -25,7 +25,7 @@ from ._data import (
     run_data,
     step_columns,
 )
-from ._log import JUMPS
+from ._log import JUMP_BITS, JUMPS
 from ._traceview import Viewer
 
 
@@ -39,9 +39,8 @@ class Jumps:
 
     def extend(self, steps: Sequence[Step], bits: Sequence[int]) -> dict[str, int | None]:
         """Take the new ``steps`` (with their ``flags``) into account; where each jump goes."""
-        wanted = {"first error": 2 | 8, "first skipped": 4, "first under-projected": 32}
         for step, bit in zip(steps, bits, strict=True):
-            for name, mask in wanted.items():
+            for name, mask in JUMP_BITS.items():
                 if self.places[name] is None and bit & mask:
                     self.places[name] = self.steps
             if step.cost_usd is not None and step.cost_usd > self.dearest:

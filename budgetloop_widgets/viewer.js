@@ -13,13 +13,17 @@ const MAX_HEIGHT = 8000000; // px: past this the list's scroll height is scaled
 const OVERSCAN = 6;
 const CONTEXT_SHOWN = 40;
 const KEY_WAIT = 150; // ms the keys rest before the step they chose is drawn in detail
-const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected"];
-const BITS = { ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32 };
+const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected", "denied", "edited", "approved"];
+const BITS = {
+  ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32,
+  denied: 128, edited: 256, approved: 512, // a person's decisions on the step's calls
+};
 const FINAL = 64;
-const JUMPS = ["first error", "first skipped", "first under-projected", "most expensive", "the stop"];
+const JUMPS = ["first error", "first skipped", "first denied", "first under-projected", "most expensive", "the stop"];
 const ROLES = ["system", "user", "assistant", "tool"];
-const CALL_STATUS = ["ok", "error", "skipped"];
-const MARK = { ok: "✓", error: "✗", skipped: "↷", "model error": "⚠", answer: "■" };
+const CALL_STATUS = ["ok", "error", "skipped", "denied"];
+const APPROVAL = ["", "approved", "edited", "denied"]; // a person's decision on a call
+const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
 // -- numbers, as budgetloop's format_usd and the widgets' count write them ----------------------
 
@@ -213,7 +217,7 @@ class Run {
   ranIn(i) {
     let ran = 0;
     const [a, b] = this.callRange(i);
-    for (let c = a; c < b; c += 1) { if (this.d.calls.st[c] !== 2) { ran += 1; } }
+    for (let c = a; c < b; c += 1) { if (this.d.calls.st[c] < 2) { ran += 1; } } // not skipped or denied
     return ran;
   }
 
@@ -231,8 +235,17 @@ class Run {
     if (fl & BITS["model error"]) { return "model error"; }
     if (fl & BITS.error) { return "error"; }
     if (fl & BITS.skipped) { return "skipped"; }
+    if (fl & BITS.denied) { return "denied"; }
     if (fl & BITS.ok) { return "ok"; }
     return "answer";
+  }
+
+  // The status cell of step i's row: its status, and a person's edits when there were any
+  // (a denied call is a status of its own).
+  statusCell(i) {
+    const s = this.status(i);
+    const edited = this.d.steps.fl[i] & BITS.edited ? " · edited" : "";
+    return [`${MARK[s]} ${s}${edited}`, `blv-st-${s.replace(" ", "-")}`];
   }
 
   firstLine(i) {
@@ -645,10 +658,14 @@ function callsTable(view, run, i) {
   const rows = [];
   for (let k = a; k < b; k += 1) {
     const status = CALL_STATUS[c.st[k]];
+    const decision = c.ap ? APPROVAL[c.ap[k]] : "";
     let checked;
     if (c.args[k] < 0) { checked = h("span", { class: "blv-muted", text: "not checked" }); }
     else {
       checked = h("div", {}, h("code", { text: run.s(c.args[k]) }));
+      if (decision === "edited") {
+        checked.append(h("div", {}, h("mark", { class: "blv-decision", text: "edited by a person" }), " ", h("i", { text: "(the call ran with these)" })));
+      }
       for (const path of c.co[k] || []) {
         checked.append(h("div", {}, h("mark", { class: "blv-coerced", text: run.s(path) }), " ", h("i", { text: "(coerced)" })));
       }
@@ -667,7 +684,7 @@ function callsTable(view, run, i) {
       tool,
       h("td", { class: "blv-raw" }, h("code", { text: run.s(c.raw[k]) })),
       h("td", { class: "blv-checked" }, checked),
-      h("td", { class: `blv-status blv-st-${status}`, text: `${MARK[status]} ${status}` }),
+      h("td", { class: `blv-status blv-st-${status}`, "data-decision": decision || null, text: `${MARK[status]} ${status}${decision && decision !== status ? ` · ${decision}` : ""}` }),
       outcome,
       h("td", { class: "blv-num", text: seconds(c.us[k] / 1e6, 3) })));
   }
@@ -894,7 +911,7 @@ class StepsView {
     const run = () => this.run;
     return [
       { head: "step", cls: "blv-num", cell: (i) => [String(i)] },
-      { head: "status", cls: "blv-stat", cell: (i) => { const s = run().status(i); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; } },
+      { head: "status", cls: "blv-stat", cell: (i) => run().statusCell(i) },
       { head: "cost", cls: "blv-num", cell: (i) => [usd(run().d.steps.cost[i])] },
       { head: "tokens in", cls: "blv-num", cell: (i) => {
         const st = run().d.steps;
@@ -1118,7 +1135,7 @@ function compareView(host, doc, el) {
     return null;
   };
   const cell = (run, i, f) => (i === FOLD ? [""] : side(run, i) || f(i));
-  const statusCell = (run) => (i) => cell(run, i, (j) => { const s = run.status(j); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; });
+  const statusCell = (run) => (i) => cell(run, i, (j) => run.statusCell(j));
   const columns = [
     { head: "step", cls: "blv-num", cell: (i) => [i === FOLD ? `0–${agreed - 1}` : String(i)] },
     { head: a.s(a.d.name), cls: "blv-stat", cell: (i) => (i === FOLD ? [agreed === 1 ? "step 0: the same in both runs (click to unfold)" : `steps 0 to ${agreed - 1}: the same in both runs (${plural(agreed, "step")}, folded; click to unfold)`, "blv-fold-row"] : statusCell(a)(i)) },

@@ -114,19 +114,6 @@ def embedded(value: Any, path: str) -> Any:
     return data(parsed, path)
 
 
-def loose_json(value: str) -> Any:
-    """A string as JSON when it is JSON data, else the string itself (a tool's arguments or
-    result as a source wrote them)."""
-    try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
-        return value
-    try:
-        return as_json(parsed, "")
-    except ValueError:
-        return value
-
-
 def timestamp(value: Any, path: str) -> float | None:
     """Seconds since the epoch from an ISO 8601 time (openai-agents writes them so)."""
     if value is None:

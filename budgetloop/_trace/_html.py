@@ -77,7 +77,12 @@ def _under(step: Step) -> int:
 
 
 def _args(call: CallRecord) -> str:
-    return PLAIN.arguments_text(call.raw_arguments)
+    """The arguments as the model wrote them; for a call a person edited, then those it ran
+    with."""
+    raw = PLAIN.arguments_text(call.raw_arguments)
+    if call.approval != "edited" or call.arguments is None:
+        return raw
+    return f"{raw}\nedited to: {PLAIN.arguments_text(call.arguments)}"
 
 
 def _row(step: Step) -> str:
@@ -138,10 +143,15 @@ def _card(step: Step) -> str:
         )
         for call in step.tool_calls:
             outcome = call.result if call.status == "ok" else call.error
+            if call.status == "denied":
+                outcome = call.content
+            status: str = call.status
+            if call.approval in ("approved", "edited"):
+                status = f"{status} ({call.approval})"
             cls = ' class="err"' if call.status == "error" else ""
             parts.append(
                 f"<tr><td><code>{_t(call.name)}</code></td><td><pre>{_t(_cut(_args(call)))}"
-                f"</pre></td><td{cls}>{_t(call.status)}</td>"
+                f"</pre></td><td{cls}>{_t(status)}</td>"
                 f"<td><pre>{_t(_cut(outcome or ''))}</pre></td></tr>"
             )
         parts.append("</table>")

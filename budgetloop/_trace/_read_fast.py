@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from .._budget import Projection
 from .._types import ROLES, Message, ToolCall, Usage
-from ._result import STATUSES, CallRecord, Status, Step
+from ._result import APPROVALS, STATUSES, CallRecord, Status, Step
 
 MAX_DEPTH = 100  # as _read.MAX_DEPTH: containers nested at most this deep
 _NO: Any = object()
@@ -71,6 +71,7 @@ def call(data: Any) -> CallRecord | None:
     raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
     result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
+    approval = get("approval")
     if not (
         (name is None or type(name) is str)
         and type(id_) is str
@@ -87,6 +88,8 @@ def call(data: Any) -> CallRecord | None:
         and _json(raw)
         and type(coerced) in (list, tuple)
         and all(type(c) is str for c in coerced)
+        and (approval is None or (type(approval) is str and approval in APPROVALS))
+        and (status == "denied") == (approval == "denied")
     ):
         return None
     return CallRecord(
@@ -101,6 +104,7 @@ def call(data: Any) -> CallRecord | None:
         coerced=tuple(coerced),
         truncated=truncated,
         traceback=traceback,
+        approval=approval,
         server=server,
     )
 
@@ -218,7 +222,7 @@ def step(data: Any, index: int | None) -> Step | None:
 
 
 def message(data: Any) -> Message | None:
-    """``read_message``'s Message, or None: leave it to ``read_message``."""
+    """``read_messages``' Message, or None: leave it to ``read_message_fully``."""
     if type(data) is not dict:
         return None
     get = data.get

@@ -20,8 +20,11 @@ from ._html import viewer
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
-STATUSES = ("ok", "error", "skipped")
-Status = Literal["ok", "error", "skipped"]
+STATUSES = ("ok", "error", "skipped", "denied")
+Status = Literal["ok", "error", "skipped", "denied"]
+EXECUTED = frozenset({"ok", "error"})  # the statuses of a call that was run (or refused)
+APPROVALS = ("approved", "edited", "denied")
+Approval = Literal["approved", "edited", "denied"]
 T = TypeVar("T")
 
 
@@ -52,7 +55,14 @@ class Request:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One tool call: as the model wrote it, as it was checked, and what came of it."""
+    """One tool call: as the model wrote it, as it was checked, and what came of it.
+
+    ``approval`` is a person's decision on a call that needed one: None (none was needed),
+    ``"approved"``, ``"edited"`` (``raw_arguments`` are the model's, ``arguments`` those it ran
+    with, or those given when they did not fit the schema: then the status is ``"error"``) or
+    ``"denied"`` (status ``"denied"``: not run, the reason in ``result``; ``error`` and
+    ``traceback`` say what an ``approve`` function raised, when it did).
+    """
 
     name: str
     id: str
@@ -65,12 +75,23 @@ class CallRecord:
     coerced: tuple[str, ...] = ()
     truncated: int | None = None  # the result's full length, when it was cut for the model
     traceback: str | None = field(default=None, compare=False, repr=False)  # its failure's
+    approval: Approval | None = None  # a person's decision, when the call needed one
     server: str | None = None  # the MCP server the tool is on; None for a function's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(
                 f"CallRecord.status: expected one of {', '.join(STATUSES)}, got {self.status!r}."
+            )
+        if self.approval is not None and self.approval not in APPROVALS:
+            raise ValueError(
+                f"CallRecord.approval: expected None or one of {', '.join(APPROVALS)}, "
+                f"got {self.approval!r}."
+            )
+        if (self.status == "denied") != (self.approval == "denied"):
+            raise ValueError(
+                "CallRecord.approval: expected 'denied' exactly when status is 'denied', got "
+                f"approval {self.approval!r} with status {self.status!r}."
             )
         if not isinstance(self.coerced, tuple):
             object.__setattr__(self, "coerced", tuple(self.coerced))
@@ -82,6 +103,8 @@ class CallRecord:
             return self.result or ""
         if self.status == "skipped":
             return f"skipped: {self.error}"
+        if self.status == "denied":
+            return denial(self.result)
         return f"error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,6 +121,8 @@ class CallRecord:
             "truncated": self.truncated,
             "traceback": self.traceback,
         }
+        if self.approval is not None:  # only a call held for a person has it (older readers)
+            out["approval"] = self.approval
         if self.server is not None:  # only an MCP tool's call has it
             out["server"] = self.server
         return out
@@ -183,6 +208,11 @@ class Readers:
 
 
 READERS = Readers()
+
+
+def denial(reason: str | None) -> str:
+    """What the model reads for a call a person denied: that it was not run, and why."""
+    return f"denied: not run (reason: {reason})" if reason else "denied: not run"
 
 
 def _reading(where: str, read: Callable[[Any, str], T], data: Any) -> T:
@@ -309,8 +339,9 @@ class Result:
 
     @property
     def tool_calls(self) -> tuple[CallRecord, ...]:
-        """The calls that were executed (ok or error), in order; skipped calls are left out."""
-        return tuple(c for s in self.steps for c in s.tool_calls if c.status != "skipped")
+        """The calls that were executed (ok or error), in order; skipped and denied calls are
+        left out."""
+        return tuple(c for s in self.steps for c in s.tool_calls if c.status in EXECUTED)
 
     @property
     def failed(self) -> tuple[CallRecord, ...]:
@@ -321,6 +352,11 @@ class Result:
     def skipped(self) -> tuple[CallRecord, ...]:
         """Calls the model asked for that were not run because the run stopped."""
         return tuple(c for s in self.steps for c in s.tool_calls if c.status == "skipped")
+
+    @property
+    def denied(self) -> tuple[CallRecord, ...]:
+        """Calls a person denied (``CallRecord.approval``): not run."""
+        return tuple(c for s in self.steps for c in s.tool_calls if c.status == "denied")
 
     @functools.cached_property
     def _context_starts(self) -> tuple[list[int | None], str | None]:
@@ -390,6 +426,7 @@ class Result:
                 "tool_calls": len(self.tool_calls),
                 "failed": len(self.failed),
                 "skipped": len(self.skipped),
+                "denied": len(self.denied),
                 "input_tokens": sum(u.input_tokens for u in usage),
                 "output_tokens": sum(u.output_tokens for u in usage),
                 "cost_usd": self.cost_usd,
@@ -428,9 +465,12 @@ class Result:
 
         Every line says where it comes from: ``step N:`` starts a step (the model's text
         follows; each further line of that text starts with ``  | ``), ``  -``/``  x``/``  .``
-        is a call that ran, failed or was skipped (on one line, its newlines escaped), then a
-        blank line, the ``stop=`` totals and the run's detail. Control and format characters
-        (ANSI escapes, NUL, bidi and zero-width marks) are shown as escapes.
+        is a call that ran, failed or was skipped, ``  !`` one a person denied (on one line, its
+        newlines escaped; a person's decision follows the arguments in brackets: ``[approved]``,
+        ``[edited to {...}]`` with the arguments it ran with, ``[denied]``), then a blank line,
+        the ``stop=`` totals (``denied=`` when a person denied calls) and the run's detail.
+        Control and format characters (ANSI escapes, NUL, bidi and zero-width marks) are shown
+        as escapes.
         """
         lines = []
         for step in self.steps:
@@ -443,22 +483,33 @@ class Result:
                 head = "\n".join([head, *(f"  | {line}" if line else "  |" for line in rest)])
             lines.append(head)
             for call in step.tool_calls:
-                mark = {"ok": "-", "error": "x", "skipped": "."}[call.status]
+                mark = {"ok": "-", "error": "x", "skipped": ".", "denied": "!"}[call.status]
                 args = call.raw_arguments
                 shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
                 lines.append(
-                    f"  {mark} {printable(call.name)}({printable(shown)})"
+                    f"  {mark} {printable(call.name)}({printable(shown)}){_decision(call)}"
                     f" -> {printable(call.content)}"
                 )
         stop = "running" if self.stop is None else self.stop.value
         lines.append("")
         lines.append(
             f"stop={stop} tools={len(self.tool_calls)} failed={len(self.failed)}"
+            f"{f' denied={len(self.denied)}' if self.denied else ''}"
             f" cost={'unknown' if self.cost_usd is None else f'${self.cost_usd:.4f}'}"
         )
         if self.detail:
             lines.append(printable(self.detail))
         return "\n".join(lines)
+
+
+def _decision(call: CallRecord) -> str:
+    """A person's decision on a call, as ``format`` writes it after the arguments."""
+    if call.approval is None:
+        return ""
+    if call.approval == "edited" and call.arguments is not None:
+        ran = json.dumps(call.arguments, ensure_ascii=False)
+        return f" [edited to {printable(ran)}]"
+    return f" [{call.approval}]"
 
 
 def price_to_dict(price: Price) -> dict[str, Any]:

@@ -132,7 +132,7 @@ def parse(path: str) -> list[str | int]:
         (
             "steps.0.tool_calls.0.status",
             "done",
-            "steps[0].tool_calls[0].status: expected one of ok, error, skipped, got 'done'.",
+            "steps[0].tool_calls[0].status: expected one of ok, error, skipped, denied, got 'done'.",
         ),
         ("steps.1.index", "1", "steps[1].index: expected an int >= 0, got str."),
         (
@@ -245,12 +245,12 @@ def test_step_and_call_from_dict_name_the_field_too() -> None:
     with pytest.raises(ValueError, match="status") as info:
         Step.from_dict(data)
     assert str(info.value) == (
-        "Step.from_dict: tool_calls[1].status: expected one of ok, error, skipped, got 'done'."
+        "Step.from_dict: tool_calls[1].status: expected one of ok, error, skipped, denied, got 'done'."
     )
     with pytest.raises(ValueError, match="status") as info:
         CallRecord.from_dict(data["tool_calls"][1])
     assert str(info.value) == (
-        "CallRecord.from_dict: status: expected one of ok, error, skipped, got 'done'."
+        "CallRecord.from_dict: status: expected one of ok, error, skipped, denied, got 'done'."
     )
 
 
