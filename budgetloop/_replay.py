@@ -322,10 +322,11 @@ def _entry(step: Step, tape: Tape, result: Result) -> Any:
 
 
 def first_divergence(a: Trace, b: Trace) -> int | None:
-    """The index of the first step where two runs differ in what the model said: its text, its
-    tool calls (names and arguments, compared parsed, so key order and spacing do not count;
-    ids are not compared) or its error. None if they agree; a run that is a prefix of the other
-    diverges at the shorter one's length."""
+    """The index of the first step where two runs differ in what the model said or in what came
+    of it: its text, its tool calls (names and arguments, compared parsed, so key order and
+    spacing do not count; ids are not compared), its error, and each call's outcome (its status,
+    the decision on it, and the result or error the model read). None if they agree; a run that
+    is a prefix of the other diverges at the shorter one's length."""
     first = as_result(a, "first_divergence", "a")
     second = as_result(b, "first_divergence", "b")
     for index, (x, y) in enumerate(zip(first.steps, second.steps, strict=False)):
@@ -337,7 +338,8 @@ def first_divergence(a: Trace, b: Trace) -> int | None:
 
 
 def _said(step: Step) -> tuple[Any, ...]:
-    return (step.text, step.error, [(c.name, _arguments(c)) for c in step.tool_calls])
+    calls = [(c.name, _arguments(c), c.status, c.approval, c.content) for c in step.tool_calls]
+    return (step.text, step.error, calls)
 
 
 def _arguments(record: CallRecord) -> str:

@@ -291,10 +291,14 @@ class Search {
 
   reset() { this.query = ""; this.hits = null; }
 
+  // The view is gone: no more idle work, and nothing of the table kept.
+  stop() { this.stopped = true; this.lower = []; this.hits = null; }
+
   // Lowercase the table ahead of the first search, a slice at a time when the page is idle.
   warm() {
     if (typeof requestIdleCallback === "undefined") { return; }
     const step = (deadline) => {
+      if (this.stopped) { return; }
       const strings = this.doc.strings;
       while (this.lower.length < strings.length && deadline.timeRemaining() > 2) {
         const end = Math.min(this.lower.length + 2000, strings.length);
@@ -369,6 +373,14 @@ class List {
       this.resize = new ResizeObserver(() => this.schedule());
       this.resize.observe(this.scroll);
     }
+  }
+
+  // The view is gone: let go of what the page still points at (the observer, a frame).
+  destroy() {
+    if (this.resize) { this.resize.disconnect(); this.resize = null; }
+    if (this.frame) { cancelAnimationFrame(this.frame); this.frame = 0; }
+    this.entries = new Int32Array(0);
+    this.pool = [];
   }
 
   setEntries(entries, emptyText) {
@@ -1027,6 +1039,12 @@ class StepsView {
     this.waiting = setTimeout(() => this.drawDetail(), wait);
   }
 
+  destroy() {
+    clearTimeout(this.waiting);
+    this.list.destroy();
+    this.search.stop();
+  }
+
   drawDetail() {
     const i = this.selected;
     if (i < 0) {
@@ -1196,12 +1214,13 @@ function compareView(host, doc, el) {
   list.setEntries(entries(), "neither run has a step");
   const first = at === null ? (agreed ? FOLD : -2) : at;
   if (first !== -2) { list.select(first); }
-  return { list, detail, select: (i) => list.select(i) };
+  return { list, detail, select: (i) => list.select(i), destroy: () => list.destroy() };
 }
 
 // -- render: anywidget's entry point, and the static page's --------------------------------------
 
-export function render({ model, el }) {
+// Not exported by name: anywidget takes the default export (a named ``render`` is deprecated).
+function render({ model, el }) {
   el.classList.add("blv", "tex2jax_ignore", "mathjax_ignore");
   let doc = decode(model.get("data"));
   let view = null;
@@ -1222,7 +1241,12 @@ export function render({ model, el }) {
     fork: doc.kind === "panel" ? (at) => model.send({ type: "fork", at }) : null,
     busy: () => Boolean(model.get("busy")),
   };
+  const release = () => {
+    if (view && view.destroy) { view.destroy(); }
+    view = null;
+  };
   const draw = () => {
+    release();
     el.replaceChildren();
     if (doc.kind === "compare") { view = compareView(host, doc, el); }
     else if (doc.kind === "panel") { view = panelView(host, doc, el); }
@@ -1271,11 +1295,17 @@ export function render({ model, el }) {
   model.on("msg:custom", onMessage);
   if (doc.kind === "panel" && !model.page) { model.send({ type: "hello" }); }
   askLater();
+  // anywidget calls this when the view is removed (a re-run cell, Clear Outputs): the view lets
+  // go of the run's data, its observers and its listeners, so the page can free them
   return () => {
     model.off("change:selected", onSelected);
     model.off("change:data", onData);
     model.off("change:busy", onBusy);
     model.off("msg:custom", onMessage);
+    release();
+    el.replaceChildren();
+    waiting.clear();
+    doc = null;
   };
 }
 

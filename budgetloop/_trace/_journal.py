@@ -156,9 +156,13 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
 
     The file's format is recognised by its content: budgetloop's JSON or JSON Lines; OTLP JSON
     holding GenAI spans (an object with ``resourceSpans``, or JSON Lines of them, as pydantic-ai
-    and ``budgetloop.otel`` export); openai-agents' trace export; an OpenAI Chat Completions
-    message log (a list of messages, or an object with ``messages``). ``format=`` forces one:
-    ``"budgetloop"``, ``"otlp"``, ``"openai-agents"`` or ``"chat"``. A file holding several
+    and ``budgetloop.otel`` export) or OpenInference spans; openai-agents' trace export;
+    pydantic-ai's messages JSON (``all_messages_json()``); an Anthropic Messages log (content
+    blocks ``tool_use`` and ``tool_result``); OpenAI Responses input items (openai-agents'
+    ``to_input_list()``); an OpenAI Chat Completions message log (a list of messages, or an
+    object with ``messages``).
+    ``format=`` forces one: ``"budgetloop"``, ``"otlp"``, ``"openai-agents"``,
+    ``"pydantic-ai"``, ``"anthropic"``, ``"responses"`` or ``"chat"``. A file holding several
     runs is a ``ValueError`` that says how many: ``load_traces`` reads them all. An imported
     run says where it came from and what its source lacks (``Result.imported``).
 

@@ -257,7 +257,8 @@ def new_run_id() -> str:
 class Imported:
     """Where a run imported from another framework came from (``load_trace``).
 
-    ``format`` is the importer that read it (``otlp``, ``openai-agents`` or ``chat``),
+    ``format`` is the importer that read it (``otlp``, ``openai-agents``, ``pydantic-ai``,
+    ``anthropic``, ``responses`` or ``chat``),
     ``source`` what wrote it as the file says (``pydantic-ai 2.68.0``), ``path`` the file, and
     ``lacks`` what budgetloop's own traces hold that this source does not (``cost``,
     ``projections``...): left absent in the ``Result``, never invented.

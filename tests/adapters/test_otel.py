@@ -227,7 +227,10 @@ def test_chat_spans_carry_the_genai_usage_and_the_budget(clock: FakeClock, spans
         "gen_ai.usage.cache_creation.input_tokens": 900,
         "gen_ai.response.finish_reasons": ("tool_call",),
         "gen_ai.conversation.id": result.run_id,
-        "mlflow.llm.cost": json.dumps({"total_cost": PRICE.usage_cost(Usage(1000, 20, 0, 900))}),
+        # 100 uncached at $3 and 900 written at $3.75 in, 20 at $15 out: MLflow shows all three
+        "mlflow.llm.cost": json.dumps(
+            {"input_cost": 0.003675, "output_cost": 0.0003, "total_cost": 0.003975}
+        ),
         "budgetloop.step.index": 0,
         "budgetloop.step.cost_usd": PRICE.usage_cost(Usage(1000, 20, 0, 900)),
         "budgetloop.step.projected_input_tokens": 2000,
@@ -274,6 +277,11 @@ def test_the_agent_span_says_how_the_run_ended(clock: FakeClock, spans: Any) -> 
         "budgetloop.answered": True,
         "budgetloop.budget.max_cost_usd": 0.5,
         "budgetloop.budget.max_steps": 5,
+        # what budgetloop billed, with its output part (58 tokens at $15 a million), so that
+        # MLflow, which takes a trace's cost from the top-most span with one, shows it
+        "mlflow.llm.cost": json.dumps(
+            {"input_cost": 0.005565, "output_cost": 0.00087, "total_cost": 0.006435}
+        ),
     }
     assert agent.status.status_code is StatusCode.OK  # answered
 
