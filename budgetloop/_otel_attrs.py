@@ -138,6 +138,10 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         answer = {**_assistant(result.answer, (), redact), "finish_reason": "stop"}
         out["gen_ai.output.messages"] = _json([answer])
         out["output.value"] = redact.text(result.answer)  # the trace list's output (OpenInference)
+    if result.output is not None:  # output=T: the answer is T's JSON
+        out["gen_ai.output.type"] = "json"
+        if content and result.answer is not None:
+            out["output.mime_type"] = "application/json"
     return out
 
 

@@ -19,6 +19,7 @@ from ._approval import Approve, Decision, PendingCall, edited
 from ._dispatch import ABANDONED
 from ._importers._replaying import replay_schemas
 from ._options import ReplayOptions, check_names, option_names
+from ._output import FINAL_ANSWER
 from ._recorded import completion_of, recorded_error
 from ._schema._tool import Tool
 from ._schema._written import checkable
@@ -242,6 +243,8 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     clock = ReplayClock()
     tape = Tape(result.steps, clock)
     schemas = replay_schemas(result)  # an imported run's tools without a schema: stand-ins
+    if "output" in result.options:  # final_answer is the loop's own, made from the option
+        schemas = tuple(s for s in schemas if s.get("name") != FINAL_ANSWER)
     tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(schemas)]
     servers = {c.name: c.server for s in result.steps for c in s.tool_calls if c.server}
     for stand_in in tools:  # an MCP tool's calls name its server in the replay too

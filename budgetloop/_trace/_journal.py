@@ -25,6 +25,7 @@ from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._read import (
     as_int,
+    as_json,
     as_number,
     as_object,
     as_text,
@@ -112,8 +113,8 @@ class Journal:
 
 def _end_line(result: Result) -> dict[str, Any]:
     data = result.to_dict()
-    keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds")
-    return {"kind": "end", **{k: data[k] for k in keys}}
+    keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
+    return {"kind": "end", **{k: data[k] for k in keys if k in data}}  # output: output=T's
 
 
 def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
@@ -356,6 +357,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
         options=header["options"],
         run_id=header["run_id"] or content_id(raw),
         forked_from=header["forked_from"],
+        output=end.get("output"),
     )
 
 
@@ -391,4 +393,5 @@ def _end(entry: dict[str, Any]) -> dict[str, Any]:
         out[name] = as_text(get_key(entry, "", name, None), name)
     out["cost_usd"] = as_number(get_key(entry, "", "cost_usd"), "cost_usd")
     out["seconds"] = as_number(get_key(entry, "", "seconds", 0.0), "seconds")
+    out["output"] = as_json(get_key(entry, "", "output", None), "output")
     return out

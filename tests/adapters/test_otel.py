@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import budgetloop
-from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, Usage, start
+from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, Usage, run, start
 from tests.conftest import FakeClock
 
 HAVE_OTEL = importlib.util.find_spec("opentelemetry.sdk") is not None
@@ -1069,3 +1069,22 @@ def test_on_step_after_a_max_steps_stop_with_skipped_calls(clock: FakeClock, spa
         1,
     )
     assert attributes["budgetloop.stop.detail"] == "max_steps=1: no step is left to read results"
+
+
+def test_a_typed_output_is_the_runs_json_output(spans: tuple[Any, Any]) -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Pick:
+        choice: str
+
+    provider, exporter = spans
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("final_answer", {"choice": "b"}, "a")])]
+    )
+    result = run(model, "go", output=Pick)
+    export_trace(result, provider, content=True)
+    (agent,) = by_name(exporter.get_finished_spans())["invoke_agent"]
+    assert agent.attributes["gen_ai.output.type"] == "json"
+    assert agent.attributes["output.value"] == '{"choice": "b"}'
+    assert agent.attributes["output.mime_type"] == "application/json"
