@@ -130,7 +130,7 @@ def test_cloudpickle_sends_what_pickle_cannot_but_not_a_memory_ledger(client: An
 def test_a_worker_killed_mid_batch_loses_no_billed_spend(
     client: Any, url: str, tmp_path: Path
 ) -> None:
-    ledger = RedisLedger(url, 0.2, key="killed", lease_seconds=10)
+    ledger = RedisLedger(url, 0.1, key="killed", lease_seconds=10)
     marker = tmp_path / "hung"
     prompts = ["hang", *["go"] * 199]
     results: list[Any] = []

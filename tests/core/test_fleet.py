@@ -168,7 +168,7 @@ def _read(capsys: pytest.CaptureFixture[str], seen: list[str]) -> str:
 
 
 def test_a_worker_killed_mid_batch_loses_no_billed_spend(tmp_path: Path) -> None:
-    ledger = SqliteLedger(tmp_path / "spend.db", 0.2, lease_seconds=10)
+    ledger = SqliteLedger(tmp_path / "spend.db", 0.1, lease_seconds=10)
     marker = tmp_path / "hung"
     prompts = ["hang", *["go"] * 199]
     results: list[Any] = []
