@@ -21,6 +21,7 @@ from budgetloop import (
     Budget,
     Message,
     NextTurn,
+    Price,
     Projection,
     Result,
     Step,
@@ -98,6 +99,7 @@ def meter_html(
     missing: str = "no projection",
     next_turn: NextTurn | None = None,
     carried: float = 0.0,
+    price: Price | None = None,
 ) -> str:
     """The budget meter: spent and projected against max_cost_usd, and the other ceilings.
 
@@ -105,7 +107,8 @@ def meter_html(
     the loop says the next step will do (``Session.next_turn``): a stop before the model is
     called, or a final answer without tools, is said under the ceilings while the run goes on.
     ``carried`` (``Result.carried_usd``) is the part of the spend a fork carried from the run
-    it came from, which none of its steps accounts for: said under the projection.
+    it came from, which none of its steps accounts for: said under the projection. ``price``
+    is the run's: where it came from is said when it records a source (a catalog's price).
     """
     parts = ['<div class="bl-meter">']
     if label:
@@ -119,6 +122,10 @@ def meter_html(
             f'<div class="bl-why">worst case: {escape(worst_case_text(projection))}; '
             "the model usually writes fewer, so a step's reported cost is lower</div>"
         )
+        if projection.tier_note is not None:
+            parts.append(f'<div class="bl-tier">{escape(projection.tier_note)}</div>')
+    if price is not None and price.source is not None:
+        parts.append(f'<div class="bl-price">price: {escape(price.describe())}</div>')
     if carried:
         parts.append(f'<div class="bl-carried">{escape(carried_text(carried))}</div>')
     ceilings = [
@@ -141,6 +148,21 @@ def carried_text(carried: float) -> str:
     return (
         f"spent includes {usd(carried)} carried from the run this one was forked from (its "
         "steps after the fork point): no step here accounts for it"
+    )
+
+
+def edited_text(result: Result) -> str:
+    """What a fork changed (``Result.edited``), said beside every context it shows."""
+    edited = result.edited
+    described = []
+    for i in edited:
+        m = result.messages[i]
+        described.append(f"{i} ({m.role}{f': {m.name}' if m.name else ''})")
+    which = f"message {described[0]}" if len(edited) == 1 else "messages " + ", ".join(described)
+    return (
+        f'This run is a fork that changed {which}, marked "edited by the fork" where a context '
+        "shows it: the steps it kept show their calls as they ran, and the contexts sent after "
+        "the fork hold the changed text."
     )
 
 
