@@ -109,15 +109,19 @@ class Tape:
 
     def outcome(self, name: str, args: dict[str, Any]) -> CallRecord | None:
         """The recorded record of this call in the current step: the first unused one with this
-        name and these checked arguments, else the first unused one with this name."""
+        name and these checked arguments, else the first unused one with this name that a
+        person did not edit (an edited call's result answers only the arguments it ran with)."""
         with self._lock:
             if self._step is None:
                 return None
             found = [(i, r) for i, r in enumerate(self._step.tool_calls)
                      if i not in self._used and r.name == name and _ran(r)]  # fmt: skip
-            if not found:
+            exact = next(((i, r) for i, r in found if r.arguments == args), None)
+            # a call a person edited ran with their arguments: only those get its result
+            loose = [(i, r) for i, r in found if r.approval != "edited"]
+            if exact is None and not loose:
                 return None
-            i, record = next(((i, r) for i, r in found if r.arguments == args), found[0])
+            i, record = exact or loose[0]
             self._used.add(i)
             start = self._batch_start
         self.clock.at_least(start + record.seconds)
@@ -225,7 +229,9 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     ``max_result_chars``) default to the trace's, so every rule the loop applied applies again
     (a new budget changes only where the run stops). With no options the result has the
     recorded steps, calls, results, costs and stop. A fork is replayed as it ran: from the
-    spend it carried, its inherited steps taken again as its source took them.
+    spend it carried, its inherited steps taken again as its source took them. A run whose
+    cost is unknown (an imported log) replayed without a ``price`` stays unknown: its
+    ``cost_usd`` and its steps' are None.
 
     The functions are not in the trace: each tool is a stand-in with its recorded schema that
     returns, per call, the recorded result or raises the recorded error. Time is virtual: a
@@ -300,6 +306,8 @@ def _run_again(
             "budget": Budget(max_cost_usd=None if first is None else first.limit_usd),
         }
     source = Session._open("replay", model, prompt, opening)
+    if result.cost_usd is None and given["price"] is None:  # unknown, and nothing to price it
+        source.state.money.known = False
     source._hold_calls = holds
     for _ in range(inherited):
         source.step()
