@@ -76,7 +76,7 @@ from ._turn import (
     interrupted,
     received,
 )
-from ._types import Budget, Completion, Message, Price, Stop, to_pico
+from ._types import Budget, Completion, Message, Price, Stop, from_pico, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
