@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
 from ._budget import Projection
+from ._ceilings import budget_fields
 from ._files import open_new
 from ._types import Budget, Message, Price, Stop, Usage
 
@@ -350,12 +351,7 @@ class Result:
             "detail": self.detail,
             "cost_usd": self.cost_usd,
             "seconds": self.seconds,
-            "budget": {
-                "max_steps": self.budget.max_steps,
-                "max_seconds": self.budget.max_seconds,
-                "max_cost_usd": self.budget.max_cost_usd,
-                "max_tool_calls": self.budget.max_tool_calls,
-            },
+            "budget": budget_fields(self.budget),
             "price": None if price is None else price_to_dict(price),
             "max_output_tokens": self.max_output_tokens,
             "options": dict(self.options),
