@@ -22,6 +22,7 @@ To add a ceiling: a ``Stop`` member and a ``Budget`` field of its name, and a cl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -57,7 +58,6 @@ class Used:
     steps: int
     seconds: float
     tool_calls: int  # run, ok or error
-    next_input_tokens: int | None  # the next request's, as counted before it is sent
 
 
 class Ceiling:
@@ -96,8 +96,9 @@ class Ceiling:
         return None
 
     @classmethod
-    def figure(cls, used: Used) -> str | None:
-        """What is used of it, as its row in the meter shows it (None: no row)."""
+    def figure(cls, used: Used, projection: Projection | None) -> str | None:
+        """What is used of it, as its row in the meter shows it before a next step projected
+        at ``projection`` (None: no row)."""
         return None
 
     @classmethod
@@ -112,7 +113,7 @@ class Ceiling:
 
 def count(value: float) -> str:
     """A count with thousands separators; one decimal only where the value has a fraction."""
-    if value == int(value):
+    if math.isfinite(value) and value == int(value):
         return f"{int(value):,}"
     return f"{value:,.1f}"
 
@@ -143,7 +144,7 @@ class MaxSteps(Ceiling):
         return f"{max(0, self.limit - now.taken)} of {self.limit} steps (this one included)"
 
     @classmethod
-    def figure(cls, used: Used) -> str | None:
+    def figure(cls, used: Used, projection: Projection | None) -> str | None:
         return count(used.steps)
 
     reports = True
@@ -180,7 +181,7 @@ class MaxSeconds(Ceiling):
         return None if now.left is None else f"{max(0.0, now.left):.1f} of {self.limit} seconds"
 
     @classmethod
-    def figure(cls, used: Used) -> str | None:
+    def figure(cls, used: Used, projection: Projection | None) -> str | None:
         return f"{used.seconds:.2f}"
 
 
@@ -254,7 +255,7 @@ class MaxToolCalls(Ceiling):
         return f"max_tool_calls={self.limit}: {now.executed} run, this turn asks for {now.asked}"
 
     @classmethod
-    def figure(cls, used: Used) -> str | None:
+    def figure(cls, used: Used, projection: Projection | None) -> str | None:
         return count(used.tool_calls)
 
 
@@ -298,9 +299,8 @@ class MaxInputTokens(Ceiling):
         return f"{self.limit:,} input tokens a request"
 
     @classmethod
-    def figure(cls, used: Used) -> str | None:
-        n = used.next_input_tokens
-        return "not counted" if n is None else count(n)
+    def figure(cls, used: Used, projection: Projection | None) -> str | None:
+        return "not counted" if projection is None else count(projection.input_tokens)
 
     reports = True
 
@@ -371,12 +371,15 @@ def stop_means(stop: Stop) -> str:
     return ceiling.means if ceiling is not None else _OTHER_STOPS[stop]
 
 
-def meter_rows(budget: Budget, used: Used) -> list[tuple[str, str]]:
+def meter_rows(
+    budget: Budget, used: Used, projection: Projection | None = None
+) -> list[tuple[str, str]]:
     """The meter's rows, one for each ceiling shown by a row: its label, and what is used of
-    it and of what (or that there is no such ceiling)."""
+    it and of what (or that there is no such ceiling), before a next step projected at
+    ``projection``."""
     rows = []
     for cls in CEILINGS:
-        shown = cls.figure(used)
+        shown = cls.figure(used, projection)
         if cls.label is None or shown is None:
             continue
         limit = getattr(budget, cls.name)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
-from ._ceilings import Now
+from ._ceilings import Now, Used
 from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
 from ._finish import budget_note, final_note, last_turn, then_final_answer
@@ -273,6 +273,12 @@ class Loop:
     def projection(self) -> Projection:
         """What the next turn would cost at worst, computed without calling the model."""
         return self._project(self._count.count())[0]
+
+    @property
+    def used(self) -> Used:
+        """What the run has used of each ceiling so far (the meter's figures)."""
+        state = self.state
+        return Used(len(state.steps), state.elapsed, state.executed)
 
     @property
     def result(self) -> Result:

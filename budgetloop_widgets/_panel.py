@@ -33,9 +33,8 @@ from ._views import (
     IGNORE_MATH,
     charts_html,
     meter_html,
-    stopped_by_cost,
+    stopped_by_projection,
     stylesheet,
-    used_by,
 )
 
 Factory = Callable[[], Session]
@@ -212,30 +211,30 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         thread.start()
 
     def _background(self, session: Session, until: Breakpoint | None, why: str) -> None:
-        """The Run, on the worker thread: a step, a redraw, then the pause and the breakpoint."""
-        paused: str | None = None
+        """The Run, on the worker thread: the core's ``Session.run(until=...)``, asked after
+        each step to redraw, then whether Pause was pressed or the breakpoint holds."""
+        paused: list[str] = []
+
+        def stop_here(running: Session) -> bool:
+            self.refresh()
+            if self._pause.is_set():
+                paused.append(self._pause_reason)
+            elif until is not None and until(running):
+                paused.append(f"Run until: {why}")
+            return bool(paused)
+
         try:
-            while not session.done:
-                if self._pause.is_set():
-                    paused = self._pause_reason
-                    break
-                session.step()
-                self.refresh()
-                if session.done:
-                    break
-                if self._pause.is_set():
-                    paused = self._pause_reason
-                    break
-                if until is not None and until(session):
-                    paused = f"Run until: {why}"
-                    break
+            if self._pause.is_set():  # pressed before the first step
+                paused.append(self._pause_reason)
+            else:
+                session.run(until=stop_here)
         except BaseException as exc:  # reported in the panel, never lost on a worker thread
-            paused = f"the Run raised {type(exc).__name__}"
+            paused.append(f"the Run raised {type(exc).__name__}")
             self.show_error(f"Run raised {type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
             with self._lock:
                 self._running = False
-                self._paused_by = None if session.done else paused
+                self._paused_by = None if session.done or not paused else paused[-1]
                 self.refresh()
                 self._idle.set()
 
@@ -404,13 +403,14 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         else:
             self.status.value = stop_html(result)
         meter = meter_html(
-            projection, used_by(result), session.budget, done=session.done, label=label,
+            projection, session.used, session.budget, done=session.done, label=label,
             missing=missing, next_turn=nxt, carried=result.carried_usd,
         )  # fmt: skip
         ledger = session.options.values["ledger"]
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
-        # after a cost stop, the projection that stopped the run is still the crossing point
-        drawn = projection if not session.done or stopped_by_cost(result) else None
+        # after a stop a projection made, the projection that stopped the run is still the
+        # crossing point
+        drawn = projection if not session.done or stopped_by_projection(result) else None
         self.charts.value = charts_html(
             result.steps, session.budget, drawn, max_points=self.chart_points,
             carried=result.carried_usd,

@@ -14,6 +14,7 @@ from typing import Any
 import traitlets
 
 from budgetloop import Result, Session, Step
+from budgetloop.display import Used
 
 from ._data import (
     Strings,
@@ -24,6 +25,7 @@ from ._data import (
     message_columns,
     run_data,
     step_columns,
+    step_texts,
 )
 from ._log import JUMPS
 from ._traceview import Viewer
@@ -84,6 +86,7 @@ class StepList(Viewer):
         self._steps = len(result.steps)
         self._messages = len(result.messages)
         self._calls = sum(len(s.tool_calls) for s in result.steps)
+        self._used = _used_after(Used(0, 0.0, 0), result.steps)
         run = run_data(result, strings, tokens=session.message_tokens)
         self._jumps.extend(result.steps, run["steps"]["fl"])
         self._next_sent = _next_sent(result, run["sent"])
@@ -121,6 +124,8 @@ class StepList(Viewer):
             return None
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
+        columns.update(step_texts(steps, result.budget, sid, self._used))
+        self._used = _used_after(self._used, steps)
         sent = []
         for step in steps:
             sent.append(self._next_sent)
@@ -168,3 +173,10 @@ def _next_sent(result: Result, sent: Sequence[int]) -> int:
         return len(result.messages)
     last = steps[-1]
     return sent[-1] + (1 + len(last.tool_calls) if last.error is None else 0)
+
+
+def _used_after(before: Used, steps: Sequence[Step]) -> Used:
+    """What a run had used after ``steps``, having used ``before`` before them."""
+    seconds = before.seconds + sum(s.seconds for s in steps)
+    ran = before.tool_calls + sum(1 for s in steps for c in s.tool_calls if c.status != "skipped")
+    return Used(before.steps + len(steps), seconds, ran)
