@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -396,6 +397,81 @@ def growth(turns: int, window: int, runs: int, scripted_usage: bool) -> dict[str
     }
 
 
+def growth_plain(turns: int, window: int) -> dict[str, float]:
+    """The loop's own growth: a plain model callable that reads nothing, so what a turn costs
+    is the loop's, plus the one thing that must grow, the copy of the context handed to the
+    model (a fresh list each call). That copy is timed alone at the last turns' context size
+    and taken out of the last turns' figure."""
+    script = iter(
+        [*(Completion(tool_calls=[ToolCall("fetch", {"page": t})], usage=USAGE)
+           for t in range(turns)), Completion(text="done", usage=USAGE)]
+    )  # fmt: skip
+    sizes: list[int] = []
+
+    def model(messages: list[Any], tools: list[dict[str, Any]]) -> Completion:
+        sizes.append(len(messages))
+        return next(script)
+
+    session = start(
+        model,
+        "go",
+        tools=[fetch],
+        budget=Budget(max_steps=turns + 1, max_cost_usd=10_000.0),
+        price=PRICE,
+        max_output_tokens=500,
+    )
+    gc.collect()
+    seconds = []
+    for _ in range(turns):
+        t0 = now()
+        session.step()
+        seconds.append(now() - t0)
+    session.step()
+    expect(session.result.answered and len(session.result.tool_calls) == turns)
+    context = session.messages
+    copies = []
+    for _ in range(window):
+        t0 = now()
+        handed = [*context]  # the handoff, alone
+        copies.append(now() - t0)
+        expect(len(handed) == len(context))
+    first, last, copy = median(seconds[:window]), median(seconds[-window:]), median(copies)
+    return {
+        "turns": turns,
+        "messages": sizes[-1],
+        "first_us": first * 1e6,
+        "last_us": last * 1e6,
+        "copy_us": copy * 1e6,
+        "ratio": last / first,
+        "ratio_without_copy": (last - copy) / first,
+    }
+
+
+def long_scripted_run(steps: int) -> dict[str, float]:
+    """A ``ScriptedModel`` run of ``steps`` tool turns, default usage, in a fresh interpreter:
+    its seconds and the process's peak resident memory (what a notebook user waits for)."""
+    code = f"""
+import resource, sys, time
+from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, run, tool
+@tool
+def add(a: int, b: int) -> int:
+    \"\"\"Add two integers.\"\"\"
+    return a + b
+script = [Completion(tool_calls=[ToolCall("add", {{"a": i, "b": 1}})]) for i in range({steps})]
+model = ScriptedModel([*script, "done"], price=Price(1.25, 10.0), max_output_tokens=100)
+started = time.perf_counter()
+result = run(model, "go", tools=[add], budget=Budget(max_steps={steps} + 1))
+seconds = time.perf_counter() - started
+assert result.answered and len(result.steps) == {steps} + 1, result.stop
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(seconds, rss * (1 if sys.platform == "darwin" else 1024))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    expect(out.returncode == 0, out.stderr[-2000:])
+    seconds, peak = out.stdout.split()
+    return {"steps": steps, "seconds": float(seconds), "peak_mb": int(peak) / 2**20}
+
+
 # -- 3. a parallel batch -------------------------------------------------------------------------
 
 NAP = 0.1
@@ -583,6 +659,100 @@ def load_benchmark(steps: int, runs: int) -> dict[str, float]:
             "cpu_seconds": median(cpus), "peak_mb": max(peaks) / 1e6}  # fmt: skip
 
 
+# -- 8. parsing a provider's response body --------------------------------------------------------
+
+
+def responses_body() -> dict[str, Any]:
+    """A Responses API body as a reasoning model returns it for two parallel calls."""
+    calls = [
+        {
+            "type": "function_call",
+            "id": f"fc_{i}",
+            "call_id": f"call_{i}",
+            "name": name,
+            "arguments": json.dumps({"path": path}),
+            "status": "completed",
+        }
+        for i, (name, path) in enumerate((("delete_file", ".env"), ("create_file", "test.txt")))
+    ]
+    summary = [{"type": "summary_text", "text": "Two files to handle."}]
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": summary}
+    reasoning["encrypted_content"] = "gAAAAB" + "x" * 600
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1764640000,
+        "status": "completed",
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": 256,
+        "model": "gpt-5-mini-2025-08-07",
+        "output": [reasoning, *calls],
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": "low", "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": {
+            "input_tokens": 120,
+            "input_tokens_details": {"cached_tokens": 64, "cache_write_tokens": 0},
+            "output_tokens": 60,
+            "output_tokens_details": {"reasoning_tokens": 40},
+            "total_tokens": 180,
+        },
+        "metadata": {},
+    }
+
+
+def body_parsing(rounds: int, per_round: int) -> dict[str, float]:
+    """Microseconds from a response body's bytes to a ``Completion``, as each adapter does it:
+    ``openai_chat`` through the openai SDK's ``ChatCompletion`` (what the client builds from a
+    body) and ``completion_from_openai``; ``openai_responses`` reading the JSON itself with
+    ``completion_from_responses``. The same two calls in each body; the two interleaved."""
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+
+    from budgetloop.adapters import completion_from_openai, completion_from_responses
+
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures")
+    with open(os.path.join(fixtures, "provider-payloads", "openai_chat_two_tool_calls.json")) as f:
+        chat_raw = f.read().encode()
+    responses_raw = json.dumps(responses_body()).encode()
+    Response.model_validate(json.loads(responses_raw))  # the shape the SDK parses
+
+    def chat() -> Completion:
+        body = json.loads(chat_raw)
+        return completion_from_openai(construct_type(type_=ChatCompletion, value=body))
+
+    def responses() -> Completion:
+        return completion_from_responses(json.loads(responses_raw))
+
+    expect(len(chat().tool_calls) == 2 and len(responses().tool_calls) == 2)
+
+    def prepare(parse: Callable[[], Completion]) -> Prepare:
+        def go() -> None:
+            for _ in range(per_round):
+                parse()
+
+        return lambda: go
+
+    times = interleaved(
+        {"chat": prepare(chat), "responses": prepare(responses)}, rounds=rounds, warmup=2
+    )
+    return {
+        "chat_us": median(times["chat"]) / per_round * 1e6,
+        "responses_us": median(times["responses"]) / per_round * 1e6,
+        "ratio": paired_ratio(times, "responses", "chat"),
+    }
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -704,6 +874,41 @@ def main(argv: list[str] | None = None) -> int:
             g,
         )
     )
+    turns, window = (1_000, 50) if quick else (10_000, 200)
+    g = growth_plain(turns, window)
+    rows.append(
+        Row(
+            f"growth: {turns:,} turns, a plain model callable, last {window} / first {window}",
+            f"{g['ratio_without_copy']:.2f}x without the context's copy "
+            f"({g['first_us']:.0f} -> {g['last_us']:.0f} us/turn, {g['ratio']:.2f}x, of which "
+            f"{g['copy_us']:.0f} us copy {g['messages']:,} messages for the model)",
+            "<= 1.5x, the copy aside",
+            g["ratio_without_copy"] <= 1.5,
+            g,
+        )
+    )
+    g = growth(turns, window, runs=1, scripted_usage=True)
+    rows.append(
+        Row(
+            f"growth: {turns:,} turns, ScriptedModel recording each request",
+            f"{g['ratio']:.2f}x ({g['first_us']:.0f} -> {g['last_us']:.0f} us/turn)",
+            "model side, not the loop",
+            None,
+            g,
+        )
+    )
+    steps = 1_000 if quick else 10_000
+    say(f"a scripted run of {steps:,} steps...")
+    long = long_scripted_run(steps)
+    rows.append(
+        Row(
+            f"a ScriptedModel run of {steps:,} tool steps, default usage (own process)",
+            f"{long['seconds']:.1f} s, peak {long['peak_mb']:.0f} MB resident",
+            "seconds, not minutes",
+            None,
+            long,
+        )
+    )
 
     # 3. a parallel batch
     say("parallel batch...")
@@ -760,6 +965,19 @@ def main(argv: list[str] | None = None) -> int:
             "<= 5 s with TraceView",
             ld["seconds"] <= 5,
             ld,
+        )
+    )
+
+    # 8. a provider's response body, parsed
+    say("response bodies...")
+    bp = body_parsing(rounds=5 if quick else 31, per_round=50 if quick else 400)
+    rows.append(
+        Row(
+            "parse: a Responses API body / a Chat Completions one (two calls each)",
+            f"{bp['ratio']:.2f}x ({bp['responses_us']:.0f} / {bp['chat_us']:.0f} us)",
+            "<= 1.5x",
+            bp["ratio"] <= 1.5,
+            bp,
         )
     )
 

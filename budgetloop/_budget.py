@@ -241,10 +241,18 @@ def worst_case_cost(
     """The cost of ``turns`` turns whose context starts at ``start_tokens`` and grows by
     ``tokens_per_turn`` each turn, every turn spending ``max_output_tokens``.
 
-    Input on turn n is ``start + per_turn x (n - 1)``, so the total is quadratic in ``turns``.
+    Input on turn n is ``start + per_turn x (n - 1)``, so the total is quadratic in ``turns``;
+    with a tiered price each turn is billed at the tier of its own input.
     """
     if turns < 0:
         raise ValueError(f"worst_case_cost: turns must be >= 0, got {turns}.")
+    if price.tiers:  # each turn at the tier of its own input
+        return from_pico(
+            sum(
+                _turn_pico(n, start_tokens, tokens_per_turn, max_output_tokens, price)
+                for n in range(1, turns + 1)
+            )
+        )
     total_in = turns * start_tokens + tokens_per_turn * turns * (turns - 1) // 2
     return from_pico(price.pico(total_in, turns * max_output_tokens))
 

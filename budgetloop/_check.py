@@ -61,9 +61,9 @@ def check_arguments(
     """The checked arguments (JSON values still) and the paths of the values that were
     coerced; ``choices`` gets the branch each union's value fitted, by path."""
     args = parse_arguments(tool.name, raw)
-    params = tool.parameters
+    params, extra = tool.parameters, tool.extra_arguments
     for key in args:
-        if key not in params:
+        if key not in params and extra is None:
             expected: Part = Name(", ".join(params)) if params else "no arguments"
             raise ArgumentError(
                 Name(f"{tool.name}.{key}"), ": unknown argument; expected ", expected
@@ -74,7 +74,8 @@ def check_arguments(
     coerced: list[str] = []
     fit = Fit(tool.defs, coerced, choices=choices)
     checked = {
-        key: fit.check(params[key], value, f"{tool.name}.{key}") for key, value in args.items()
+        key: fit.check(params.get(key, extra) or {}, value, f"{tool.name}.{key}")
+        for key, value in args.items()
     }
     return checked, coerced
 

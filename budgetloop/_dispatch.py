@@ -50,6 +50,7 @@ class Dispatch:
     ) -> None:
         self.tools = tools
         self._async = frozenset(name for name, tool in tools.items() if tool.is_async)
+        self._servers = {name: t.server for name, t in tools.items() if t.server is not None}
         self.clock = clock
         self.workers = workers
         self.max_result_chars = max_result_chars
@@ -74,6 +75,8 @@ class Dispatch:
         ``ArgumentError``; the trace form of each is written from its parts."""
         said = error.real if isinstance(error, Said) else str(error)
         record = not_run(call, call_id, status, said, seconds)
+        if self._servers and isinstance(call.name, str) and call.name in self._servers:
+            record = replace(record, server=self._servers[call.name])
         redactor = self.redactor
         fn = redactor.fn
         if fn is None:
@@ -171,6 +174,7 @@ class Dispatch:
                 seconds=self.clock() - started,
                 coerced=coerced,
                 traceback=PLAIN.traceback(traceback),
+                server=self._servers.get(call.name),
             )
             return self._ran(record, value, traceback)
         limit, truncated = self.max_result_chars, None
@@ -187,6 +191,7 @@ class Dispatch:
             seconds=self.clock() - started,
             coerced=coerced,
             truncated=truncated,
+            server=self._servers.get(call.name),
         )
         return self._ran(record, value, None)
 

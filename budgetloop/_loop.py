@@ -146,7 +146,7 @@ class Loop:
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
         self.forked_from: str | None = None  # the run_id of the run this one was forked from
         self.budget: Budget = options.budget  # these three are read on every turn
-        self.price: Price | None = given["price"]
+        self.price: Price | None = options.price
         self.max_output_tokens: int | None = given["max_output_tokens"]
         redact = given["redact"]
         self._redactor = Redactor(None if redact is None else strict(redact))

@@ -171,7 +171,42 @@ def _needs(where: str, values: Mapping[str, Any], given: str) -> None:
     expected += f" with {given} worst case before it is sent"
     them = "them here, or give the model callable those attributes"
     it = "it here, or give the model callable that attribute"
-    raise ValueError(must(where, names, expected, got) + f" Pass {them if wrong[1:] else it}.")
+    by_name = (
+        " A price by model name: price='gpt-4o-mini', from genai-prices"
+        " (pip install 'budgetloop[prices]', with which the adapters price their model)."
+        if price is None
+        else ""
+    )
+    raise ValueError(
+        must(where, names, expected, got) + f" Pass {them if wrong[1:] else it}.{by_name}"
+    )
+
+
+def _price(value: Any, reading: Reading) -> Any:
+    """A Price; a model name, priced from genai-prices; None, the model callable's price."""
+    if isinstance(value, str):
+        return price_of_name(value, reading.where)
+    return or_from_model(instance(Price, "a Price, a model name or None"))(value, reading)
+
+
+def price_of_name(model: str, where: str) -> Price:
+    """``price="gpt-4o"``: the model's price from genai-prices (``budgetloop[prices]``)."""
+    from .prices import price_of
+
+    try:
+        return price_of(model)
+    except LookupError as exc:
+        closest = ", ".join(getattr(exc, "closest", ())) or "none"
+        expected = "a Price, or a model name genai-prices knows"
+        raise ValueError(
+            must(where, "price", expected, repr(model)) + f" The closest names: {closest}."
+        ) from None
+    except ImportError:
+        expected = "a Price, or a model name with budgetloop[prices] installed"
+        raise ValueError(
+            must(where, "price", expected, repr(model))
+            + " pip install 'budgetloop[prices]', or pass price=Price(...)."
+        ) from None
 
 
 def _clock(value: Any, reading: Reading) -> Any:
@@ -207,8 +242,9 @@ class ReplayOptions(TypedDict, total=False):
 
     budget: Annotated[Budget | None, Option(None, _budget, across=_cost_needs_price)]
     """The run's ceilings; None is ``Budget()`` (ten steps)."""
-    price: Annotated[Price | None, Option(None, or_from_model(instance(Price, "a Price or None")))]
-    """Dollars per million tokens; None is the model callable's ``price``, if it has one."""
+    price: Annotated[Price | str | None, Option(None, _price)]
+    """Dollars per million tokens, or a model name priced from genai-prices
+    (``budgetloop.prices.price_of``); None is the model callable's ``price``, if it has one."""
     max_output_tokens: Annotated[int | None, Option(None, or_from_model(int_at_least(0)))]
     """The most tokens a reply may be; None is the model callable's, if it has one."""
     count_tokens: Annotated[CountTokens | None, Option(None, function)]
@@ -325,13 +361,15 @@ class Options:
     ``fork``: ``values`` has every option (its default when not given) as the run keeps it,
     ``given`` the options as they were passed."""
 
-    __slots__ = ("budget", "given", "schemas", "tools", "values")
+    __slots__ = ("budget", "given", "price", "schemas", "tools", "values")
 
     def __init__(self, values: StartOptions, given: Mapping[str, Any]) -> None:
         self.values = values
         self.given = dict(given)
         budget = values["budget"]
         self.budget: Budget = Budget() if budget is None else budget
+        price = values["price"]  # a model name was read as its Price
+        self.price: Price | None = price if isinstance(price, Price) else None
         self.tools: dict[str, Tool] = {t.name: t for t in map(tool, values["tools"])}
         self.schemas: list[dict[str, Any]] = [t.schema for t in self.tools.values()]
 
@@ -381,12 +419,27 @@ def tool_table(tools: Sequence[Callable[..., Any]], where: str) -> dict[str, Too
             raise TypeError(must(where, f"tools[{i}]", "a function", type_name(fn)))
         t = tool(fn)
         if t.name in table:
-            raise ValueError(
-                must(where, "tools", "functions of distinct names", f"two named {t.name!r}")
-                + " Pass @tool(name=...) to tell them apart."
-            )
+            raise ValueError(_same_name(where, table[t.name], t))
         table[t.name] = t
     return table
+
+
+def _same_name(where: str, first: Tool, second: Tool) -> str:
+    """Two tools of one name: which they are, and how to tell them apart."""
+    if first.server is None and second.server is None:
+        got, how = f"two named {first.name!r}", "@tool(name=...)"
+    else:
+        got = f"two named {first.name!r}, " + " and ".join(
+            "a function" if t.server is None else f"one of the MCP server {t.server!r}"
+            for t in (first, second)
+        )
+        how = "connect(..., prefix=...)" + (
+            "" if first.server and second.server else " or @tool(name=...)"
+        )
+    return (
+        must(where, "tools", "functions of distinct names", got)
+        + f" Pass {how} to tell them apart."
+    )
 
 
 def initial_messages(prompt: Any, system: str | None, where: str) -> list[Message]:

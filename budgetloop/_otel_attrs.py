@@ -290,6 +290,8 @@ def tool(
         out["budgetloop.tool.coerced"] = [redact.text(name) for name in call.coerced]
     if call.truncated is not None:
         out["budgetloop.tool.truncated"] = call.truncated
+    if call.server is not None:
+        out["budgetloop.tool.server"] = redact.text(call.server)
     if call.status == "error" and call.error is not None:
         out["error.type"] = redact.text(error_type(call.error, ran=call.arguments is not None))
     if content:

@@ -69,7 +69,7 @@ def call(data: Any) -> CallRecord | None:
     name: Any = get("name", _NO)
     id_, status = get("id", _NO), cast(Status, get("status", _NO))
     raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
-    result, error, traceback = get("result"), get("error"), get("traceback")
+    result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
     if not (
         (name is None or type(name) is str)
@@ -79,6 +79,7 @@ def call(data: Any) -> CallRecord | None:
         and (result is None or type(result) is str)
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
+        and (server is None or type(server) is str)
         and _number(seconds)
         and (truncated is None or (type(truncated) is int and truncated >= 0))
         and (arguments is None or (type(arguments) is dict and _json(arguments)))
@@ -100,6 +101,7 @@ def call(data: Any) -> CallRecord | None:
         coerced=tuple(coerced),
         truncated=truncated,
         traceback=traceback,
+        server=server,
     )
 
 
@@ -112,16 +114,19 @@ def _usage(data: Any) -> Any:
     get = data.get
     inp, out = get("input_tokens", _NO), get("output_tokens", _NO)
     read, write = get("cache_read_tokens", 0), get("cache_write_tokens", 0)
+    reasoning = get("reasoning_tokens", 0)
     if not (
         type(inp) is int
         and type(out) is int
         and type(read) is int
         and type(write) is int
+        and type(reasoning) is int
         and inp >= 0
         and out >= 0
         and read >= 0
         and write >= 0
         and read + write <= inp
+        and 0 <= reasoning <= out
     ):
         return _NO
     return Usage(
@@ -129,6 +134,7 @@ def _usage(data: Any) -> Any:
         output_tokens=out,
         cache_read_tokens=read,
         cache_write_tokens=write,
+        reasoning_tokens=reasoning,
     )
 
 

@@ -223,6 +223,7 @@ class Redactor:
             raw_arguments=self.arguments(record.raw_arguments),
             arguments=self.value(record.arguments),
             coerced=tuple(self.text(path) for path in record.coerced),
+            server=self.text(record.server),
         )
 
     def call(self, record: CallRecord) -> CallRecord:

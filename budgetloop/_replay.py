@@ -26,6 +26,7 @@ from ._scripted import ScriptedModel
 from ._session import Session
 from ._trace import CallRecord, Result, Step
 from ._types import Completion, Message, Stop
+from ._written import checkable
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -143,8 +144,11 @@ class RecordedTool(Tool):
             )
         self.name = name
         self.description = str(schema.get("description", ""))
-        self.parameters = dict(props)
-        self.required = tuple(required)
+        found = checkable(params)  # a schema written elsewhere (an MCP server's) is checked
+        self.parameters = found.parameters  # as far as the check can, as in the recorded run
+        self.required = found.required
+        self._defs = found.defs
+        self.extra_arguments = found.extra
         self.is_async = False
         self._recorded = schema
         self._tape = tape
@@ -213,7 +217,8 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     """Run a saved run again, offline, with its recorded completions and tool results.
 
     ``trace`` is a ``Result``, ``Result.to_dict()`` data or a path. ``options`` are ``start()``
-    options: ``budget`` above all; ``price``, ``max_output_tokens`` and the options the trace
+    options: ``budget`` above all; ``price`` (a ``Price``, or a model name as ``start()`` takes
+    it), ``max_output_tokens`` and the options the trace
     records (``Result.options``: ``finish``, ``budget_note``, the repetition guard,
     ``max_result_chars``) default to the trace's, so every rule the loop applied applies again
     (a new budget changes only where the run stops). With no options the result has the
@@ -233,6 +238,9 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     tape = Tape(result.steps, clock)
     schemas = replay_schemas(result)  # an imported run's tools without a schema: stand-ins
     tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(schemas)]
+    servers = {c.name: c.server for s in result.steps for c in s.tool_calls if c.server}
+    for stand_in in tools:  # an MCP tool's calls name its server in the replay too
+        stand_in.server = servers.get(stand_in.name)
     model = ScriptedModel(
         [_entry(step, tape, result) for step in result.steps],
         price=result.price,

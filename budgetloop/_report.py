@@ -13,14 +13,15 @@ import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ._ceilings import BY_NAME, CEILINGS, Figure
 from ._journal import load_traces
+from ._options import price_of_name
 from ._trace import Result, printable
-from ._types import PICO, Budget, format_usd, to_pico
+from ._types import PICO, Budget, Price, format_usd, from_pico, price_words, to_pico
 from ._valid import type_name
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
@@ -54,6 +55,7 @@ class BudgetReport:
     daily_worst_usd: dict[float, float | None] | None = None  # runs_per_day x max_cost_usd[p]
     skipped: tuple[tuple[str, str], ...] = ()  # (file name, why) for each file not read
     unknown_cost: tuple[str, ...] = ()  # the runs whose cost their trace does not hold
+    prices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # price -> runs billed at it
 
     @property
     def max_cost_usd(self) -> dict[float, float | None]:
@@ -116,6 +118,10 @@ class BudgetReport:
         ]
         for stop, names in sorted(self.stops.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             lines.append(f"  {stop:<18}{len(names):>{width}}  {_some(names)}")
+        if self._prices_worth_saying():
+            lines += ["", "priced at:"]
+            for words, names in sorted(self.prices.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+                lines.append(f"  {printable(words)}: {_some(names)}")
         lines += [
             "",
             "ceilings that would have let p% of these runs answer:",
@@ -148,6 +154,13 @@ class BudgetReport:
             lines += [f"  {printable(name)}: {printable(why)}" for name, why in self.skipped]
         return "\n".join(lines)
 
+    def _prices_worth_saying(self) -> bool:
+        """The runs were billed at more than one price, or at one whose source is known (a
+        catalog's): a single price given by hand goes unsaid."""
+        return len(self.prices) > 1 or any(
+            not (words == "none" or words.startswith("given: ")) for words in self.prices
+        )
+
     def _below_the_mean(self) -> list[str]:
         """A note for each worst at ceiling below the expected figure: the mean is of the runs
         as they ran, and that ceiling would have stopped the costlier ones at it."""
@@ -171,6 +184,7 @@ def budget_report(
     *,
     runs_per_day: float | None = None,
     percentiles: Sequence[float] = DEFAULT_PERCENTILES,
+    price: Price | str | None = None,
 ) -> BudgetReport:
     """A ``BudgetReport`` from a folder of traces (every ``*.json`` and ``*.jsonl`` in it), one
     trace file, or a list of paths, ``Result``s and ``to_dict()`` data. A file is read as
@@ -183,8 +197,16 @@ def budget_report(
     ``max_cost_usd`` would have stopped it; the input-token ceiling, the largest request it
     sent, as counted before sending. A run that did not answer is counted as needing
     more than it was given, so it finishes under no ceiling the report suggests.
+
+    ``price`` (a ``Price``, or a model name priced by ``budgetloop.prices.price_of``) bills the
+    runs whose traces hold no cost (imported ones) at their recorded usage; a run with a step
+    that reported no usage stays unknown. ``prices`` says which price each run was billed at;
+    the text says it when the runs were billed at more than one, or at a catalog's.
     """
     names, results, skipped = _load(traces)
+    if price is not None:
+        given = _price_given(price)
+        results = [_billed(r, given) for r in results]
     ps = _check_percentiles(percentiles)
     per_day = _check_runs_per_day(runs_per_day)
     n = len(results)
@@ -194,6 +216,9 @@ def budget_report(
     for name, r in zip(names, results, strict=True):
         stops.setdefault("running" if r.stop is None else r.stop.value, []).append(name)
     unknown = tuple(name for name, r in zip(names, results, strict=True) if r.cost_usd is None)
+    prices: dict[str, list[str]] = {}
+    for name, r in zip(names, results, strict=True):
+        prices.setdefault(price_words(r.price), []).append(name)
     ceilings: dict[str, dict[float, Figure | None]] = {}
     max_cost: dict[float, int | None] = dict.fromkeys(ps)  # picodollars
     for ceiling in CEILINGS:
@@ -221,6 +246,7 @@ def budget_report(
         ceilings=ceilings,
         skipped=tuple(skipped),
         unknown_cost=unknown,
+        prices={k: tuple(v) for k, v in prices.items()},
     )
     if unknown:
         if per_day is None:
@@ -244,6 +270,27 @@ def budget_report(
             p: None if v is None else _dollars(v) * per_day for p, v in max_cost.items()
         },
     )
+
+
+def _price_given(price: object) -> Price:
+    if isinstance(price, str):
+        return price_of_name(price, "budget_report")
+    if not isinstance(price, Price):
+        expected = "a Price, a model name or None"
+        raise TypeError(f"budget_report: price must be {expected}, got {type_name(price)}.")
+    return price
+
+
+def _billed(result: Result, price: Price) -> Result:
+    """A run whose trace holds no cost, billed at ``price`` for its recorded usage (each step
+    at the tier of its own input); unchanged when it has a cost or a step lacks usage."""
+    if result.cost_usd is not None or any(s.usage is None for s in result.steps):
+        return result
+    picos = [price.usage_pico(s.usage) for s in result.steps if s.usage is not None]
+    steps = tuple(
+        replace(s, cost_usd=from_pico(c)) for s, c in zip(result.steps, picos, strict=True)
+    )
+    return replace(result, steps=steps, cost_usd=from_pico(sum(picos)), price=price)
 
 
 def _dollars(pico: int, runs: int = 1) -> float:

@@ -13,6 +13,7 @@ from typing import Any, overload
 
 from ._check import ArgumentError, check_value
 from ._docstring import parse_docstring
+from ._field import Default, parameter_default
 from ._hints import Target, hint_name, hints_for, target
 from ._jsonable import jsonable
 from ._shapes import SUPPORTED, Choices, Convert, Shapes
@@ -32,6 +33,11 @@ class Tool:
     strict: bool = False
     _converts: Mapping[str, Convert] = _NOTHING
     _dropped: frozenset[str] = frozenset()  # strict: parameters whose null means "not given"
+    _fills: Mapping[str, Default] = _NOTHING  # defaults a pydantic Field gives, put in by us
+    # The schema an argument the parameters do not name is checked with; None: it is refused
+    # (a schema written elsewhere, an MCP server's, may let such arguments through).
+    extra_arguments: dict[str, Any] | None = None
+    server: str | None = None  # the MCP server a tool is on (budgetloop.mcp), named in the trace
 
     def __init__(
         self,
@@ -83,6 +89,7 @@ class Tool:
         shapes = Shapes(self.strict)
         required = []
         converts: dict[str, Convert] = {}
+        fills: dict[str, Default] = {}
         for param in params:
             pname = param.name
             if pname not in hints:
@@ -90,21 +97,25 @@ class Tool:
                     f"{where}: parameter {pname!r} has no type hint; add one ({SUPPORTED})."
                 )
             at = f"{where}: parameter {pname!r}"
-            schema, convert = shapes.build(hints[pname], at)
+            hint, default = parameter_default(hints[pname], param, at)
+            schema, convert = shapes.build(hint, at)
             if convert is not None:
                 converts[pname] = convert
             if pname in arg_docs:  # the docstring wins over an Annotated description
                 schema = {**schema, "description": arg_docs[pname]}
-            if param.default is param.empty:
+            if default is None:
                 required.append(pname)
-            else:
-                shown = check_default(schema, param.default, hints[pname], at, shapes.defs)
+            elif default.factory is None:
+                shown = check_default(schema, default.value, hints[pname], at, shapes.defs)
                 if shown is not _HIDDEN:
                     schema = {**schema, "default": shown}
+            if default is not None and default.from_field:
+                fills[pname] = default
             self.parameters[pname] = schema
         self.required = tuple(required)
         self._defs = shapes.defs
         self._converts = converts
+        self._fills = fills
         if self.strict:
             from ._strict import make_strict  # only strict tools need it
 
@@ -148,8 +159,8 @@ class Tool:
     def arguments_for(self, args: dict[str, Any], choices: Choices) -> dict[str, Any]:
         """What the function is called with, from the checked arguments: each value as its
         hint's type (a member for an Enum, an instance for a dataclass or pydantic model...)."""
-        converts, dropped = self._converts, self._dropped
-        if not converts and not dropped:
+        converts, dropped, fills = self._converts, self._dropped, self._fills
+        if not converts and not dropped and not fills:
             return args
         out = {}
         for key, value in args.items():
@@ -157,6 +168,9 @@ class Tool:
                 continue  # a strict schema's null for "not given": the default applies
             convert = converts.get(key)
             out[key] = value if convert is None else convert(value, f"{self.name}.{key}", choices)
+        for key, default in fills.items():  # Python would pass the Field itself, or nothing
+            if key not in out:
+                out[key] = default.make()
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -207,11 +221,6 @@ def check_default(
     """A default the model is shown, and the tool is called with, must fit the parameter's
     hint exactly (nothing coerced) and be a finite number if it is one: else an error here.
     Returns the default as the schema shows it (JSON), or ``_HIDDEN`` if JSON cannot."""
-    if type(default).__name__ == "FieldInfo" and hasattr(default, "metadata"):
-        raise TypeError(
-            f"{where}: a pydantic Field as a default is not read; write the hint as "
-            f"Annotated[{hint_name(hint)}, Field(...)] and give the default plainly."
-        )
     value = jsonable(default)
     bad = _non_finite(value)
     if bad is not None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, overload
 
 from ._budget import (
     REQUEST_OVERHEAD,
@@ -74,8 +74,10 @@ class ScriptedModel:
         self.count_usage = count_usage
         self.requests: list[Request] = []
         self._lock = threading.Lock()
-        self._counted: list[Message] = []  # the last request counted, and its messages' tokens
-        self._counted_tokens = 0
+        self._last: list[Message] = []  # the last request's messages, its tools and its context
+        self._last_tools: tuple[dict[str, Any], ...] = ()
+        self._last_context: Context | None = None
+        self._tokens: list[int] = [0]  # the default estimate of each prefix of ``_last``
         self._past_end = "add entries or pass repeat_last=True"
 
     @classmethod
@@ -115,7 +117,8 @@ class ScriptedModel:
         """Forget every request, so the script plays again from its first entry."""
         with self._lock:
             self.requests.clear()
-            self._counted, self._counted_tokens = [], 0
+            self._last, self._last_tools, self._last_context = [], (), None
+            self._tokens = [0]
 
     @property
     def calls(self) -> int:
@@ -125,7 +128,7 @@ class ScriptedModel:
     def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         with self._lock:
             index = len(self.requests)
-            self.requests.append(Request(tuple(messages), tuple(tools)))
+            self.requests.append(self._record(messages, tools))
         if self.delay:
             time.sleep(self.delay)
         if index >= len(self.script) and not self.repeat_last:
@@ -157,21 +160,107 @@ class ScriptedModel:
             out = min(out, self.max_output_tokens)
         return Usage(self._input_tokens(messages, tools), out)
 
+    def _record(self, messages: list[Message], tools: list[dict[str, Any]]) -> Request:
+        """The request as recorded, sharing what it has in common with the last one (the lock
+        held). A loop's requests each begin with the last one's context, so only the messages
+        past that are kept: a run of n steps is recorded in memory that grows with n, not n²."""
+        shared = _common_prefix(messages, self._last)
+        del self._last[shared:], self._tokens[shared + 1 :]
+        self._last.extend(messages[shared:])
+        context = Context(self._last_context, shared, tuple(messages[shared:]))
+        self._last_context = context
+        if tuple(tools) != self._last_tools:
+            self._last_tools = tuple(tools)
+        return Request(context, self._last_tools)
+
     def _input_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
-        """The request's input tokens. With the default estimate, only the messages past the
-        last request counted are estimated: a request that begins with the last one (equal
-        messages, compared by identity first) adds its new messages to that count."""
+        """The request's input tokens. With the default estimate, only the messages past what
+        it has in common with the last request are estimated (each prefix's count is kept)."""
         if self.count_tokens is not estimate_tokens:
             return self.count_tokens(messages, tools)
         with self._lock:
-            before, counted = self._counted, self._counted_tokens
-        n = len(before)
-        if len(messages) < n or messages[:n] != before:
-            n, counted = 0, 0
-        counted += sum(estimate_message(m) for m in messages[n:])
-        with self._lock:
-            self._counted, self._counted_tokens = list(messages), counted
-        return REQUEST_OVERHEAD + estimate_tools(tools) + counted
+            if self._last == messages:  # still the last request recorded (compared in C)
+                counts = self._tokens
+                total = counts[-1]
+                for message in messages[len(counts) - 1 :]:
+                    total += estimate_message(message)
+                    counts.append(total)
+            else:  # another thread's request came between: count this one whole
+                total = sum(estimate_message(message) for message in messages)
+        return REQUEST_OVERHEAD + estimate_tools(tools) + total
+
+
+def _common_prefix(messages: Sequence[Message], last: list[Message]) -> int:
+    """How many of ``messages`` begin as ``last`` does, compared in C (by identity first).
+    A loop's request is the last one grown (the whole of ``last`` shared) or the last one less
+    the note the loop added at its end; anything else is found by a binary search."""
+    if len(messages) >= len(last) and messages[: len(last)] == last:
+        return len(last)
+    m = min(len(last), len(messages))
+    for k in (m, m - 1):
+        if k >= 0 and messages[:k] == last[:k]:
+            return k
+    low, high = 0, m - 1  # the first ``low`` are shared, the first ``high`` are not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if messages[:middle] == last[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+class Context(Sequence[Message]):
+    """The messages of one recorded request: the first ``shared`` of the request before it,
+    then its own. Reads like the tuple it stands for (index, slice, iterate, compare)."""
+
+    __slots__ = ("_len", "_own", "_parent", "_shared")
+
+    def __init__(self, parent: Context | None, shared: int, own: tuple[Message, ...]) -> None:
+        self._parent, self._shared, self._own = parent, shared, own
+        self._len = shared + len(own)
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        i = index + self._len if index < 0 else index
+        if not 0 <= i < self._len:
+            raise IndexError(f"Request.messages: index must be below {self._len}, got {index}.")
+        node = self
+        while i < node._shared:
+            assert node._parent is not None
+            node = node._parent
+        return node._own[i - node._shared]
+
+    def __iter__(self) -> Iterator[Message]:
+        parts: list[tuple[Message, ...]] = []
+        node: Context | None = self
+        upto = self._len
+        while node is not None and upto > 0:
+            if upto > node._shared:
+                parts.append(node._own[: upto - node._shared])
+                upto = node._shared
+            node = node._parent
+        for part in reversed(parts):
+            yield from part
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Context | tuple | list):
+            return len(other) == self._len and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 def _raiser(error: str) -> Callable[[list[Message], list[dict[str, Any]]], Completion]:

@@ -10,7 +10,7 @@ import re
 import sys
 import unicodedata
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
@@ -44,9 +44,10 @@ RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
 
 @dataclass(frozen=True)
 class Request:
-    """What one call to the model was sent."""
+    """What one call to the model was sent. ``messages`` reads as a tuple (a
+    ``ScriptedModel``'s requests share the messages they have in common, not copies)."""
 
-    messages: tuple[Message, ...]
+    messages: Sequence[Message]
     tools: tuple[dict[str, Any], ...]
 
 
@@ -65,6 +66,7 @@ class CallRecord:
     coerced: tuple[str, ...] = ()
     truncated: int | None = None  # the result's full length, when it was cut for the model
     traceback: str | None = field(default=None, compare=False, repr=False)  # its failure's
+    server: str | None = None  # the MCP server the tool is on; None for a function's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -84,7 +86,7 @@ class CallRecord:
         return f"error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "id": self.id,
             "raw_arguments": self.raw_arguments,
@@ -97,6 +99,9 @@ class CallRecord:
             "truncated": self.truncated,
             "traceback": self.traceback,
         }
+        if self.server is not None:  # only an MCP tool's call has it
+            out["server"] = self.server
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:
@@ -180,12 +185,15 @@ def _reading(where: str, read: Callable[[Any, str], T], data: Any) -> T:
 
 
 def usage_to_dict(usage: Usage) -> dict[str, int]:
-    """A usage as plain data; the cache counts only when there are some (older readers)."""
+    """A usage as plain data; the cache and reasoning counts only when there are some (older
+    readers)."""
     out = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
     if usage.cache_read_tokens:
         out["cache_read_tokens"] = usage.cache_read_tokens
     if usage.cache_write_tokens:
         out["cache_write_tokens"] = usage.cache_write_tokens
+    if usage.reasoning_tokens:
+        out["reasoning_tokens"] = usage.reasoning_tokens
     return out
 
 
@@ -441,13 +449,24 @@ class Result:
         return "\n".join(lines)
 
 
-def price_to_dict(price: Price) -> dict[str, float]:
-    """A price as plain data; the cache prices only when they are set (older readers)."""
-    out = {"input_per_mtok": price.input_per_mtok, "output_per_mtok": price.output_per_mtok}
+def price_to_dict(price: Price) -> dict[str, Any]:
+    """A price as plain data; the cache prices and the source only when they are set and the
+    tiers only when there are some (older readers), the tiers as a list of
+    ``{"above": n, "price": {...}}`` in threshold order (JSON objects take no int keys)."""
+    out: dict[str, Any] = {
+        "input_per_mtok": price.input_per_mtok,
+        "output_per_mtok": price.output_per_mtok,
+    }
     if price.cache_read_per_mtok is not None:
         out["cache_read_per_mtok"] = price.cache_read_per_mtok
     if price.cache_write_per_mtok is not None:
         out["cache_write_per_mtok"] = price.cache_write_per_mtok
+    if price.source is not None:
+        out["source"] = price.source
+    if price.tiers:
+        out["tiers"] = [
+            {"above": above, "price": price_to_dict(tier)} for above, tier in price.tiers.items()
+        ]
     return out
 
 

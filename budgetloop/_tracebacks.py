@@ -18,6 +18,7 @@ from types import TracebackType
 MAX_TRACEBACK_CHARS = 8_000
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_OWN = (_HERE, os.path.join(_HERE, "mcp"))  # an MCP tool's call is budgetloop's machinery too
 _RUNNERS = (
     os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
     os.path.dirname(os.path.abspath(concurrent.futures.__file__)) + os.sep,
@@ -26,10 +27,10 @@ _RUNNERS = (
 
 
 def _is_runner(tb: TracebackType) -> bool:
-    """A frame of the loop's own machinery: budgetloop's private modules (not the adapters,
-    whose bugs are the model's), asyncio, concurrent.futures, threading."""
+    """A frame of the loop's own machinery: budgetloop's private modules and budgetloop.mcp's
+    (not the adapters, whose bugs are the model's), asyncio, concurrent.futures, threading."""
     name = os.path.abspath(tb.tb_frame.f_code.co_filename)
-    if os.path.dirname(name) == _HERE and os.path.basename(name).startswith("_"):
+    if os.path.dirname(name) in _OWN and os.path.basename(name).startswith("_"):
         return True
     return name.startswith(_RUNNERS)
 

@@ -111,15 +111,25 @@ class Usage:
     ``input_tokens`` is the whole input, cache reads and cache writes included (as the
     OpenTelemetry GenAI conventions count it); ``cache_read_tokens`` and ``cache_write_tokens``
     say how much of it was read from or written to the provider's prompt cache.
+    ``reasoning_tokens`` is the part of ``output_tokens`` a reasoning model spent thinking
+    (OpenAI's reasoning tokens, Anthropic's thinking tokens); it is billed as output, as the
+    providers bill it.
     """
 
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        for name in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "reasoning_tokens",
+        ):
             check_int(f"Usage.{name}", getattr(self, name))
         cached = self.cache_read_tokens + self.cache_write_tokens
         if cached > self.input_tokens:
@@ -127,6 +137,12 @@ class Usage:
                 f"Usage: cache_read_tokens + cache_write_tokens ({cached}) is more than "
                 f"input_tokens ({self.input_tokens}); input_tokens counts the whole input, "
                 "cached tokens included."
+            )
+        if self.reasoning_tokens > self.output_tokens:
+            raise ValueError(
+                f"Usage: reasoning_tokens ({self.reasoning_tokens}) is more than "
+                f"output_tokens ({self.output_tokens}); output_tokens counts the whole output, "
+                "reasoning included."
             )
 
     @property
@@ -189,17 +205,28 @@ def _per_token(usd_per_mtok: float) -> int:
 class Price:
     """Dollars per million tokens: input, output, and input read from or written to a cache.
 
-    A cache price left as None is the input price.
+    A cache price left as None is the input price. ``tiers`` maps an input size to the price of
+    a request whose whole input (cached tokens included) is above it, as providers bill long
+    contexts: ``Price(3.0, 15.0, tiers={200_000: Price(6.0, 22.5)})`` bills a request of
+    200,001 input tokens at $6 / $22.50 for all of its tokens. A tier has no tiers of its own.
+    ``source`` says where the rates came from, for a reader of the trace
+    (``budgetloop.prices.price_of`` sets it: ``"genai-prices 0.2.3: openai gpt-4o-mini"``); it
+    is no part of the price's value, so two prices of the same rates are equal whatever their
+    sources.
     """
 
     input_per_mtok: float
     output_per_mtok: float
     cache_read_per_mtok: float | None = None
     cache_write_per_mtok: float | None = None
+    tiers: dict[int, Price] | None = field(default=None, hash=False)
+    source: str | None = field(default=None, compare=False)
     _in: int = field(init=False, repr=False, compare=False)
     _out: int = field(init=False, repr=False, compare=False)
     _read: int = field(init=False, repr=False, compare=False)
     _write: int = field(init=False, repr=False, compare=False)
+    # (above, price) from the highest threshold down, for the tier lookup
+    _tiers: tuple[tuple[int, Price], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("input_per_mtok", "output_per_mtok"):
@@ -212,33 +239,103 @@ class Price:
         object.__setattr__(self, "_out", _per_token(self.output_per_mtok))
         object.__setattr__(self, "_read", rate if read is None else _per_token(read))
         object.__setattr__(self, "_write", rate if write is None else _per_token(write))
+        if self.source is not None and not isinstance(self.source, str):
+            raise TypeError(f"Price.source: expected a str or None, got {kind(self.source)}.")
+        tiers = _check_tiers(self.tiers)
+        # a copy of its own, in threshold order, so the caller's dict cannot change the price
+        object.__setattr__(self, "tiers", None if tiers is None else dict(tiers))
+        object.__setattr__(self, "_tiers", tuple(reversed(tiers or ())))
+
+    def at(self, input_tokens: int) -> Price:
+        """The price a request with this whole input is billed at: the tier of the highest
+        threshold it is above, else this price itself."""
+        for above, tier in self._tiers:
+            if input_tokens > above:
+                return tier
+        return self
+
+    def tier_above(self, input_tokens: int) -> int | None:
+        """The threshold of the tier a request with this whole input is billed at, or None
+        when it is billed at the base price."""
+        for above, _ in self._tiers:
+            if input_tokens > above:
+                return above
+        return None
 
     def pico(self, input_tokens: int, output_tokens: int) -> int:
-        """Exact cost in picodollars of uncached input and output."""
-        return input_tokens * self._in + output_tokens * self._out
+        """Exact cost in picodollars of uncached input and output, at the input's tier."""
+        p = self.at(input_tokens) if self._tiers else self
+        return input_tokens * p._in + output_tokens * p._out
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         """Cost in dollars of a call with these token counts, none of the input cached."""
         return from_pico(self.pico(input_tokens, output_tokens))
 
     def worst_pico(self, input_tokens: int, output_tokens: int) -> int:
-        """The most a call with these counts can cost: each input token at the dearest of the
-        input, cache-read and cache-write prices (which tokens a provider caches is not known
-        before the call)."""
-        return input_tokens * max(self._in, self._read, self._write) + output_tokens * self._out
+        """The most a call with at most these counts can cost: each input token at the dearest
+        of the input, cache-read and cache-write prices (which tokens a provider caches is not
+        known before the call), at the dearest of the tiers such a call can fall in (its own
+        tier, for tiers that cost more as the input grows)."""
+        worst = _flat_worst(self, input_tokens, output_tokens)
+        for above, tier in self._tiers:
+            if input_tokens > above:
+                worst = max(worst, _flat_worst(tier, input_tokens, output_tokens))
+        return worst
 
     def usage_pico(self, usage: Usage) -> int:
-        """Exact cost in picodollars of a reported usage, each kind of token at its price."""
+        """Exact cost in picodollars of a reported usage, each kind of token at its price, at
+        the tier of its whole input."""
+        p = self.at(usage.input_tokens) if self._tiers else self
         return (
-            usage.uncached_input_tokens * self._in
-            + usage.cache_read_tokens * self._read
-            + usage.cache_write_tokens * self._write
-            + usage.output_tokens * self._out
+            usage.uncached_input_tokens * p._in
+            + usage.cache_read_tokens * p._read
+            + usage.cache_write_tokens * p._write
+            + usage.output_tokens * p._out
         )
 
     def usage_cost(self, usage: Usage) -> float:
         """Cost in dollars of a reported usage."""
         return from_pico(self.usage_pico(usage))
+
+
+def price_words(price: Price | None) -> str:
+    """Which price a run was billed at, as every view says it: the source a price records
+    (``genai-prices 0.2.3: openai gpt-4o-mini``), else the rates as given, else none."""
+    if price is None:
+        return "none"
+    if price.source is not None:
+        return price.source
+    tiers = " (tiered)" if price.tiers else ""
+    return (
+        f"given: ${_rate(price.input_per_mtok)} in / ${_rate(price.output_per_mtok)} out "
+        f"a million tokens{tiers}"
+    )
+
+
+def _rate(usd: float) -> str:
+    return f"{usd:,.6f}".rstrip("0").rstrip(".")
+
+
+def _flat_worst(price: Price, input_tokens: int, output_tokens: int) -> int:
+    dearest = max(price._in, price._read, price._write)
+    return input_tokens * dearest + output_tokens * price._out
+
+
+def _check_tiers(tiers: Any) -> list[tuple[int, Price]] | None:
+    """A price's tiers in threshold order, each checked."""
+    if tiers is None:
+        return None
+    if not isinstance(tiers, dict):
+        raise TypeError(
+            f"Price.tiers: expected a dict of int to Price or None, got {kind(tiers)}."
+        )
+    for above, tier in tiers.items():
+        check_int("Price.tiers", above)
+        if not isinstance(tier, Price):
+            raise TypeError(f"Price.tiers[{above}]: expected a Price, got {kind(tier)}.")
+        if tier.tiers:
+            raise ValueError(f"Price.tiers[{above}]: expected a Price without tiers, got tiers.")
+    return sorted(tiers.items())
 
 
 @dataclass(frozen=True)

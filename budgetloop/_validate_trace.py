@@ -153,6 +153,7 @@ def read_usage(value: Any, path: str) -> Usage | None:
                 ("output_tokens", _MISSING),
                 ("cache_read_tokens", 0),
                 ("cache_write_tokens", 0),
+                ("reasoning_tokens", 0),
             )
         },
     )
@@ -168,7 +169,25 @@ def read_price(value: Any, path: str) -> Price | None:
     }
     for name in ("cache_read_per_mtok", "cache_write_per_mtok"):
         fields[name] = as_number(get_key(data, path, name, None), _at(path, name), optional=True)
+    fields["source"] = as_text(get_key(data, path, "source", None), _at(path, "source"))
+    tiers = get_key(data, path, "tiers", None)
+    if tiers is not None:
+        fields["tiers"] = _read_tiers(tiers, _at(path, "tiers"))
     return _build(path, Price, **fields)
+
+
+def _read_tiers(value: Any, path: str) -> dict[int, Price]:
+    """A price's tiers, as ``price_to_dict`` writes them: ``[{"above": n, "price": {...}}]``."""
+    tiers: dict[int, Price] = {}
+    for i, entry in enumerate(as_list(value, path)):
+        where = f"{path}[{i}]"
+        data = as_object(entry, where)
+        above = as_int(get_key(data, where, "above"), _at(where, "above"))
+        tier = read_price(get_key(data, where, "price"), _at(where, "price"))
+        if tier is None:
+            raise ValueError(f"{_at(where, 'price')}: expected an object, got null.")
+        tiers[above] = tier
+    return tiers
 
 
 def read_budget(value: Any, path: str) -> Budget:
@@ -236,6 +255,7 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
         coerced=tuple(coerced),
         truncated=as_int(get("truncated", None), _at(path, "truncated"), optional=True),
         traceback=as_text(get("traceback", None), _at(path, "traceback")),
+        server=as_text(get("server", None), _at(path, "server")),
     )
 
 

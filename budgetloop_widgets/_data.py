@@ -243,10 +243,13 @@ def call_texts(
     """The rest of each call, for the search and the detail: the arguments as the model wrote
     them (``raw``) and as the tool got them (``args``, -1 when they were not checked), the
     argument paths that were coerced (``co``), its result or error, traceback and full length
-    if it was cut for the model (``tr``)."""
+    if it was cut for the model (``tr``); and the MCP server of each call (``srv``, -1 for a
+    function's), when any call was an MCP tool's."""
     dump = json_encoder()
     raw = [arguments_json(c.raw_arguments, dump) for c in calls]
+    servers = {"srv": [sid(c.server) for c in calls]} if any(c.server for c in calls) else {}
     return {
+        **servers,
         "raw": [sid(text) for text in raw],
         "args": [_checked(c, text, sid, dump) for c, text in zip(calls, raw, strict=True)],
         "co": [[sid(path) for path in c.coerced] if c.coerced else None for c in calls],

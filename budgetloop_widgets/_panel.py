@@ -62,6 +62,19 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     Pause ends the Run after the turn in flight, and a breakpoint (the "Run until" control)
     ends it when its predicate holds; either way the run is paused, not ended, and Run or Step
     goes on. ``wait()`` blocks until a Run is over.
+
+    From code (a test, a demo, a notebook cell), each button has a method that does what a
+    click does: ``step()``, ``run()``, ``pause()`` and ``reset()``; ``wait(timeout)`` blocks
+    until a Run is over, and ``session`` is the session the panel shows (a new one after Reset
+    or a fork), with its ``result``::
+
+        panel = RunPanel(start(model, "go", tools=[search], budget=Budget(max_steps=8)))
+        panel.step()               # one turn, drawn
+        panel.run(); panel.wait()  # the rest, in the background, then wait for it
+        panel.session.result.stop  # what the banner says
+
+    Like the buttons, these show an error in the panel rather than raise it, and do nothing
+    while a Run is going (a Step) or after the run has ended.
     """
 
     def __init__(
@@ -169,6 +182,27 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         data["text/plain"] = self.summary()
         data["text/html"] = f'<div class="blv-fallback">{text(self.summary())}</div>'
         return data, meta
+
+    def __repr__(self) -> str:
+        return f"<{self.summary()}>"
+
+    # -- from code: what each button does ------------------------------------------------------
+
+    def step(self) -> None:
+        """Take one turn, as the Step button does."""
+        if not self.step_button.disabled:
+            self._on_step()
+
+    def run(self) -> None:
+        """Run in the background until the run stops, Pause, or the "Run until" breakpoint, as
+        the Run button does; returns at once (``wait()`` blocks until it is over)."""
+        if not self.run_button.disabled:
+            self._on_run()
+
+    def reset(self) -> None:
+        """Start again on a fresh session, as the Reset button does."""
+        if not self.reset_button.disabled:
+            self._on_reset()
 
     @property
     def buttons(self) -> tuple[widgets.Button, widgets.Button, widgets.Button]:

@@ -575,8 +575,12 @@ function callsTable(view, run, i) {
     }
     const tb = tracebackOf(run, c.tb[k]);
     if (tb) { outcome.append(tb); }
+    const tool = h("td", {}, h("code", { text: run.s(c.name[k]) }));
+    if (c.srv && c.srv[k] >= 0) {
+      tool.append(h("div", { class: "blv-muted blv-server", text: `on MCP server ${run.s(c.srv[k])}` }));
+    }
     rows.push(h("tr", { class: `blv-call blv-call-${status}` },
-      h("td", {}, h("code", { text: run.s(c.name[k]) })),
+      tool,
       h("td", { class: "blv-raw" }, h("code", { text: run.s(c.raw[k]) })),
       h("td", { class: "blv-checked" }, checked),
       h("td", { class: `blv-status blv-st-${status}`, text: `${MARK[status]} ${status}` }),

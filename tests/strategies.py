@@ -270,10 +270,31 @@ def budgets(draw: st.DrawFn, *, costed: bool, need_steps: bool) -> Budget:
 
 
 @st.composite
-def scenarios(draw: st.DrawFn, *, deterministic: bool = False, malformed: bool = True) -> Scenario:
+def tiered_prices(draw: st.DrawFn) -> Price:
+    """``PRICE`` with one or two long-context tiers at thresholds a scripted run's context
+    crosses (its input is tens to hundreds of tokens), dearer or cheaper than the base."""
+    rates = st.sampled_from([0.5, 3.0, 6.0, 15.0, 22.5, 90.0])
+    thresholds = draw(st.lists(st.integers(0, 400), min_size=1, max_size=2, unique=True))
+    tiers = {
+        above: Price(
+            draw(rates),
+            draw(rates),
+            cache_read_per_mtok=draw(st.none() | rates),
+            cache_write_per_mtok=draw(st.none() | rates),
+        )
+        for above in thresholds
+    }
+    return Price(PRICE.input_per_mtok, PRICE.output_per_mtok, tiers=tiers)
+
+
+@st.composite
+def scenarios(
+    draw: st.DrawFn, *, deterministic: bool = False, malformed: bool = True, tiered: bool = False
+) -> Scenario:
     """A random run. ``deterministic`` leaves out slow tools: then a scenario built twice runs
     the same way on any driver (only the model, one call at a time, moves the fake clock, by
-    whole seconds against a whole-second ``max_seconds``, so no real-time wait is ever short)."""
+    whole seconds against a whole-second ``max_seconds``, so no real-time wait is ever short).
+    ``tiered`` prices it with long-context tiers its context crosses."""
     kinds = ["ok", "ok", "raise", "base"] + ([] if deterministic else ["slow", "slow"])
     n_tools = draw(st.integers(1, len(TOOL_NAMES)))
     tools = tuple(
@@ -288,6 +309,8 @@ def scenarios(draw: st.DrawFn, *, deterministic: bool = False, malformed: bool =
     costed = draw(st.booleans())
     budget = draw(budgets(costed=costed, need_steps=repeat_last))
     price = PRICE if costed or draw(st.booleans()) else None
+    if tiered and price is not None:
+        price = draw(tiered_prices())
     max_output_tokens = draw(st.integers(1, 64)) if costed or draw(st.booleans()) else None
     return Scenario(
         tools=tools,

@@ -2,7 +2,8 @@
 
 No SDK is imported here; each adapter calls the client it is given. The callables carry
 ``price`` and ``max_output_tokens``, so ``run(model, prompt, budget=Budget(max_cost_usd=...))``
-needs neither repeated.
+needs neither repeated. ``openai_chat`` speaks Chat Completions, ``openai_responses`` the
+Responses API, ``anthropic_messages`` the Messages API.
 """
 
 from ._anthropic import (
@@ -13,6 +14,7 @@ from ._anthropic import (
 )
 from ._model import AsyncChatModel, ChatModel
 from ._openai import completion_from_openai, openai_chat
+from ._responses import completion_from_responses, openai_responses
 from ._tokens import TokenCounter, encoding_for_model, tiktoken_counter
 
 __all__ = [
@@ -24,7 +26,9 @@ __all__ = [
     "anthropic_messages",
     "completion_from_anthropic",
     "completion_from_openai",
+    "completion_from_responses",
     "encoding_for_model",
     "openai_chat",
+    "openai_responses",
     "tiktoken_counter",
 ]

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall, Usage
+from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "system")
@@ -23,27 +24,53 @@ def anthropic_messages(
     System messages are joined into ``system=``; consecutive tool results go back in one user
     turn, as the API requires. ``max_tokens`` is sent as is and read by the loop as the output
     ceiling of every turn; ``price`` is read by the loop to price usage and project cost.
+    With extended thinking on (``thinking={"type": "enabled", "budget_tokens": ...}`` in
+    ``params``), each tool-use turn goes back with its thinking and redacted-thinking blocks
+    first, unchanged and in order, as the API requires; the adapter keeps them between calls.
     """
     check_params("anthropic_messages", params, _RESERVED)
+    carried = Carried()
 
     def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        return {"model": model, "max_tokens": max_tokens, **_content(messages, tools), **params}
+        request = _content(messages, tools, carried)
+        return {"model": model, "max_tokens": max_tokens, **request, **params}
+
+    def parse(response: Any) -> Completion:
+        completion = completion_from_anthropic(response)
+        carried.keep(completion, _thinking(response))
+        return completion
 
     return make_model(
         "anthropic_messages",
         client.messages.create,
         build,
-        completion_from_anthropic,
+        parse,
         model=model,
         max_tokens=max_tokens,
         price=price,
     )
 
 
-def _content(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _thinking(response: Any) -> list[dict[str, Any]]:
+    """A response's thinking and redacted-thinking blocks, each as the API wrote it."""
+    kept: list[dict[str, Any]] = []
+    for block in response.content:
+        if block.type == "thinking":
+            kept.append(
+                {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+            )
+        elif block.type == "redacted_thinking":
+            kept.append({"type": "redacted_thinking", "data": block.data})
+    return kept
+
+
+def _content(
+    messages: Sequence[Message], tools: Sequence[dict[str, Any]], carried: Carried | None = None
+) -> dict[str, Any]:
     """The request's messages, system and tools, as the Messages API takes them."""
     system = [m.content for m in messages if m.role == "system" and m.content]
-    request: dict[str, Any] = {"messages": _turns(m for m in messages if m.role != "system")}
+    turns = (m for m in messages if m.role != "system")
+    request: dict[str, Any] = {"messages": _turns(turns, carried)}
     if system:
         request["system"] = "\n\n".join(system)
     if tools:
@@ -104,12 +131,16 @@ def anthropic_count_tokens(client: Any, model: str, **params: Any) -> AnthropicT
     return AnthropicTokenCounter(count, model, params)
 
 
-def _turns(messages: Any) -> list[dict[str, Any]]:
-    """Messages as turns of content blocks; neighbours of the same role share one turn."""
+def _turns(messages: Any, carried: Carried | None) -> list[dict[str, Any]]:
+    """Messages as turns of content blocks; neighbours of the same role share one turn. An
+    assistant turn the model made with thinking starts with its thinking blocks."""
     turns: list[dict[str, Any]] = []
     for message in messages:
         role = "assistant" if message.role == "assistant" else "user"
         blocks = _blocks(message)
+        thinking = carried.get(message) if carried is not None and role == "assistant" else None
+        if thinking:
+            blocks = [*thinking, *blocks]
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:
@@ -199,14 +230,19 @@ def _text(value: Any) -> str | None:
 def _usage(usage: Any) -> Usage | None:
     """Anthropic's usage: ``input_tokens`` counts only the input after the last cache
     breakpoint, so the whole input is it plus ``cache_read_input_tokens`` (read from the cache)
-    plus ``cache_creation_input_tokens`` (written to it)."""
+    plus ``cache_creation_input_tokens`` (written to it). ``output_tokens_details.thinking_tokens``
+    is the part of the output spent thinking (read as at most the whole output)."""
     if usage is None:
         return None
     read = getattr(usage, "cache_read_input_tokens", None) or 0
     write = getattr(usage, "cache_creation_input_tokens", None) or 0
+    details = getattr(usage, "output_tokens_details", None)
+    thinking = getattr(details, "thinking_tokens", None) or 0
+    out = usage.output_tokens
     return Usage(
         usage.input_tokens + read + write,
-        usage.output_tokens,
+        out,
         cache_read_tokens=read,
         cache_write_tokens=write,
+        reasoning_tokens=min(thinking, out) if isinstance(out, int) else thinking,
     )

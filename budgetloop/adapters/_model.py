@@ -3,6 +3,7 @@ SDK's ``create`` method, carrying ``price`` and ``max_output_tokens`` for the lo
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -10,7 +11,11 @@ from typing import Any
 from .._types import Completion, Message, Price
 
 # Each adapter's provider, as the OpenTelemetry GenAI conventions name it (gen_ai.provider.name).
-PROVIDER_NAMES = {"openai_chat": "openai", "anthropic_messages": "anthropic"}
+PROVIDER_NAMES = {
+    "openai_chat": "openai",
+    "openai_responses": "openai",
+    "anthropic_messages": "anthropic",
+}
 BuildRequest = Callable[[Sequence[Message], Sequence[dict[str, Any]]], dict[str, Any]]
 ParseResponse = Callable[[Any], Completion]
 
@@ -80,8 +85,23 @@ def make_model(
         raise ValueError(f"{caller}: max_tokens must be an int >= 1, got {max_tokens!r}.")
     if price is not None and not isinstance(price, Price):
         raise TypeError(f"{caller}: price must be a Price or None, got {type(price).__name__}.")
+    if price is None:
+        price = catalog_price(model, PROVIDER_NAMES.get(caller))
     cls = AsyncChatModel if inspect.iscoroutinefunction(inspect.unwrap(create)) else ChatModel
     return cls(caller, create, build, parse, model=model, max_tokens=max_tokens, price=price)
+
+
+def catalog_price(model: str, provider: str | None) -> Price | None:
+    """The model's price from genai-prices when it is installed (``budgetloop[prices]``) and
+    knows the model; else None, and a cost ceiling then asks for a price at ``run()``."""
+    if importlib.util.find_spec("genai_prices") is None:
+        return None
+    from ..prices import price_of
+
+    try:
+        return price_of(model, provider)
+    except LookupError:
+        return None
 
 
 def check_params(caller: str, params: dict[str, Any], reserved: Sequence[str]) -> None:

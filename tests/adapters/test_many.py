@@ -293,7 +293,9 @@ def test_the_widget_bar_counts_and_says_it_in_plain_text(
             ValueError,
             "run_many: price and max_output_tokens must be a Price and an int >= 1 with "
             "Budget(max_cost_usd=...), which projects each turn's worst case before it is sent, "
-            "got None and None. Pass them here, or give the model callable those attributes.",
+            "got None and None. Pass them here, or give the model callable those attributes. "
+            "A price by model name: price='gpt-4o-mini', from genai-prices (pip install "
+            "'budgetloop[prices]', with which the adapters price their model).",
         ),
     ],
 )

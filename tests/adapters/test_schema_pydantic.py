@@ -240,16 +240,92 @@ def test_the_docstring_wins_over_a_field_description() -> None:
     }
 
 
-def test_a_field_as_a_default_says_how_to_write_it() -> None:
-    # openai-agents reads `x: int = Field(...)`; budgetloop asks for Annotated instead.
-    def f(my_number: int = Field(..., gt=10)) -> int:
-        return my_number
+def test_a_field_as_a_default_is_read_as_annotated_is() -> None:
+    # openai-agents: `x: int = Field(..., gt=10, le=100, description=...)`.
+    def as_default(my_number: int = Field(..., gt=10, le=100, description="A number")) -> int:
+        return my_number * 2
+
+    def as_annotated(
+        my_number: Annotated[int, Field(..., gt=10, le=100, description="A number")],
+    ) -> int:
+        return my_number * 2
+
+    t, same = made(as_default), made(as_annotated)
+    assert properties(t) == properties(same) == {
+        "my_number": {"type": "integer", "exclusiveMinimum": 10, "maximum": 100, "description": "A number"}
+    }  # fmt: skip
+    assert t.schema["parameters"]["required"] == ["my_number"]  # Field(...) gives no default
+    assert refused(t, {"my_number": 5}) == "as_default.my_number: expected a number > 10, got 5"
+    assert refused(t, {}) == "as_default.my_number: missing required argument"
+    assert received(t, {"my_number": 50}) == {"my_number": 50}
+
+
+def test_a_field_default_is_the_default_the_tool_gets() -> None:
+    calls: list[tuple[int, list[str], str]] = []
+
+    @tool
+    def pick(
+        count: int = Field(default=3, ge=1, description="How many."),
+        tags: list[str] = Field(default_factory=list),
+        *,
+        label: Annotated[str, Field(default="none", max_length=8)],  # no Python default
+    ) -> str:
+        """Pick."""
+        tags.append("seen")  # a factory's value is made anew for each call, never shared
+        calls.append((count, tags, label))
+        return "ok"
+
+    assert pick.schema["parameters"]["required"] == []
+    assert properties(pick) == {
+        "count": {"type": "integer", "minimum": 1, "description": "How many.", "default": 3},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "label": {"type": "string", "maxLength": 8, "default": "none"},
+    }
+    model = ScriptedModel([
+        Completion(tool_calls=[ToolCall("pick", {}, "a"), ToolCall("pick", {"count": 2, "label": "x"}, "b")]),
+        "done",
+    ])  # fmt: skip
+    result = run(model, "go", tools=[pick], max_workers=1)
+    assert [c.status for c in result.tool_calls] == ["ok", "ok"]
+    assert calls == [(3, ["seen"], "none"), (2, ["seen"], "x")]
+    assert refused(pick, {"count": 0}) == "pick.count: expected a number >= 1, got 0"
+
+
+def test_a_strict_null_for_a_field_default_is_the_default() -> None:
+    @tool(strict=True)
+    def page(
+        size: int = Field(default=20, le=100), seen: list[int] = Field(default_factory=list)
+    ) -> str:
+        """Page."""
+        return ""
+
+    assert properties(page) == {
+        "size": {"type": ["integer", "null"], "maximum": 100, "description": "(default: 20; null means the default)"},
+        "seen": {"type": ["array", "null"], "items": {"type": "integer"}},
+    }  # fmt: skip
+    assert received(page, {"size": None, "seen": None}) == {"size": 20, "seen": []}
+
+
+def test_a_field_default_that_does_not_fit_is_refused_at_decoration() -> None:
+    def f(n: int = Field(default="three")) -> int:
+        return n
 
     with pytest.raises(TypeError) as info:
         tool(f)
     assert str(info.value) == (
-        "tool f: parameter 'my_number': a pydantic Field as a default is not read; write the "
-        "hint as Annotated[int, Field(...)] and give the default plainly."
+        "tool f: parameter 'n': default: expected integer, got str ('three' does not fit the "
+        "hint int)."
+    )
+
+    def g(n: dict[str, int] = Field(default_factory=lambda data: {})) -> int:
+        return 0
+
+    with pytest.raises(TypeError) as info:
+        tool(g)
+    assert str(info.value) == (
+        "tool g: parameter 'n': a default_factory that takes the validated data has none to "
+        "take here (a tool's parameters are not a model's fields); give one that takes no "
+        "arguments."
     )
 
 

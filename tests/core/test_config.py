@@ -101,7 +101,7 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
         "tell them apart.",
     ),
     ({"budget": {"max_steps": 3}}, TypeError, "budget must be a Budget or None, got dict."),
-    ({"price": (3, 15)}, TypeError, "price must be a Price or None, got tuple."),
+    ({"price": (3, 15)}, TypeError, "price must be a Price, a model name or None, got tuple."),
     (
         {"max_output_tokens": 1.5},
         TypeError,
@@ -319,7 +319,9 @@ def test_a_cost_ceiling_without_a_price_names_both_missing() -> None:
     assert str(caught.value) == (
         "run: price and max_output_tokens must be a Price and an int >= 1 with "
         "Budget(max_cost_usd=...), which projects each turn's worst case before it is sent, got "
-        "None and None. Pass them here, or give the model callable those attributes."
+        "None and None. Pass them here, or give the model callable those attributes. A price "
+        "by model name: price='gpt-4o-mini', from genai-prices (pip install "
+        "'budgetloop[prices]', with which the adapters price their model)."
     )
 
 

@@ -75,6 +75,26 @@ def test_run_never_raises_and_keeps_every_ceiling(s: Scenario) -> None:
     assert result.cost_usd == pytest.approx(sum(st.cost_usd for st in result.steps), abs=1e-12)
 
 
+@given(scenarios(tiered=True))
+def test_the_cost_ceiling_holds_with_long_context_tiers(s: Scenario) -> None:
+    """Never above the ceiling while usage stays within the projection, with a price whose
+    tiers the context crosses mid-run (each call billed at the tier of its own input)."""
+    _built, result = go(s)
+    assert result.stop is not None
+    price = s.price
+    for step in result.steps:
+        if step.usage is not None and price is not None and step.cost_usd is not None:
+            assert step.cost_usd == price.usage_cost(step.usage)
+    if s.budget.max_cost_usd is not None and s.counted:
+        for step in result.steps:
+            if step.usage is not None:
+                assert step.usage.input_tokens <= step.projection.input_tokens
+                assert step.usage.output_tokens <= (step.projection.output_tokens or 0)
+                assert step.cost_usd <= (step.projection.cost_usd or 0)
+        assert result.cost_usd is not None
+        assert result.cost_usd <= s.budget.max_cost_usd
+
+
 # -- nothing runs after the stop decision -------------------------------------------------------
 
 

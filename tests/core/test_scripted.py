@@ -58,6 +58,7 @@ def test_default_usage_is_the_estimate_of_each_whole_request(
     model = ScriptedModel(["a"], repeat_last=True)
     tools = [{"name": "t", "description": "d", "parameters": {"type": "object"}}]
     messages: list[Message] = [Message("user", "go")]
+    sent: list[tuple[Message, ...]] = []
     for grow, drop, text in moves:
         if grow:
             messages = [
@@ -70,6 +71,81 @@ def test_default_usage_is_the_estimate_of_each_whole_request(
         usage = model(messages, tools).usage
         assert usage is not None
         assert usage.input_tokens == estimate_tokens(messages, tools)
+        sent.append(tuple(messages))
+    # each request is recorded as it was sent, though they share what they have in common
+    assert [r.messages for r in model.requests] == sent
+    for request, messages_sent in zip(model.requests, sent, strict=True):
+        assert tuple(request.messages) == messages_sent
+        assert list(reversed(request.messages)) == list(reversed(messages_sent))
+        assert [request.messages[i] for i in range(-len(messages_sent), 0)] == list(messages_sent)
+        assert request.messages[1:-1] == messages_sent[1:-1]
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.lists(st.integers(0, 5), max_size=4)),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_requests_are_recorded_as_sent_whatever_they_share(
+    moves: list[tuple[int, list[int]]],
+) -> None:
+    # a request keeps some of the last one's messages and adds others, equal values included
+    # (a message equal to one it replaces is the same message, as the tuple it stands for says)
+    pool = [Message("user", f"m{i % 3}") for i in range(6)]
+    model = ScriptedModel(["a"], repeat_last=True, count_usage=False)
+    messages: list[Message] = []
+    sent = []
+    for keep, added in moves:
+        messages = [*messages[:keep], *(pool[i] for i in added)]
+        model(messages, [])
+        sent.append(tuple(messages))
+    assert [tuple(r.messages) for r in model.requests] == sent
+    assert [len(r.messages) for r in model.requests] == [len(m) for m in sent]
+
+
+def test_a_recorded_request_reads_as_a_tuple() -> None:
+    model = ScriptedModel(["a"], repeat_last=True, count_usage=False)
+    first = [Message("user", "go"), Message("assistant", "a")]
+    model(first, [])
+    model([*first, Message("user", "more")], [])
+    messages = model.requests[1].messages
+    assert messages == (*first, Message("user", "more"))
+    assert messages[0] is first[0]
+    assert messages[-1] == Message("user", "more")
+    assert messages[:2] == tuple(first)
+    assert hash(messages) == hash(tuple(messages))
+    assert repr(messages) == repr(tuple(messages))
+    assert messages != (*first, Message("user", "less"))
+    with pytest.raises(IndexError, match=r"Request.messages: index must be below 3, got 3\."):
+        messages[3]
+
+
+def test_ten_thousand_requests_are_recorded_in_memory_that_grows_with_the_run() -> None:
+    # issue 29, item 16: each request was kept whole, so a 10,000-step run peaked at 1.64 GB;
+    # the requests now share the messages they have in common with the one before
+    import tracemalloc
+
+    model = ScriptedModel(["a"], repeat_last=True, count_usage=False)
+    messages: list[Message] = [Message("user", "go")]
+    tracemalloc.start()
+    try:
+        for i in range(3_000):
+            messages = [
+                *messages,
+                Message("assistant", "a"),
+                Message("tool", f"r{i}", tool_call_id="c"),
+            ]
+            model([*messages, Message("user", "note")], [])  # the note is dropped next time
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # kept whole, 3,000 requests of ~3,000 messages on average are ~72 MB of tuples alone
+    assert peak < 12_000_000, peak
+    assert len(model.requests[-1].messages) == 6_002
+    assert model.requests[1500].messages[-2] == Message("tool", "r1500", tool_call_id="c")
 
 
 def test_a_long_run_on_the_default_usage_takes_seconds_not_minutes() -> None:
@@ -264,3 +340,30 @@ def test_an_error_that_reads_like_any_exception_is_replayed_exactly() -> None:
         ScriptedModel.from_trace(error_trace("KeyError: 'q'"))([], [])
     with pytest.raises(OSError, match=r"^reset$"):
         ScriptedModel.from_trace(error_trace("ConnectionError: reset"))([], [])
+
+
+def test_the_readmes_scripted_model_plays_as_it_says() -> None:
+    # issue 29, item 13: the README shows what a script entry may be; its snippet runs as written
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### A scripted model", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(code, namespace)
+    model = namespace["model"]
+
+    @tool
+    def price(isin: str) -> float:
+        """Look up the last price for an instrument."""
+        return 118.4
+
+    result = run(model, "What is SE0000108656 worth?", tools=[price])
+    assert [s.text for s in result.steps] == ["Looking it up.", None, "It is 118.4."]
+    assert result.answered
+    assert result.answer == "It is 118.4."
+    assert [c.id for c in result.tool_calls] == ["call_0_0", "call_1_0"]
+    assert result.steps[1].usage == Usage(900, 12)
+    assert len(model.requests) == 3
+    assert model.requests[2].messages[-1].content == "118.4"
+    with pytest.raises(IndexError, match="call 4 but the script has 3 entries"):
+        model([], [])
+    assert ScriptedModel(["Hello."])([], []).text == "Hello."

@@ -402,3 +402,29 @@ def test_a_steps_card_says_what_it_said_when_the_python_side_drew_it(tmp_path: P
         )
         assert page.locator(".blv img").count() == 0
     assert errors == []
+
+
+def test_an_mcp_calls_server_is_shown_with_the_call_as_text(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    from playwright.sync_api import expect
+
+    from budgetloop import Completion, ScriptedModel, ToolCall, run
+    from budgetloop.mcp import connect
+    from tests.mcp_servers import demo
+
+    server_object = demo()
+    server_object._lowlevel_server.name = "<b>srv</b>"  # a server's name is its own text
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("greet", {"name": "Ann"}, "c1")]), "ok"]
+    )
+    with connect(server_object) as server:
+        result = run(model, "go", tools=server.tools)
+    path = tmp_path / "mcp.html"
+    to_html(result, path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        view.locator(".blv-row").first.click()
+        expect(view.locator(".blv-calls .blv-server")).to_have_text("on MCP server <b>srv</b>")
+        assert view.locator(".blv-calls b").count() == 0
+    assert errors == []

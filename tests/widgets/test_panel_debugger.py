@@ -544,3 +544,43 @@ def test_each_step_of_a_long_run_sends_that_step_and_its_new_texts_only() -> Non
 def fork_here(panel: RunPanel, at: int) -> None:
     """What a click on Fork here in the page sends the kernel."""
     panel.steps._handle_custom_msg({"type": "fork", "at": at}, [])
+
+
+def test_the_panel_is_driven_from_code_as_its_buttons_drive_it() -> None:
+    # issue 29, item 14: stepping the panel from code needed its buttons' click(); the methods
+    # do what each button does, and say nothing more than the buttons would
+    panel = RunPanel(make())
+    page = Page(panel)
+    panel.step()
+    assert len(panel.session.steps) == 1
+    assert page.steps() == 1
+    panel.run()
+    assert panel.wait(10)
+    result = panel.session.result
+    assert (result.stop, len(result.steps), result.answer) == ("answered", 3, "moved 500")
+    panel.step()  # the run has ended: nothing happens, as with the disabled button
+    panel.run()
+    assert len(panel.session.steps) == 3
+    assert panel.error.value == ""
+    first = panel.session
+    panel.reset()
+    assert panel.session is not first
+    assert panel.session.steps == ()
+    assert Page(panel).steps() == 0  # the page is drawn whole again
+
+
+def test_print_of_a_panel_is_one_line_saying_where_the_run_is() -> None:
+    # issue 29, item 15: print(panel) printed the widget tree with about 60 lines of CSS
+    panel = RunPanel(make())
+    assert repr(panel) == "<RunPanel: not started · $0.00 spent>"
+    panel.step()
+    assert (
+        repr(panel)
+        == f"<RunPanel: paused after 1 step · {usd(panel.session.result.cost_usd)} spent>"
+    )
+    panel.run()
+    assert panel.wait(10)
+    spent = usd(panel.session.result.cost_usd)
+    assert repr(panel) == f"<RunPanel: Run ended: answered · 3 steps taken · {spent} spent>"
+    assert str(panel) == repr(panel)
+    assert "\n" not in repr(panel)

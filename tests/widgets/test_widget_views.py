@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -162,6 +163,24 @@ def test_a_run_that_cuts_a_result_shows_its_full_length() -> None:
     assert call.truncated == 12_345
     later = json.loads(TraceView(result).later().decode("utf-8"))  # the calls' texts
     assert later["calls"]["tr"] == [12_345]  # the page says "12,345 characters in all"
+
+
+def test_each_mcp_calls_server_goes_to_the_page_with_its_texts() -> None:
+    @tool
+    def local() -> str:
+        """Here."""
+        return "ok"
+
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("local", {})]), Completion(text="ok")])
+    plain = json.loads(TraceView(run(model, "go", tools=[local])).later().decode("utf-8"))
+    assert "srv" not in plain["calls"]  # a run with no MCP call sends nothing more
+    step = make_step(tool_calls=(record(server="files"), record(id="c2")))
+    model.reset()
+    mixed = dataclasses.replace(run(model, "go", tools=[local]), steps=(step,))
+    later = json.loads(TraceView(mixed).later().decode("utf-8"))
+    first, second = later["calls"]["srv"]
+    assert second == -1
+    assert later["strings"][first - later["strings_from"]] == "files"
 
 
 def make_step(index: int = 0, **changes: object) -> Step:

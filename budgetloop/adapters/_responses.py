@@ -1,0 +1,241 @@
+"""The OpenAI Responses API: our messages and tool schemas to ``input`` items, the response's
+output items back, and a reasoning model's reasoning carried from one turn to the next."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .._types import Completion, Message, Price, ToolCall, Usage
+from ._carry import Carried, arguments_text
+from ._model import AsyncChatModel, ChatModel, check_params, make_model
+
+_RESERVED = ("input", "model", "tools", "max_output_tokens")
+_ENCRYPTED = "reasoning.encrypted_content"
+# Why a response was cut short, in the OpenTelemetry GenAI conventions' words.
+_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+# The output items of a turn that go back with it: its reasoning, text and calls.
+_CARRIED = ("reasoning", "message", "function_call")
+
+
+def openai_responses(
+    client: Any, model: str, *, max_tokens: int, price: Price | None = None, **params: Any
+) -> ChatModel | AsyncChatModel:
+    """A model callable over ``client.responses.create`` (``openai.OpenAI`` or
+    ``openai.AsyncOpenAI``; the async client gives an awaitable callable).
+
+    ``max_tokens`` is sent as ``max_output_tokens`` and read by the loop as the output ceiling
+    of every turn. Requests are sent with ``store=False`` unless ``params`` say otherwise, so
+    the conversation lives in the loop, not on OpenAI's servers. Give a reasoning model's
+    options as ``reasoning={...}``: the request then asks for ``reasoning.encrypted_content``,
+    and each tool-call turn's reasoning items go back with the next request, as the API needs
+    for a reasoning model's tool loop. ``params`` (``temperature=...``, ``reasoning=...``,
+    ``include=[...]``, ``store=True``) are passed through on every call.
+    """
+    check_params("openai_responses", params, _RESERVED)
+    stored = params.get("store") is True
+    request_params = {"store": False, **params}
+    include = list(params.get("include") or ())
+    if "reasoning" in params and not stored and _ENCRYPTED not in include:
+        include.append(_ENCRYPTED)
+    if include:
+        request_params["include"] = include
+    carried = Carried()
+
+    def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": model,
+            "input": _input(messages, carried),
+            "max_output_tokens": max_tokens,
+        }
+        if tools:
+            request["tools"] = [_tool(t) for t in tools]
+        return {**request, **request_params}
+
+    def parse(raw: Any) -> Completion:
+        body = raw.http_response.json()  # the JSON as sent: no SDK model is built
+        completion = completion_from_responses(body)
+        carried.keep(completion, _reasoning_turn(body, stored))
+        return completion
+
+    return make_model(
+        "openai_responses",
+        client.responses.with_raw_response.create,
+        build,
+        parse,
+        model=model,
+        max_tokens=max_tokens,
+        price=price,
+    )
+
+
+def _reasoning_turn(body: dict[str, Any], stored: bool) -> list[dict[str, Any]]:
+    """A turn's output items as the API wrote them, to send back with it, when it holds
+    reasoning that can go back: with its encrypted content, or stored by OpenAI. Reasoning
+    sent by an id that nothing stored would be refused, so then nothing is kept."""
+    output = [item for item in body.get("output") or () if isinstance(item, dict)]
+    reasoning = [item for item in output if item.get("type") == "reasoning"]
+    if not reasoning or not all(stored or r.get("encrypted_content") for r in reasoning):
+        return []
+    return [item for item in output if item.get("type") in _CARRIED]
+
+
+def _input(messages: Sequence[Message], carried: Carried) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.tool_call_id,
+                    "output": message.content or "",
+                }
+            )
+        elif message.role == "assistant":
+            recorded = carried.get(message)
+            if recorded is not None:
+                items.extend(recorded)
+                continue
+            if message.content:
+                items.append({"role": "assistant", "content": message.content})
+            items.extend(_call(c) for c in message.tool_calls)
+        else:
+            items.append({"role": message.role, "content": message.content or ""})
+    return items
+
+
+def _call(call: ToolCall) -> dict[str, Any]:
+    if not call.id:
+        raise ValueError(
+            f"openai_responses: the tool call to {call.name!r} has no id; the Responses API "
+            "pairs each tool result with its call by call_id."
+        )
+    return {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": arguments_text(call.arguments),
+    }
+
+
+def _tool(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool as the Responses API takes it: flat, and strict only for a ``@tool(strict=True)``
+    (the API makes a function strict when nothing is said, so every other says false)."""
+    out: dict[str, Any] = {"type": "function", "name": schema["name"]}
+    if "description" in schema:
+        out["description"] = schema["description"]
+    out["parameters"] = schema.get("parameters")
+    out["strict"] = schema.get("strict") is True
+    return out
+
+
+def completion_from_responses(response: Any) -> Completion:
+    """A ``Completion`` from a Responses API body (the JSON object, or the SDK's ``Response``):
+    the text of its message items (a refusal as its text), its ``function_call`` items as tool
+    calls with their ``call_id``s and JSON-string arguments as sent, its usage (cached input as
+    cache reads, reasoning as part of the output), and the model, id and why it ended:
+    ``length`` for a reply cut at ``max_output_tokens``, ``tool_call`` for calls, else
+    ``stop``. A failed response, or one that is not of this shape, raises ``ValueError``."""
+    body = _body(response)
+    status = body.get("status")
+    if status == "failed":
+        error = body.get("error")
+        said = (
+            f"{error.get('code')}: {error.get('message')}"
+            if isinstance(error, dict)
+            else "no error given"
+        )
+        raise ValueError(f"openai_responses: the response failed ({said}).")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for i, item in enumerate(_list(body, "output", "the response")):
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "function_call":
+            where = f"output[{i}]"
+            calls.append(
+                ToolCall(
+                    _str(item, "name", where), _str(item, "arguments", where),
+                    _str(item, "call_id", where),
+                )
+            )  # fmt: skip
+        elif kind == "message":
+            for part in _list(item, "content", f"output[{i}]"):
+                part_kind = part.get("type") if isinstance(part, dict) else None
+                if part_kind == "output_text":
+                    texts.append(_str(part, "text", f"output[{i}].content"))
+                elif part_kind == "refusal":
+                    texts.append(_str(part, "refusal", f"output[{i}].content"))
+    if status == "incomplete":
+        details = body.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        finish = _INCOMPLETE.get(reason, reason) if isinstance(reason, str) else "incomplete"
+    else:
+        finish = "tool_call" if calls else "stop"
+    return Completion(
+        text="".join(texts) if texts else None,
+        tool_calls=tuple(calls),
+        usage=_usage(body.get("usage")),
+        model=_text(body.get("model")),
+        response_id=_text(body.get("id")),
+        finish_reason=finish,
+    )
+
+
+def _body(response: Any) -> dict[str, Any]:
+    if isinstance(response, dict):
+        return response
+    to_dict = getattr(response, "to_dict", None)  # the SDK's Response
+    if callable(to_dict):
+        body = to_dict()
+        if isinstance(body, dict):
+            return body
+    raise ValueError(
+        f"openai_responses: the response must be a JSON object, got {type(response).__name__}."
+    )
+
+
+def _list(data: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(
+            f"openai_responses: {where}.{key} must be a list, got {type(value).__name__}."
+        )
+    return value
+
+
+def _str(data: dict[str, Any], key: str, where: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str):
+        raise ValueError(
+            f"openai_responses: {where}.{key} must be a string, got {type(value).__name__}."
+        )
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _count(data: Any, key: str) -> int:
+    """A token count the usage holds, or 0 for anything else (a field a server left out)."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if type(value) is int and value > 0 else 0
+
+
+def _usage(usage: Any) -> Usage | None:
+    """The Responses API's usage: ``input_tokens`` is the whole input, ``cached_tokens`` and
+    ``cache_write_tokens`` parts of it; ``reasoning_tokens`` is part of ``output_tokens``. A
+    part reported above its whole (a server that reports it wrongly) is read as all of it, so
+    the call is still billed rather than failing the run."""
+    if not isinstance(usage, dict):
+        return None
+    inp, out = _count(usage, "input_tokens"), _count(usage, "output_tokens")
+    details = usage.get("input_tokens_details")
+    read = min(_count(details, "cached_tokens"), inp)
+    write = min(_count(details, "cache_write_tokens"), inp - read)
+    thinking = min(_count(usage.get("output_tokens_details"), "reasoning_tokens"), out)
+    return Usage(
+        inp, out, cache_read_tokens=read, cache_write_tokens=write, reasoning_tokens=thinking
+    )

@@ -1,0 +1,517 @@
+"""``budgetloop.mcp``: an MCP server's tools in ``tools=``, against real servers written with the
+``mcp`` SDK: in process, over stdio (a subprocess) and over streamable HTTP (127.0.0.1, a free
+port). Each kind of answer, a tool that raises, one that hangs past the deadline, a server that
+exits mid-run, and hostile names, descriptions and schemas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from budgetloop import (
+    Budget,
+    CallRecord,
+    Completion,
+    Result,
+    ScriptedModel,
+    ToolCall,
+    arun,
+    replay,
+    run,
+    tool,
+)
+from budgetloop.mcp import connect
+from tests.mcp_servers import PNG, demo, hostile, serve_http
+
+ROOT = Path(__file__).resolve().parents[2]
+STDIO = [sys.executable, str(ROOT / "tests" / "mcp_servers.py")]
+
+
+def calls(*turns: list[ToolCall], answer: str = "done") -> ScriptedModel:
+    """A model that asks for each turn's calls, then answers."""
+    return ScriptedModel([*(Completion(tool_calls=t) for t in turns), answer])
+
+
+def outcomes(result: Result) -> list[tuple[str, str, str | None]]:
+    return [
+        (c.name, c.status, c.result if c.status == "ok" else c.error) for c in result.tool_calls
+    ]
+
+
+# -- configuration ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "options", "error", "message"),
+    [
+        ("python server.py", {}, ValueError,
+         "connect: target must be a command (a list of str), an http:// or https:// URL, or an MCP server object, got 'python server.py'. Write a command as a list: ['python', 'server.py']."),
+        (["python", 3], {}, TypeError,
+         "connect: target must be a command (a list of str), an http:// or https:// URL, or an MCP server object, got a list holding int, str."),
+        ([], {}, TypeError,
+         "connect: target must be a command (a list of str), an http:// or https:// URL, or an MCP server object, got a list holding nothing."),
+        (3.5, {}, TypeError,
+         "connect: target must be a command (a list of str), an http:// or https:// URL, or an MCP server object, got float."),
+        (["x"], {"prefix": "a b"}, ValueError,
+         "connect: prefix must be 1 to 32 letters, digits, '_' or '-', or None, got 'a b'."),
+        (["x"], {"prefix": 1}, TypeError,
+         "connect: prefix must be 1 to 32 letters, digits, '_' or '-', or None, got int."),
+        (["x"], {"timeout": 0}, ValueError, "connect: timeout must be a number > 0 or None, got 0."),
+        (["x"], {"timeout": "5"}, TypeError, "connect: timeout must be a number > 0 or None, got str."),
+    ],
+)  # fmt: skip
+def test_a_wrong_target_or_option_fails_before_anything_starts(
+    target: Any, options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as info:
+        connect(target, **options)
+    assert str(info.value) == message
+
+
+def test_the_tools_are_known_once_the_server_is_open() -> None:
+    server = connect(demo())
+    with pytest.raises(RuntimeError) as info:
+        server.tools  # noqa: B018
+    assert str(info.value) == (
+        "connect: the tools of 'demo' are known once it is open; use them inside "
+        "`with connect(...) as server:` (or `async with`)."
+    )
+
+
+def test_a_command_that_is_not_a_server_fails_at_connect_with_its_stderr() -> None:
+    command = [sys.executable, "-c", "import sys; sys.stderr.write('no server here\\n')"]
+    started = time.monotonic()
+    with pytest.raises(ConnectionError) as info, connect(command, timeout=20):
+        pass
+    assert time.monotonic() - started < 20  # the exit is seen, not waited out
+    message = str(info.value)
+    assert message.startswith("connect: target must be an MCP server that answers, got 'python")
+    assert message.endswith("; its stderr ends: no server here).")
+
+
+# -- in process -----------------------------------------------------------------------------------
+
+
+def test_each_kind_of_answer_is_what_the_model_reads() -> None:
+    with connect(demo()) as server:
+        assert server.name == "demo"
+        assert [t.name for t in server.tools] == [
+            "add", "greet", "lines", "refuse", "boom", "picture", "hang",
+        ]  # fmt: skip
+        model = calls([
+            ToolCall("add", {"a": "3"}, "c1"),  # a number written as a string: coerced
+            ToolCall("greet", {"name": "Ann"}, "c2"),
+            ToolCall("lines", {"count": 2}, "c3"),
+            ToolCall("refuse", {"reason": "not today"}, "c4"),
+            ToolCall("boom", {}, "c5"),
+            ToolCall("picture", {}, "c6"),
+            ToolCall("add", {"a": "x"}, "c7"),
+            ToolCall("add", {"b": 1}, "c8"),
+        ])  # fmt: skip
+        result = run(model, "go", tools=server.tools)
+    assert result.answered
+    assert outcomes(result) == [
+        ("add", "ok", "5"),  # structured {"result": 5}, unwrapped as the output schema wraps it
+        ("greet", "ok", "Hello, Ann!"),
+        ("lines", "ok", "line 0\nline 1"),  # text blocks, one after another
+        ("refuse", "error", "McpToolError: Error executing tool refuse: refused: not today"),
+        ("boom", "error", "McpToolError: Error executing tool boom"),
+        ("picture", "ok", "[image content: image/png, 100 bytes]"),
+        ("add", "error", "add.a: expected integer, got str"),
+        ("add", "error", "add.a: missing required argument"),
+    ]
+    assert result.tool_calls[0].coerced == ("add.a",)
+    assert {c.server for c in result.tool_calls} == {"demo"}
+    sent = json.dumps([m.content for m in model.requests[-1].messages])
+    assert base64.b64encode(PNG).decode() not in sent  # never bytes in the context
+
+
+def test_the_arguments_are_checked_in_the_words_of_a_functions_tool() -> None:
+    @tool
+    def add(a: int, b: int = 2) -> int:
+        """Add two numbers."""
+        return a + b
+
+    wrong = [{"a": "x"}, {"a": 1.5}, {}, {"a": True}]
+    asks = [ToolCall("add", args, f"c{i}") for i, args in enumerate(wrong)]
+    with connect(demo()) as server:
+        by_server = run(calls(asks), "go", tools=server.tools)
+    by_function = run(calls(asks), "go", tools=[add])
+    assert [c.error for c in by_server.tool_calls] == [
+        "add.a: expected integer, got str",
+        "add.a: expected integer, got 1.5",
+        "add.a: missing required argument",
+        "add.a: expected integer, got bool",
+    ]
+    assert [c.error for c in by_server.tool_calls] == [c.error for c in by_function.tool_calls]
+
+
+def test_the_schema_goes_to_the_model_as_the_server_wrote_it() -> None:
+    with connect(demo()) as server:
+        model = calls([])
+        run(model, "go", tools=server.tools)
+    add = next(s for s in model.requests[0].tools if s["name"] == "add")
+    assert add == {
+        "name": "add",
+        "description": "Add two numbers.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "a": {"title": "A", "type": "integer"},
+                "b": {"default": 2, "title": "B", "type": "integer"},
+            },
+            "required": ["a"],
+            "title": "addArguments",
+        },
+    }
+
+
+def test_the_trace_names_each_calls_server_and_keeps_it_through_a_save(tmp_path: Path) -> None:
+    @tool
+    def local() -> str:
+        """A function's tool."""
+        return "here"
+
+    path = tmp_path / "run.jsonl"
+    with connect(demo()) as server:
+        model = calls([ToolCall("greet", {"name": "Bo"}, "c1"), ToolCall("local", {}, "c2"),
+                       ToolCall("greet", {}, "c3")])  # fmt: skip
+        result = run(model, "go", tools=[*server.tools, local], trace_path=path)
+    greet, own, wrong = result.tool_calls
+    assert (greet.server, own.server, wrong.server) == ("demo", None, "demo")
+    assert greet.to_dict()["server"] == "demo"
+    assert "server" not in own.to_dict()  # a function's call is written as it always was
+    assert CallRecord.from_dict(greet.to_dict()) == greet
+    loaded = Result.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert [c.server for c in loaded.tool_calls] == ["demo", None, "demo"]
+    from budgetloop import load_trace
+
+    assert [c.server for c in load_trace(path).tool_calls] == ["demo", None, "demo"]
+    replayed = replay(result)
+    assert [c.server for c in replayed.tool_calls] == ["demo", None, "demo"]
+    assert outcomes(replayed) == outcomes(result)
+
+
+def test_redact_reaches_the_server_name() -> None:
+    server_object = demo()
+    server_object._lowlevel_server.name = "demo-sk-123"  # a name that carries a secret
+    with connect(server_object) as server:
+        result = run(calls([ToolCall("greet", {"name": "Al"}, "c1")]), "go",
+                     tools=server.tools, redact=lambda s: s.replace("sk-123", "***"))  # fmt: skip
+    assert result.tool_calls[0].server == "demo-***"
+
+
+def test_two_servers_with_one_tool_name_need_a_prefix() -> None:
+    with connect(demo()) as first, connect(demo()) as second:
+        with pytest.raises(ValueError, match="two named 'add'") as info:
+            run(calls([]), "go", tools=[*first.tools, *second.tools])
+        assert str(info.value) == (
+            "run: tools must be functions of distinct names, got two named 'add', one of the "
+            "MCP server 'demo' and one of the MCP server 'demo'. Pass connect(..., prefix=...) "
+            "to tell them apart."
+        )
+
+        @tool
+        def greet(name: str) -> str:
+            """Mine."""
+            return name
+
+        with pytest.raises(ValueError, match="two named 'greet'") as info:
+            run(calls([]), "go", tools=[greet, *first.tools])
+        assert str(info.value) == (
+            "run: tools must be functions of distinct names, got two named 'greet', a function "
+            "and one of the MCP server 'demo'. Pass connect(..., prefix=...) or @tool(name=...) "
+            "to tell them apart."
+        )
+    with connect(demo(), prefix="a") as first, connect(demo(), prefix="b") as second:
+        assert [t.name for t in first.tools][:2] == ["a_add", "a_greet"]
+        model = calls(
+            [ToolCall("a_add", {"a": 1}, "c1"), ToolCall("b_add", {"a": 2, "b": 5}, "c2")]
+        )
+        result = run(model, "go", tools=[*first.tools, *second.tools])
+    assert outcomes(result) == [("a_add", "ok", "3"), ("b_add", "ok", "7")]
+
+
+# -- calls that hang, servers that go away ---------------------------------------------------------
+
+
+def test_a_call_past_max_seconds_is_abandoned_and_the_server_still_answers() -> None:
+    with connect(demo()) as server:
+        started = time.monotonic()
+        result = run(calls([ToolCall("hang", {}, "c1"), ToolCall("add", {"a": 1}, "c2")]), "go",
+                     tools=server.tools, budget=Budget(max_seconds=1.0))  # fmt: skip
+        assert time.monotonic() - started < 10
+        assert result.stop == "max_seconds"
+        assert outcomes(result) == [
+            ("hang", "error", "abandoned: still running when the max_seconds deadline passed"),
+            ("add", "ok", "3"),
+        ]
+        again = run(calls([ToolCall("add", {"a": 4}, "c3")]), "go", tools=server.tools)
+        assert outcomes(again) == [("add", "ok", "6")]
+
+
+def test_a_call_past_the_connections_timeout_is_an_error_result() -> None:
+    with connect(demo(), timeout=0.5) as server:
+        model = calls([ToolCall("hang", {}, "c1")], [ToolCall("add", {"a": 1}, "c2")])
+        result = run(model, "go", tools=server.tools)
+    assert result.answered
+    assert outcomes(result) == [
+        ("hang", "error", "ServerError: the MCP server 'demo' did not answer within 0.5 s"),
+        ("add", "ok", "3"),
+    ]
+
+
+def test_the_batchs_threads_reach_one_session_at_once() -> None:
+    with connect(demo()) as server:
+        model = calls([ToolCall("hang", {"seconds": 1.0}, f"c{i}") for i in range(6)])
+        started = time.monotonic()
+        result = run(model, "go", tools=server.tools)
+        took = time.monotonic() - started
+    assert outcomes(result) == [("hang", "ok", "done at last")] * 6
+    assert took < 5  # six one-second calls overlapped, not one after another
+
+
+def test_arun_awaits_the_calls_in_an_async_with() -> None:
+    async def main() -> Result:
+        async with connect(demo()) as server:
+            model = calls([ToolCall("hang", {"seconds": 30}, "c1"), ToolCall("add", {"a": 2}, "c2")],
+                          [ToolCall("greet", {"name": "Cy"}, "c3")])  # fmt: skip
+            return await arun(model, "go", tools=server.tools, budget=Budget(max_seconds=1.5))
+
+    started = time.monotonic()
+    result = asyncio.run(main())
+    assert time.monotonic() - started < 15
+    assert result.stop == "max_seconds"
+    assert outcomes(result) == [
+        ("hang", "error", "abandoned: still running when the max_seconds deadline passed"),
+        ("add", "ok", "4"),
+    ]
+
+
+def test_a_server_that_exits_mid_run_makes_each_later_call_a_clear_error() -> None:
+    with connect(STDIO, timeout=30) as server:
+        assert server.name == "demo"
+        model = calls(
+            [ToolCall("add", {"a": 1}, "c1")],
+            [ToolCall("exit_now", {}, "c2")],
+            [ToolCall("add", {"a": 2}, "c3"), ToolCall("greet", {"name": "Di"}, "c4")],
+        )
+        started = time.monotonic()
+        result = run(model, "go", tools=server.tools)
+        assert time.monotonic() - started < 20
+        assert "demo: exiting as asked" in server.stderr
+    assert result.answered  # nothing raised out of run(), nothing hung
+    gone = (
+        "ServerError: the connection to the MCP server 'demo' is lost (MCPError: Connection "
+        "closed); its stderr ends: demo: exiting as asked"
+    )
+    assert outcomes(result) == [
+        ("add", "ok", "3"),
+        ("exit_now", "error", gone),
+        ("add", "error", gone),
+        ("greet", "error", gone),
+    ]
+    assert result.steps[2].tool_calls[0].seconds < 1  # answered at once, not waited out
+
+
+def test_a_stdio_server_is_stopped_at_exit() -> None:
+    with connect(STDIO, timeout=30) as server:
+        result = run(calls([ToolCall("greet", {"name": "Ed"}, "c1")]), "go", tools=server.tools)
+        pids = _children()
+        assert pids  # the server runs as a subprocess
+    assert outcomes(result) == [("greet", "ok", "Hello, Ed!")]
+    deadline = time.monotonic() + 10
+    while set(pids) & set(_children()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not set(pids) & set(_children())
+    assert server.tools[0].name == "add"  # still listed, but a call now says it is closed
+    after = run(calls([ToolCall("greet", {"name": "Fi"}, "c2")]), "go", tools=server.tools)
+    assert outcomes(after) == [
+        ("greet", "error",
+         "ServerError: the connection to the MCP server 'demo' was closed"),
+    ]  # fmt: skip
+
+
+def _children() -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(__import__("os").getpid())], capture_output=True,
+                         text=True, check=False)  # fmt: skip
+    return [int(p) for p in out.stdout.split()]
+
+
+# -- streamable HTTP --------------------------------------------------------------------------------
+
+
+def test_a_server_over_streamable_http() -> None:
+    with serve_http(demo()) as url, connect(url) as server:
+        assert server.name == "demo"
+        model = calls(
+            [ToolCall("add", {"a": "2"}, "c1"), ToolCall("refuse", {"reason": "no"}, "c2")]
+        )
+        result = run(model, "go", tools=server.tools)
+
+        async def in_async() -> Result:
+            async with connect(url) as again:
+                return await arun(calls([ToolCall("greet", {"name": "Gu"}, "c3")]), "go",
+                                  tools=again.tools)  # fmt: skip
+
+        async_result = asyncio.run(in_async())
+    assert outcomes(result) == [
+        ("add", "ok", "4"),
+        ("refuse", "error", "McpToolError: Error executing tool refuse: refused: no"),
+    ]
+    assert outcomes(async_result) == [("greet", "ok", "Hello, Gu!")]
+
+
+def test_a_url_with_no_server_behind_it_fails_at_connect() -> None:
+    from tests.mcp_servers import free_port
+
+    with (
+        pytest.raises(ConnectionError) as info,
+        connect(f"http://127.0.0.1:{free_port()}/mcp", timeout=10),
+    ):
+        pass
+    assert str(info.value).startswith(
+        "connect: target must be an MCP server that answers, got '127.0.0.1:"
+    )
+
+
+# -- hostile servers --------------------------------------------------------------------------------
+
+
+def test_hostile_names_descriptions_and_schemas() -> None:
+    with connect(hostile()) as server:
+        tools = {t.name: t for t in server.tools}
+        assert list(tools) == ["files_read_v2__b_", "huge", "deep", "refs", "choice", "bare"]
+        odd = tools["files_read_v2__b_"]
+        assert odd.remote_name == "files.read/v2 <b>"
+        assert odd.description == "<script>alert(1)</script>\x1b[31m\u202e reads a file"
+        assert len(tools["huge"].schema["parameters"]["properties"]) == 2_000
+        assert tools["deep"].description == ""
+        assert tools["bare"].schema["parameters"] == {"type": "object", "properties": {}}
+        assert repr(tools["deep"]) == (
+            "<McpTool deep on MCP server 'hostile'; not checked: schemas nested deeper than 60 levels>"
+        )
+        assert repr(tools["refs"]) == (
+            "<McpTool refs on MCP server 'hostile'; not checked: $ref "
+            "'https://example.com/schema.json' (the check follows only #/$defs/... and "
+            "#/definitions/...)>"
+        )
+        assert repr(tools["choice"]) == (
+            "<McpTool choice on MCP server 'hostile'; not checked: not, if, minimum (its value "
+            "is not one the check can use), patternProperties (at the top level)>"
+        )
+        deep: dict[str, Any] = {"x": 1}
+        for _ in range(99):
+            deep = {"x": deep}
+        model = calls([
+            ToolCall("files_read_v2__b_", {"path": "/etc/passwd"}, "c1"),
+            ToolCall("huge", {"p5": "7"}, "c2"),
+            ToolCall("huge", {"p5": 4}, "c3"),
+            ToolCall("deep", {"root": deep}, "c4"),
+            ToolCall("refs", {"node": {"value": 1, "children": [{"value": "2"}]}, "old": "ab", "far": [1]}, "c5"),
+            ToolCall("refs", {"node": {"value": 1, "children": [{"value": 2, "extra": 0}]}}, "c6"),
+            ToolCall("refs", {"node": {"value": 1}, "old": "abcd"}, "c7"),
+            ToolCall("choice", {"pick": "c"}, "c8"),
+            ToolCall("choice", {"pick": "7", "when": "never", "count": 1, "x-note": "hi"}, "c9"),
+            ToolCall("bare", {"anything": [1, 2]}, "c10"),
+        ])  # fmt: skip
+        result = run(model, "go", tools=server.tools)
+    got = [json.loads(c.result)["got"] if c.status == "ok" else c.error for c in result.tool_calls]
+    assert got == [
+        {"path": "/etc/passwd"},
+        {"p5": 7},
+        "huge.p5: expected a number >= 5, got 4",
+        {"root": deep},
+        {"node": {"value": 1, "children": [{"value": 2}]}, "old": "ab", "far": [1]},
+        "refs.node.children[0].extra: unknown field; expected value, children",
+        "refs.old: expected at most 3 characters, got 4",
+        'choice.pick: expected integer or one of "a", "b", got str (as one of "a", "b": '
+        'choice.pick: expected one of "a", "b", got "c")',
+        {"pick": 7, "when": "never", "count": 1, "x-note": "hi"},  # what it cannot check passes
+        {"anything": [1, 2]},
+    ]
+    assert json.loads(result.tool_calls[0].result)["tool"] == "files.read/v2 <b>"
+    assert result.tool_calls[1].coerced == ("huge.p5",)
+
+
+# -- the core stays standard library only -------------------------------------------------------------
+
+
+def test_budgetloop_never_imports_mcp_and_says_which_extra_is_missing() -> None:
+    code = (
+        "import sys, budgetloop\n"
+        "assert 'mcp' not in sys.modules, 'budgetloop imported mcp'\n"
+        "sys.modules['mcp'] = None\n"
+        "try:\n"
+        "    import budgetloop.mcp\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)  # fmt: skip
+    assert out.stdout.strip() == (
+        "budgetloop.mcp needs the MCP SDK: pip install 'budgetloop[mcp]' (the mcp package)."
+    )
+
+
+def test_closing_twice_and_from_another_thread_is_fine() -> None:
+    server = connect(demo())
+    with server:
+        pass
+    server.close()
+    done = threading.Event()
+
+    def close_again() -> None:
+        server.close()
+        done.set()
+
+    threading.Thread(target=close_again).start()
+    assert done.wait(10)
+
+
+def test_otel_names_the_server_of_each_mcp_call() -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from budgetloop.otel import export_trace
+
+    @tool
+    def local() -> str:
+        """Here."""
+        return "ok"
+
+    with connect(demo()) as server:
+        result = run(calls([ToolCall("greet", {"name": "Jo"}, "c1"), ToolCall("local", {}, "c2")]),
+                     "go", tools=[*server.tools, local])  # fmt: skip
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    export_trace(result, provider)
+    tools = {
+        s.name: s.attributes
+        for s in exporter.get_finished_spans()
+        if s.name.startswith("execute_tool")
+    }
+    assert tools["execute_tool greet"]["budgetloop.tool.server"] == "demo"
+    assert "budgetloop.tool.server" not in tools["execute_tool local"]
+
+
+def test_the_public_module() -> None:
+    import budgetloop.mcp as module
+
+    assert module.__all__ == sorted(module.__all__) == ["Connection", "McpTool", "connect"]
+    assert {getattr(module, name).__module__ for name in module.__all__} == {"budgetloop.mcp"}
