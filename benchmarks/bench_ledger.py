@@ -1,7 +1,9 @@
-"""What a shared ledger costs: reserve + settle per call for each ledger, and runs per second
-through ``run_many`` at concurrency 1, 8 and 32 with and without a ledger (ratios in one run).
+"""What a shared ledger costs: reserve + settle per call for each ledger, runs per second
+through ``run_many`` at concurrency 1, 8 and 32 with and without a ledger, and runs per second
+through one ``RedisLedger`` from 1, 2 and 4 worker processes (``run_many(executor=...)`` on a
+``ProcessPoolExecutor``); the ratios are between figures of one run.
 
-    python benchmarks/bench_ledger.py            # the table (under a minute)
+    python benchmarks/bench_ledger.py            # the table (a few minutes on 2 busy cores)
     python benchmarks/bench_ledger.py --quick    # a smoke run: same code paths, few repeats
 
 The Redis row starts its own redis-server on a free loopback port (no persistence) and is left
@@ -20,6 +22,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -108,6 +111,36 @@ def runs_per_second(runs: int, concurrency: int, options: dict[str, Any]) -> flo
     return runs / (now() - t)
 
 
+def processes_table(url: str | None, runs: int, repeats: int) -> None:
+    """Runs per second through one RedisLedger, each run a task in a worker process."""
+    print(f"\nrun_many on worker processes, {runs} runs of 3 turns through one RedisLedger")
+    if url is None:
+        print("  not measured: no redis-server or no redis-py here")
+        return
+    if "executor" not in inspect.signature(run_many).parameters:
+        print("  (this budgetloop's run_many takes no executor= yet)")
+        return
+    counts = (1, 2, 4)
+    pools = {n: ProcessPoolExecutor(n) for n in counts}
+    try:
+        for n, pool in pools.items():  # the processes start before anything is timed
+            list(pool.map(abs, range(n * 4)))
+        rates: dict[int, list[float]] = {n: [] for n in counts}
+        for repeat in range(repeats):  # alternating, so a noisy neighbour slows every row
+            for n, pool in pools.items():
+                ledger = RedisLedger(url, 1e5, key=f"bench-processes-{n}-{repeat}")
+                options = {"ledger": ledger, "executor": pool}
+                rates[n].append(runs_per_second(runs, 2 * n, options))
+        one = statistics.median(rates[1])
+        for n in counts:
+            rate = statistics.median(rates[n])
+            print(f"  {n} worker process{'es' if n > 1 else '  '}: {rate:8.0f} runs/s"
+                  f"  ratio to 1 process {rate / one:.2f}")  # fmt: skip
+    finally:
+        for pool in pools.values():
+            pool.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -130,6 +163,7 @@ def main() -> None:
                 print(f"  {name:<28} not measured: no redis-server or no redis-py here")
                 continue
             print(f"  {name:<28} {per_call_us(make(), calls, repeats):10.1f} us")
+        processes_table(url, runs, repeats)
 
     has_ledger = "ledger" in inspect.signature(start_run).parameters
     print(f"\nrun_many, {runs} runs of 3 turns, runs per second (median of {repeats})")

@@ -3,19 +3,21 @@ budgets that stop a run before it overspends, and a trace that is plain data."""
 
 from . import breakpoints as breakpoints  # the public module budgetloop.breakpoints
 from . import display as display  # the public module budgetloop.display
+from ._approval import PendingCall
 from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
-from ._check import ArgumentError
-from ._files import write_new
-from ._journal import as_result, load_trace, load_traces
 from ._many import run_many
+from ._printable import printable
 from ._replay import first_divergence, replay
 from ._report import BudgetReport, budget_report
 from ._run import arun, astart, resume, run, start
-from ._schema import Tool, tool
+from ._schema._check import ArgumentError
+from ._schema._tool import Tool, tool
 from ._scripted import ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Imported, Request, Result, Step, printable
+from ._trace._files import write_new
+from ._trace._journal import as_result, load_trace, load_traces
+from ._trace._result import CallRecord, Imported, Request, Result, Step
 from ._turn import NextTurn
 from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage, format_usd
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
@@ -33,6 +35,7 @@ __all__ = [
     "MemoryLedger",
     "Message",
     "NextTurn",
+    "PendingCall",
     "Price",
     "Projection",
     "RedisLedger",

@@ -11,12 +11,13 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
+from ._approval import aask
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._session import abandoned
-from ._trace import Result, Step
+from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import Batch, BatchDone, ModelCall, Reply, as_reply
+from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
 
 AsyncUntil = Callable[["AsyncSession"], bool]
 
@@ -31,24 +32,27 @@ class AsyncSession(Loop):
             raise TypeError(
                 f"AsyncSession.run: until must be a function (session) -> bool, got {got}."
             )
-        while not self.done:
-            await self.step()
-            if until is not None and not self.done and until(self):
-                break
+        self._check_decided("AsyncSession.run")
+        with self._stopping_before(until):
+            while not self.done:
+                await self.step()
+                if self.pending:  # a batch waits for a person: the run pauses
+                    break
+                if until is not None and not self.done and until(self):
+                    break
         return self.result
 
     async def step(self) -> Step | None:
         """Take one turn: a model call and its tool batch. None if the run stopped before it."""
         if self.done:
             return None
+        self._check_decided("AsyncSession.step")
         started = self._begin()
         try:
             step = await self._drive(self._turn(started))
         finally:
-            self._end(started)
-        on_step = self.options.values["on_step"]
-        if on_step is not None:
-            on_step(self, step)  # type: ignore[arg-type]
+            self._end()
+        self._stepped(step)
         return step
 
     async def _drive(self, turn: Turn) -> Step | None:
@@ -93,6 +97,16 @@ class AsyncSession(Loop):
             return Reply(None, describe(exc), traceback=own_traceback(exc))
         return as_reply(value)
 
+    async def _adecide(self, hold: Hold) -> Decided | None:
+        """A held batch's decisions: ``approve`` asked about each call in turn (an ``async
+        def`` one awaited), or None when there is no one to ask now."""
+        approve = self.options.values["approve"]
+        if approve is None or not hold.ask:
+            return None
+        began = self._clock()
+        decisions = {call.id: await aask(approve, call) for call in hold.pending}
+        return self._waited(decisions, began)
+
     async def _run_batch(self, request: Batch) -> BatchDone:
         return await self._dispatch.arun_batch(request.calls, request.timeout)
 
@@ -100,5 +114,6 @@ class AsyncSession(Loop):
 
     _answers: ClassVar[Mapping[type, Callable[[AsyncSession, Any], Awaitable[Any]]]] = {
         ModelCall: _call_model,
+        Hold: _adecide,
         Batch: _run_batch,
     }

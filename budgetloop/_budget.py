@@ -74,7 +74,7 @@ def estimate_message(message: Message) -> int:
     # One pass over the parts joined by a space (which the count treats as free).
     parts: list[Any] = [message.content, message.tool_call_id, message.name]
     for call in message.tool_calls:
-        parts += (call.name, arguments_text(call.arguments), call.id)
+        parts += (call.name, call.arguments_text, call.id)
     try:
         text = " ".join(filter(None, parts))
     except TypeError:  # a malformed value where text goes: counted as its text
@@ -87,23 +87,12 @@ def _texts(message: Message) -> list[str]:
     malformed value (a name that is not a str, arguments that are bytes) sits where text goes."""
     parts: list[Any] = [message.content, message.tool_call_id, message.name]
     for call in message.tool_calls:
-        parts += (call.name, arguments_text(call.arguments), call.id)
+        parts += (call.name, call.arguments_text, call.id)
     return [p if type(p) is str else _str(p) for p in parts]
 
 
 def _str(value: object) -> str:
     return "" if value is None else value if isinstance(value, str) else str(value)
-
-
-def arguments_text(arguments: object) -> str:
-    """A tool call's arguments as text: a string as the model sent it, anything else as JSON
-    (``repr`` for what JSON cannot hold: bytes, sets, tuple keys, a cycle)."""
-    if isinstance(arguments, str):
-        return arguments
-    try:
-        return json.dumps(arguments, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        return repr(arguments)
 
 
 def estimate_tools(tools: Sequence[dict[str, Any]]) -> int:

@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ._check import ArgumentError, Name
 from ._pool import Slots, Workers
 from ._redact import PLAIN, WITHHOLD, Redactor, Said, cut_result, to_content
-from ._schema import Tool
-from ._trace import CallRecord, Status
+from ._schema._check import ArgumentError, Name
+from ._schema._tool import Tool
+from ._trace._result import CallRecord, Status
 from ._tracebacks import own_traceback
 from ._turn import BatchDone, Call, Ran, checked
 from ._types import ToolCall

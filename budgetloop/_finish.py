@@ -22,7 +22,7 @@ from ._types import Message, Stop
 
 if TYPE_CHECKING:
     from ._guards import Guards
-    from ._loop import RunState
+    from ._state import RunState
 
 FINAL_NOTE = (
     "[budgetloop] {why}: tools are no longer available. Give your final answer now, from what "

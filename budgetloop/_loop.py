@@ -24,22 +24,23 @@ marked, and the context stays a valid conversation.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
-from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._approval import Decision, PendingCall, ask
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
 from ._ceilings import Now, Used
 from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
 from ._finish import budget_note, final_note, last_turn, then_final_answer
-from ._fork import context_before, fork_point, message_list
 from ._guards import Guards
-from ._journal import Journal
+from ._held import Held, Holding, Taken
 from ._ledgers import Reservation
 from ._money import Money, call_cost
 from ._options import (
@@ -55,13 +56,18 @@ from ._options import (
 from ._pool import Workers
 from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
 from ._repeats import Repeats, warning
-from ._schema import Tool
-from ._trace import Result, Status, Step, new_run_id
+from ._schema._tool import Tool
+from ._state import RunState
+from ._trace._fork import context_before, fork_point, message_list
+from ._trace._journal import Journal
+from ._trace._result import EXECUTED, Result, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,
     Call,
+    Decided,
     Ending,
+    Hold,
     ModelCall,
     NextTurn,
     Plan,
@@ -77,27 +83,11 @@ if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 L = TypeVar("L", bound="Loop")
-Turn = Generator[Request, Any, Step | None]  # sent a Reply, then a BatchDone
+# sent a Reply, then a Decided (or None) for a Hold, then a BatchDone
+Turn = Generator[Request, Any, Step | None]
 
 
-@dataclass(eq=False, slots=True)
-class RunState:
-    """What a run has done so far: the one object a turn changes, and the policies read."""
-
-    steps: list[Step]  # every step taken, a fork's inherited ones first
-    messages: list[Message]  # the context: what the next model call is sent
-    trace_messages: list[Message]  # the context as the trace keeps it (through redact=)
-    money: Money  # what the run has spent, and its shared ledger
-    executed: int = 0  # tool calls run (ok or error)
-    elapsed: float = 0.0  # seconds spent inside step()
-    ending: Ending | None = None  # why the run ended, once it has
-    answer: str | None = None  # the final answer, as the trace keeps it
-    finishing: Ending | None = None  # finish=True: the stop a final answer comes before
-    final_tokens: int | None = None  # finish=True: the last final answer's tokens
-    growth: int = 0  # finish=True: the most those grew in a turn
-
-
-class Loop:
+class Loop(Holding):
     """The loop's state and its turn; ``Session`` and ``AsyncSession`` drive it."""
 
     def __init__(
@@ -159,9 +149,14 @@ class Loop:
             messages=[],
             trace_messages=[],
             money=Money(spent, given["ledger"]),  # the only place spend changes
-            executed=sum(1 for s in history for r in s.tool_calls if r.status != "skipped"),
+            executed=sum(1 for s in history for r in s.tool_calls if r.status in EXECUTED),
         )
         self._kept = len(history)  # steps inherited by a fork, already in its journal header
+        self._held: Held | None = None  # a batch waiting for a person (a stepped session)
+        self._hold_tools: frozenset[str] = frozenset()  # breakpoints.before_tool, while running
+        self._hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
+        self._origin = 0.0  # when the time of the step being taken is counted from
+        self._committed: list[Step] = []  # the steps the step being taken has recorded
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
             given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
@@ -307,7 +302,22 @@ class Loop:
     # -- the turn ---------------------------------------------------------------------------------
 
     def _turn(self, started: float) -> Turn:
-        """One turn, as the module's text says: plan, call, commit."""
+        """One turn, as the module's text says: plan, call, commit. A batch the session held
+        is run first (its step recorded), and then the turn goes on."""
+        resumed = None
+        if self._held is not None:
+            held, self._held = self._held, None
+            resumed = yield from self._batch_turn(
+                held.taken, held.decisions, started, held.seconds
+            )
+            if self.done:
+                return resumed
+            started = self._restart(started)
+        step = yield from self._take(started)
+        return resumed if step is None else step
+
+    def _take(self, started: float) -> Turn:
+        """A turn from its plan: the model call and what it asked for."""
         # 1. plan: its worst case, a final answer or not, and a stop before it
         plan = self._plan(started)
         if plan.seen is not None:
@@ -384,18 +394,21 @@ class Loop:
 
     def _commit_calls(
         self, plan: Plan, completion: Completion, cost: int, started: float
-    ) -> Generator[Batch, BatchDone, Step]:
+    ) -> Generator[Batch | Hold, Any, Step]:
         """An ordinary reply: an answer, or tool calls to run (unless no model call could
-        ever read their results: then they are skipped). A turn that breaks while its batch
-        runs is recorded, its calls marked, and the exception goes on."""
+        ever read their results: then they are skipped). Calls held for a person are decided
+        before any call of the batch runs (``Hold``); with no one to ask, the session holds the
+        batch and this returns the step so far. A turn that breaks while its batch runs is
+        recorded, its calls marked, and the exception goes on."""
         index = len(self.state.steps)
         calls = received(completion.tool_calls, index)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
         signature = self._repeats.signature(calls) if calls else None
         loop = None if signature is None else self._repeats.loop(signature)
         warn = self._repeats.warns(loop)  # warn_repeats=True: the first loop is told, not stopped
+        taken = Taken(plan, completion, cost, index, calls, assistant, signature, loop, warn)
         records: list[Ran] = []
-        dispatched = False
+        decisions: dict[str, Decision] = {}
         try:
             end: Ending | None = None
             if not calls:
@@ -414,34 +427,70 @@ class Loop:
                 stopped = Said("the run stopped (", block.detail, ")")
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
                 end = then_final_answer(self.options.values["finish"], block)
-            else:
-                dispatched = True
-                done: BatchDone = yield Batch(calls, self._left(started))
-                records = done.records
-                if done.abandoned:
-                    end = Ending(Stop.MAX_SECONDS, "a tool was still running at the deadline")
+            elif held := self._holding(taken):
+                decided: Decided | None = yield Hold(held, self._asks(held))
+                if decided is None:  # no one to ask now: the session holds the batch
+                    return self._hold(taken, held, started)
+                started += decided.waited  # (the driver has moved the step's origin on)
+                decisions = decided.decisions
         except GeneratorExit:
             raise
-        except BaseException as exc:  # the turn broke after the model call: record it, then raise
-            why = f"{type(exc).__name__}"
-            records = [
-                self._not_run(c, "error", interrupted(why))
-                if dispatched
-                else self._not_run(
-                    c, "skipped", f"the turn broke ({why}) before its batch started"
-                )
-                for c in calls
-            ]
+        except BaseException as exc:  # the turn broke before its batch: record it, then raise
+            why = f"the turn broke ({type(exc).__name__}) before its batch started"
+            records = [self._not_run(c, "skipped", why) for c in calls]
             step = self._call_step(index, completion, records, cost, plan.projection, started)
             self._record(step, assistant, records, None, signature)
             raise
-        # the assistant turn and its results join the context, in request order
+        if calls and end is None:
+            return (yield from self._batch_turn(taken, decisions, started))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
         if end is not None and end.stop is Stop.ANSWERED:
             self.state.answer = self._traced(completion.text or "")
-        warned = loop is not None and warn and dispatched
+        return self._record(step, assistant, records, end, signature)
+
+    def _batch_turn(
+        self, taken: Taken, decisions: Mapping[str, Decision], started: float, before: float = 0.0
+    ) -> Generator[Batch, BatchDone, Step]:
+        """Run a turn's batch, as decided (a denied call is not run; an edited one runs with
+        the arguments a person gave), and record the step; ``before`` is the seconds the step
+        took before its batch was held. A batch that breaks is recorded, then raises."""
+        calls, index = taken.calls, taken.index
+        fixed, runnable = self._decided_batch(calls, decisions)
+        records: list[Ran] = []
+        end: Ending | None = None
+        try:
+            done = BatchDone([])
+            if runnable:
+                done = yield Batch(runnable, self._left(started))
+            ran = iter(done.records)
+            records = [fixed[i] if i in fixed else next(ran) for i in range(len(calls))]
+            records = self._marked(calls, records, decisions)
+            if done.abandoned:
+                end = Ending(Stop.MAX_SECONDS, "a tool was still running at the deadline")
+        except GeneratorExit:
+            raise
+        except BaseException as exc:  # the turn broke after the model call: record it, then raise
+            why = interrupted(type(exc).__name__)
+            records = [
+                fixed[i] if i in fixed and fixed[i].record.status == "denied"
+                else self._not_run(c, "error", why)
+                for i, c in enumerate(calls)
+            ]  # fmt: skip
+            step = self._call_step(
+                index, taken.completion, records, taken.cost, taken.plan.projection, started
+            )
+            self._record(replace(step, seconds=step.seconds + before), taken.assistant,
+                         records, None, taken.signature)  # fmt: skip
+            raise
+        # the assistant turn and its results join the context, in request order
+        step = self._call_step(
+            index, taken.completion, records, taken.cost, taken.plan.projection, started
+        )
+        step = replace(step, seconds=step.seconds + before) if before else step
+        loop, warn = taken.loop, taken.warn
+        warned = loop is not None and warn
         note = warning(loop) if loop is not None and warned else None
-        return self._record(step, assistant, records, end, signature, warned, note)
+        return self._record(step, taken.assistant, records, end, taken.signature, warned, note)
 
     # -- planning: what the next turn will do, asked by the turn and by next_turn ---------------
 
@@ -477,6 +526,9 @@ class Loop:
         if self.state.ending is not None:
             result = self.result
             return NextTurn("done", result.stop, result.detail, None)
+        if self._held is not None:
+            first = self._held.pending[0]
+            return NextTurn("held", None, self._traced(self._held_detail()), first.projection)
         plan = self._plan(None)
         if plan.ending is not None:
             end = plan.ending
@@ -526,6 +578,8 @@ class Loop:
                     f"{now!r}); pass a monotonic clock such as time.monotonic."
                 )
             self._last_clock = now
+            self._origin = now
+            self._committed = []
             if self._journal is not None and not self._journal.started:
                 self._journal.header(self.result)
                 for kept in self.state.steps[
@@ -537,9 +591,9 @@ class Loop:
             raise
         return now
 
-    def _end(self, started: float) -> None:
+    def _end(self) -> None:
         try:
-            self.state.elapsed += self._since(started)
+            self.state.elapsed += self._since(self._origin)
             if self.done:
                 self._workers.close()
                 if self._journal is not None:
@@ -559,6 +613,73 @@ class Loop:
     def _since(self, started: float) -> float:
         now = self._clock()
         return max(0.0, now - started) if now == now else 0.0
+
+    def _decide(self, hold: Hold) -> Decided | None:
+        """A held batch's decisions, on this thread: ``approve`` asked about each call in turn,
+        or None when there is no one to ask now (the session holds the batch)."""
+        approve = self.options.values["approve"]
+        if approve is None or not hold.ask:
+            return None
+        began = self._clock()
+        decisions = {call.id: ask(approve, call) for call in hold.pending}
+        return self._waited(decisions, began)
+
+    def _waited(self, decisions: dict[str, Decision], began: float) -> Decided:
+        """The decisions, and the time spent waiting for them since ``began``: not counted
+        against ``max_seconds`` nor in the step's time (the step's origin moves on by it; the
+        turn moves its own start on when it is sent them)."""
+        waited = self._since(began)
+        self._origin += waited
+        return Decided(decisions, waited)
+
+    def _stepped(self, step: Step | None) -> None:
+        """``on_step``, for each step the step just taken recorded (a held batch's, then its
+        own), or with None when it recorded none and holds nothing (the run stopped)."""
+        hook = self.options.values["on_step"]
+        if hook is None:
+            return
+        if self._committed:
+            for each in self._committed:
+                hook(self, each)  # type: ignore[arg-type]
+        elif self._held is None:
+            hook(self, None)  # type: ignore[arg-type]
+
+    @contextlib.contextmanager
+    def _stopping_before(self, until: object) -> Iterator[None]:
+        """While ``run(until=...)`` runs: the tools a breakpoint stops before
+        (``breakpoints.before_tool``) hold their calls' batches."""
+        tools = getattr(until, "before_tools", None)
+        if not isinstance(tools, frozenset):
+            yield
+            return
+        was = self._hold_tools
+        self._hold_tools = was | tools
+        try:
+            yield
+        finally:
+            self._hold_tools = was
+
+    def _restart(self, started: float) -> float:
+        """A held batch's step is recorded and the step goes on to a new turn: the time so
+        far is the run's, and the new turn's is counted from now."""
+        now = self._clock()
+        self.state.elapsed += self._since(self._origin)
+        self._origin = now
+        return now
+
+    def _hold(self, taken: Taken, pending: tuple[PendingCall, ...], started: float) -> Step:
+        """No one to ask now: the session holds the batch, and returns the step so far (the
+        model's reply, billed; its calls wait in ``pending``, not yet in its ``tool_calls``).
+        It is recorded when its batch runs."""
+        step = self._call_step(
+            taken.index, taken.completion, [], taken.cost, taken.plan.projection, started
+        )
+        try:
+            shown = self._redactor.step(step)
+        except Exception:
+            shown = WITHHOLD.step(step)
+        self._held = Held(taken, pending, {}, step.seconds, shown)
+        return shown
 
     def _project(self, tokens: int) -> tuple[Projection, int | None]:
         """A call of ``tokens`` input tokens at its worst, on what the run has spent."""
@@ -682,7 +803,8 @@ class Loop:
         for i, ran in enumerate(results):
             self._append_result(ran, note if i == len(results) - 1 else None)
         self.state.steps.append(traced)
-        self.state.executed += sum(1 for r in step.tool_calls if r.status != "skipped")
+        self._committed.append(traced)
+        self.state.executed += sum(1 for r in step.tool_calls if r.status in EXECUTED)
         if self._journal is not None:
             self._journal.step(traced, self.state.trace_messages[before:])
         if end is not None and end.final_next:

@@ -4,29 +4,21 @@ them), on threads, or as tasks for an async model; results in prompt order."""
 from __future__ import annotations
 
 import asyncio
-import inspect
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _progress
-from ._async import AsyncSession
-from ._dispatch import describe
-from ._loop import Loop
-from ._options import ManyOptions, check_names, check_prompt, option_names
-from ._redact import Redactor, strict
+from . import _fleet, _progress
+from ._one import Prompt, arun_one, is_async, run_one
+from ._options import ManyOptions, check_names, check_prompt, option_names, require_approver
 from ._session import Session
-from ._trace import Result
-from ._types import Budget, Message, Stop
+from ._trace._result import Result
 from ._valid import check_option_int, must, type_name
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
-
-Prompt = str | Sequence[Message]
 
 
 def run_many(
@@ -36,6 +28,7 @@ def run_many(
     concurrency: int = 8,
     trace_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    executor: Executor | None = None,
     **options: Unpack[ManyOptions],
 ) -> list[Result]:
     """Run every prompt with ``run(complete, prompt, **options)``, ``concurrency`` at a time.
@@ -45,23 +38,27 @@ def run_many(
     ``trace_dir`` each run writes its trace there as it goes (``run-0000.jsonl``, ... in
     prompt order). ``progress`` shows a bar (ipywidgets in a notebook, tqdm on a terminal when
     installed, else lines on stderr). Configuration mistakes raise here, before any run starts.
+
+    ``executor``: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, a Dask
+    ``Client.get_executor()``), each run one task on it, ``concurrency`` of them submitted at
+    a time. The model, the tools, the options and the ledger travel to its workers pickled
+    (see ``budgetloop._fleet``); what cannot travel is a ``TypeError`` here, before any run.
     """
     prompts = _check(prompts, concurrency, progress, options)
-    Session._open("run_many", complete, "", options)  # checked once, loudly, before any run
+    checked = Session._open("run_many", complete, "", options)  # once, loudly, before any run
+    require_approver("run_many", checked.options)
+    send = None if executor is None else _fleet.Sender.check(executor, complete, options)
     paths = _trace_paths(trace_dir, len(prompts))
     bar = _progress.choose(progress, len(prompts), options.get("ledger"))
     try:
+        if send is not None:
+            return _fleet.run_on(send, complete, prompts, paths, concurrency, bar, options)
         if is_async(complete):
             return _run_async(complete, prompts, paths, concurrency, bar, options)
         return _run_threads(complete, prompts, paths, concurrency, bar, options)
     finally:
         if bar is not None:
             bar.close()
-
-
-def is_async(complete: object) -> bool:
-    call = getattr(complete, "__call__", None)  # noqa: B004 - an object with ``async def __call__``
-    return inspect.iscoroutinefunction(complete) or inspect.iscoroutinefunction(call)
 
 
 _NOT_OPTIONS = {"trace_path": "it names one run's file; pass trace_dir= instead"}
@@ -95,34 +92,6 @@ def _trace_paths(trace_dir: str | os.PathLike[str] | None, n: int) -> list[Path 
     return [folder / f"run-{i:0{width}d}.jsonl" for i in range(n)]
 
 
-def _failed(
-    session: Loop | None, exc: Exception, path: Path | None, options: ManyOptions
-) -> Result:
-    """The run that raised, as a result: its steps so far, stopped with ``model_error``."""
-    if session is not None:
-        base, said = session.result, session._traced(describe(exc))
-        if session._journal is not None:
-            session._journal.close()
-    else:
-        budget = options.get("budget")
-        redact = options.get("redact")
-        said = Redactor(None if redact is None else strict(redact)).text(describe(exc))
-        base = Result(
-            stop=None, answer=None, steps=(), messages=(), cost_usd=0.0, seconds=0.0,
-            budget=budget if isinstance(budget, Budget) else Budget(),
-        )  # fmt: skip
-    result = replace(
-        base, stop=Stop.MODEL_ERROR, error=said, detail=f"the run raised {said}", answer=None
-    )
-    if path is not None:
-        try:
-            result.save(path)
-        except OSError as error:
-            note = f" (its trace could not be written: {describe(error)})"
-            result = replace(result, detail=f"{result.detail}{note}")
-    return result
-
-
 def _run_threads(
     complete: Callable[..., Any],
     prompts: list[Prompt],
@@ -132,14 +101,7 @@ def _run_threads(
     options: ManyOptions,
 ) -> list[Result]:
     def one(i: int) -> Result:
-        session = None
-        try:
-            session = Session._open(
-                "run_many", complete, prompts[i], {**options, "trace_path": paths[i]}
-            )
-            result = session.run()
-        except Exception as exc:
-            result = _failed(session, exc, paths[i], options)
+        result = run_one(complete, prompts[i], paths[i], options)
         if bar is not None:
             bar.update(result)
         return result
@@ -168,14 +130,7 @@ def _run_async(
 
         async def one(i: int) -> Result:
             async with gate:
-                session = None
-                try:
-                    session = AsyncSession._open(
-                        "run_many", complete, prompts[i], {**options, "trace_path": paths[i]}
-                    )
-                    result = await session.run()
-                except Exception as exc:
-                    result = _failed(session, exc, paths[i], options)
+                result = await arun_one(complete, prompts[i], paths[i], options)
             if bar is not None:
                 bar.update(result)
             return result

@@ -31,17 +31,18 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar, cast, get_args
 
+from ._approval import Approve
 from ._budget import CountTokens
-from ._files import check_trace_path
-from ._schema import Tool, tool
-from ._trace import RECORDED_OPTIONS, RunOptions
+from ._schema._tool import Tool, tool
+from ._trace._files import check_trace_path
+from ._trace._result import RECORDED_OPTIONS, RunOptions
 from ._types import Budget, Message, Price
 from ._valid import check_option_int, must, type_name
 from .ledger import Ledger
 
 if TYPE_CHECKING:
     from ._session import Session
-    from ._trace import Step
+    from ._trace._result import Step
 
 Model = Callable[[list[Message], list[dict[str, Any]]], Any]
 Clock = Callable[[], float]
@@ -271,6 +272,8 @@ class ReplayOptions(TypedDict, total=False):
     """The first loop found is told to the model instead of stopping the run."""
     budget_note: Annotated[bool, Option(False, flag)]
     """Each request ends with a line saying what the budget has left."""
+    approve: Annotated[Approve | None, Option(None, function)]
+    """Asked as ``approve(call)`` about each call held for a person (``needs_approval``)."""
 
 
 class ToolsOption(TypedDict, total=False):
@@ -400,6 +403,23 @@ class Options:
         """The options a trace records (``Result.options``)."""
         values = cast(Mapping[str, Any], self.values)
         return cast(RunOptions, {name: values[name] for name in RECORDED_OPTIONS})
+
+
+def require_approver(where: str, options: Options) -> None:
+    """A run that goes to its end by itself (``run``, ``arun``, ``run_many``) has someone to ask
+    about each call held for a person: ``approve=``. Else a ValueError, before anything is
+    sent, saying what to do instead."""
+    if options.values["approve"] is not None:
+        return
+    marked = [name for name, t in options.tools.items() if t.needs_approval is not False]
+    if not marked:
+        return
+    expected = f"a function (call) -> decision, since {', '.join(marked)} needs approval"
+    raise ValueError(
+        must(where, "approve", expected, "None")
+        + " Pass approve=..., or step the run with start() and decide each held call with "
+        "session.approve(call_id) or session.deny(call_id, reason)."
+    )
 
 
 def is_async(complete: Any) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._ceilings import budget_fields
 from ._redact import Redactor
-from ._trace import CallRecord, Result, Step
+from ._trace._result import CallRecord, Result, Step
 from ._types import Message
 
 Attributes = dict[str, Any]  # values: str, bool, int, float or a list of str
@@ -53,7 +53,8 @@ def model_seconds(step: Step) -> float:
 
 
 def executed(step: Step) -> tuple[CallRecord, ...]:
-    """The step's calls that ran or were refused; skipped calls never started."""
+    """The step's calls that ran or were refused (by the check, or denied by a person, whose
+    span carries the decision); skipped calls never started."""
     return tuple(c for c in step.tool_calls if c.status != "skipped")
 
 
@@ -116,6 +117,8 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         "budgetloop.tool_calls.failed": len(result.failed),
         "budgetloop.tool_calls.skipped": len(result.skipped),
     }
+    if result.denied:
+        out["budgetloop.tool_calls.denied"] = len(result.denied)
     if result.cost_usd is not None:  # None only for an imported run of unknown cost
         out["budgetloop.cost_usd"] = result.cost_usd
     if result.stop is not None:
@@ -294,6 +297,10 @@ def tool(
         out["budgetloop.tool.server"] = redact.text(call.server)
     if call.status == "error" and call.error is not None:
         out["error.type"] = redact.text(error_type(call.error, ran=call.arguments is not None))
+    if call.approval is not None:  # a person's decision: "approved", "edited" or "denied"
+        out["budgetloop.tool.approval"] = call.approval
+    if content and call.status == "denied" and call.error is not None:  # approve raised
+        out["budgetloop.tool.approval.error"] = redact.text(call.error)
     if content:
         out["gen_ai.tool.call.arguments"] = (
             redact.arguments_text(call.raw_arguments)

@@ -11,7 +11,7 @@ from collections import Counter
 from html import escape
 from typing import IO, Any
 
-from ._trace import Result
+from ._trace._result import Result
 from ._types import format_usd
 
 IGNORE_MATH = ("tex2jax_ignore", "mathjax_ignore")  # classes MathJax 2 and 3 leave alone

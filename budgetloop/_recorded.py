@@ -9,7 +9,7 @@ import builtins
 import functools
 import math
 
-from ._trace import Step
+from ._trace._result import Step
 from ._types import Completion, Price, ToolCall, to_pico
 
 

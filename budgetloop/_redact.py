@@ -28,12 +28,14 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from ._jsonable import jsonable, plain
-from ._trace import CallRecord, Step
 from ._tracebacks import MAX_TRACEBACK_CHARS, bounded
-from ._types import Message, ToolCall
+from ._types import Message, ToolCall, arguments_text
+
+if TYPE_CHECKING:
+    from ._trace._result import CallRecord, Step
 
 Redact = Callable[[str], str]
 
@@ -111,11 +113,6 @@ class Redactor:
     def __init__(self, fn: Redact | None = None) -> None:
         self.fn = fn
 
-    @property
-    def active(self) -> bool:
-        """Whether there is a ``redact`` (else every method passes its input through)."""
-        return self.fn is not None
-
     # -- texts and values ---------------------------------------------------------------------
 
     @overload
@@ -162,10 +159,8 @@ class Redactor:
         return text if same else _encode(clean)
 
     def arguments_text(self, raw: Any) -> str:
-        """A call's raw arguments as one text: a string as (redacted) text, else redacted and
-        then encoded as JSON."""
-        out = self.arguments(raw)
-        return out if isinstance(out, str) else _encode(out)
+        """A call's raw arguments as one text (``arguments_text``), redacted first."""
+        return arguments_text(self.arguments(raw))
 
     # -- cut and encoded after ----------------------------------------------------------------
 

@@ -25,10 +25,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._check import ArgumentError
 from ._redact import Quote, Said
-from ._schema import Tool
-from ._trace import Step
+from ._schema._check import ArgumentError
+from ._schema._tool import Tool
+from ._trace._result import Step
 from ._turn import Call, Parsed, checked, parse
 from ._types import ToolCall
 

@@ -15,18 +15,19 @@ from collections.abc import Mapping
 from dataclasses import replace as with_fields
 from typing import TYPE_CHECKING, Any
 
+from ._approval import Approve, Decision, PendingCall, edited
 from ._dispatch import ABANDONED
-from ._fork import context_before
 from ._importers._replaying import replay_schemas
-from ._journal import Trace, as_result
 from ._options import ReplayOptions, check_names, option_names
 from ._recorded import completion_of, recorded_error
-from ._schema import Tool
+from ._schema._tool import Tool
+from ._schema._written import checkable
 from ._scripted import ScriptedModel
 from ._session import Session
-from ._trace import CallRecord, Result, Step
+from ._trace._fork import context_before
+from ._trace._journal import Trace, as_result
+from ._trace._result import EXECUTED, CallRecord, Result, Step
 from ._types import Completion, Message, Stop
-from ._written import checkable
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -82,7 +83,7 @@ class ReplayClock:
 
 def _ran(record: CallRecord) -> bool:
     """Whether the tool itself was called (the replay's stand-in is then called too)."""
-    return record.status != "skipped" and (
+    return record.status in EXECUTED and (
         record.arguments is not None or record.error == ABANDONED
     )
 
@@ -229,7 +230,11 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     model call takes its recorded time, a tool batch its longest call's. A run that would go
     on past the last recorded step (a larger budget) ends with ``stop`` None and a ``detail``
     saying so: what the model said next was never recorded. A call the recorded run did not
-    run (it was skipped) comes back as an error saying it has no recorded result.
+    run (it was skipped, or denied) comes back as an error saying it has no recorded result.
+
+    The calls a person decided (``CallRecord.approval``) are held again and decided as
+    recorded: approved, edited (run with the recorded arguments) or denied (with the recorded
+    reason). ``approve=fn`` asks ``fn`` about them instead: what if a call had been denied?
     """
     result = as_result(trace, "replay")
     check_names("replay", options, option_names(ReplayOptions), _NOT_OPTIONS)
@@ -248,8 +253,11 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
         count_usage=False,
     )
     prompt = list(result.messages[: context_before(result.messages, result.steps, 0, "replay")])
-    given = {"tools": tools, "clock": clock, **_defaults(result), **options}
+    decided = {(s.index, r.id): r for s in result.steps for r in s.tool_calls if r.approval}
+    given = {"tools": tools, "clock": clock, "approve": _recorded_decisions(decided),
+             **_defaults(result), **options}  # fmt: skip
     session = Session._open("replay", model, prompt, given)
+    session._hold_calls = frozenset(decided)  # the calls held for a person in the recording
     replayed = session.run()
     recorded = len(result.steps)
     if model.calls <= recorded:
@@ -266,6 +274,22 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
             "said next was never recorded"
         ),
     )
+
+
+def _recorded_decisions(decided: Mapping[tuple[int, str], CallRecord]) -> Approve:
+    """The replay's ``approve`` when none is given: each held call decided as the recording
+    says (an edit with the arguments it ran with, a denial with its reason and error)."""
+
+    def recorded(call: PendingCall) -> Decision | bool:
+        record = decided.get((call.step, call.id))
+        if record is None or record.approval == "approved":
+            return True
+        if record.approval == "edited" and record.arguments is not None:
+            return edited(call, record.arguments)
+        return Decision("denied", reason=record.result or "", error=record.error,
+                        traceback=record.traceback)  # fmt: skip
+
+    return recorded
 
 
 def _source_max_tokens(result: Result, options: Mapping[str, Any]) -> None:

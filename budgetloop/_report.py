@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ._ceilings import BY_NAME, CEILINGS, Figure
-from ._journal import load_traces
 from ._options import price_of_name
-from ._trace import Result, printable
+from ._printable import printable
+from ._trace._journal import load_traces
+from ._trace._result import APPROVALS, Result
 from ._types import PICO, Budget, Price, format_usd, from_pico, price_words, to_pico
 from ._valid import type_name
 
@@ -56,6 +57,9 @@ class BudgetReport:
     skipped: tuple[tuple[str, str], ...] = ()  # (file name, why) for each file not read
     unknown_cost: tuple[str, ...] = ()  # the runs whose cost their trace does not hold
     prices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # price -> runs billed at it
+    # the calls held for a person, by decision ("approved", "edited", "denied"): how many,
+    # and the runs that had one
+    decisions: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
 
     @property
     def max_cost_usd(self) -> dict[float, float | None]:
@@ -118,6 +122,12 @@ class BudgetReport:
         ]
         for stop, names in sorted(self.stops.items(), key=lambda kv: (-len(kv[1]), kv[0])):
             lines.append(f"  {stop:<18}{len(names):>{width}}  {_some(names)}")
+        if self.decisions:
+            lines += ["", "calls held for a person:"]
+            for decision in APPROVALS:
+                if decision in self.decisions:
+                    count, runs = self.decisions[decision]
+                    lines.append(f"  {decision:<18}{count:>{width}}  {_some(runs)}")
         if self._prices_worth_saying():
             lines += ["", "priced at:"]
             for words, names in sorted(self.prices.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -234,6 +244,13 @@ def budget_report(
         ceilings[ceiling.name] = {
             p: _dollars(v) if ceiling.money and v is not None else v for p, v in by_p.items()
         }
+    decided: dict[str, tuple[int, tuple[str, ...]]] = {}
+    for name, r in zip(names, results, strict=True):
+        for decision in APPROVALS:
+            count = sum(1 for s in r.steps for c in s.tool_calls if c.approval == decision)
+            if count:
+                total, runs = decided.get(decision, (0, ()))
+                decided[decision] = (total + count, (*runs, name))
     report = BudgetReport(
         runs=n,
         names=tuple(names),
@@ -247,6 +264,7 @@ def budget_report(
         skipped=tuple(skipped),
         unknown_cost=unknown,
         prices={k: tuple(v) for k, v in prices.items()},
+        decisions=decided,
     )
     if unknown:
         if per_day is None:

@@ -8,18 +8,19 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._async import AsyncSession
-from ._fork import context_before, fork_point
-from ._journal import as_result
 from ._options import (
     Model,
     ResumeOptions,
     StartOptions,
     check_names,
     option_names,
+    require_approver,
     takes_options,
 )
 from ._session import Session
-from ._trace import Result
+from ._trace._fork import context_before, fork_point
+from ._trace._journal import as_result
+from ._trace._result import Result
 from ._types import Message
 
 if TYPE_CHECKING:
@@ -49,7 +50,9 @@ def run(
     A stop is a ``Result`` whose ``stop`` names the reason; it never raises. Configuration
     mistakes raise here, before any call.
     """
-    return Session._open("run", complete, prompt, options).run()
+    session = Session._open("run", complete, prompt, options)
+    require_approver("run", session.options)
+    return session.run()
 
 
 @takes_options
@@ -69,7 +72,9 @@ async def arun(
     **options: Unpack[StartOptions],
 ) -> Result:
     """``await arun(...)``: ``run`` for an async model and async tools."""
-    return await AsyncSession._open("arun", complete, prompt, options).run()
+    session = AsyncSession._open("arun", complete, prompt, options)
+    require_approver("arun", session.options)
+    return await session.run()
 
 
 def resume(

@@ -12,15 +12,14 @@ from typing import Any, overload
 from ._budget import (
     REQUEST_OVERHEAD,
     CountTokens,
-    arguments_text,
     estimate_message,
     estimate_text,
     estimate_tokens,
     estimate_tools,
 )
-from ._journal import Trace, as_result
 from ._recorded import completion_of, recorded_error
-from ._trace import Request
+from ._trace._journal import Trace, as_result
+from ._trace._result import Request
 from ._types import Completion, Message, Price, Usage
 
 Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]
@@ -44,6 +43,10 @@ class ScriptedModel:
 
     ``price`` and ``max_output_tokens`` are read by ``run()`` when it is not given them.
     ``ScriptedModel.from_trace(trace)`` plays back a saved run.
+
+    It pickles with the standard ``pickle`` (so ``run_many(..., executor=...)`` can send it to
+    worker processes) when its entries and ``count_tokens`` do: a copy goes on from where this
+    one was, and records its own requests.
     """
 
     def __init__(
@@ -97,7 +100,7 @@ class ScriptedModel:
         script: list[Scripted] = []
         for step in result.steps:
             if step.error is not None:
-                script.append(_raiser(step.error))
+                script.append(_Raiser(step.error))
             else:
                 script.append(completion_of(step, result.price, "ScriptedModel.from_trace"))
         model = cls(
@@ -119,6 +122,18 @@ class ScriptedModel:
             self.requests.clear()
             self._last, self._last_tools, self._last_context = [], (), None
             self._tokens = [0]
+
+    def __getstate__(self) -> dict[str, Any]:
+        with self._lock:  # a lock belongs to its process: a copy makes its own
+            return {
+                name: list(value) if isinstance(value, list) else value
+                for name, value in self.__dict__.items()
+                if name != "_lock"
+            }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
 
     @property
     def calls(self) -> int:
@@ -155,7 +170,7 @@ class ScriptedModel:
         out = estimate_text(completion.text or "")
         for call in completion.tool_calls:  # a malformed call is counted, not raised on
             name = call.name if isinstance(call.name, str) else repr(call.name)
-            out += estimate_text(name) + estimate_text(arguments_text(call.arguments))
+            out += estimate_text(name) + estimate_text(call.arguments_text)
         if self.max_output_tokens is not None:
             out = min(out, self.max_output_tokens)
         return Usage(self._input_tokens(messages, tools), out)
@@ -263,8 +278,11 @@ class Context(Sequence[Message]):
         return repr(tuple(self))
 
 
-def _raiser(error: str) -> Callable[[list[Message], list[dict[str, Any]]], Completion]:
-    def fail(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
-        raise recorded_error(error)
+class _Raiser:
+    """A script entry that raises the recorded ``Type: message`` (a class, so it pickles)."""
 
-    return fail
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+    def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        raise recorded_error(self.error)

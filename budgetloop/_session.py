@@ -19,9 +19,9 @@ from typing import Any, ClassVar, NamedTuple
 from ._dispatch import describe
 from ._loop import Loop, Turn
 from ._pool import Slots
-from ._trace import Result, Step
+from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
-from ._turn import Batch, BatchDone, ModelCall, Reply, Request, as_reply
+from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
 
 Until = Callable[["Session"], bool]
 
@@ -31,11 +31,14 @@ class Handed(NamedTuple):
     the session's own thread, and ``cut`` when the waiting thread takes the turn back at the
     deadline; ``slots`` are what ``here`` fills and the deadline closes (None: nothing to
     close), made before it starts. Each is called as ``(session, request, slots, since)``,
-    ``since`` being when the request started."""
+    ``since`` being when the request started. A request ``back`` is handed back and answered
+    on the waiting thread instead, with no deadline running (a person deciding a held batch),
+    and then the turn is handed on again."""
 
     here: Callable[[Session, Any, Any, float], Any]
     cut: Callable[[Session, Any, Any, float], Any]
     slots: Callable[[Any], Slots | None] = lambda request: None
+    back: bool = False
 
 
 def _batch_slots(request: Batch) -> Slots:
@@ -54,27 +57,35 @@ class Session(Loop):
         if until is not None and not callable(until):
             got = type(until).__name__
             raise TypeError(f"Session.run: until must be a function (session) -> bool, got {got}.")
-        while not self.done:
-            self.step()
-            if until is not None and not self.done and until(self):
-                break
+        self._check_decided("Session.run")
+        with self._stopping_before(until):
+            while not self.done:
+                self.step()
+                if self.pending:  # a batch waits for a person: the run pauses
+                    break
+                if until is not None and not self.done and until(self):
+                    break
         return self.result
 
     def step(self) -> Step | None:
-        """Take one turn: a model call and its tool batch. None if the run stopped before it."""
+        """Take one turn: a model call and its tool batch. None if the run stopped before it.
+
+        A batch with calls held for a person (``needs_approval``, no ``approve=``) is held:
+        this returns the step with the model's reply (its calls wait in ``pending``, not yet in
+        its ``tool_calls``), and the next ``step()`` runs the batch once each call is decided,
+        then takes its own turn (returning the last step it recorded)."""
         if self.done:
             return None
+        self._check_decided("Session.step")
         started = self._begin()
         try:
             if self.budget.max_seconds is None:
                 step = self._drive(self._turn(started))
             else:
-                step = self._drive_handed(self._turn(started), started)
+                step = self._drive_handed(self._turn(started))
         finally:
-            self._end(started)
-        on_step = self.options.values["on_step"]
-        if on_step is not None:
-            on_step(self, step)
+            self._end()
+        self._stepped(step)
         return step
 
     def _drive(self, turn: Turn) -> Step | None:
@@ -98,32 +109,49 @@ class Session(Loop):
 
     # -- with a deadline: the whole turn on the session's own thread -----------------------------
 
-    def _drive_handed(self, turn: Turn, started: float) -> Step | None:
+    def _drive_handed(self, turn: Turn) -> Step | None:
         """``_drive`` on the session's own thread while this one waits until the deadline: one
         hand-off a step. At the deadline (or an interrupt) this thread takes the turn back:
-        what is in flight is abandoned, and the turn records it here."""
-        shared = _Shared()
-        self._workers.hand(self._drive_there, Slots(1), turn, shared)
-        try:
-            ended = shared.done.acquire(timeout=_seconds(self._left(started)))
-        except BaseException as exc:  # an interrupt while waiting
-            return self._take_over(turn, shared, exc)
-        if not ended:
-            return self._take_over(turn, shared, None)
-        return self._ended(turn, shared)
+        what is in flight is abandoned, and the turn records it here. A request handed
+        ``back`` is answered here, with no deadline running, and the turn is handed on."""
+        first: Any = _START
+        while True:
+            shared = _Shared()
+            self._workers.hand(self._drive_there, Slots(1), turn, shared, first)
+            try:
+                ended = shared.done.acquire(timeout=_seconds(self._left(self._origin)))
+            except BaseException as exc:  # an interrupt while waiting
+                return self._take_over(turn, shared, exc)
+            if not ended:
+                return self._take_over(turn, shared, None)
+            back = shared.back
+            if back is None:
+                return self._ended(turn, shared)
+            try:
+                first = self._handed[type(back)].here(self, back, None, self._clock())
+            except BaseException as exc:  # an interrupt while a person decides
+                try:
+                    turn.throw(exc)  # the turn records what it knows, and re-raises
+                finally:
+                    turn.close()
+                raise
 
-    def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared) -> None:
+    def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared, first: Any) -> None:
         """On the session's own thread: ``_drive`` (each request by its entry in ``_handed``),
-        handing the turn back between requests if the waiting thread has taken it over.
-        ``finished`` is filled when this returns."""
+        handing the turn back between requests if the waiting thread has taken it over, or
+        for a request answered there (``back``). ``first`` is what the turn is sent to go on
+        (``_START``: it starts). ``finished`` is filled when this returns."""
         handed = self._handed
         try:
-            request = next(turn)
+            request = next(turn) if first is _START else turn.send(first)
             while True:
                 answer = handed[type(request)]
                 with shared.lock:
                     if shared.taken:  # the deadline passed while the turn ran: not performed
                         shared.parked = request
+                        return
+                    if answer.back:  # answered on the waiting thread
+                        shared.back = request
                         return
                     since = shared.since = self._clock()
                     shared.request = request
@@ -250,14 +278,24 @@ class Session(Loop):
     def _model_cut(self, request: ModelCall, slots: None, since: float) -> Reply:
         return abandoned()
 
+    def _hold_here(self, request: Hold, slots: None, since: float) -> Decided | None:
+        return self._decide(request)
+
+    def _hold_cut(self, request: Hold, slots: None, since: float) -> Decided:
+        """A held batch at the deadline: no one is asked, and its batch is then cut off (its
+        calls abandoned, none started)."""
+        return Decided({})
+
     # -- the tables: what each request of a turn (``_turn.REQUESTS``) is answered with ----------
 
     _answers: ClassVar[Mapping[type, Callable[[Session, Any], Any]]] = {
         ModelCall: _call_model,
+        Hold: Loop._decide,
         Batch: _run_batch,
     }
     _handed: ClassVar[Mapping[type, Handed]] = {
         ModelCall: Handed(_call_model_here, _model_cut),
+        Hold: Handed(_hold_here, _hold_cut, back=True),
         Batch: Handed(_batch_here, _batch_cut, _batch_slots),
     }
 
@@ -274,7 +312,11 @@ class _Shared:
         self.slots: Slots | None = None  # the in-flight batch's outcomes
         self.since: float | None = None  # when the in-flight request started
         self.parked: Any = None  # the request the turn asked for after it was taken back
+        self.back: Request | None = None  # a request handed back, to answer on that thread
         self.ending: tuple[Step | None, BaseException | None] | None = None
+
+
+_START = object()  # what _drive_there is given to start a turn rather than go on with it
 
 
 def _seconds(left: float | None) -> float:

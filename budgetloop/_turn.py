@@ -20,14 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._approval import Decision, PendingCall
 from ._budget import Projection
-from ._check import ArgumentError, check_arguments, parse_arguments
 from ._redact import Said
-from ._trace import CallRecord
+from ._schema._check import ArgumentError, check_arguments, parse_arguments
+from ._trace._result import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
 
 if TYPE_CHECKING:
-    from ._schema import Tool
+    from ._schema._tool import Tool
 
 Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
 # A call's arguments checked against its tool, with the paths of the values coerced; or what
@@ -96,6 +97,26 @@ class Batch:
 
 
 @dataclass(slots=True)
+class Hold:
+    """What a turn asks its driver for before a batch that holds calls for a person: a
+    decision for each (``Decided``), or None when there is no one to ask now (no ``approve``,
+    or ``ask`` is False: a breakpoint holds it for the person at the session). Then the
+    session holds the batch, and its next step runs it once every call is decided."""
+
+    pending: tuple[PendingCall, ...]
+    ask: bool
+
+
+@dataclass(slots=True)
+class Decided:
+    """The decisions on a held batch's calls, by call id, and the seconds spent waiting for
+    them (which do not count against ``max_seconds``)."""
+
+    decisions: dict[str, Decision]
+    waited: float = 0.0
+
+
+@dataclass(slots=True)
 class Ran:
     """One call's outcome, twice: as the model reads it and as the trace keeps it."""
 
@@ -151,10 +172,10 @@ class Plan:
 # Every request a turn yields. Each driver answers them through one table of request type to
 # handler (``Session._answers``, ``Session._handed``, ``AsyncSession._answers``): a new request
 # is a class here and one entry in each.
-REQUESTS = (ModelCall, Batch)
-Request = ModelCall | Batch
+REQUESTS = (ModelCall, Hold, Batch)
+Request = ModelCall | Hold | Batch
 
-Action = Literal["call", "final_answer", "stop", "done"]
+Action = Literal["call", "final_answer", "stop", "done", "held"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +184,12 @@ class NextTurn:
 
     ``action`` is ``"call"`` (the model is called with tools), ``"final_answer"`` (the model
     is called without tools for a final answer, then the run ends with ``stop``), ``"stop"``
-    (the run ends with ``stop`` before calling the model) or ``"done"`` (it has ended).
-    ``projection`` is the worst case of the call it would make, or of the call that the stop
-    refused; None once done. A shared ledger is asked only when the step is taken."""
+    (the run ends with ``stop`` before calling the model), ``"done"`` (it has ended) or
+    ``"held"`` (a batch waits for a person's decisions, ``Session.pending``; once each call
+    is decided, the next step runs it, then goes on; ``detail`` says which). ``projection``
+    is the worst case of the call it would make, or of the call that the stop refused, or for
+    a held batch the turn that will read its results (as ``PendingCall.projection``); None
+    once done. A shared ledger is asked only when the step is taken."""
 
     action: Action
     stop: Stop | None

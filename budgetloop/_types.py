@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 import math
 import sys
 from dataclasses import dataclass, field, fields
@@ -71,6 +72,25 @@ class ToolCall:
     name: str
     arguments: str | dict[str, Any] = "{}"
     id: str | None = None
+
+    @property
+    def arguments_text(self) -> str:
+        """The arguments as one text: a string as the model sent it, a dict as JSON."""
+        return arguments_text(self.arguments)
+
+
+def arguments_text(arguments: object) -> str:
+    """A tool call's arguments as one text: a string as it was sent, anything else as JSON
+    (``repr`` for what JSON cannot hold: bytes, sets, tuple keys)."""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, ensure_ascii=False, default=repr)
+    except Exception:  # a cycle, an int past the digit limit, a repr that raises
+        try:
+            return repr(arguments)
+        except Exception:
+            return f"<{type(arguments).__name__} object>"
 
 
 @dataclass(frozen=True)
@@ -149,9 +169,6 @@ class Usage:
     def uncached_input_tokens(self) -> int:
         """The input neither read from nor written to the cache."""
         return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
-
-
-FINISH_REASONS = ("stop", "length", "content_filter", "tool_call", "error")
 
 
 @dataclass(frozen=True)

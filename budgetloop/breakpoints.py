@@ -9,7 +9,8 @@ be asked after each step (``Session.run(until=...)`` does that)::
     session.run(until=breakpoints.on_tool("transfer"))
 
 ``on_tool``, ``on_error`` and ``on_step`` look at the step just taken; ``on_cost`` looks at the
-turn to come, so a run pauses before its money goes.
+turn to come, so a run pauses before its money goes; ``before_tool`` holds a batch before a call
+of a tool runs, so a person can approve, edit or deny it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,19 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ._budget import Projection
-from ._trace import Step
+from ._trace._result import Step
 from ._types import to_pico
 
-__all__ = ["Breakpoint", "Inspectable", "check", "on_cost", "on_error", "on_step", "on_tool"]
+__all__ = [
+    "Breakpoint",
+    "Inspectable",
+    "before_tool",
+    "check",
+    "on_cost",
+    "on_error",
+    "on_step",
+    "on_tool",
+]
 
 
 class Inspectable(Protocol):
@@ -55,6 +65,27 @@ def on_tool(name: str) -> Breakpoint:
 
     called.__qualname__ = f"on_tool({name!r})"
     return called
+
+
+def before_tool(name: str) -> Breakpoint:
+    """Pause before a call of the tool ``name`` runs: ``session.run(until=before_tool(name))``
+    holds each batch that calls it, even when the tool is not marked ``needs_approval``, and
+    pauses with the calls waiting in ``session.pending`` (whatever ``approve=`` says). Decide
+    each with ``session.approve`` or ``session.deny``; the next ``run()`` runs the batch and
+    goes on. True when the session holds such a batch."""
+    if not isinstance(name, str):
+        raise TypeError(
+            f"before_tool: name: expected a tool name (str), got {type(name).__name__}."
+        )
+    if not name:
+        raise ValueError("before_tool: name: expected a tool name, got an empty string.")
+
+    def holding(session: Inspectable) -> bool:
+        return any(c.name == name for c in getattr(session, "pending", ()))
+
+    holding.__qualname__ = f"before_tool({name!r})"
+    holding.before_tools = frozenset({name})  # type: ignore[attr-defined]  # read by run()
+    return holding
 
 
 def on_error() -> Breakpoint:

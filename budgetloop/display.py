@@ -10,11 +10,12 @@ what each stop means (``stop_means``), the projection and its worst case in word
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._budget import Projection
 from ._ceilings import BY_NAME, Used, count, meter_rows, stop_means
-from ._trace import Result, Step
+from ._trace._result import EXECUTED, Result, Step
 from ._turn import NextTurn
 from ._types import Budget, Stop, format_usd
 
@@ -34,6 +35,7 @@ __all__ = [
     "step_head",
     "stop_means",
     "under_projected_text",
+    "used_after",
     "used_by",
     "worst_case_text",
 ]
@@ -115,6 +117,14 @@ def used_by(result: Result) -> Used:
     return Used(len(result.steps), result.seconds, len(result.tool_calls))
 
 
+def used_after(before: Used, steps: Sequence[Step]) -> Used:
+    """What a run had used after ``steps``, having used ``before`` before them (a tool call
+    counts when it was run: ok or error)."""
+    seconds = before.seconds + sum(s.seconds for s in steps)
+    ran = sum(1 for s in steps for c in s.tool_calls if c.status in EXECUTED)
+    return Used(before.steps + len(steps), seconds, before.tool_calls + ran)
+
+
 def refused_by_projection(stop: Stop) -> bool:
     """``stop`` is a ceiling's that judges a call by its projection: the run ended before a
     call whose projection it refused (which a chart still draws)."""
@@ -127,6 +137,8 @@ def next_turn_text(nxt: NextTurn) -> str | None:
     if nxt.action == "stop":
         why = f": {nxt.detail}" if nxt.detail else ""
         return f"The next step will not call the model: the run stops there ({nxt.stop}){why}."
+    if nxt.action == "held":
+        return f"The run holds a batch for a person: {nxt.detail or ''}."
     if nxt.action == "final_answer":
         return (
             "The next step is the final answer: the model is called without tools, then the "

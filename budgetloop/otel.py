@@ -37,10 +37,10 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 
 from . import __version__
 from . import _otel_attrs as attrs
-from ._journal import as_result
 from ._otel_attrs import Names
 from ._redact import PLAIN, Redactor
-from ._trace import Result, Step
+from ._trace._journal import as_result
+from ._trace._result import Result, Step
 from ._types import Message
 from ._valid import kind
 

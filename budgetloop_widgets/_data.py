@@ -32,6 +32,7 @@ from budgetloop.display import (
     meter,
     step_head,
     under_projected_text,
+    used_after,
 )
 
 from ._log import flags, jump_targets, sent_counts
@@ -39,7 +40,8 @@ from ._status import stop_lines
 
 CUT = 20_000  # characters of one text sent to the page; the rest is fetched on demand
 ROLES = ("system", "user", "assistant", "tool")
-CALL_STATUSES = {"ok": 0, "error": 1, "skipped": 2}
+CALL_STATUSES = {"ok": 0, "error": 1, "skipped": 2, "denied": 3}
+APPROVALS = {None: 0, "approved": 1, "edited": 2, "denied": 3}  # a person's decision, if any
 _SEP = "\ue000"  # joins the table for one escaping pass; a private-use character, kept as is
 
 
@@ -196,10 +198,9 @@ def step_texts(
     out: dict[str, list[Any]] = {
         k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr")
     }
-    index, seconds, ran = before.steps, before.seconds, before.tool_calls
+    used = before
     for step in steps:
         p = step.projection
-        used = Used(index, seconds, ran)
         figures = meter(p, used, budget)
         out["head"].append(sid(step_head(step)))
         out["usd"].append(sid(format_usd(step.cost_usd)))
@@ -208,9 +209,7 @@ def step_texts(
         out["worst"].append(sid(figures.worst_case))
         out["bar"].append(None if figures.bar is None else [*figures.bar[:3], int(figures.bar[3])])
         out["mr"].append([sid(text) for _, text in figures.rows])
-        index += 1
-        seconds += step.seconds
-        ran += sum(1 for c in step.tool_calls if c.status != "skipped")
+        used = used_after(used, (step,))
     return out
 
 
@@ -229,10 +228,12 @@ def call_columns(
 def call_rows(
     calls: Sequence[CallRecord], sid: Callable[[str | None], int]
 ) -> dict[str, list[Any]]:
-    """What the rows and filters need of each call: its tool, status and microseconds."""
+    """What the rows and filters need of each call: its tool, status, a person's decision
+    (``ap``, as ``APPROVALS``) and microseconds."""
     return {
         "name": [sid(c.name) for c in calls],
         "st": [CALL_STATUSES[c.status] for c in calls],
+        "ap": [APPROVALS[c.approval] for c in calls],
         "us": [round(c.seconds * 1_000_000) for c in calls],
     }
 
@@ -242,9 +243,10 @@ def call_texts(
 ) -> dict[str, list[Any]]:
     """The rest of each call, for the search and the detail: the arguments as the model wrote
     them (``raw``) and as the tool got them (``args``, -1 when they were not checked), the
-    argument paths that were coerced (``co``), its result or error, traceback and full length
-    if it was cut for the model (``tr``); and the MCP server of each call (``srv``, -1 for a
-    function's), when any call was an MCP tool's."""
+    argument paths that were coerced (``co``), its result or error (for a denied call, what the
+    model read, and what an approve raised), traceback and full length if it was cut for the
+    model (``tr``); and the MCP server of each call (``srv``, -1 for a function's), when any
+    call was an MCP tool's."""
     dump = json_encoder()
     raw = [arguments_json(c.raw_arguments, dump) for c in calls]
     servers = {"srv": [sid(c.server) for c in calls]} if any(c.server for c in calls) else {}
@@ -253,10 +255,19 @@ def call_texts(
         "raw": [sid(text) for text in raw],
         "args": [_checked(c, text, sid, dump) for c, text in zip(calls, raw, strict=True)],
         "co": [[sid(path) for path in c.coerced] if c.coerced else None for c in calls],
-        "out": [sid(c.result if c.status == "ok" else c.error) for c in calls],
+        "out": [sid(_outcome(c)) for c in calls],
         "tb": [-1 if (b := c.traceback) is None else sid(b) for c in calls],
         "tr": [c.truncated for c in calls],
     }
+
+
+def _outcome(call: CallRecord) -> str | None:
+    """A call's result or error as the detail shows it."""
+    if call.status == "ok":
+        return call.result
+    if call.status == "denied":
+        return call.content if call.error is None else f"{call.content}\n{call.error}"
+    return call.error
 
 
 def later_data(result: Result, strings: Strings) -> dict[str, Any]:

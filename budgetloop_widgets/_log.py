@@ -9,25 +9,35 @@ from typing import Any
 
 from budgetloop import Message, Result, Step
 
-STATUSES = ("ok", "error", "skipped", "model error", "answer", "under-projected")
-BITS = {status: 1 << n for n, status in enumerate(STATUSES)}  # as viewer.js reads them
+STATUSES = ("ok", "error", "skipped", "model error", "answer", "under-projected", "denied",
+            "edited", "approved")  # fmt: skip
 FINAL = 64  # the step was the final answer, asked for without tools
-_CALL_BITS = {"ok": 1, "error": 2, "skipped": 4}
-JUMPS = ("first error", "first skipped", "first under-projected", "most expensive", "the stop")
-_JUMP_BITS = {
+BITS = {  # as viewer.js reads them
+    **{status: 1 << n for n, status in enumerate(STATUSES[:6])},
+    **{status: 128 << n for n, status in enumerate(STATUSES[6:])},  # a person's decisions
+}
+_CALL_BITS = {"ok": 1, "error": 2, "skipped": 4, "denied": 128}
+_DECISION_BITS = {"edited": 256, "approved": 512}
+JUMPS = ("first error", "first skipped", "first denied", "first under-projected",
+         "most expensive", "the stop")  # fmt: skip
+JUMP_BITS = {
     "first error": BITS["error"] | BITS["model error"],
     "first skipped": BITS["skipped"],
+    "first denied": BITS["denied"],
     "first under-projected": BITS["under-projected"],
 }
 
 
 def flags(step: Step) -> int:
     """The step's tags as bits (``BITS``): its calls' statuses, ``model error``, ``answer`` (no
-    tool calls and no error), ``under-projected`` (reported input above the projection); and
+    tool calls and no error), ``under-projected`` (reported input above the projection), a
+    person's decisions on its calls (``denied`` is a status; ``edited``, ``approved``); and
     ``FINAL`` for a final answer."""
     bits = 0
     for call in step.tool_calls:
         bits |= _CALL_BITS[call.status]
+        if call.approval is not None and call.approval != "denied":
+            bits |= _DECISION_BITS[call.approval]
     if step.error is not None:
         bits |= 8
     elif not step.tool_calls:
@@ -42,12 +52,6 @@ def flags(step: Step) -> int:
     return bits | FINAL if step.final_answer else bits
 
 
-def tags(step: Step) -> frozenset[str]:
-    """What a status filter matches, by name (``flags`` without ``FINAL``)."""
-    bits = flags(step)
-    return frozenset(name for name, bit in BITS.items() if bits & bit)
-
-
 def jump_targets(
     steps: Sequence[Step], bits: Sequence[int] | None = None
 ) -> dict[str, int | None]:
@@ -56,7 +60,7 @@ def jump_targets(
     if bits is None:
         bits = [flags(s) for s in steps]
     out: dict[str, int | None] = {}
-    for name, wanted in _JUMP_BITS.items():
+    for name, wanted in JUMP_BITS.items():
         out[name] = next((i for i, b in enumerate(bits) if b & wanted), None)
     costs = [s.cost_usd for s in steps]
     known = [c for c in costs if c is not None]  # an imported run may not know them

@@ -14,6 +14,7 @@ import ipywidgets as widgets
 from budgetloop import NextTurn, Projection, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
 
+from ._approvals import PendingCalls
 from ._fork import ForkEditor, context_before
 from ._status import (
     error_html,
@@ -25,6 +26,7 @@ from ._status import (
     spent_words,
     stop_html,
     stop_lines,
+    waiting_html,
 )
 from ._steplist import StepList
 from ._text import count, plural, text
@@ -122,6 +124,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         ):
             button.add_class(f"bl-{name}-button")
         self.until = UntilControl(session.tools)
+        self.pending = PendingCalls(self.refresh)  # calls held for a person: Approve, Edit, Deny
         self.status = widgets.HTML()
         self.error = widgets.HTML()
         self.meter = widgets.HTML()
@@ -148,6 +151,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 self.until,
                 self.status,
                 self.error,
+                self.pending,
                 self.meter,
                 self.charts,
                 _section("Steps (a click or j/k chooses one; its detail has Fork here)"),
@@ -246,22 +250,21 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     def _background(self, session: Session, until: Breakpoint | None, why: str) -> None:
         """The Run, on the worker thread: the core's ``Session.run(until=...)``, asked after
-        each step to redraw, then whether Pause was pressed or the breakpoint holds."""
+        each step to redraw, then whether Pause was pressed or the breakpoint holds. A batch
+        held for a person pauses it (a breakpoint may hold one: ``before_tool``)."""
+        stop_here = _StopHere(self, until, why)
         paused: list[str] = []
-
-        def stop_here(running: Session) -> bool:
-            self.refresh()
-            if self._pause.is_set():
-                paused.append(self._pause_reason)
-            elif until is not None and until(running):
-                paused.append(f"Run until: {why}")
-            return bool(paused)
-
         try:
             if self._pause.is_set():  # pressed before the first step
                 paused.append(self._pause_reason)
             else:
                 session.run(until=stop_here)
+                if stop_here.paused is not None:
+                    paused.append(stop_here.paused)
+                elif not session.done and session.pending:
+                    paused.append("a batch waits for your decisions")
+                    if until is not None and until(session):
+                        paused.append(f"Run until: {why}")
         except BaseException as exc:  # reported in the panel, never lost on a worker thread
             paused.append(f"the Run raised {type(exc).__name__}")
             self.show_error(f"Run raised {type(exc).__name__}: {exc}", traceback.format_exc())
@@ -377,8 +380,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     def _set_busy(self) -> None:
         busy = self._running or self._busy
         done = self.session.done
-        self.step_button.disabled = busy or done
-        self.run_button.disabled = busy or done
+        waiting = bool(self.session.pending)  # Step and Run wait until every call is decided
+        self.step_button.disabled = busy or done or waiting
+        self.run_button.disabled = busy or done or waiting
         self.reset_button.disabled = busy
         self.pause_button.disabled = not self._running or self._pause.is_set()
         self.until.set_disabled(busy)
@@ -426,7 +430,10 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.show_error(f"Projecting the next turn raised {type(exc).__name__}: {exc}",
                             traceback.format_exc())  # fmt: skip
         label = "Before the next step" if not session.done else "After the run: the next step"
-        if self._running:
+        pending = session.pending
+        if pending and not self._running:
+            self.status.value = waiting_html(len(result.steps), len(pending))
+        elif self._running:
             self.status.value = running_html(len(result.steps))
         elif self._paused_by is not None and not session.done:
             self.status.value = paused_html(len(result.steps), self._paused_by)
@@ -450,7 +457,27 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             carried=result.carried_usd,
         )  # fmt: skip
         self.steps.update(session, self._context_head(projection))
+        self.pending.update(session, self._running or self._busy)
         self._set_busy()
+
+
+class _StopHere:
+    """What a Run gives ``Session.run(until=...)``: after each step, a redraw, then a pause if
+    Pause was pressed or the breakpoint holds (``paused`` says which); it holds each batch that
+    calls a tool the chosen breakpoint stops before (``breakpoints.before_tool``)."""
+
+    def __init__(self, panel: RunPanel, until: Breakpoint | None, why: str) -> None:
+        self.panel, self.until, self.why = panel, until, why
+        self.before_tools: frozenset[str] = getattr(until, "before_tools", frozenset())
+        self.paused: str | None = None
+
+    def __call__(self, session: Session) -> bool:
+        self.panel.refresh()
+        if self.panel._pause.is_set():
+            self.paused = self.panel._pause_reason
+        elif self.until is not None and self.until(session):
+            self.paused = f"Run until: {self.why}"
+        return self.paused is not None
 
 
 def _holds(until: Breakpoint, session: Session) -> bool:

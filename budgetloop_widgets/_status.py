@@ -102,6 +102,15 @@ def paused_html(steps: int, why: str) -> str:
     )
 
 
+def waiting_html(steps: int, calls: int) -> str:
+    """The line shown while the session holds a batch for a person's decisions."""
+    return (
+        f'<div class="bl-paused bl-waiting">held after {plural(steps, "step")}: '
+        f"{plural(calls, 'call waits', 'calls wait')} for your decision below (Approve, Edit or "
+        "Deny each); Step and Run go on once every call is decided</div>"
+    )
+
+
 def held_html(why: str) -> str:
     """The line shown when a Run took no step: its breakpoint held before the first one."""
     return (

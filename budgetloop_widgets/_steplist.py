@@ -14,7 +14,7 @@ from typing import Any
 import traitlets
 
 from budgetloop import Result, Session, Step
-from budgetloop.display import Used
+from budgetloop.display import Used, used_after
 
 from ._data import (
     Strings,
@@ -27,7 +27,7 @@ from ._data import (
     step_columns,
     step_texts,
 )
-from ._log import JUMPS
+from ._log import JUMP_BITS, JUMPS
 from ._traceview import Viewer
 
 
@@ -41,9 +41,8 @@ class Jumps:
 
     def extend(self, steps: Sequence[Step], bits: Sequence[int]) -> dict[str, int | None]:
         """Take the new ``steps`` (with their ``flags``) into account; where each jump goes."""
-        wanted = {"first error": 2 | 8, "first skipped": 4, "first under-projected": 32}
         for step, bit in zip(steps, bits, strict=True):
-            for name, mask in wanted.items():
+            for name, mask in JUMP_BITS.items():
                 if self.places[name] is None and bit & mask:
                     self.places[name] = self.steps
             if step.cost_usd is not None and step.cost_usd > self.dearest:
@@ -86,7 +85,7 @@ class StepList(Viewer):
         self._steps = len(result.steps)
         self._messages = len(result.messages)
         self._calls = sum(len(s.tool_calls) for s in result.steps)
-        self._used = _used_after(Used(0, 0.0, 0), result.steps)
+        self._used = used_after(Used(0, 0.0, 0), result.steps)
         run = run_data(result, strings, tokens=session.message_tokens)
         self._jumps.extend(result.steps, run["steps"]["fl"])
         self._next_sent = _next_sent(result, run["sent"])
@@ -125,7 +124,7 @@ class StepList(Viewer):
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
         columns.update(step_texts(steps, result.budget, sid, self._used))
-        self._used = _used_after(self._used, steps)
+        self._used = used_after(self._used, steps)
         sent = []
         for step in steps:
             sent.append(self._next_sent)
@@ -173,10 +172,3 @@ def _next_sent(result: Result, sent: Sequence[int]) -> int:
         return len(result.messages)
     last = steps[-1]
     return sent[-1] + (1 + len(last.tool_calls) if last.error is None else 0)
-
-
-def _used_after(before: Used, steps: Sequence[Step]) -> Used:
-    """What a run had used after ``steps``, having used ``before`` before them."""
-    seconds = before.seconds + sum(s.seconds for s in steps)
-    ran = before.tool_calls + sum(1 for s in steps for c in s.tool_calls if c.status != "skipped")
-    return Used(before.steps + len(steps), seconds, ran)

@@ -59,10 +59,11 @@ class Viewer(anywidget.AnyWidget):
 class TraceView(Viewer):
     """A saved run, step by step: a table of every step (only the rows in view are drawn),
     filters by tool and status, a search as you type over the model's text, the arguments,
-    results and errors, jumps to the first error, the first skipped call, the first
-    under-projected step, the most expensive step and the stop, and beside it the chosen
-    step's meter, card, the context it was sent and the request as sent. All of it runs in
-    the browser; ``selected`` is the chosen step's number, set by a click there or by
+    results and errors, jumps to the first error, the first skipped call, the first call a
+    person denied, the first under-projected step, the most expensive step and the stop (the
+    status filter takes a person's decisions too: denied, edited, approved), and beside it
+    the chosen step's meter, card, the context it was sent and the request as sent. All of it
+    runs in the browser; ``selected`` is the chosen step's number, set by a click there or by
     ``show()`` here."""
 
     def __init__(self, source: Source, *, title: str = "budgetloop trace") -> None:
@@ -100,8 +101,8 @@ class TraceView(Viewer):
             self.selected = min(max(index, 0), len(self.result.steps) - 1)
 
     def jump(self, name: str) -> int | None:
-        """Choose the step a jump names (``first error``, ``first skipped``, ``first
-        under-projected``, ``most expensive``, ``the stop``); its number, or None when the
+        """Choose the step a jump names (``first error``, ``first skipped``, ``first denied``,
+        ``first under-projected``, ``most expensive``, ``the stop``); its number, or None when the
         trace has no such step."""
         target = jump_target(self.result.steps, name)
         if target is not None:

@@ -1,8 +1,9 @@
 """The "Run until" control beside Run: which breakpoint a Run pauses at.
 
-Each choice is built from ``budgetloop.breakpoints``: the next call of a tool (``on_tool``), the
-next error (``on_error``), spend that would pass an amount (``on_cost``) or a number of steps
-taken (``on_step``).
+Each choice is built from ``budgetloop.breakpoints``: the next call of a tool (``on_tool``), a
+call of a tool held before it runs, for your decision (``before_tool``), the next error
+(``on_error``), spend that would pass an amount (``on_cost``) or a number of steps taken
+(``on_step``).
 """
 
 from __future__ import annotations
@@ -12,14 +13,23 @@ from collections.abc import Iterable
 import ipywidgets as widgets
 
 from budgetloop import Session
-from budgetloop.breakpoints import Breakpoint, check, on_cost, on_error, on_step, on_tool
+from budgetloop.breakpoints import (
+    Breakpoint,
+    before_tool,
+    check,
+    on_cost,
+    on_error,
+    on_step,
+    on_tool,
+)
 
 from ._text import plural, usd
 
-END, TOOL, ERROR, COST, STEP = "end", "tool", "error", "cost", "step"
+END, TOOL, BEFORE, ERROR, COST, STEP = "end", "tool", "before", "error", "cost", "step"
 CHOICES = (
     ("the run ends", END),
     ("the next call of", TOOL),
+    ("before a call of", BEFORE),
     ("the next error", ERROR),
     ("spend would pass USD", COST),
     ("steps taken reach", STEP),
@@ -65,8 +75,9 @@ class UntilControl(widgets.HBox):  # type: ignore[misc]
 
     def _show(self) -> None:
         kind = self.kind.value
-        for box, wanted in ((self.tool, TOOL), (self.usd, COST), (self.steps, STEP)):
+        for box, wanted in ((self.usd, COST), (self.steps, STEP)):
             box.layout.display = None if kind == wanted else "none"
+        self.tool.layout.display = None if kind in (TOOL, BEFORE) else "none"
 
     def breakpoint(self, session: Session) -> tuple[Breakpoint | None, str]:
         """The chosen predicate and how the panel says it; ``ValueError`` when the choice
@@ -77,6 +88,11 @@ class UntilControl(widgets.HBox):  # type: ignore[misc]
             if self.tool.value is None:
                 raise ValueError("the next call of a tool: the session has no tools")
             return on_tool(self.tool.value), f"the model called {self.tool.value}"
+        if kind == BEFORE:
+            if self.tool.value is None:
+                raise ValueError("before a call of a tool: the session has no tools")
+            name = self.tool.value
+            return before_tool(name), f"a call of {name} waits for your decision"
         if kind == ERROR:
             return on_error(), "the step went wrong (breakpoints.on_error)"
         if kind == COST:

@@ -10,7 +10,6 @@ a tool or a trace produced goes through ``text()``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from html import escape
@@ -134,19 +133,10 @@ def _cost_bar(bar: tuple[float, float, float, bool] | None) -> str:
     )
 
 
-def arguments_text(arguments: str | dict[str, Any] | None) -> str:
-    """Arguments as text: a string as the model wrote it, a dict as JSON."""
-    if arguments is None:
-        return ""
-    if isinstance(arguments, str):
-        return arguments
-    return json.dumps(arguments, ensure_ascii=False)
-
-
 def message_content(message: Message) -> str:
     parts = [message.content or ""]
     for call in message.tool_calls:
-        parts.append(f"→ {call.name}({arguments_text(call.arguments)})")
+        parts.append(f"→ {call.name}({call.arguments_text})")
     if message.role == "tool" and message.name:
         parts.insert(0, f"[{message.name}]")
     return " ".join(p for p in parts if p)

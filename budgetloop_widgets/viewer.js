@@ -13,13 +13,17 @@ const MAX_HEIGHT = 8000000; // px: past this the list's scroll height is scaled
 const OVERSCAN = 6;
 const CONTEXT_SHOWN = 40;
 const KEY_WAIT = 150; // ms the keys rest before the step they chose is drawn in detail
-const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected"];
-const BITS = { ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32 };
+const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected", "denied", "edited", "approved"];
+const BITS = {
+  ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32,
+  denied: 128, edited: 256, approved: 512, // a person's decisions on the step's calls
+};
 const FINAL = 64;
-const JUMPS = ["first error", "first skipped", "first under-projected", "most expensive", "the stop"];
+const JUMPS = ["first error", "first skipped", "first denied", "first under-projected", "most expensive", "the stop"];
 const ROLES = ["system", "user", "assistant", "tool"];
-const CALL_STATUS = ["ok", "error", "skipped"];
-const MARK = { ok: "✓", error: "✗", skipped: "↷", "model error": "⚠", answer: "■" };
+const CALL_STATUS = ["ok", "error", "skipped", "denied"];
+const APPROVAL = ["", "approved", "edited", "denied"]; // a person's decision on a call
+const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
 // -- counts, as the core's budgetloop.display.count writes them (money comes as strings) ------
 
@@ -190,8 +194,17 @@ class Run {
     if (fl & BITS["model error"]) { return "model error"; }
     if (fl & BITS.error) { return "error"; }
     if (fl & BITS.skipped) { return "skipped"; }
+    if (fl & BITS.denied) { return "denied"; }
     if (fl & BITS.ok) { return "ok"; }
     return "answer";
+  }
+
+  // The status cell of step i's row: its status, and a person's edits when there were any
+  // (a denied call is a status of its own).
+  statusCell(i) {
+    const s = this.status(i);
+    const edited = this.d.steps.fl[i] & BITS.edited ? " · edited" : "";
+    return [`${MARK[s]} ${s}${edited}`, `blv-st-${s.replace(" ", "-")}`];
   }
 
   firstLine(i) {
@@ -237,10 +250,14 @@ class Search {
 
   reset() { this.query = ""; this.hits = null; }
 
+  // The view is gone: no more idle work, and nothing of the table kept.
+  stop() { this.stopped = true; this.lower = []; this.hits = null; }
+
   // Lowercase the table ahead of the first search, a slice at a time when the page is idle.
   warm() {
     if (typeof requestIdleCallback === "undefined") { return; }
     const step = (deadline) => {
+      if (this.stopped) { return; }
       const strings = this.doc.strings;
       while (this.lower.length < strings.length && deadline.timeRemaining() > 2) {
         const end = Math.min(this.lower.length + 2000, strings.length);
@@ -315,6 +332,14 @@ class List {
       this.resize = new ResizeObserver(() => this.schedule());
       this.resize.observe(this.scroll);
     }
+  }
+
+  // The view is gone: let go of what the page still points at (the observer, a frame).
+  destroy() {
+    if (this.resize) { this.resize.disconnect(); this.resize = null; }
+    if (this.frame) { cancelAnimationFrame(this.frame); this.frame = 0; }
+    this.entries = new Int32Array(0);
+    this.pool = [];
   }
 
   setEntries(entries, emptyText) {
@@ -561,10 +586,14 @@ function callsTable(view, run, i) {
   const rows = [];
   for (let k = a; k < b; k += 1) {
     const status = CALL_STATUS[c.st[k]];
+    const decision = c.ap ? APPROVAL[c.ap[k]] : "";
     let checked;
     if (c.args[k] < 0) { checked = h("span", { class: "blv-muted", text: "not checked" }); }
     else {
       checked = h("div", {}, h("code", { text: run.s(c.args[k]) }));
+      if (decision === "edited") {
+        checked.append(h("div", {}, h("mark", { class: "blv-decision", text: "edited by a person" }), " ", h("i", { text: "(the call ran with these)" })));
+      }
       for (const path of c.co[k] || []) {
         checked.append(h("div", {}, h("mark", { class: "blv-coerced", text: run.s(path) }), " ", h("i", { text: "(coerced)" })));
       }
@@ -583,7 +612,7 @@ function callsTable(view, run, i) {
       tool,
       h("td", { class: "blv-raw" }, h("code", { text: run.s(c.raw[k]) })),
       h("td", { class: "blv-checked" }, checked),
-      h("td", { class: `blv-status blv-st-${status}`, text: `${MARK[status]} ${status}` }),
+      h("td", { class: `blv-status blv-st-${status}`, "data-decision": decision || null, text: `${MARK[status]} ${status}${decision && decision !== status ? ` · ${decision}` : ""}` }),
       outcome,
       h("td", { class: "blv-num", text: seconds(c.us[k] / 1e6, 3) })));
   }
@@ -807,7 +836,7 @@ class StepsView {
     const run = () => this.run;
     return [
       { head: "step", cls: "blv-num", cell: (i) => [String(i)] },
-      { head: "status", cls: "blv-stat", cell: (i) => { const s = run().status(i); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; } },
+      { head: "status", cls: "blv-stat", cell: (i) => run().statusCell(i) },
       { head: "cost", cls: "blv-num", cell: (i) => [run().s(run().d.steps.usd[i])] },
       { head: "tokens in", cls: "blv-num", cell: (i) => {
         const st = run().d.steps;
@@ -923,6 +952,12 @@ class StepsView {
     this.waiting = setTimeout(() => this.drawDetail(), wait);
   }
 
+  destroy() {
+    clearTimeout(this.waiting);
+    this.list.destroy();
+    this.search.stop();
+  }
+
   drawDetail() {
     const i = this.selected;
     if (i < 0) {
@@ -1031,7 +1066,7 @@ function compareView(host, doc, el) {
     return null;
   };
   const cell = (run, i, f) => (i === FOLD ? [""] : side(run, i) || f(i));
-  const statusCell = (run) => (i) => cell(run, i, (j) => { const s = run.status(j); return [`${MARK[s]} ${s}`, `blv-st-${s.replace(" ", "-")}`]; });
+  const statusCell = (run) => (i) => cell(run, i, (j) => run.statusCell(j));
   const columns = [
     { head: "step", cls: "blv-num", cell: (i) => [i === FOLD ? `0–${agreed - 1}` : String(i)] },
     { head: a.s(a.d.name), cls: "blv-stat", cell: (i) => (i === FOLD ? [agreed === 1 ? "step 0: the same in both runs (click to unfold)" : `steps 0 to ${agreed - 1}: the same in both runs (${plural(agreed, "step")}, folded; click to unfold)`, "blv-fold-row"] : statusCell(a)(i)) },
@@ -1092,12 +1127,13 @@ function compareView(host, doc, el) {
   list.setEntries(entries(), "neither run has a step");
   const first = at === null ? (agreed ? FOLD : -2) : at;
   if (first !== -2) { list.select(first); }
-  return { list, detail, select: (i) => list.select(i) };
+  return { list, detail, select: (i) => list.select(i), destroy: () => list.destroy() };
 }
 
 // -- render: anywidget's entry point, and the static page's --------------------------------------
 
-export function render({ model, el }) {
+// Not exported by name: anywidget takes the default export (a named ``render`` is deprecated).
+function render({ model, el }) {
   el.classList.add("blv", "tex2jax_ignore", "mathjax_ignore");
   let doc = decode(model.get("data"));
   let view = null;
@@ -1118,7 +1154,12 @@ export function render({ model, el }) {
     fork: doc.kind === "panel" ? (at) => model.send({ type: "fork", at }) : null,
     busy: () => Boolean(model.get("busy")),
   };
+  const release = () => {
+    if (view && view.destroy) { view.destroy(); }
+    view = null;
+  };
   const draw = () => {
+    release();
     el.replaceChildren();
     if (doc.kind === "compare") { view = compareView(host, doc, el); }
     else if (doc.kind === "panel") { view = panelView(host, doc, el); }
@@ -1167,11 +1208,17 @@ export function render({ model, el }) {
   model.on("msg:custom", onMessage);
   if (doc.kind === "panel" && !model.page) { model.send({ type: "hello" }); }
   askLater();
+  // anywidget calls this when the view is removed (a re-run cell, Clear Outputs): the view lets
+  // go of the run's data, its observers and its listeners, so the page can free them
   return () => {
     model.off("change:selected", onSelected);
     model.off("change:data", onData);
     model.off("change:busy", onBusy);
     model.off("msg:custom", onMessage);
+    release();
+    el.replaceChildren();
+    waiting.clear();
+    doc = null;
   };
 }
 

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 
 from budgetloop import Tool, tool
-from budgetloop._check import check_arguments
+from budgetloop._schema._check import check_arguments
 
 VALIDATOR = jsonschema.Draft202012Validator
 

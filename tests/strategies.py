@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from budgetloop import Budget, Completion, Message, Price, ScriptedModel, ToolCall, Usage, tool
-from budgetloop._schema import Tool
+from budgetloop._schema._tool import Tool
 from tests.conftest import FakeClock
 
 settings.register_profile(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._trace import Result
+from .._trace._result import Result
 from . import _agents, _chat, _otlp
 from ._build import build
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
+from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._types import Message, ToolCall, Usage
-from .._validate_trace import _at as at  # a path and one more step: a.b, a[3]
-from .._validate_trace import get_key as get  # a field, or the error naming it missing
 from . import _chat
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, guarded

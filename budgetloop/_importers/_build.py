@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .._budget import Projection
-from .._trace import CallRecord, Imported, Result, Status, Step, new_run_id
+from .._trace._result import Approval, CallRecord, Imported, Result, Status, Step, new_run_id
 from .._types import Budget, Message, Stop, ToolCall, Usage, from_pico, to_pico
 
 NO_RESULT = "the source records no result for this call"
@@ -39,6 +39,7 @@ class Execution:
     checked: dict[str, Any] | None = None  # budgetloop's own: the arguments the tool got
     coerced: tuple[str, ...] = ()
     truncated: int | None = None
+    approval: str | None = None  # budgetloop's own: a person's decision on the call
     order: int = 0  # where the source has it: what happened at the same time comes in this order
     read: str | None = None  # what the model was sent as the result, where the source has it
 
@@ -197,6 +198,22 @@ def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRe
     if run.status in ("ok", "error"):
         status = "ok" if run.status == "ok" else "error"
     checked = run.checked if run.checked is not None else _as_object(raw)
+    if run.status == "denied":  # a person denied it: not run, the reason as its result
+        return CallRecord(
+            name=cast(str, call.name),
+            id=call.call_id or run.call_id or "",
+            raw_arguments=raw,
+            arguments=checked,
+            status="denied",
+            result=run.result,
+            error=run.error,
+            approval="denied",
+        )
+    approval: Approval | None = None
+    if run.approval == "approved":
+        approval = "approved"
+    elif run.approval == "edited":
+        approval = "edited"
     return CallRecord(
         name=cast(str, call.name),
         id=call.call_id or run.call_id or "",
@@ -208,6 +225,7 @@ def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRe
         seconds=run.seconds,
         coerced=run.coerced,
         truncated=run.truncated,
+        approval=approval,
     )
 
 

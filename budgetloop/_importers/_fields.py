@@ -10,8 +10,8 @@ import math
 from datetime import datetime
 from typing import Any
 
+from .._trace._read import MAX_DEPTH, as_json, content_id
 from .._valid import kind
-from .._validate_trace import MAX_DEPTH, as_json, content_id
 
 MAX_INT = 2**63  # ids, counts and nanoseconds past this are not what any exporter writes
 
@@ -112,19 +112,6 @@ def embedded(value: Any, path: str) -> Any:
             f"{path}: expected a JSON string, got text that is not JSON ({exc})."
         ) from None
     return data(parsed, path)
-
-
-def loose_json(value: str) -> Any:
-    """A string as JSON when it is JSON data, else the string itself (a tool's arguments or
-    result as a source wrote them)."""
-    try:
-        parsed = json.loads(value)
-    except (ValueError, RecursionError):
-        return value
-    try:
-        return as_json(parsed, "")
-    except ValueError:
-        return value
 
 
 def timestamp(value: Any, path: str) -> float | None:

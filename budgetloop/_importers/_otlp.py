@@ -15,9 +15,9 @@ from typing import Any
 
 from .._budget import Projection
 from .._ceilings import CEILINGS
+from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
+from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._types import Budget, Message, Stop, Usage, to_pico
-from .._validate_trace import _at as at  # a path and one more step: a.b, a[3]
-from .._validate_trace import get_key as get  # a field, or the error naming it missing
 from . import _genai
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, limit_named
@@ -315,6 +315,11 @@ def _execution(span: Span, own: bool) -> Execution:
         parsed = None if arguments is None else embedded(arguments, span.where(args_key))
         checked = parsed if isinstance(parsed, dict) else None
     coerced = span.get("budgetloop.tool.coerced")
+    approval = text(span.get("budgetloop.tool.approval"), span.where("budgetloop.tool.approval"))
+    refused = None
+    if status == "denied":  # what an approve function raised, when it did
+        key = "budgetloop.tool.approval.error"
+        refused = text(span.get(key), span.where(key))
     return Execution(
         name=text(span.get("gen_ai.tool.name"), span.where("gen_ai.tool.name")),
         call_id=text(span.get("gen_ai.tool.call.id"), span.where("gen_ai.tool.call.id")),
@@ -322,7 +327,7 @@ def _execution(span: Span, own: bool) -> Execution:
         start=span.start,
         seconds=span.end - span.start,
         result=None if result is None else _genai.as_text(result),
-        error=_failure(span, own) if span.failed or status == "error" else None,
+        error=_failure(span, own) if span.failed or status == "error" else refused,
         status=status,
         checked=checked,
         coerced=tuple(
@@ -333,6 +338,7 @@ def _execution(span: Span, own: bool) -> Execution:
         truncated=count(
             span.get("budgetloop.tool.truncated"), span.where("budgetloop.tool.truncated")
         ),
+        approval=approval if own else None,
     )
 
 

@@ -295,6 +295,12 @@ class Ledger(abc.ABC):
     def _totals(self, now: float) -> tuple[int, int]:
         """(spent, reserved by live leases) in picodollars, for the period of ``now``."""
 
+    def _same_limit(self, pico: int) -> None:
+        """Take the exact limit of the ledger this one was pickled from (dollars as a float
+        may not come back to the same picodollars)."""
+        self._limit = check_pico(f"{type(self).__name__}.limit_usd", pico)
+        self.limit_usd = from_pico(pico)
+
     def __repr__(self) -> str:
         head = f"{type(self).__name__}(limit_usd={self.limit_usd!r}, period={self.period!r}"
         try:

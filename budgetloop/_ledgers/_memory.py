@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
 
@@ -16,8 +17,15 @@ class _Held:
     expires: float
 
 
+NOT_SENT = (
+    "a MemoryLedger lives in one process, so other processes cannot share it; "
+    "use SqliteLedger on one machine or RedisLedger across machines"
+)
+
+
 class MemoryLedger(Ledger):
-    """A ledger for the threads of one process, behind one lock."""
+    """A ledger for the threads of one process, behind one lock. It does not pickle: a copy in
+    another process would be a second budget, not this one."""
 
     def __init__(
         self,
@@ -61,3 +69,6 @@ class MemoryLedger(Ledger):
         with self._lock:
             self._expire(now)
             return self._spent.get(period, 0), self._reserved(period)
+
+    def __reduce_ex__(self, protocol: object) -> Any:
+        raise TypeError(f"MemoryLedger: it cannot be pickled: {NOT_SENT}.")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .._types import from_pico
 from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
 
 SETTLED_KEPT = 86400.0  # a settle retried within a day of the first is recognised
@@ -92,7 +93,14 @@ return {redis.call('GET', KEYS[1]) or '0', redis.call('GET', KEYS[2]) or '0'}
 
 class RedisLedger(Ledger):
     """A ledger on Redis under ``key``: ``url_or_client`` is a ``redis://`` URL or a
-    ``redis.Redis`` client. Needs redis-py (``pip install 'budgetloop[redis]'``)."""
+    ``redis.Redis`` client. Needs redis-py (``pip install 'budgetloop[redis]'``).
+
+    One made from a URL pickles as what it points at (the URL, the key, the limit, the period,
+    the lease and the clock): a copy in another process, on any machine, connects to the same
+    server and shares its spend and reservations. One made from a client does not pickle (the
+    client's connections belong to its process). Settles still pending in this object stay
+    with it.
+    """
 
     def __init__(
         self,
@@ -109,6 +117,7 @@ class RedisLedger(Ledger):
         self._configure("RedisLedger", limit_usd, period, lease_seconds, clock)
         self.key = key
         self._kind = self.period or "all"
+        self._url = url_or_client if isinstance(url_or_client, str) else None
         if isinstance(url_or_client, str):
             try:
                 import redis
@@ -128,6 +137,21 @@ class RedisLedger(Ledger):
         self._settle_script = self.client.register_script(SETTLE)
         self._release_script = self.client.register_script(RELEASE)
         self._totals_script = self.client.register_script(TOTALS)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self._url is None:
+            raise TypeError(
+                "RedisLedger: one made from a redis.Redis client cannot be pickled (its "
+                "connections belong to this process); make it from a redis:// URL to send it "
+                "to other processes."
+            )
+        options = {
+            "key": self.key,
+            "period": self.period,
+            "lease_seconds": self.lease_seconds,
+            "clock": self._clock,
+        }
+        return (_reopen, (self._url, self._limit, options))
 
     def _keys(self, period: int) -> list[str]:
         base = f"{{{self.key}}}:{self._kind}"
@@ -151,3 +175,10 @@ class RedisLedger(Ledger):
         spent, used = self._totals_script(keys=keys, args=[repr(now)])
         spent, used = int(spent), int(used)
         return spent, used - spent
+
+
+def _reopen(url: str, limit: int, options: dict[str, Any]) -> RedisLedger:
+    """A ``RedisLedger`` unpickled: the same server and key, the same exact limit."""
+    ledger = RedisLedger(url, from_pico(limit), **options)
+    ledger._same_limit(limit)
+    return ledger

@@ -13,7 +13,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+from .._types import from_pico
 from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
 
 SCHEMA = (
@@ -38,6 +40,10 @@ class SqliteLedger(Ledger):
     a power cut, at the price of a disk sync per reserve and per settle. ``durable=False``
     (``synchronous=NORMAL``) still survives any process being killed, but a power cut or an
     operating-system crash can lose the last commits.
+
+    It pickles as what it points at (the path, the limit, the period, the lease, the clock, the
+    timeout and ``durable``): a copy in another process opens the same file and shares its spend
+    and reservations. Settles still pending in this object stay with it.
     """
 
     def __init__(
@@ -155,9 +161,26 @@ class SqliteLedger(Ledger):
             finally:
                 db.execute("COMMIT")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        options = {
+            "period": self.period,
+            "lease_seconds": self.lease_seconds,
+            "clock": self._clock,
+            "timeout": self._timeout,
+            "durable": self.durable,
+        }
+        return (_reopen, (self.path, self._limit, options))
+
     def close(self) -> None:
         """Close this process's connection (it reopens on the next use)."""
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _reopen(path: str, limit: int, options: dict[str, Any]) -> SqliteLedger:
+    """An ``SqliteLedger`` unpickled: the same file, the same exact limit."""
+    ledger = SqliteLedger(path, from_pico(limit), **options)
+    ledger._same_limit(limit)
+    return ledger

@@ -4,7 +4,6 @@ response that made a tool-call turn until that turn is sent again."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -47,10 +46,5 @@ class Carried:
 
 
 def _turn_key(text: str | None, turn: Completion | Message) -> tuple[Any, ...]:
-    calls = tuple((c.id, c.name, arguments_text(c.arguments)) for c in turn.tool_calls)
+    calls = tuple((c.id, c.name, c.arguments_text) for c in turn.tool_calls)
     return (text or None, calls)
-
-
-def arguments_text(args: str | dict[str, Any]) -> str:
-    """A call's arguments as the JSON string a provider takes."""
-    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)

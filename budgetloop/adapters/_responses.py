@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall, Usage
-from ._carry import Carried, arguments_text
+from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
 
 _RESERVED = ("input", "model", "tools", "max_output_tokens")
@@ -114,7 +114,7 @@ def _call(call: ToolCall) -> dict[str, Any]:
         "type": "function_call",
         "call_id": call.id,
         "name": call.name,
-        "arguments": arguments_text(call.arguments),
+        "arguments": call.arguments_text,
     }
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, field_validator  # noqa: E402
 from typing_extensions import TypedDict  # noqa: E402
 
 from budgetloop import ArgumentError, Completion, ScriptedModel, ToolCall, run, tool  # noqa: E402
-from budgetloop._check import check_arguments  # noqa: E402
+from budgetloop._schema._check import check_arguments  # noqa: E402
 from tests.core.test_check_fuzz import values_for  # noqa: E402
 from tests.schema_support import VALIDATOR, made, properties, received  # noqa: E402
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import pytest
 
 from budgetloop import ArgumentError, tool
-from budgetloop._check import check_arguments
+from budgetloop._schema._check import check_arguments
 
 
 @tool

@@ -28,8 +28,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from budgetloop import ArgumentError, Completion, ScriptedModel, ToolCall, run, tool
-from budgetloop._check import check_arguments
-from budgetloop._schema import Tool
+from budgetloop._schema._check import check_arguments
+from budgetloop._schema._tool import Tool
 from tests.schema_support import strict_violations
 from tests.strategies import json_values
 

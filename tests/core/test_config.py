@@ -171,6 +171,7 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"finish": None}, TypeError, "finish must be True or False, got None."),
     ({"warn_repeats": 1}, TypeError, "warn_repeats must be True or False, got int."),
     ({"budget_note": "yes"}, TypeError, "budget_note must be True or False, got str."),
+    ({"approve": "yes"}, TypeError, "approve must be a function or None, got str."),
 ]
 
 
@@ -211,7 +212,8 @@ def test_the_table_covers_every_option_at_every_entry_point() -> None:
 
 REPLAY = (
     "budget, price, max_output_tokens, count_tokens, system, repeat_limit, max_workers, "
-    "max_result_chars, redact, ledger, on_step, finish, cycle_limit, warn_repeats, budget_note"
+    "max_result_chars, redact, ledger, on_step, finish, cycle_limit, warn_repeats, budget_note, "
+    "approve"
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,7 @@ from budgetloop import (
     run,
     tool,
 )
-from budgetloop._html import render
+from budgetloop._trace._html import render
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
@@ -126,4 +127,31 @@ def test_a_bare_result_is_the_viewer_with_the_widgets_and_the_static_view_withou
         return
     assert result._repr_html_().startswith('<div class="blv-page" data-blv="">')
     monkeypatch.setitem(sys.modules, "budgetloop_widgets._page", None)  # as if not installed
+    assert result._repr_html_() == render(result)
+
+
+def registered(folder: Path, name: str, viewers: dict[str, str]) -> None:
+    """A package installed in ``folder`` (its metadata only) that registers ``viewers``."""
+    info = folder / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    lines = "".join(f"{key} = {value}\n" for key, value in viewers.items())
+    (info / "entry_points.txt").write_text(f"[budgetloop.viewers]\n{lines}")
+
+
+def test_the_viewer_is_whatever_a_package_registers_and_the_core_names_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The core finds the page a bare result shows through the entry-point group, not an import
+    # of budgetloop_widgets: hide the widgets' own entry, then register others.
+    monkeypatch.setitem(sys.modules, "budgetloop_widgets._page", None)
+    result = finished()
+    (tmp_path / "other_viewer.py").write_text(
+        "def page(result):\n    return f'<p>{len(result.steps)} steps, by other_viewer</p>'\n"
+    )
+    registered(tmp_path, "broken_viewer", {"broken": "no_such_module_here:page"})
+    registered(tmp_path, "other_viewer", {"other": "other_viewer:page"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert result._repr_html_() == "<p>3 steps, by other_viewer</p>"  # the broken one passed over
+    monkeypatch.setitem(sys.modules, "other_viewer", None)  # its module no longer imports
     assert result._repr_html_() == render(result)

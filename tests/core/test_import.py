@@ -464,6 +464,32 @@ def test_a_run_the_input_token_ceiling_stopped_imports_back_with_its_stop_and_bu
     assert back.format() == result.format()
 
 
+@needs_otel
+def test_the_round_trip_keeps_each_persons_decision(tmp_path: Path) -> None:
+    from tests.core.test_approvals import decided_run
+
+    result = decided_run()
+    spans = otlp_json(result)
+    tools = [
+        {a["key"]: a["value"] for a in span["attributes"]}
+        for scope in spans["resourceSpans"][0]["scopeSpans"]
+        for span in scope["spans"]
+        if span["name"].startswith("execute_tool")
+    ]
+    assert [t.get("budgetloop.tool.approval") for t in tools] == [
+        None,
+        {"stringValue": "edited"},
+        {"stringValue": "denied"},
+    ]
+    assert tools[2]["budgetloop.tool.status"] == {"stringValue": "denied"}
+    back = load_trace(write(tmp_path / "spans.json", spans))
+    assert back.format() == result.format()
+    assert [(c.status, c.approval, c.result) for c in back.steps[0].tool_calls] == [
+        (c.status, c.approval, c.result) for c in result.steps[0].tool_calls
+    ]
+    assert back.steps[0].tool_calls[1].arguments == {"to": "bob", "amount": 900.0}
+
+
 # -- an imported run in budgetloop's tools ---------------------------------------------------------
 
 

@@ -34,7 +34,7 @@ from budgetloop import (
     tool,
     write_new,
 )
-from budgetloop._journal import Journal, check_trace_path
+from budgetloop._trace._journal import Journal, check_trace_path
 from tests.strategies import PROMPT, Scenario, build, scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -480,7 +480,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (2, lambda e: e["step"].pop("cost_usd"), ":2: step.cost_usd: missing."),
         (2, lambda e: e["step"].update(index="0"), ":2: step.index: expected an int >= 0, got str."),
         (3, lambda e: e["step"]["tool_calls"][0].update(status="done"),
-         ":3: step.tool_calls[0].status: expected one of ok, error, skipped, got 'done'."),
+         ":3: step.tool_calls[0].status: expected one of ok, error, skipped, denied, got 'done'."),
         (2, lambda e: e["step"].update(cost_usd=-0.01),
          ":2: step.cost_usd: expected a finite number >= 0 or None, got -0.01."),
         (2, lambda e: e["step"].update(seconds=math.nan),

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 
 from budgetloop import Result, Stop, arun, run, start
-from budgetloop._check import ArgumentError, check_arguments
 from budgetloop._dispatch import ABANDONED
+from budgetloop._schema._check import ArgumentError, check_arguments
 from tests.strategies import PROMPT, Built, Scenario, build, scenarios
 
 CEILING_STOPS = {

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from budgetloop import _read_fast as fast
 from budgetloop import load_trace
-from budgetloop._trace import message_to_dict
-from budgetloop._validate_trace import read_call_fully, read_message_fully, read_step_fully
+from budgetloop._trace import _read_fast as fast
+from budgetloop._trace._read import read_call_fully, read_message_fully, read_step_fully
+from budgetloop._trace._result import message_to_dict
 from tests.core.test_trace_load import rich_run, substituted
 
 REFUSED = object()

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import pytest
 
-from budgetloop._schema import parse_docstring
+from budgetloop._schema._tool import parse_docstring
 from tests.schema_support import made, properties
 
 

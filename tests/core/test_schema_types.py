@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Optional, TypedDict
 import pytest
 
 from budgetloop import ArgumentError, Completion, ScriptedModel, ToolCall, replay, run, tool
-from budgetloop._check import check_arguments
+from budgetloop._schema._check import check_arguments
 from tests.schema_support import made, properties, received
 
 

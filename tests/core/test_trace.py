@@ -253,7 +253,7 @@ def test_every_format_character_is_escaped() -> None:
     import sys
     import unicodedata
 
-    from budgetloop._trace import printable
+    from budgetloop._printable import printable
 
     cf = [chr(i) for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)) == "Cf"]
     assert len(cf) > 150
@@ -271,7 +271,10 @@ def test_every_format_character_is_escaped() -> None:
 def test_status_is_checked_and_records_take_keywords_and_lists() -> None:
     with pytest.raises(ValueError, match="status") as info:
         CallRecord(name="t", id="c", raw_arguments="{}", arguments=None, status="done")  # type: ignore[arg-type]
-    assert str(info.value) == "CallRecord.status: expected one of ok, error, skipped, got 'done'."
+    assert (
+        str(info.value)
+        == "CallRecord.status: expected one of ok, error, skipped, denied, got 'done'."
+    )
     call = CallRecord(
         name="t",
         id="c",

@@ -33,7 +33,7 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._validate_trace import MAX_DEPTH
+from budgetloop._trace._read import MAX_DEPTH
 from tests.conftest import FakeClock
 
 CACHED_PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
@@ -132,7 +132,7 @@ def parse(path: str) -> list[str | int]:
         (
             "steps.0.tool_calls.0.status",
             "done",
-            "steps[0].tool_calls[0].status: expected one of ok, error, skipped, got 'done'.",
+            "steps[0].tool_calls[0].status: expected one of ok, error, skipped, denied, got 'done'.",
         ),
         ("steps.1.index", "1", "steps[1].index: expected an int >= 0, got str."),
         (
@@ -247,12 +247,12 @@ def test_step_and_call_from_dict_name_the_field_too() -> None:
     with pytest.raises(ValueError, match="status") as info:
         Step.from_dict(data)
     assert str(info.value) == (
-        "Step.from_dict: tool_calls[1].status: expected one of ok, error, skipped, got 'done'."
+        "Step.from_dict: tool_calls[1].status: expected one of ok, error, skipped, denied, got 'done'."
     )
     with pytest.raises(ValueError, match="status") as info:
         CallRecord.from_dict(data["tool_calls"][1])
     assert str(info.value) == (
-        "CallRecord.from_dict: status: expected one of ok, error, skipped, got 'done'."
+        "CallRecord.from_dict: status: expected one of ok, error, skipped, denied, got 'done'."
     )
 
 
@@ -455,7 +455,7 @@ def test_a_total_below_its_steps_is_refused_by_from_dict() -> None:
 def test_a_total_below_its_steps_is_refused_when_the_full_reader_reads_the_steps() -> None:
     from collections import OrderedDict
 
-    from budgetloop import _read_fast
+    from budgetloop._trace import _read_fast
 
     data = json.loads(json.dumps(tenth_and_fifth().to_dict()))
     steps = [OrderedDict(s) for s in data["steps"]]  # not exactly a dict: the fast reader declines

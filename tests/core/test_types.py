@@ -117,3 +117,23 @@ def test_cached_tokens_are_billed_each_at_its_price() -> None:
     # the projection's worst case prices every input token at the dearest rate
     assert price.worst_pico(1_000_000, 0) == 3_750_000_000_000
     assert Price(3.0, 15.0).worst_pico(7, 3) == Price(3.0, 15.0).pico(7, 3)
+
+
+def test_a_calls_arguments_are_written_as_text_by_one_rule() -> None:
+    from budgetloop._redact import PLAIN, Redactor
+
+    text = '{"city": "Zürich"}'
+    as_dict = {"city": "Zürich", "when": [1, 2], "raw": b"x"}
+    assert ToolCall("f", text).arguments_text == text  # a string as the model sent it
+    assert (
+        ToolCall("f", as_dict).arguments_text
+        == '{"city": "Zürich", "when": [1, 2], "raw": "b\'x\'"}'
+    )
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    assert ToolCall("f", loop).arguments_text == "{'self': {...}}"  # what JSON cannot hold: repr
+    for arguments in (text, as_dict, loop):  # the trace's forms write the same text
+        assert PLAIN.arguments_text(arguments) == ToolCall("f", arguments).arguments_text  # type: ignore[arg-type]
+    assert Redactor(lambda s: s.replace("Zürich", "[city]")).arguments_text(as_dict) == (
+        '{"city": "[city]", "when": [1, 2], "raw": "b\'x\'"}'
+    )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from budgetloop import load_trace
-from budgetloop._trace import printable
+from budgetloop._printable import printable
 from budgetloop.display import step_head
 from budgetloop_widgets import projection_text, to_html
 from budgetloop_widgets._log import sent_counts

@@ -525,6 +525,7 @@ def test_the_page_gets_every_step_as_numbers_and_texts() -> None:
     assert run["jumps"] == {
         "first error": 2,
         "first skipped": None,
+        "first denied": None,
         "first under-projected": None,
         "most expensive": max(range(4), key=lambda i: result.steps[i].cost_usd),
         "the stop": 3,

@@ -1,26 +1,30 @@
 """A saved run as one static, self-contained HTML page: no network, no kernel, standard library.
 
-``Result._repr_html_()`` uses it (a bare ``result`` in a notebook cell renders a read-only view
-that survives in nbviewer and on GitHub, with no script); ``budgetloop_widgets.to_html`` puts it
-in a file with a small inline script for navigation. Everything a model, a tool or a trace
-produced is shown with control characters escaped, then HTML-escaped: shown, never interpreted.
-It shows the trace as it is: its texts went through the run's ``Redactor`` when it was made, and
-the arguments are written as text by the same rule (``Redactor.arguments_text``).
+``Result._repr_html_()`` shows it (a bare ``result`` in a notebook cell renders a read-only view
+that survives in nbviewer and on GitHub, with no script) unless a package registers a viewer in
+the ``budgetloop.viewers`` entry-point group, as the ``widgets`` extra does (``viewer``).
+Everything a model, a tool or a trace produced is shown with control characters escaped, then
+HTML-escaped: shown, never interpreted. It shows the trace as it is: its texts went through the
+run's ``Redactor`` when it was made, and the arguments are written as text by the same rule
+(``Redactor.arguments_text``).
 Colours come from JupyterLab's ``--jp-*`` variables with light fallbacks.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING
 
-from ._redact import PLAIN
-from ._trace import printable
-from ._types import format_usd as _usd
+from .._printable import printable
+from .._redact import PLAIN
+from .._types import format_usd as _usd
 
 if TYPE_CHECKING:
-    from ._trace import CallRecord, Result, Step
+    from ._result import CallRecord, Result, Step
 
+VIEWERS = "budgetloop.viewers"  # the entry-point group of the page a bare result shows
 PREVIEW = 2000  # characters of one text shown before it is cut
 MAX_CARDS = 1000  # step cards drawn; the table lists every step
 
@@ -73,7 +77,12 @@ def _under(step: Step) -> int:
 
 
 def _args(call: CallRecord) -> str:
-    return PLAIN.arguments_text(call.raw_arguments)
+    """The arguments as the model wrote them; for a call a person edited, then those it ran
+    with."""
+    raw = PLAIN.arguments_text(call.raw_arguments)
+    if call.approval != "edited" or call.arguments is None:
+        return raw
+    return f"{raw}\nedited to: {PLAIN.arguments_text(call.arguments)}"
 
 
 def _row(step: Step) -> str:
@@ -134,10 +143,15 @@ def _card(step: Step) -> str:
         )
         for call in step.tool_calls:
             outcome = call.result if call.status == "ok" else call.error
+            if call.status == "denied":
+                outcome = call.content
+            status: str = call.status
+            if call.approval in ("approved", "edited"):
+                status = f"{status} ({call.approval})"
             cls = ' class="err"' if call.status == "error" else ""
             parts.append(
                 f"<tr><td><code>{_t(call.name)}</code></td><td><pre>{_t(_cut(_args(call)))}"
-                f"</pre></td><td{cls}>{_t(call.status)}</td>"
+                f"</pre></td><td{cls}>{_t(status)}</td>"
                 f"<td><pre>{_t(_cut(outcome or ''))}</pre></td></tr>"
             )
         parts.append("</table>")
@@ -220,3 +234,17 @@ def render(result: Result, *, max_cards: int | None = MAX_CARDS) -> str:
     parts.append(f'<div class="muted">{_n(len(result.messages), "message")} in the context</div>')
     parts.append("</div>")
     return "".join(parts)
+
+
+def viewer() -> Callable[[Result], str]:
+    """The page a bare ``result`` shows in a notebook: the first viewer registered in the
+    ``budgetloop.viewers`` entry-point group that loads (the ``widgets`` extra registers its
+    viewer there, and it does not load without ipywidgets and anywidget), else ``render``.
+    Looked up at each call, so a package installed in a running kernel is used."""
+    for point in importlib.metadata.entry_points(group=VIEWERS):
+        try:
+            found: Callable[[Result], str] = point.load()
+        except ImportError:
+            continue
+        return found
+    return render

@@ -1,15 +1,17 @@
 """What ``Session.fork``, ``resume``, ``replay`` and the trace views need to know about a run's
-history: where a fork may start, the context as it stood before a step, and what a step's model
-call was sent."""
+history: where a fork may start, the context as it stood before a step, and how many messages
+each step's model call was sent (``context_starts``, which ``Result.request`` reads)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from ._trace import Request, Result, Step
-from ._types import Message
-from ._valid import must, type_name
+from .._types import Message
+from .._valid import must, type_name
+
+if TYPE_CHECKING:
+    from ._result import Step
 
 
 def fork_point(steps: Sequence[Step], at: int | None, where: str) -> int:
@@ -103,25 +105,6 @@ def appended(step: Step) -> int:
     if step.error is not None:
         return 0
     return 1 + len(step.tool_calls) + (1 if step.final_answer else 0)
-
-
-def request_of(result: Result, index: int, where: str = "Result.request") -> Request:
-    """What step ``index``'s model call was sent, as the trace holds it: the context before the
-    step, and for a final-answer step the note that asked for the answer, with no tools."""
-    steps = result.steps
-    if isinstance(index, bool) or not isinstance(index, int):
-        raise TypeError(f"{where}: index must be an int, got {type(index).__name__}.")
-    if not 0 <= index < len(steps):
-        which = f"from 0 to {len(steps) - 1}" if steps else "of a run with steps (it has none)"
-        raise ValueError(f"{where}: index must be a step index {which}, got {index}.")
-    step = steps[index]
-    sent = result._context_starts[0][index]
-    if sent is None:
-        raise ValueError(result._context_starts[1] or f"{where}: messages are not this run's.")
-    if not step.final_answer:
-        return Request(tuple(result.messages[:sent]), tuple(result.tools))
-    told = 1 if step.error is None else 0  # a failed call's note was not kept
-    return Request(tuple(result.messages[: sent + told]), ())
 
 
 def message_list(messages: Sequence[Message], where: str) -> list[Message]:

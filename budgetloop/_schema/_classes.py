@@ -28,6 +28,13 @@ _SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "co
                "propertyNames", "unevaluatedItems", "unevaluatedProperties")  # fmt: skip
 
 
+class Classes(Shapes):
+    """``Shapes`` that also builds dataclasses, ``TypedDict``s and pydantic models."""
+
+    def of_class(self, cls: type, where: str) -> Built | None:
+        return class_schema(self, cls, where)
+
+
 def class_schema(shapes: Shapes, cls: type, where: str) -> Built | None:
     """The schema of ``cls`` if it is a class ``@tool`` reads, else None."""
     if dataclasses.is_dataclass(cls):

@@ -6,23 +6,26 @@ import functools
 import json
 import math
 import os
-import re
-import sys
-import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
-from ._budget import Projection
-from ._ceilings import budget_fields
+from .._budget import Projection
+from .._ceilings import budget_fields
+from .._printable import printable
+from .._types import Budget, Message, Price, Stop, Usage
 from ._files import open_new
-from ._types import Budget, Message, Price, Stop, Usage
+from ._fork import context_starts
+from ._html import viewer
 
 FORMAT = "budgetloop-trace"
 VERSION = 1
-STATUSES = ("ok", "error", "skipped")
-Status = Literal["ok", "error", "skipped"]
+STATUSES = ("ok", "error", "skipped", "denied")
+Status = Literal["ok", "error", "skipped", "denied"]
+EXECUTED = frozenset({"ok", "error"})  # the statuses of a call that was run (or refused)
+APPROVALS = ("approved", "edited", "denied")
+Approval = Literal["approved", "edited", "denied"]
 T = TypeVar("T")
 
 
@@ -53,7 +56,14 @@ class Request:
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One tool call: as the model wrote it, as it was checked, and what came of it."""
+    """One tool call: as the model wrote it, as it was checked, and what came of it.
+
+    ``approval`` is a person's decision on a call that needed one: None (none was needed),
+    ``"approved"``, ``"edited"`` (``raw_arguments`` are the model's, ``arguments`` those it ran
+    with, or those given when they did not fit the schema: then the status is ``"error"``) or
+    ``"denied"`` (status ``"denied"``: not run, the reason in ``result``; ``error`` and
+    ``traceback`` say what an ``approve`` function raised, when it did).
+    """
 
     name: str
     id: str
@@ -66,12 +76,23 @@ class CallRecord:
     coerced: tuple[str, ...] = ()
     truncated: int | None = None  # the result's full length, when it was cut for the model
     traceback: str | None = field(default=None, compare=False, repr=False)  # its failure's
+    approval: Approval | None = None  # a person's decision, when the call needed one
     server: str | None = None  # the MCP server the tool is on; None for a function's
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(
                 f"CallRecord.status: expected one of {', '.join(STATUSES)}, got {self.status!r}."
+            )
+        if self.approval is not None and self.approval not in APPROVALS:
+            raise ValueError(
+                f"CallRecord.approval: expected None or one of {', '.join(APPROVALS)}, "
+                f"got {self.approval!r}."
+            )
+        if (self.status == "denied") != (self.approval == "denied"):
+            raise ValueError(
+                "CallRecord.approval: expected 'denied' exactly when status is 'denied', got "
+                f"approval {self.approval!r} with status {self.status!r}."
             )
         if not isinstance(self.coerced, tuple):
             object.__setattr__(self, "coerced", tuple(self.coerced))
@@ -83,6 +104,8 @@ class CallRecord:
             return self.result or ""
         if self.status == "skipped":
             return f"skipped: {self.error}"
+        if self.status == "denied":
+            return denial(self.result)
         return f"error: {self.error}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -99,6 +122,8 @@ class CallRecord:
             "truncated": self.truncated,
             "traceback": self.traceback,
         }
+        if self.approval is not None:  # only a call held for a person has it (older readers)
+            out["approval"] = self.approval
         if self.server is not None:  # only an MCP tool's call has it
             out["server"] = self.server
         return out
@@ -106,9 +131,7 @@ class CallRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CallRecord:
         """A CallRecord from ``to_dict()`` data; a ValueError names a field that is wrong."""
-        from ._validate_trace import read_call
-
-        return _reading("CallRecord.from_dict", read_call, data)
+        return _reading("CallRecord.from_dict", READERS.call, data)
 
 
 @dataclass(frozen=True)
@@ -172,9 +195,25 @@ class Step:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Step:
         """A Step from ``to_dict()`` data; a ValueError names a field that is wrong."""
-        from ._validate_trace import read_step
+        return _reading("Step.from_dict", READERS.step, data)
 
-        return _reading("Step.from_dict", read_step, data)
+
+class Readers:
+    """How ``to_dict()`` data is read back, each reader taking ``(data, path)``. ``._read``
+    builds this module's classes, so this module cannot import it: ``._read`` sets these when
+    it is imported, which ``import budgetloop`` does before anything can call ``from_dict``."""
+
+    call: Callable[[Any, str], CallRecord]
+    step: Callable[[Any, str], Step]
+    result: Callable[[Any, str], Result]
+
+
+READERS = Readers()
+
+
+def denial(reason: str | None) -> str:
+    """What the model reads for a call a person denied: that it was not run, and why."""
+    return f"denied: not run (reason: {reason})" if reason else "denied: not run"
 
 
 def _reading(where: str, read: Callable[[Any, str], T], data: Any) -> T:
@@ -301,8 +340,9 @@ class Result:
 
     @property
     def tool_calls(self) -> tuple[CallRecord, ...]:
-        """The calls that were executed (ok or error), in order; skipped calls are left out."""
-        return tuple(c for s in self.steps for c in s.tool_calls if c.status != "skipped")
+        """The calls that were executed (ok or error), in order; skipped and denied calls are
+        left out."""
+        return tuple(c for s in self.steps for c in s.tool_calls if c.status in EXECUTED)
 
     @property
     def failed(self) -> tuple[CallRecord, ...]:
@@ -314,12 +354,15 @@ class Result:
         """Calls the model asked for that were not run because the run stopped."""
         return tuple(c for s in self.steps for c in s.tool_calls if c.status == "skipped")
 
+    @property
+    def denied(self) -> tuple[CallRecord, ...]:
+        """Calls a person denied (``CallRecord.approval``): not run."""
+        return tuple(c for s in self.steps for c in s.tool_calls if c.status == "denied")
+
     @functools.cached_property
     def _context_starts(self) -> tuple[list[int | None], str | None]:
         """How many messages each step was sent before its own (read once: a Result does not
         change), and what is wrong with the messages where that cannot be said."""
-        from ._fork import context_starts
-
         return context_starts(self.messages, self.steps, "Result.request")
 
     def sent_counts(self) -> tuple[int | None, ...]:
@@ -338,9 +381,20 @@ class Result:
         asked for the answer, and no tools. (Not in the trace, so not here: a failed final
         call's note, and the line ``budget_note=True`` ends each request with.) A trace whose
         messages are fewer than its steps appended is a ValueError."""
-        from ._fork import request_of  # ._fork reads this module: imported when first used
-
-        return request_of(self, index)
+        where, steps = "Result.request", self.steps
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"{where}: index must be an int, got {type(index).__name__}.")
+        if not 0 <= index < len(steps):
+            which = f"from 0 to {len(steps) - 1}" if steps else "of a run with steps (it has none)"
+            raise ValueError(f"{where}: index must be a step index {which}, got {index}.")
+        step = steps[index]
+        sent = self._context_starts[0][index]
+        if sent is None:
+            raise ValueError(self._context_starts[1] or f"{where}: messages are not this run's.")
+        if not step.final_answer:
+            return Request(tuple(self.messages[:sent]), tuple(self.tools))
+        told = 1 if step.error is None else 0  # a failed call's note was not kept
+        return Request(tuple(self.messages[: sent + told]), ())
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready data; ``Result.from_dict`` reads it back."""
@@ -368,6 +422,7 @@ class Result:
                 "tool_calls": len(self.tool_calls),
                 "failed": len(self.failed),
                 "skipped": len(self.skipped),
+                "denied": len(self.denied),
                 "input_tokens": sum(u.input_tokens for u in usage),
                 "output_tokens": sum(u.output_tokens for u in usage),
                 "cost_usd": self.cost_usd,
@@ -381,12 +436,7 @@ class Result:
     def from_dict(cls, data: dict[str, Any]) -> Result:
         """A Result from ``to_dict()`` data. Every field is checked: a ValueError names the field
         and what was wrong (``Result.from_dict: steps[3].tool_calls[0].status: ...``)."""
-        from ._validate_trace import read_result
-
-        try:
-            return read_result(data)
-        except ValueError as exc:
-            raise ValueError(f"Result.from_dict: {exc}") from None
+        return _reading("Result.from_dict", READERS.result, data)
 
     def save(self, path: str | os.PathLike[str]) -> str | None:
         """Write the trace as JSON; ``load_trace`` reads it back. An existing file at ``path`` is
@@ -399,26 +449,24 @@ class Result:
         return moved
 
     def _repr_html_(self) -> str:
-        """What Jupyter shows for a bare ``result`` in a cell. With the ``widgets`` extra
-        installed: the viewer of ``budgetloop_widgets.to_html`` (the run's data and the
-        viewer's script inline; a short summary where scripts do not run, as in nbviewer or
-        an untrusted notebook). Without it: a read-only view of every step, no script."""
-        try:
-            from budgetloop_widgets._page import result_html
-        except ImportError:  # the widgets extra is not installed: the core's own view
-            from ._html import render  # ._html reads this module: imported when first used
-
-            return render(self)
-        return result_html(self)
+        """What Jupyter shows for a bare ``result`` in a cell: the viewer a package registers
+        (``_html.viewer``). With the ``widgets`` extra installed, the viewer of
+        ``budgetloop_widgets.to_html`` (the run's data and the viewer's script inline; a short
+        summary where scripts do not run, as in nbviewer or an untrusted notebook). Without
+        it: a read-only view of every step, no script."""
+        return viewer()(self)
 
     def format(self) -> str:
         """The run as readable text: each step, each call and its outcome, then the totals.
 
         Every line says where it comes from: ``step N:`` starts a step (the model's text
         follows; each further line of that text starts with ``  | ``), ``  -``/``  x``/``  .``
-        is a call that ran, failed or was skipped (on one line, its newlines escaped), then a
-        blank line, the ``stop=`` totals and the run's detail. Control and format characters
-        (ANSI escapes, NUL, bidi and zero-width marks) are shown as escapes.
+        is a call that ran, failed or was skipped, ``  !`` one a person denied (on one line, its
+        newlines escaped; a person's decision follows the arguments in brackets: ``[approved]``,
+        ``[edited to {...}]`` with the arguments it ran with, ``[denied]``), then a blank line,
+        the ``stop=`` totals (``denied=`` when a person denied calls) and the run's detail.
+        Control and format characters (ANSI escapes, NUL, bidi and zero-width marks) are shown
+        as escapes.
         """
         lines = []
         for step in self.steps:
@@ -431,22 +479,33 @@ class Result:
                 head = "\n".join([head, *(f"  | {line}" if line else "  |" for line in rest)])
             lines.append(head)
             for call in step.tool_calls:
-                mark = {"ok": "-", "error": "x", "skipped": "."}[call.status]
+                mark = {"ok": "-", "error": "x", "skipped": ".", "denied": "!"}[call.status]
                 args = call.raw_arguments
                 shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
                 lines.append(
-                    f"  {mark} {printable(call.name)}({printable(shown)})"
+                    f"  {mark} {printable(call.name)}({printable(shown)}){_decision(call)}"
                     f" -> {printable(call.content)}"
                 )
         stop = "running" if self.stop is None else self.stop.value
         lines.append("")
         lines.append(
             f"stop={stop} tools={len(self.tool_calls)} failed={len(self.failed)}"
+            f"{f' denied={len(self.denied)}' if self.denied else ''}"
             f" cost={'unknown' if self.cost_usd is None else f'${self.cost_usd:.4f}'}"
         )
         if self.detail:
             lines.append(printable(self.detail))
         return "\n".join(lines)
+
+
+def _decision(call: CallRecord) -> str:
+    """A person's decision on a call, as ``format`` writes it after the arguments."""
+    if call.approval is None:
+        return ""
+    if call.approval == "edited" and call.arguments is not None:
+        ran = json.dumps(call.arguments, ensure_ascii=False)
+        return f" [edited to {printable(ran)}]"
+    return f" [{call.approval}]"
 
 
 def price_to_dict(price: Price) -> dict[str, Any]:
@@ -480,41 +539,3 @@ def check_header(data: Any) -> None:
             f"trace format version {version!r} is not supported; this budgetloop "
             f"reads version {VERSION}. Upgrade budgetloop to read newer traces."
         )
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return repr(match.group())[1:-1]
-
-
-@functools.cache
-def _format_chars() -> re.Pattern[str]:
-    """The format characters (category Cf: bidi, zero-width, BOM...) of this Python's Unicode
-    and the surrogates, as one character class; found by a scan (~0.1 s) when first needed."""
-    found = [i for i in range(0x80, sys.maxunicode + 1) if unicodedata.category(chr(i)) == "Cf"]
-    ranges = [(0xD800, 0xDFFF)]
-    for code in found:
-        if code == ranges[-1][1] + 1:
-            ranges[-1] = (ranges[-1][0], code)
-        else:
-            ranges.append((code, code))
-    return re.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges) + "]")
-
-
-def _format_char(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
-
-
-def printable(text: object, keep_newlines: bool = False) -> str:
-    """Text with control characters (ANSI escapes, NUL...), format characters (U+202E, U+200B,
-    U+FEFF and every other of Unicode category Cf) and lone surrogates shown as escapes."""
-    shown = "" if text is None else str(text)
-    shown = _CONTROL.sub(_escape, shown)
-    if not shown.isascii():
-        shown = _format_chars().sub(_format_char, shown)
-    if not keep_newlines:
-        shown = shown.replace("\n", "\\n").replace("\t", "\\t")
-    return shown

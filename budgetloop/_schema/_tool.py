@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any, SupportsIndex, overload
 
+from .._jsonable import jsonable
 from ._check import ArgumentError, check_value
+from ._classes import Classes
 from ._docstring import parse_docstring
 from ._field import Default, parameter_default
 from ._hints import Target, hint_name, hints_for, target
-from ._jsonable import jsonable
-from ._shapes import SUPPORTED, Choices, Convert, Shapes
+from ._shapes import SUPPORTED, Choices, Convert
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
@@ -26,11 +29,21 @@ _KEYWORD_ONLY = inspect.Parameter.KEYWORD_ONLY
 __all__ = ["SUPPORTED", "Tool", "check_default", "parse_docstring", "tool"]
 
 
+NeedsApproval = bool | Callable[[dict[str, Any]], Any]
+
+
 class Tool:
-    """A function the model may call, with the schema it is shown."""
+    """A function the model may call, with the schema it is shown.
+
+    ``needs_approval`` is a plain attribute, read by the loop before each batch: False (the
+    default), True (every call is held for a person's decision), or a predicate of a call's
+    checked arguments (a dict, as the trace keeps them) that says whether this call is; a
+    predicate that raises holds the call.
+    """
 
     # What a tool made without __init__ (a replay's stand-in) has: no conversions.
     strict: bool = False
+    needs_approval: NeedsApproval = False
     _converts: Mapping[str, Convert] = _NOTHING
     _dropped: frozenset[str] = frozenset()  # strict: parameters whose null means "not given"
     _fills: Mapping[str, Default] = _NOTHING  # defaults a pydantic Field gives, put in by us
@@ -46,6 +59,7 @@ class Tool:
         name: str | None = None,
         description: str | None = None,
         strict: bool = False,
+        needs_approval: NeedsApproval = False,
     ) -> None:
         if isinstance(fn, classmethod):
             raise TypeError(
@@ -69,12 +83,25 @@ class Tool:
             arg_docs = {**args, **arg_docs}
         self.description: str = summary if description is None else description
         self.strict = strict
+        self.needs_approval = check_needs_approval(needs_approval, f"tool {self.name}")
         self.parameters: dict[str, dict[str, Any]] = {}
         self.required: tuple[str, ...] = ()
         self._defs: dict[str, Any] = {}
         self._build(found, arg_docs)
         self.is_async = found.is_async
         functools.update_wrapper(self, found_function(fn), updated=())
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
+        """A ``@tool`` function at a module's top level pickles as that name (the function
+        under it is no longer reachable by its own); any other tool, as its parts."""
+        module = sys.modules.get(getattr(self, "__module__", ""))
+        name = getattr(self, "__qualname__", "")
+        found: Any = module
+        for part in name.split("."):
+            found = getattr(found, part, None)
+        if found is self and "<locals>" not in name:
+            return name
+        return super().__reduce_ex__(protocol)
 
     def _build(self, found: Target, arg_docs: dict[str, str]) -> None:
         where = f"tool {self.name}"
@@ -86,7 +113,7 @@ class Tool:
             hints = hints_for(found.annotations, [p.name for p in params], found.namespace)
         except Exception as exc:  # a NameError in a string annotation, say
             raise TypeError(f"{where}: cannot resolve type hints: {exc}.") from exc
-        shapes = Shapes(self.strict)
+        shapes = Classes(self.strict)
         required = []
         converts: dict[str, Convert] = {}
         fills: dict[str, Default] = {}
@@ -180,6 +207,31 @@ class Tool:
         return f"<Tool {self.name}>"
 
 
+def check_needs_approval(value: Any, where: str) -> NeedsApproval:
+    """``needs_approval`` as a tool takes it: True, False, or a function of the arguments."""
+    if isinstance(value, bool) or callable(value):
+        return value  # type: ignore[no-any-return]
+    raise TypeError(
+        f"{where}: needs_approval must be True, False or a function (arguments) -> bool, "
+        f"got {type(value).__name__}."
+    )
+
+
+def needs_approval(tool: Tool, arguments: dict[str, Any]) -> bool:
+    """Whether this call of ``tool`` (its checked ``arguments``) is held for a person: the
+    tool's ``needs_approval``, asked of the arguments when it is a predicate. A predicate that
+    raises holds the call: when in doubt, a person decides."""
+    rule = getattr(tool, "needs_approval", False)
+    if isinstance(rule, bool):
+        return rule
+    if not callable(rule):
+        return True  # set after the tool was made, to something that is not a rule: ask
+    try:
+        return bool(rule(arguments))
+    except Exception:
+        return True
+
+
 def found_function(fn: Any) -> Any:
     """What ``functools.update_wrapper`` copies names from: the function behind a partial."""
     while isinstance(fn, functools.partial):
@@ -262,10 +314,15 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     strict: bool | None = None,
+    needs_approval: NeedsApproval | None = None,
 ) -> Tool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, strict: bool | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    strict: bool | None = None,
+    needs_approval: NeedsApproval | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -274,6 +331,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     strict: bool | None = None,
+    needs_approval: NeedsApproval | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a tool: ``@tool`` or ``@tool(name=..., description=..., strict=...)``.
 
@@ -282,23 +340,42 @@ def tool(
     Sphinx ``:param x:``) describe the parameters. A parameter without a supported type hint
     is a ``TypeError`` here, at decoration time. ``strict=True`` writes the schema OpenAI's
     strict function calling accepts, and the OpenAI adapter sends it with ``"strict": true``.
+    ``needs_approval=True``, or a predicate of a call's checked arguments
+    (``lambda args: args["amount"] > 1000``), holds the tool's calls for a person's decision
+    before they run: ``run(..., approve=fn)`` asks ``fn``, a stepped ``Session`` waits for
+    ``session.approve()`` or ``session.deny()``.
     Given a ``Tool``, returns it as it is unless an option changes it.
     """
     if strict is not None and not isinstance(strict, bool):
         raise TypeError(f"tool: strict must be a bool, got {type(strict).__name__}.")
+    if needs_approval is not None:
+        check_needs_approval(needs_approval, "tool")
     if fn is not None:
         if isinstance(fn, Tool):
             if name is None and description is None and strict in (None, fn.strict):
-                return fn
+                if needs_approval is None:
+                    return fn
+                marked = copy.copy(fn)  # any kind of tool (an MCP server's) stays what it is
+                marked.needs_approval = needs_approval
+                return marked
             return Tool(
                 fn.fn,
                 name=name or fn.name,
                 description=fn.description if description is None else description,
                 strict=fn.strict if strict is None else strict,
+                needs_approval=fn.needs_approval if needs_approval is None else needs_approval,
             )
-        return Tool(fn, name=name, description=description, strict=bool(strict))
+        return Tool(
+            fn,
+            name=name,
+            description=description,
+            strict=bool(strict),
+            needs_approval=False if needs_approval is None else needs_approval,
+        )
 
     def decorate(f: Callable[..., Any]) -> Tool:
-        return tool(f, name=name, description=description, strict=strict)
+        return tool(
+            f, name=name, description=description, strict=strict, needs_approval=needs_approval
+        )
 
     return decorate

@@ -4,8 +4,9 @@
 JSON value is already the Python value (``str``, ``list[int]``...), else a function of the
 checked value, its path (for messages) and the union branches the check chose (``Choices``,
 by path: a union's converter converts with the branch the value fitted). Classes (dataclasses,
-``TypedDict``, pydantic models) are built in ``_classes``; a class met again while its own
-schema is being built goes to ``$defs`` and is referred to with ``$ref``.
+``TypedDict``, pydantic models) are built by ``_classes.Classes``, the ``Shapes`` that ``@tool``
+uses; a class met again while its own schema is being built goes to ``$defs`` and is referred
+to with ``$ref``.
 """
 
 from __future__ import annotations
@@ -123,12 +124,15 @@ class Shapes:
             values, convert = self.build(args[1], where)
             return {"type": "object", "additionalProperties": values}, _values(convert)
         if isinstance(hint, type):
-            from ._classes import class_schema  # here: _classes builds on this module
-
-            found = class_schema(self, hint, where)
+            found = self.of_class(hint, where)
             if found is not None:
                 return found
         raise TypeError(f"{where}: type {hint_name(hint)} is not supported; use {SUPPORTED}.")
+
+    def of_class(self, cls: type, where: str) -> Built | None:
+        """The schema of a class this builder reads, else None: none here (``_classes.Classes``
+        reads dataclasses, ``TypedDict``s and pydantic models)."""
+        return None
 
     # -- combinations ------------------------------------------------------------------------
 

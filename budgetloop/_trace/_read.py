@@ -22,10 +22,14 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar, cast
 
+from .._budget import Projection
+from .._ceilings import CEILINGS
+from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
+from .._valid import check_int, check_number, kind
 from . import _read_fast as _fast
-from ._budget import Projection
-from ._ceilings import CEILINGS
-from ._trace import (
+from ._result import (
+    APPROVALS,
+    READERS,
     RECORDED_OPTIONS,
     STATUSES,
     CallRecord,
@@ -35,8 +39,6 @@ from ._trace import (
     Step,
     check_header,
 )
-from ._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
-from ._valid import check_int, check_number, kind
 
 T = TypeVar("T")
 MAX_DEPTH = _fast.MAX_DEPTH
@@ -243,6 +245,17 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
     coerced = as_list(get("coerced", ()), _at(path, "coerced"))
     for i, item in enumerate(coerced):
         as_text(item, _at(_at(path, "coerced"), i), optional=False)
+    approval = get("approval", None)
+    if approval is not None and approval not in APPROVALS:
+        raise ValueError(
+            f"{_at(path, 'approval')}: expected null or one of {', '.join(APPROVALS)}, "
+            f"got {approval!r}."
+        )
+    if (status == "denied") != (approval == "denied"):
+        raise ValueError(
+            f"{_at(path, 'approval')}: expected 'denied' exactly when status is 'denied', got "
+            f"{approval!r} with status {status!r}."
+        )
     return CallRecord(
         name=as_text(get("name"), _at(path, "name")),
         id=as_text(get("id"), _at(path, "id"), optional=False),
@@ -255,6 +268,7 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
         coerced=tuple(coerced),
         truncated=as_int(get("truncated", None), _at(path, "truncated"), optional=True),
         traceback=as_text(get("traceback", None), _at(path, "traceback")),
+        approval=approval,
         server=as_text(get("server", None), _at(path, "server")),
     )
 
@@ -298,13 +312,8 @@ def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
     )
 
 
-def read_message(value: Any, path: str) -> Message:
-    fast = _fast.message(value)
-    return read_message_fully(value, path) if fast is None else fast
-
-
 def read_message_fully(value: Any, path: str) -> Message:
-    """``read_message`` field by field, with a message ready for each thing that can be wrong."""
+    """A message read field by field, with an error ready for each thing that can be wrong."""
     data = as_object(value, path)
     role = get_key(data, path, "role")
     if role not in ROLES:
@@ -478,3 +487,9 @@ def read_imported(value: Any, path: str) -> Imported | None:
             for i, item in enumerate(lacks)
         ),
     )
+
+
+# What CallRecord.from_dict, Step.from_dict and Result.from_dict read with.
+READERS.call = read_call
+READERS.step = read_step
+READERS.result = lambda value, _path: read_result(value)

@@ -20,11 +20,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
+from .._types import Message, from_pico, to_pico
 from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
-from ._trace import Result, Step, check_header, message_to_dict
-from ._types import Message, from_pico, to_pico
-from ._validate_trace import (
+from ._read import (
     as_int,
     as_number,
     as_object,
@@ -41,8 +40,17 @@ from ._validate_trace import (
     read_stop,
     read_tools,
 )
+from ._result import Result, Step, check_header, message_to_dict
 
-__all__ = ["Journal", "Trace", "as_result", "check_trace_path", "load_trace", "load_traces"]
+__all__ = [
+    "Journal",
+    "Trace",
+    "as_result",
+    "check_trace_path",
+    "end_journal",
+    "load_trace",
+    "load_traces",
+]
 
 _MANY_OBJECTS = 100_000
 _BLANK_TO_END = re.compile(rb"\s*\Z")  # what follows a one-line trace's line (no copy made)
@@ -93,15 +101,33 @@ class Journal:
         )
 
     def end(self, result: Result) -> None:
-        data = result.to_dict()
-        keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds")
-        self._line({"kind": "end", **{k: data[k] for k in keys}})
+        self._line(_end_line(result))
         self.close()
 
     def close(self) -> None:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _end_line(result: Result) -> dict[str, Any]:
+    data = result.to_dict()
+    keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds")
+    return {"kind": "end", **{k: data[k] for k in keys}}
+
+
+def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
+    """End a journal another process left unended (it died mid-run) with ``result``'s end line.
+    False, and the file left as it is, when its last line is torn (then it ends there)."""
+    with open(path, "rb+") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) != b"\n":
+            return False
+        line = json.dumps(_end_line(result), ensure_ascii=False, default=repr) + "\n"
+        fh.write(line.encode("utf-8", "backslashreplace"))
+    return True
 
 
 Trace = Result | Mapping[str, Any] | str | os.PathLike[str]
@@ -164,7 +190,7 @@ def load_traces(path: str | os.PathLike[str], format: str | None = None) -> list
 
 
 def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list[Result]:
-    from ._importers import check_format
+    from .._importers import check_format
 
     chosen = check_format(where, format)
     fspath(path, f"{where}: path")  # a path of the wrong type, named by the function called
@@ -198,7 +224,7 @@ def _collector_paused() -> Iterator[None]:
 def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
     """Every run of a file: budgetloop's own trace (JSON, or JSON Lines from its header line),
     else a run another framework recorded (``_importers``)."""
-    from . import _importers
+    from .. import _importers
 
     own = fmt in (None, "budgetloop")
     end = raw.find(b"\n")

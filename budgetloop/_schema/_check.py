@@ -10,13 +10,29 @@ arrived, with no closing period: ``convert.amount: expected number, got str``.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from ._arg_error import PREVIEW, ArgumentError, Name, Part, Shown, json_kind, render, show
 from ._fit import Fit
 
-if TYPE_CHECKING:
-    from ._schema import Tool
+
+class Signature(Protocol):
+    """What the check reads of a ``Tool``: its name, its parameters' schemas, the required ones,
+    the ``$defs`` their ``$ref``s point into, and the schema of arguments it does not name (None:
+    they are refused)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def parameters(self) -> Mapping[str, dict[str, Any] | None]: ...
+    @property
+    def required(self) -> Sequence[str]: ...
+    @property
+    def defs(self) -> dict[str, Any]: ...
+    @property
+    def extra_arguments(self) -> dict[str, Any] | None: ...
+
 
 __all__ = [
     "PREVIEW",
@@ -24,6 +40,7 @@ __all__ = [
     "Name",
     "Part",
     "Shown",
+    "Signature",
     "check_arguments",
     "check_value",
     "json_kind",
@@ -56,7 +73,7 @@ def parse_arguments(tool_name: Any, raw: Any) -> dict[str, Any]:
 
 
 def check_arguments(
-    tool: Tool, raw: Any, choices: dict[str, int] | None = None
+    tool: Signature, raw: Any, choices: dict[str, int] | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     """The checked arguments (JSON values still) and the paths of the values that were
     coerced; ``choices`` gets the branch each union's value fitted, by path."""

@@ -1,6 +1,6 @@
 """The common case of reading trace data, checked with exact type tests and built at once.
 
-``_validate_trace``'s readers walk every field with a message ready for each thing that can be
+``_read``'s readers walk every field with a message ready for each thing that can be
 wrong; for a 100,000-step trace that is most of the load. These readers make the same checks
 as plain type and range tests, accept only values the full readers accept (exact ``dict``,
 ``list``, ``str``, ``int``, ``float``, ``bool``, as ``json.loads`` makes them), building no path
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from ._budget import Projection
-from ._trace import STATUSES, CallRecord, Status, Step
-from ._types import ROLES, Message, ToolCall, Usage
+from .._budget import Projection
+from .._types import ROLES, Message, ToolCall, Usage
+from ._result import APPROVALS, STATUSES, CallRecord, Status, Step
 
-MAX_DEPTH = 100  # as _validate_trace.MAX_DEPTH: containers nested at most this deep
+MAX_DEPTH = 100  # as _read.MAX_DEPTH: containers nested at most this deep
 _NO: Any = object()
 _INF = float("inf")
 _BIG = 2**1023  # an int below this converts to a float
@@ -71,6 +71,7 @@ def call(data: Any) -> CallRecord | None:
     raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
     result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
+    approval = get("approval")
     if not (
         (name is None or type(name) is str)
         and type(id_) is str
@@ -87,6 +88,8 @@ def call(data: Any) -> CallRecord | None:
         and _json(raw)
         and type(coerced) in (list, tuple)
         and all(type(c) is str for c in coerced)
+        and (approval is None or (type(approval) is str and approval in APPROVALS))
+        and (status == "denied") == (approval == "denied")
     ):
         return None
     return CallRecord(
@@ -101,6 +104,7 @@ def call(data: Any) -> CallRecord | None:
         coerced=tuple(coerced),
         truncated=truncated,
         traceback=traceback,
+        approval=approval,
         server=server,
     )
 
@@ -218,7 +222,7 @@ def step(data: Any, index: int | None) -> Step | None:
 
 
 def message(data: Any) -> Message | None:
-    """``read_message``'s Message, or None: leave it to ``read_message``."""
+    """``read_messages``' Message, or None: leave it to ``read_message_fully``."""
     if type(data) is not dict:
         return None
     get = data.get

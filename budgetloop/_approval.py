@@ -1,0 +1,135 @@
+"""Holding a tool call for a person: the call as it is offered (``PendingCall``), and the
+decision that comes back (``Decision``), read from what an ``approve`` function returned.
+
+The loop decides which calls are held (``Loop._holding``) and what a decision does to the batch
+(``Loop._decided_batch``); this module only says what a decision is. ``approve(call)`` returns
+True (run it), False or a str (deny it; the str is the reason the model reads), or a dict (run
+it with these arguments instead). Anything else, or an exception, denies the call, and the trace
+keeps the error and its traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._budget import Projection
+from ._trace._result import Approval
+from ._tracebacks import own_traceback
+
+Approve = Callable[["PendingCall"], Any]  # returns (or, async, resolves to) a decision
+
+_RETURNS = "True, False, a str (deny, with the reason) or a dict (the arguments to run with)"
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A tool call held for a person's decision, after its arguments were checked and before
+    any call of its batch runs.
+
+    ``step`` is the index of the step whose model call asked for it; ``raw_arguments`` are
+    what the model wrote, ``arguments`` the checked value (JSON, as the trace keeps it).
+    ``spent_usd`` is what the run has spent so far; ``projection`` is the turn that will read
+    the batch's results, projected as the cost guard projected it before holding the batch
+    (its results empty; None without a price). ``tool_marked`` is False for a call held only
+    because a breakpoint asked to stop before its tool (``breakpoints.before_tool``).
+    """
+
+    name: str
+    id: str
+    step: int
+    raw_arguments: str | dict[str, Any]
+    arguments: dict[str, Any]
+    spent_usd: float
+    projection: Projection | None
+    tool_marked: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a person decided about one held call."""
+
+    approval: Approval
+    arguments: dict[str, Any] | None = None  # "edited": what the call runs with instead
+    reason: str = ""  # "denied": what the model reads as the reason
+    error: str | None = None  # "denied" because approve raised (or returned nonsense): what
+    traceback: str | None = None
+
+
+APPROVED = Decision("approved")
+
+
+def edited(call: PendingCall, arguments: Mapping[str, Any]) -> Decision:
+    """A decision to run ``call`` with ``arguments``: "edited", or "approved" when they are the
+    call's own checked arguments."""
+    given = dict(arguments)
+    return APPROVED if given == call.arguments else Decision("edited", given)
+
+
+def denied(reason: str = "") -> Decision:
+    return Decision("denied", reason=reason)
+
+
+def read(value: Any, call: PendingCall) -> Decision:
+    """What ``approve`` returned, as a decision (a TypeError for anything else)."""
+    if isinstance(value, Decision):  # a replay's: the decision the trace recorded
+        return value
+    if value is True:
+        return APPROVED
+    if value is False:
+        return denied()
+    if isinstance(value, str):
+        return denied(value)
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return edited(call, value)
+    raise TypeError(f"approve returned {type(value).__name__}; expected {_RETURNS}")
+
+
+def failed(exc: BaseException) -> Decision:
+    """``approve`` raised: the call is denied, and the trace keeps what it raised."""
+    try:
+        said = f"{type(exc).__name__}: {exc}"
+    except Exception:
+        said = f"{type(exc).__name__}: (its message could not be shown)"
+    return Decision(
+        "denied",
+        reason=f"the approval failed ({type(exc).__name__})",
+        error=f"approve raised {said}",
+        traceback=own_traceback(exc),
+    )
+
+
+def ask(approve: Approve, call: PendingCall) -> Decision:
+    """Ask ``approve`` about one call, on this thread (an ``async def`` one on a loop of its
+    own). Only ``KeyboardInterrupt`` and ``SystemExit`` go on; anything else denies the call."""
+    try:
+        value = approve(call)
+        if inspect.isawaitable(value):
+            value = asyncio.run(_awaited(value))
+        return read(value, call)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        return failed(exc)
+
+
+async def aask(approve: Approve, call: PendingCall) -> Decision:
+    """``ask`` under ``arun``: an ``async def`` approve is awaited on the run's own loop."""
+    try:
+        value = approve(call)
+        if inspect.isawaitable(value):
+            value = await value
+        return read(value, call)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except asyncio.CancelledError:
+        raise  # the run's task was cancelled: the turn records it
+    except BaseException as exc:
+        return failed(exc)
+
+
+async def _awaited(value: Any) -> Any:
+    return await value

@@ -1,0 +1,9 @@
+"""The trace family: a run as plain data, written to disk and read back, every field checked.
+
+``_result`` holds the data (``Result``, ``Step``, ``CallRecord``, ``Request``, ``Imported``) and
+writes it as dicts; ``_read`` reads such dicts back checking every field, after ``_read_fast``
+has tried the common case with exact type tests; ``_journal`` writes a run's JSON Lines file a
+step at a time and loads any trace file (other frameworks' through ``budgetloop._importers``);
+``_files`` owns the paths (a new file never truncates an old one); ``_fork`` reads a run's
+history (where a fork may start, what a step was sent); ``_html`` is a run as one static page.
+"""

@@ -1,0 +1,593 @@
+"""Holding a tool call for a person: ``needs_approval``, ``approve=``, a stepped session's
+``pending``/``approve``/``deny``, and each decision in the trace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from budgetloop import (
+    Budget,
+    CallRecord,
+    Completion,
+    PendingCall,
+    Price,
+    Result,
+    ScriptedModel,
+    Step,
+    Tool,
+    ToolCall,
+    arun,
+    budget_report,
+    load_trace,
+    replay,
+    run,
+    run_many,
+    start,
+    tool,
+)
+from budgetloop import breakpoints as bp
+from tests.conftest import PRICE, FakeClock
+
+SECRET = "sk-live-0123456789"
+
+
+def message(kind: type[Exception], call: Callable[[], Any]) -> str:
+    """What ``call()`` raised, of ``kind``, in words."""
+    with pytest.raises(kind) as caught:
+        call()
+    return str(caught.value)
+
+
+def payments(log: list[str], clock: FakeClock | None = None) -> list[Any]:
+    """A ``transfer`` that needs approval above 1,000, and a ``balance`` that never does; each
+    appends what it ran to ``log``."""
+
+    @tool(needs_approval=lambda args: args["amount"] > 1000)
+    def transfer(to: str, amount: float) -> str:
+        """Send money.
+
+        Args:
+            to: the payee
+            amount: dollars
+        """
+        log.append(f"transfer {to} {amount:g}")
+        if clock is not None:
+            clock.advance(1.0)
+        return f"sent {amount:g} to {to}"
+
+    @tool
+    def balance() -> str:
+        """The balance."""
+        log.append("balance")
+        return "12000"
+
+    return [transfer, balance]
+
+
+def pay(*calls: tuple[str, dict[str, Any], str], then: str = "done") -> list[Any]:
+    return [Completion(text="paying", tool_calls=[ToolCall(n, a, i) for n, a, i in calls]), then]
+
+
+def model(script: list[Any]) -> ScriptedModel:
+    return ScriptedModel(script, price=PRICE, max_output_tokens=100)
+
+
+THREE = pay(
+    ("transfer", {"to": "ann", "amount": 50}, "c1"),
+    ("transfer", {"to": "bob", "amount": 9000}, "c2"),
+    ("transfer", {"to": "cy", "amount": "20000"}, "c3"),
+)
+
+
+# -- marking ------------------------------------------------------------------------------------
+
+
+def test_needs_approval_is_a_plain_attribute_of_the_tool() -> None:
+    def send(amount: float) -> str:
+        """Send."""
+        return "ok"
+
+    assert tool(send).needs_approval is False
+    assert tool(needs_approval=True)(send).needs_approval is True
+    rule = tool(send, needs_approval=lambda a: a["amount"] > 5)
+    assert callable(rule.needs_approval)
+    assert rule.needs_approval({"amount": 6}) is True
+    marked = tool(tool(send), needs_approval=True)
+    assert marked.needs_approval is True
+    assert tool(marked) is marked
+    assert tool(marked, name="send2").needs_approval is True  # kept when another option changes
+
+    class Remote(Tool):  # a tool built some other way (an MCP server's) keeps its kind
+        pass
+
+    remote = Remote(send)
+    held_remote = tool(remote, needs_approval=True)
+    assert type(held_remote) is Remote
+    assert (held_remote.needs_approval, remote.needs_approval) == (True, False)
+    assert message(TypeError, lambda: tool(send, needs_approval="yes")) == (
+        "tool: needs_approval must be True, False or a function (arguments) -> bool, got str."
+    )
+
+
+# -- in code: approve= --------------------------------------------------------------------------
+
+
+def test_approve_is_asked_after_the_check_and_before_any_call_of_the_batch_runs() -> None:
+    log: list[str] = []
+    asked: list[PendingCall] = []
+
+    def approve(call: PendingCall) -> Any:
+        asked.append(call)
+        log.append(f"asked {call.id}")
+        return {"c2": True, "c3": "over the limit"}[call.id]
+
+    result = run(model(THREE), "pay", tools=payments(log), approve=approve,
+                 budget=Budget(max_cost_usd=1.0))  # fmt: skip
+    assert log == ["asked c2", "asked c3", "transfer ann 50", "transfer bob 9000"]
+    first = asked[0]
+    assert (first.name, first.id, first.step) == ("transfer", "c2", 0)
+    assert first.raw_arguments == {"to": "bob", "amount": 9000}
+    assert asked[1].raw_arguments == {"to": "cy", "amount": "20000"}
+    assert asked[1].arguments == {"to": "cy", "amount": 20000.0}  # the checked value
+    assert first.tool_marked is True
+    step0 = result.steps[0]
+    assert first.spent_usd == step0.cost_usd
+    assert first.projection is not None
+    assert first.projection.spent_usd == step0.cost_usd
+    assert first.projection.limit_usd == 1.0
+    assert [(c.status, c.approval) for c in step0.tool_calls] == [
+        ("ok", None),
+        ("ok", "approved"),
+        ("denied", "denied"),
+    ]
+    denied = step0.tool_calls[2]
+    assert (denied.result, denied.error, denied.arguments) == (
+        "over the limit",
+        None,
+        {"to": "cy", "amount": 20000.0},
+    )
+    assert denied.content == "denied: not run (reason: over the limit)"
+    tool_messages = [m.content for m in result.messages if m.role == "tool"]
+    assert tool_messages == [
+        "sent 50 to ann",
+        "sent 9000 to bob",
+        "denied: not run (reason: over the limit)",
+    ]
+    assert (len(result.tool_calls), len(result.denied), result.answer) == (2, 1, "done")
+
+
+def test_a_dict_runs_the_call_with_those_arguments_checked_like_the_models() -> None:
+    log: list[str] = []
+    answers = {"c2": {"to": "bob", "amount": "900"}, "c3": {"to": "cy", "amount": "lots"}}
+    result = run(model(THREE), "pay", tools=payments(log),
+                 approve=lambda call: answers[call.id])  # fmt: skip
+    edited, misfit = result.steps[0].tool_calls[1:]
+    assert log == ["transfer ann 50", "transfer bob 900"]
+    assert (edited.status, edited.approval) == ("ok", "edited")
+    assert edited.raw_arguments == {"to": "bob", "amount": 9000}  # as the model wrote them
+    assert edited.arguments == {"to": "bob", "amount": 900.0}  # as it ran
+    assert edited.coerced == ("transfer.amount",)
+    assert (misfit.status, misfit.approval) == ("error", "edited")
+    assert misfit.error == (
+        "the arguments a person gave in place of the model's do not fit: transfer.amount: "
+        "expected number, got str"
+    )
+    assert misfit.arguments == {"to": "cy", "amount": "lots"}  # as given
+    assert result.answered
+
+
+def test_false_denies_without_a_reason_and_the_same_dict_approves() -> None:
+    answers = {"c2": False, "c3": {"to": "cy", "amount": 20000.0}}
+    result = run(model(THREE), "pay", tools=payments([]), approve=lambda c: answers[c.id])
+    calls = result.steps[0].tool_calls
+    assert [(c.status, c.approval) for c in calls[1:]] == [
+        ("denied", "denied"),
+        ("ok", "approved"),
+    ]
+    assert calls[1].content == "denied: not run"
+    assert calls[1].result == ""
+
+
+def test_an_approve_that_raises_denies_the_call_keeps_the_traceback_and_the_run_goes_on() -> None:
+    def approve(call: PendingCall) -> Any:
+        if call.id == "c2":
+            raise RuntimeError("the approval service is down")
+        return None  # not a decision
+
+    log: list[str] = []
+    result = run(model(THREE), "pay", tools=payments(log), approve=approve)
+    raised, nonsense = result.steps[0].tool_calls[1:]
+    assert log == ["transfer ann 50"]
+    assert (raised.status, raised.result) == ("denied", "the approval failed (RuntimeError)")
+    assert raised.error == "approve raised RuntimeError: the approval service is down"
+    assert raised.traceback is not None
+    assert raised.traceback.endswith("RuntimeError: the approval service is down\n")
+    assert 'raise RuntimeError("the approval service is down")' in raised.traceback
+    assert nonsense.error == (
+        "approve raised TypeError: approve returned NoneType; expected True, False, a str "
+        "(deny, with the reason) or a dict (the arguments to run with)"
+    )
+    assert raised.content == "denied: not run (reason: the approval failed (RuntimeError))"
+    assert result.answered
+
+
+def test_a_call_whose_own_arguments_failed_the_check_is_never_offered() -> None:
+    asked: list[str] = []
+    script = pay(
+        ("transfer", {"to": "ann", "amount": "lots"}, "c1"),
+        ("transfer", '{"to": "bob", "amount": 5000', "c2"),  # not JSON
+        ("transfer", {"to": "cy", "amount": 5000}, "c3"),
+    )
+    result = run(model(script), "pay", tools=payments([]),
+                 approve=lambda c: asked.append(c.id) or True)  # fmt: skip
+    assert asked == ["c3"]
+    assert [(c.status, c.approval) for c in result.steps[0].tool_calls] == [
+        ("error", None),
+        ("error", None),
+        ("ok", "approved"),
+    ]
+
+
+def test_an_async_approve_is_awaited_under_arun() -> None:
+    async def approve(call: PendingCall) -> Any:
+        await asyncio.sleep(0)
+        return call.id == "c2" or "no"
+
+    log: list[str] = []
+    result = asyncio.run(arun(model(THREE), "pay", tools=payments(log), approve=approve))
+    assert log == ["transfer ann 50", "transfer bob 9000"]
+    assert [c.approval for c in result.steps[0].tool_calls] == [None, "approved", "denied"]
+    synced = run(model(THREE), "pay", tools=payments([]), approve=approve)  # on a loop of its own
+    assert synced.format() == result.format()
+
+
+# -- the budget --------------------------------------------------------------------------------
+
+
+def test_a_denied_call_is_not_counted_against_max_tool_calls_and_an_edit_counts_once() -> None:
+    script = [
+        Completion(tool_calls=[ToolCall("transfer", {"to": "a", "amount": 5000}, "c1"),
+                               ToolCall("transfer", {"to": "b", "amount": 5000}, "c2")]),
+        Completion(tool_calls=[ToolCall("balance", {}, "c3"), ToolCall("balance", {}, "c4")]),
+        "done",
+    ]  # fmt: skip
+    decisions = {"c1": {"to": "a", "amount": 10}, "c2": "no"}
+    log: list[str] = []
+    result = run(model(script), "pay", tools=payments(log), approve=lambda c: decisions[c.id],
+                 budget=Budget(max_tool_calls=3))  # fmt: skip
+    assert result.stop == "answered"
+    assert log == ["transfer a 10", "balance", "balance"]
+    assert len(result.tool_calls) == 3
+    everything = run(model(script), "pay", tools=payments([]), approve=lambda c: True,
+                     budget=Budget(max_tool_calls=3))  # fmt: skip
+    assert everything.stop == "max_tool_calls"
+    assert everything.detail == "max_tool_calls=3: 2 run, this turn asks for 2"
+
+
+def test_no_decision_can_pass_a_ceiling_the_guards_stop_before_anyone_is_asked() -> None:
+    asked: list[str] = []
+    result = run(model(THREE), "pay", tools=payments([]), approve=lambda c: asked.append(c.id),
+                 budget=Budget(max_tool_calls=2))  # fmt: skip
+    assert asked == []
+    assert result.stop == "max_tool_calls"
+    assert {c.status for c in result.steps[0].tool_calls} == {"skipped"}
+
+
+def test_time_waiting_for_a_person_does_not_count_against_max_seconds() -> None:
+    clock = FakeClock()
+
+    def approve(call: PendingCall) -> bool:
+        clock.advance(100.0)  # a person takes their time
+        return True
+
+    result = run(model(THREE), "pay", tools=payments([], clock), approve=approve, clock=clock,
+                 budget=Budget(max_seconds=10))  # fmt: skip
+    assert result.answered
+    assert result.steps[0].seconds == 3.0  # the three transfers, not the wait
+    assert result.seconds == 3.0
+    held = start(model(THREE), "pay", tools=payments([], clock), clock=clock,
+                 budget=Budget(max_seconds=10))  # fmt: skip
+    held.step()
+    clock.advance(3600.0)
+    held.approve("c2")
+    held.approve("c3")
+    assert held.run().answered
+    assert held.result.seconds == 3.0
+
+
+# -- without approve= ---------------------------------------------------------------------------
+
+
+MISSING = (
+    "{where}: approve must be a function (call) -> decision, since transfer needs approval, got "
+    "None. Pass approve=..., or step the run with start() and decide each held call with "
+    "session.approve(call_id) or session.deny(call_id, reason)."
+)
+
+
+def test_run_with_a_tool_that_needs_approval_and_no_approve_fails_before_anything_is_sent() -> (
+    None
+):
+    scripted = model(THREE)
+    assert message(ValueError, lambda: run(scripted, "pay", tools=payments([]))) == MISSING.format(
+        where="run"
+    )
+    assert message(
+        ValueError, lambda: asyncio.run(arun(scripted, "pay", tools=payments([])))
+    ) == MISSING.format(where="arun")
+    assert message(
+        ValueError, lambda: run_many(scripted, ["pay", "pay"], tools=payments([]), progress=False)
+    ) == MISSING.format(where="run_many")
+    assert scripted.calls == 0
+
+
+def test_a_stepped_session_holds_the_batch_until_each_call_is_decided() -> None:
+    log: list[str] = []
+    seen: list[int | None] = []
+    session = start(model(THREE), "pay", tools=payments(log), budget=Budget(max_cost_usd=1.0),
+                     on_step=lambda s, step: seen.append(None if step is None else step.index))  # fmt: skip
+    assert session.pending == ()
+    held = session.step()
+    assert isinstance(held, Step)
+    assert (held.index, held.text, held.tool_calls) == (0, "paying", ())
+    assert held.cost_usd == session.result.cost_usd  # billed, though not yet in the steps
+    assert session.steps == ()
+    assert not session.done
+    assert log == []
+    assert seen == []
+    assert [(c.name, c.id) for c in session.pending] == [("transfer", "c2"), ("transfer", "c3")]
+    turn = session.next_turn
+    assert (turn.action, turn.stop) == ("held", None)
+    assert turn.detail == "a batch waits for a decision on transfer (c2), transfer (c3)"
+    assert turn.projection == session.pending[0].projection
+    for take in (session.step, session.run):
+        assert message(RuntimeError, take) == (
+            f"Session.{take.__name__}: the run holds calls waiting for a decision: transfer "
+            "(c2), transfer (c3); decide each with session.approve(call_id) or "
+            "session.deny(call_id, reason) first."
+        )
+    session.approve("c2", {"to": "bob", "amount": 800})
+    assert [c.id for c in session.pending] == ["c3"]
+    session.deny("c3", "not today")
+    assert session.pending == ()
+    assert session.next_turn.detail == "the batch is decided: the next step runs it, then goes on"
+    assert log == []  # nothing ran before every call was decided
+    last = session.step()
+    assert log == ["transfer ann 50", "transfer bob 800"]
+    assert last is not None
+    assert (last.index, last.text) == (1, "done")
+    assert seen == [0, 1]  # each step given to on_step once, when it is recorded
+    assert session.done
+    assert session.result.answered
+    assert session.result.format() == "\n".join(
+        [
+            "step 0: paying",
+            '  - transfer({"to": "ann", "amount": 50}) -> sent 50 to ann',
+            '  - transfer({"to": "bob", "amount": 9000}) [edited to {"to": "bob", "amount": '
+            "800.0}] -> sent 800 to bob",
+            '  ! transfer({"to": "cy", "amount": "20000"}) [denied] -> denied: not run '
+            "(reason: not today)",
+            "step 1: done",
+            "",
+            f"stop=answered tools=2 failed=0 denied=1 cost=${session.result.cost_usd:.4f}",
+        ]
+    )
+
+
+def test_session_run_pauses_at_a_held_batch_and_goes_on_once_decided() -> None:
+    session = start(model(THREE), "pay", tools=payments([]))
+    paused = session.run()
+    assert (paused.stop, len(paused.steps), len(session.pending)) == (None, 0, 2)
+    session.approve("c2")
+    session.approve("c3")
+    assert session.run().answered
+    assert [c.approval for c in session.result.steps[0].tool_calls] == [None, "approved",
+                                                                         "approved"]  # fmt: skip
+
+
+def test_deciding_a_call_that_is_not_pending_and_an_edit_that_does_not_fit() -> None:
+    session = start(model(THREE), "pay", tools=payments([]))
+    assert message(ValueError, lambda: session.approve("c2")) == (
+        "Session.approve: call_id must be the id of a pending call (none: no call is waiting), "
+        "got 'c2'."
+    )
+    session.step()
+    assert message(ValueError, lambda: session.deny("c1")) == (
+        "Session.deny: call_id must be the id of a pending call ('c2', 'c3'), got 'c1'."
+    )
+    assert message(ValueError, lambda: session.approve("c2", {"to": "bob", "amount": "lots"})) == (
+        "Session.approve: arguments must be arguments that fit transfer's schema, got "
+        "transfer.amount: expected number, got str."
+    )
+    assert message(TypeError, lambda: session.approve("c2", [1])) == (
+        "Session.approve: arguments must be a dict of the tool's arguments or None, got list."
+    )
+    assert (
+        message(TypeError, lambda: session.deny("c2", 3))
+        == "Session.deny: reason must be a str, got int."
+    )
+    assert [c.id for c in session.pending] == ["c2", "c3"]  # still waiting
+    session.deny("c2")
+    assert message(ValueError, lambda: session.approve("c2")).startswith(
+        "Session.approve: call_id must be the id of a pending call ('c3'), got 'c2'."
+    )  # decided already
+
+
+def test_before_tool_holds_a_batch_for_a_tool_that_is_not_marked() -> None:
+    log: list[str] = []
+    script = [Completion(tool_calls=[ToolCall("balance", {}, "b1")]),
+              Completion(tool_calls=[ToolCall("balance", {}, "b2")]), "done"]  # fmt: skip
+    asked: list[str] = []
+    session = start(model(script), "go", tools=payments(log),
+                    approve=lambda c: asked.append(c.id) or True)  # fmt: skip
+    until = bp.before_tool("balance")
+    paused = session.run(until=until)
+    assert paused.stop is None
+    assert log == []
+    assert asked == []
+    assert until(session) is True
+    assert [(c.id, c.tool_marked) for c in session.pending] == [("b1", False)]
+    session.approve("b1")
+    session.run(until=until)
+    assert log == ["balance"]
+    assert [c.id for c in session.pending] == ["b2"]
+    session.deny("b2", "enough")
+    assert session.run().answered  # without the breakpoint nothing more is held
+    assert [c.approval for s in session.result.steps for c in s.tool_calls] == [
+        "approved",
+        "denied",
+    ]
+    assert (
+        message(ValueError, lambda: bp.before_tool(""))
+        == "before_tool: name: expected a tool name, got an empty string."
+    )
+
+
+# -- the trace -----------------------------------------------------------------------------------
+
+
+def decided_run(**options: Any) -> Result:
+    answers = {"c2": {"to": "bob", "amount": 900}, "c3": "over the limit"}
+    return run(model(THREE), "pay", tools=payments([]), approve=lambda c: answers[c.id],
+               clock=FakeClock(), **options)  # fmt: skip
+
+
+def test_each_decision_survives_to_dict_the_journal_and_a_saved_file(tmp_path: Path) -> None:
+    result = decided_run(trace_path=tmp_path / "run.jsonl")
+    data = result.to_dict()
+    calls = data["steps"][0]["tool_calls"]
+    assert [c.get("approval") for c in calls] == [None, "edited", "denied"]
+    assert "approval" not in calls[0]  # written only when there is one
+    assert data["totals"]["denied"] == 1
+    assert Result.from_dict(json.loads(json.dumps(data))) == result
+    journal = load_trace(tmp_path / "run.jsonl")
+    assert journal == result
+    assert journal.format() == result.format()
+    result.save(tmp_path / "run.json")
+    assert load_trace(tmp_path / "run.json") == result
+
+
+def test_a_decision_that_does_not_fit_its_status_is_refused() -> None:
+    assert message(
+        ValueError, lambda: CallRecord("t", "c", "{}", {}, "ok", approval="denied")
+    ) == (
+        "CallRecord.approval: expected 'denied' exactly when status is 'denied', got approval "
+        "'denied' with status 'ok'."
+    )
+    assert message(ValueError, lambda: CallRecord("t", "c", "{}", {}, "ok", approval="maybe")) == (
+        "CallRecord.approval: expected None or one of approved, edited, denied, got 'maybe'."
+    )
+    data = decided_run().to_dict()
+    data["steps"][0]["tool_calls"][2]["approval"] = "approved"
+    assert message(ValueError, lambda: Result.from_dict(data)) == (
+        "Result.from_dict: steps[0].tool_calls[2].approval: expected 'denied' exactly when "
+        "status is 'denied', got 'approved' with status 'denied'."
+    )
+
+
+def test_redaction_covers_edited_arguments_reasons_and_what_approve_raised() -> None:
+    def approve(call: PendingCall) -> Any:
+        if call.id == "c2":
+            return {"to": SECRET, "amount": 900}
+        raise RuntimeError(f"token {SECRET} expired")
+
+    result = run(model(THREE), "pay", tools=payments([]), approve=approve,
+                 redact=lambda text: text.replace(SECRET, "***"))  # fmt: skip
+    saved = json.dumps(result.to_dict())
+    assert SECRET not in saved
+    assert SECRET not in result.format()
+    edited, denied = result.steps[0].tool_calls[1:]
+    assert edited.arguments == {"to": "***", "amount": 900.0}
+    assert denied.error == "approve raised RuntimeError: token *** expired"
+    assert denied.traceback is not None
+    assert SECRET not in denied.traceback
+    reason = run(model(THREE), "pay", tools=payments([]), approve=lambda c: f"ask {SECRET}",
+                 redact=lambda text: text.replace(SECRET, "***"))  # fmt: skip
+    assert reason.steps[0].tool_calls[1].result == "ask ***"
+    assert SECRET not in json.dumps(reason.to_dict())
+
+
+def test_replay_reproduces_the_decisions_and_asks_again_when_given_approve() -> None:
+    result = decided_run()
+    again = replay(result)
+    assert again.format() == result.format()
+    assert [s.tool_calls for s in again.steps] == [s.tool_calls for s in result.steps]
+    asked: list[tuple[int, str]] = []
+
+    def deny_all(call: PendingCall) -> str:
+        asked.append((call.step, call.id))
+        return "what if"
+
+    other = replay(result, approve=deny_all)
+    assert asked == [(0, "c2"), (0, "c3")]  # the calls held in the recording
+    assert [c.approval for c in other.steps[0].tool_calls] == [None, "denied", "denied"]
+    assert len(other.tool_calls) == 1
+    approved = replay(result, approve=lambda c: True)  # the denied call never ran: no result
+    assert approved.steps[0].tool_calls[2].error == (
+        "LookupError: transfer: the recorded run has no result for this call (it was not run "
+        "there), so a replay cannot say what the tool would have returned"
+    )
+
+
+def test_budget_report_counts_the_decisions() -> None:
+    report = budget_report([decided_run(), decided_run(), run(model(["hi"]), "x")])
+    assert report.decisions == {"edited": (2, ("#0", "#1")), "denied": (2, ("#0", "#1"))}
+    text = str(report)
+    assert "calls held for a person:" in text
+    assert [line.split()[:2] for line in text.splitlines() if line.startswith("  edited")] == [
+        ["edited", "2"]
+    ]
+
+
+def test_the_core_view_shows_each_decision() -> None:
+    from budgetloop._trace._html import render
+
+    html = render(decided_run())
+    assert "ok (edited)" in html
+    assert "denied: not run (reason: over the limit)" in html
+
+
+def test_price_is_not_needed_to_hold_a_call() -> None:
+    session = start(ScriptedModel(THREE), "pay", tools=payments([]))
+    session.step()
+    assert [c.projection for c in session.pending] == [None, None]
+    assert session.pending[0].spent_usd == 0.0
+
+
+def test_a_pending_calls_arguments_are_its_own_copy() -> None:
+    session = start(model(THREE), "pay", tools=payments([]), price=Price(1.0, 1.0))
+    session.step()
+    session.pending[0].arguments["amount"] = 1.0
+    session.approve("c2")
+    session.approve("c3")
+    session.run()
+    assert session.result.steps[0].tool_calls[1].arguments == {"to": "bob", "amount": 9000.0}
+
+
+def test_the_readme_example_writes_what_the_readme_shows() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Holding a call for a person", 1)[1].split("\n## ", 1)[0]
+    shown = section.split("```\nstep 0: paying\n", 1)[1].split("```", 1)[0].splitlines()
+
+    def approve(call: PendingCall) -> Any:  # as the README writes it
+        if call.arguments["amount"] > 10_000:
+            return "over the daily limit"
+        if call.arguments["to"] == "mallory":
+            return False
+        if call.arguments["amount"] > 5_000:
+            return {**call.arguments, "amount": 5_000}
+        return True
+
+    script = pay(
+        ("transfer", {"to": "ann", "amount": 50}, "c1"),
+        ("transfer", {"to": "bob", "amount": 9000}, "c2"),
+        ("transfer", {"to": "cy", "amount": 20000}, "c3"),
+    )
+    result = run(model(script), "Pay the invoices.", tools=payments([]), approve=approve)
+    assert result.format().splitlines()[1:4] == shown
