@@ -155,8 +155,10 @@ class Dispatch:
         coerced: tuple[str, ...],
         value: Any,
         failure: BaseException | None,
-        started: float,
+        started: float | None,
     ) -> Ran:
+        """The record of a call that ran (``started``: when; None for the loop's own
+        ``final_answer``, which runs nothing and takes no time)."""
         if failure is None:
             try:
                 content = to_content(value)
@@ -171,7 +173,7 @@ class Dispatch:
                 arguments=args,
                 status="error",
                 error=describe(failure),
-                seconds=self.clock() - started,
+                seconds=0.0 if started is None else self.clock() - started,
                 coerced=coerced,
                 traceback=PLAIN.traceback(traceback),
                 server=self._servers.get(call.name),
@@ -188,7 +190,7 @@ class Dispatch:
             arguments=args,
             status="ok",
             result=content,
-            seconds=self.clock() - started,
+            seconds=0.0 if started is None else self.clock() - started,
             coerced=coerced,
             truncated=truncated,
             server=self._servers.get(call.name),

@@ -53,6 +53,7 @@ from ._options import (
     is_async,
     option_names,
 )
+from ._output import ASK_AGAIN, FINAL_ANSWER, Answer, final_ask
 from ._pool import Workers
 from ._redact import WITHHELD, WITHHOLD, Redactor, Said, strict
 from ._repeats import Repeats, warning
@@ -60,7 +61,7 @@ from ._schema._tool import Tool
 from ._state import RunState
 from ._trace._fork import context_before, fork_point, message_list
 from ._trace._journal import Journal
-from ._trace._result import EXECUTED, Result, Status, Step, new_run_id
+from ._trace._result import EXECUTED, Result, RunOptions, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,
@@ -144,6 +145,9 @@ class Loop(Holding):
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
         self._count = ContextTokens(self.schemas, given["count_tokens"])
         self._trace_schemas = self._redactor.schemas(self.schemas)
+        self._trace_options = self._recorded_options()
+        final = options.output  # output=T: the one tool a final-answer turn is sent
+        self._final_tools = [] if final is None else [final.schema]
         self.state = RunState(
             steps=list(history),
             messages=[],
@@ -294,10 +298,22 @@ class Loop(Holding):
             price=self.price,
             max_output_tokens=self.max_output_tokens,
             tools=tuple(self._trace_schemas),
-            options=self.options.recorded,
+            options=self._trace_options,
             run_id=self.run_id,
             forked_from=self.forked_from,
+            output=self.state.output,
         )
+
+    def _recorded_options(self) -> RunOptions:
+        """The options the trace records; ``output``'s schema as the tools' are kept (through
+        ``redact=``)."""
+        recorded = self.options.recorded
+        final = recorded.get("output")
+        if final is not None:
+            sent = [s for s in self._trace_schemas if s.get("name") == FINAL_ANSWER]
+            if sent:
+                recorded["output"] = {**final, "parameters": sent[0].get("parameters")}
+        return recorded
 
     # -- the turn ---------------------------------------------------------------------------------
 
@@ -346,7 +362,7 @@ class Loop(Holding):
         if not final:
             self._count.sending()
         index = len(self.state.steps)
-        tools = [] if final else list(self.schemas)
+        tools = list(self._final_tools) if final else list(self.schemas)
         try:
             reply = yield ModelCall(
                 [*self.state.messages, *plan.extra], tools, self._left(started)
@@ -382,11 +398,13 @@ class Loop(Holding):
         assert plan.final is not None
         index = len(self.state.steps)
         calls = received(completion.tool_calls, index)
-        records = [self._not_run(c, "skipped", "the final-answer turn runs no tools")
-                   for c in calls]  # fmt: skip
+        answer = self._answer_in(calls)  # output=T: the final answer is asked for as a T
+        why = "the final-answer turn runs no tools"
+        records = self._answer_records(calls, answer, why)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
-        self.state.answer = self._traced(completion.text)
+        self.state.answer = self._traced(completion.text if answer is None else answer[1].text)
+        self.state.output = None if answer is None else answer[1].output
         end = Ending(plan.final.stop, plan.final.detail)
         return self._record(
             replace(step, final_answer=True), assistant, records, end, told=plan.extra
@@ -409,9 +427,15 @@ class Loop(Holding):
         taken = Taken(plan, completion, cost, index, calls, assistant, signature, loop, warn)
         records: list[Ran] = []
         decisions: dict[str, Decision] = {}
+        answer = self._answer_in(calls)  # output=T: an answer that fits ends the run
+        if answer is not None:
+            return self._commit_answer(answer, calls, assistant, completion, plan, cost, started)
+        self.state.unanswered = False
         try:
             end: Ending | None = None
-            if not calls:
+            if not calls and self.options.output is not None:
+                self.state.unanswered = True  # text, not the answer: the next turn asks again
+            elif not calls:
                 end = Ending(Stop.ANSWERED)
             elif block := self._guards.before_batch(
                 Now(
@@ -492,6 +516,56 @@ class Loop(Holding):
         note = warning(loop) if loop is not None and warned else None
         return self._record(step, taken.assistant, records, end, taken.signature, warned, note)
 
+    # -- output=T: the final answer -----------------------------------------------------------
+
+    def _answer_in(self, calls: list[Call]) -> tuple[int, Answer] | None:
+        """The first call of ``final_answer`` whose arguments fit, and its answer."""
+        final = self.options.output
+        if final is None:
+            return None
+        for i, call in enumerate(calls):
+            if call.name == FINAL_ANSWER:
+                answer = final.accept(call)
+                if isinstance(answer, Answer):
+                    return i, answer
+        return None
+
+    def _answer_records(
+        self, calls: list[Call], answer: tuple[int, Answer] | None, why: str
+    ) -> list[Ran]:
+        """The records of a turn that ends the run: the answer that fits is ``ok`` (its JSON
+        the result), every other call skipped for ``why``."""
+        records = []
+        for i, call in enumerate(calls):
+            if answer is not None and i == answer[0]:
+                given = answer[1]
+                records.append(self._dispatch.outcome(
+                    call.request, call.id, given.arguments, given.coerced, given.text, None, None
+                ))  # fmt: skip
+            else:
+                records.append(self._not_run(call, "skipped", why))
+        return records
+
+    def _commit_answer(
+        self,
+        answer: tuple[int, Answer],
+        calls: list[Call],
+        assistant: Message,
+        completion: Completion,
+        plan: Plan,
+        cost: int,
+        started: float,
+    ) -> Step:
+        """A final answer that fits: the run is answered, its output an instance of T. Other
+        calls of the turn are skipped: no model call will read their results."""
+        records = self._answer_records(calls, answer, "the run ended with the final answer")
+        step = self._call_step(len(self.state.steps), completion, records, cost,
+                               plan.projection, started)  # fmt: skip
+        self.state.answer = self._traced(answer[1].text)
+        self.state.output = answer[1].output
+        self.state.unanswered = False
+        return self._record(step, assistant, records, Ending(Stop.ANSWERED))
+
     # -- planning: what the next turn will do, asked by the turn and by next_turn ---------------
 
     def _plan(self, started: float | None) -> Plan:
@@ -502,6 +576,8 @@ class Loop(Holding):
         taken, spent = len(state.steps), state.money.spent
         now = Now(taken, left, spent)
         extra = budget_note(guards, now) if self.options.values["budget_note"] else []
+        if state.unanswered:  # output=T: a reply in plain text is asked for the answer again
+            extra = [Message("user", ASK_AGAIN), *extra]
         projection, projected = self._project(self._count.count(extra))
         now.projection, now.projected = projection, projected
         seen = None
@@ -510,7 +586,8 @@ class Loop(Holding):
             now.project = self._project_pico
             last, seen = last_turn(state, guards, now, self._tool_less_tokens)
             if last is not None:
-                note = [Message("user", final_note(last.stop, guards.ceilings))]
+                told = final_note(last.stop, guards.ceilings)
+                note = [Message("user", told if self.options.output is None else final_ask(told))]
                 projection, projected = self._project(self._tool_less_tokens(note))
                 final = Now(taken, left, spent, projection, projected)
                 ending = guards.before_final(final, last, last is state.finishing)
@@ -553,13 +630,14 @@ class Loop(Holding):
         return self._project(tokens)[0]
 
     def _tool_less_tokens(self, extra: list[Message]) -> int:
-        """The input tokens of the context and ``extra`` sent without tool schemas. The
+        """The input tokens of the context and ``extra`` sent without tool schemas (but the
+        ``final_answer`` tool's, with ``output=``). The
         default estimate keeps the schemas counted: once a provider has reported a count, what
         they took in it is not known, so taking them out could count below the truth."""
         count_tokens = self.options.values["count_tokens"]
         if count_tokens is None:
             return self._count.count(extra)
-        return checked(count_tokens([*self.state.messages, *extra], []))
+        return checked(count_tokens([*self.state.messages, *extra], list(self._final_tools)))
 
     # -- bookkeeping ------------------------------------------------------------------------------
 

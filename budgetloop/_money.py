@@ -15,7 +15,7 @@ from __future__ import annotations
 from ._dispatch import describe
 from ._ledgers import Ledger, Reservation
 from ._turn import Ending, Reply
-from ._types import Price, Stop, format_usd, from_pico, to_pico
+from ._types import Price, Stop, Usage, format_usd, from_pico, to_pico
 
 
 class Money:
@@ -82,3 +82,16 @@ def call_cost(reply: Reply, projected: int | None, price: Price | None) -> int:
     if completion is None and not reply.abandoned:
         return 0
     return projected or 0
+
+
+def cost_parts(cost_usd: float, usage: Usage | None, price: Price | None) -> tuple[int, int]:
+    """A billed cost split into its input and output parts, in picodollars, for viewers that
+    show both (MLflow): the output's part is its tokens at ``price``'s output rate (of the tier
+    its whole input falls in; never more than the cost), the input's the rest. Exact for a call
+    billed from its usage; a cost the model reported, or a projection billed for a call with no
+    usage, is split by the same rule (all of it input when there is no usage or no price)."""
+    total = to_pico(cost_usd)
+    output = 0
+    if usage is not None and price is not None:
+        output = min(total, price.at(usage.input_tokens).pico(0, usage.output_tokens))
+    return total - output, output

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar, cast, get_
 
 from ._approval import Approve
 from ._budget import CountTokens
+from ._output import FINAL_ANSWER, FinalAnswer
 from ._schema._tool import Tool, tool
 from ._trace._files import check_trace_path
 from ._trace._result import RECORDED_OPTIONS, RunOptions
@@ -228,6 +229,20 @@ def _trace_path(value: Any, reading: Reading) -> Any:
     return value
 
 
+def _output(value: Any, reading: Reading) -> Any:
+    """None, or the ``final_answer`` tool for the type ``value`` (or a trace's record of it)."""
+    return None if value is None else FinalAnswer(value, reading.where)
+
+
+def _output_name_free(values: Mapping[str, Any], reading: Reading) -> None:
+    if values["output"] is not None and any(t.name == FINAL_ANSWER for t in values["tools"]):
+        expected = f"free of the name {FINAL_ANSWER!r} with output= given"
+        raise ValueError(
+            must(reading.where, "tools", expected, f"a tool named {FINAL_ANSWER!r}")
+            + " The model gives its answer by calling that tool; rename yours."
+        )
+
+
 def _tools(value: Any, reading: Reading) -> Any:
     """Functions of distinct names, each made a ``Tool`` (whose own definition, its hints and
     docstring, ``tool()`` checks, naming the tool and its parameter)."""
@@ -274,6 +289,9 @@ class ReplayOptions(TypedDict, total=False):
     """Each request ends with a line saying what the budget has left."""
     approve: Annotated[Approve | None, Option(None, function)]
     """Asked as ``approve(call)`` about each call held for a person (``needs_approval``)."""
+    output: Annotated[Any, Option(None, _output, across=_output_name_free)]
+    """A type: the model answers by calling ``final_answer`` with a value of it
+    (``Result.output``); a reply in text is asked again."""
 
 
 class ToolsOption(TypedDict, total=False):
@@ -364,7 +382,7 @@ class Options:
     ``fork``: ``values`` has every option (its default when not given) as the run keeps it,
     ``given`` the options as they were passed."""
 
-    __slots__ = ("budget", "given", "price", "schemas", "tools", "values")
+    __slots__ = ("budget", "given", "output", "price", "schemas", "tools", "values")
 
     def __init__(self, values: StartOptions, given: Mapping[str, Any]) -> None:
         self.values = values
@@ -374,6 +392,9 @@ class Options:
         price = values["price"]  # a model name was read as its Price
         self.price: Price | None = price if isinstance(price, Price) else None
         self.tools: dict[str, Tool] = {t.name: t for t in map(tool, values["tools"])}
+        self.output: FinalAnswer | None = values["output"]  # output=T: also in ``tools``
+        if self.output is not None:
+            self.tools[FINAL_ANSWER] = self.output
         self.schemas: list[dict[str, Any]] = [t.schema for t in self.tools.values()]
 
     @classmethod
@@ -402,7 +423,10 @@ class Options:
     def recorded(self) -> RunOptions:
         """The options a trace records (``Result.options``)."""
         values = cast(Mapping[str, Any], self.values)
-        return cast(RunOptions, {name: values[name] for name in RECORDED_OPTIONS})
+        recorded = {name: values[name] for name in RECORDED_OPTIONS if name != "output"}
+        if self.output is not None:  # only then: the traces of other runs are as they were
+            recorded["output"] = self.output.recorded
+        return cast(RunOptions, recorded)
 
 
 def require_approver(where: str, options: Options) -> None:

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._ceilings import budget_fields
+from ._money import cost_parts
 from ._redact import Redactor
 from ._trace._result import CallRecord, Result, Step
-from ._types import Message
+from ._types import Message, Price, from_pico, to_pico
 
 Attributes = dict[str, Any]  # values: str, bool, int, float or a list of str
 
@@ -129,13 +130,44 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
     for name, value in budget_fields(budget).items():
         if value is not None:
             out[f"budgetloop.budget.{name}"] = value
+    if result.cost_usd is not None:
+        out["mlflow.llm.cost"] = _run_cost(result)
     if result.stop is not None and not result.answered:  # a dashboard counts runs by it
         out["error.type"] = result.stop.value
     if content and result.answer is not None:
         answer = {**_assistant(result.answer, (), redact), "finish_reason": "stop"}
         out["gen_ai.output.messages"] = _json([answer])
         out["output.value"] = redact.text(result.answer)  # the trace list's output (OpenInference)
+    if result.output is not None:  # output=T: the answer is T's JSON
+        out["gen_ai.output.type"] = "json"
+        if content and result.answer is not None:
+            out["output.mime_type"] = "application/json"
     return out
+
+
+def mlflow_cost(input_pico: int, output_pico: int) -> str:
+    """``mlflow.llm.cost`` as MLflow's UI shows a span's cost: all three of its keys."""
+    return _json(
+        {
+            "input_cost": from_pico(input_pico),
+            "output_cost": from_pico(output_pico),
+            "total_cost": from_pico(input_pico + output_pico),
+        }
+    )
+
+
+def _run_cost(result: Result) -> str:
+    """The run's cost for MLflow, which takes a trace's cost from the top-most span that has
+    one: what budgetloop billed for the run (``cost_usd``, spend carried from a fork included),
+    its output part the sum of the steps' (``cost_parts``), the rest input."""
+    output = sum(
+        cost_parts(s.cost_usd, s.usage, result.price)[1]
+        for s in result.steps
+        if s.cost_usd is not None
+    )
+    total = to_pico(result.cost_usd or 0.0)
+    output = min(output, total)
+    return mlflow_cost(total - output, output)
 
 
 def prompt(sent: Sequence[Message], redact: Redactor) -> Attributes:
@@ -151,8 +183,10 @@ def chat(
     max_tokens: int | None,
     sent: Sequence[Message] | None,
     redact: Redactor,
+    price: Price | None = None,
 ) -> Attributes:
-    """A model call: the GenAI attributes, then what the cost guard saw and what it cost.
+    """A model call: the GenAI attributes, then what the cost guard saw and what it cost
+    (split into input and output at ``price``, the run's, for MLflow).
 
     ``sent`` is the context the call was sent (from the trace); None leaves content out."""
     out = _common(names, "chat")
@@ -171,6 +205,8 @@ def chat(
     if step.error is not None:
         out["error.type"] = redact.text(error_type(step.error, ran=True))
     out.update(response(step, redact))
+    if step.cost_usd is not None:
+        out["mlflow.llm.cost"] = mlflow_cost(*cost_parts(step.cost_usd, step.usage, price))
     if sent is not None:
         out.update(inputs(sent, redact))
         out.update(skipped(step, redact))
@@ -203,16 +239,12 @@ def finish_reason(step: Step, redact: Redactor) -> str:
 
 
 def response(step: Step, redact: Redactor) -> Attributes:
-    """What the reply says about itself: why it ended, the model that served it, its id; and
-    its cost in the attribute MLflow reads a span's cost from (``mlflow.llm.cost``), so MLflow
-    shows what budgetloop billed rather than pricing the tokens from its own table."""
+    """What the reply says about itself: why it ended, the model that served it, its id."""
     out: Attributes = {"gen_ai.response.finish_reasons": [finish_reason(step, redact)]}
     if step.model is not None:
         out["gen_ai.response.model"] = redact.text(step.model)
     if step.response_id is not None:
         out["gen_ai.response.id"] = redact.text(step.response_id)
-    if step.cost_usd is not None:
-        out["mlflow.llm.cost"] = _json({"total_cost": step.cost_usd})
     return out
 
 

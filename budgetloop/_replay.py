@@ -19,6 +19,7 @@ from ._approval import Approve, Decision, PendingCall, edited
 from ._dispatch import ABANDONED
 from ._importers._replaying import replay_schemas
 from ._options import ReplayOptions, check_names, option_names
+from ._output import FINAL_ANSWER
 from ._recorded import completion_of, recorded_error
 from ._schema._tool import Tool
 from ._schema._written import checkable
@@ -242,6 +243,8 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     clock = ReplayClock()
     tape = Tape(result.steps, clock)
     schemas = replay_schemas(result)  # an imported run's tools without a schema: stand-ins
+    if "output" in result.options:  # final_answer is the loop's own, made from the option
+        schemas = tuple(s for s in schemas if s.get("name") != FINAL_ANSWER)
     tools = [RecordedTool(s, tape, f"replay: tools[{i}]") for i, s in enumerate(schemas)]
     servers = {c.name: c.server for s in result.steps for c in s.tool_calls if c.server}
     for stand_in in tools:  # an MCP tool's calls name its server in the replay too
@@ -322,10 +325,11 @@ def _entry(step: Step, tape: Tape, result: Result) -> Any:
 
 
 def first_divergence(a: Trace, b: Trace) -> int | None:
-    """The index of the first step where two runs differ in what the model said: its text, its
-    tool calls (names and arguments, compared parsed, so key order and spacing do not count;
-    ids are not compared) or its error. None if they agree; a run that is a prefix of the other
-    diverges at the shorter one's length."""
+    """The index of the first step where two runs differ in what the model said or in what came
+    of it: its text, its tool calls (names and arguments, compared parsed, so key order and
+    spacing do not count; ids are not compared), its error, and each call's outcome (its status,
+    the decision on it, and the result or error the model read). None if they agree; a run that
+    is a prefix of the other diverges at the shorter one's length."""
     first = as_result(a, "first_divergence", "a")
     second = as_result(b, "first_divergence", "b")
     for index, (x, y) in enumerate(zip(first.steps, second.steps, strict=False)):
@@ -337,7 +341,8 @@ def first_divergence(a: Trace, b: Trace) -> int | None:
 
 
 def _said(step: Step) -> tuple[Any, ...]:
-    return (step.text, step.error, [(c.name, _arguments(c)) for c in step.tool_calls])
+    calls = [(c.name, _arguments(c), c.status, c.approval, c.content) for c in step.tool_calls]
+    return (step.text, step.error, calls)
 
 
 def _arguments(record: CallRecord) -> str:

@@ -4,6 +4,7 @@ policies that decide how a run ends (``_finish``) read it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ._money import Money
 from ._trace._result import Step
@@ -26,3 +27,5 @@ class RunState:
     finishing: Ending | None = None  # finish=True: the stop a final answer comes before
     final_tokens: int | None = None  # finish=True: the last final answer's tokens
     growth: int = 0  # finish=True: the most those grew in a turn
+    output: Any = None  # output=T: the final answer, an instance of T, once one fits
+    unanswered: bool = False  # output=T: the last reply was text; the next request asks again

@@ -170,7 +170,9 @@ def _plan_step(
     """The step's ``chat`` span from ``start_ns`` and its ``execute_tool`` spans after it."""
     chat_end = start_ns + _ns(attrs.model_seconds(step))
     run = _conversation(result.run_id)
-    values = attrs.chat(step, options.names, result.max_output_tokens, sent, options.redact)
+    values = attrs.chat(
+        step, options.names, result.max_output_tokens, sent, options.redact, result.price
+    )
     if sent is not None:  # content: the tools the call was offered
         values.update(attrs.definitions(result.tools, options.redact))
     plan = [

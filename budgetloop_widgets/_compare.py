@@ -1,7 +1,8 @@
 """``CompareView``: two runs side by side, parted at their first divergence.
 
 The divergence is the core's (``budgetloop.first_divergence``: the first step where the model's
-text, tool calls or error differ). The steps before it are the same in both runs and are folded
+text, tool calls or error differ, or what came of a call: its status, decision, result). The
+steps before it are the same in both runs, in what was said and what was done, and are folded
 into one line, so the first row the view shows is the step where they part, marked. Both cost
 curves are drawn on one chart against the ceilings. The view functions are pure.
 """

@@ -31,7 +31,8 @@ def spent_words(result: Result, carried: float | None = None) -> str:
 
 def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, str]]:
     """How the run ended, line by line, each with its kind: ``head`` (the stop, the steps,
-    the spend), ``why`` (what the stop means), ``detail``, ``error`` and ``answer``."""
+    the spend), ``why`` (what the stop means), ``detail``, ``error``, ``output`` (a typed
+    answer, ``output=``: said before its JSON) and ``answer``."""
     taken = f"{plural(len(result.steps), 'step')} taken · {spent_words(result, carried)}"
     source = [] if result.imported is None else [("imported", result.imported.describe())]
     if result.stop is None and result.imported is not None:
@@ -49,12 +50,18 @@ def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, 
         head = f"Run ended: answered · {taken}"
     else:
         head = f"Run ended: {result.stop.value} — did NOT answer · {taken}"
-    lines = [*source, ("head", head), ("why", stop_words(result.stop))]
+    why = stop_words(result.stop)
+    if result.answered and result.output is not None:
+        why = "the model called final_answer with an answer that fits the output type"
+    lines = [*source, ("head", head), ("why", why)]
     if result.detail:
         lines.append(("detail", result.detail))
     if result.error:
         lines.append(("error", f"error: {result.error}"))
-    if result.answered and result.answer:
+    if result.output is not None and result.answer is not None:  # output=T: a typed answer
+        lines.append(("output", "output: the answer given by calling final_answer, as JSON"))
+        lines.append(("answer", result.answer))
+    elif result.answered and result.answer:
         lines.append(("answer", result.answer))
     return lines
 

@@ -33,6 +33,8 @@ class PeerRun:
     output: Any = None
     messages: bytes | None = None  # pydantic-ai's all_messages_json()
     items: list[Any] = field(default_factory=list)  # openai-agents' to_input_list()
+    responses: list[Any] = field(default_factory=list)  # openai-agents' raw_responses
+    max_turns: int | None = None
 
 
 def pydantic_ai_run(
@@ -195,10 +197,11 @@ def openai_agents_run(
     agent = Agent(name="pricer", instructions="You are a careful pricing assistant.",
                   tools=[price], model=Fake(), handoffs=handoffs,
                   **(agent_options or {}))  # fmt: skip
-    run = PeerRun(path)
+    run = PeerRun(path, max_turns=max_turns)
     try:
         done = asyncio.run(Runner.run(agent, "What is SE0000108656 worth?", max_turns=max_turns))
         run.output, run.items = done.final_output, done.to_input_list()
+        run.responses = done.raw_responses
     except Exception as exc:  # the run's end, as the test expects it
         run.raised = exc
     finally:

@@ -2,9 +2,12 @@
 ``read`` for any file that is not budgetloop's own trace.
 
 One module per format: ``_otlp`` (OTLP JSON holding GenAI spans), ``_agents`` (openai-agents'
-trace export), ``_chat`` (a Chat Completions message log); ``_build`` turns what each read into
-a ``Result``. Every field is checked as it is read (``_fields``), nothing is evaluated, and a
-wrong field is a ``ValueError`` naming the file and the field.
+trace export), ``_pydantic_ai`` (pydantic-ai's messages JSON), ``_anthropic`` (an Anthropic
+Messages log), ``_responses`` (OpenAI Responses input items), ``_chat`` (a Chat Completions
+message log); ``_build`` turns what each read into a ``Result``, ``_ends`` says how a source's
+run ended, ``_unread`` names the formats that are not read. Every field is checked as it is
+read (``_fields``), nothing is evaluated, and a wrong field is a ``ValueError`` naming the file
+and the field.
 """
 
 from __future__ import annotations
@@ -13,15 +16,24 @@ import json
 from typing import Any
 
 from .._trace._result import Result
-from . import _agents, _chat, _otlp
+from . import _agents, _anthropic, _chat, _otlp, _pydantic_ai, _responses, _unread
 from ._build import build
 
-FORMATS = ("budgetloop", "otlp", "openai-agents", "chat")
+FORMATS = (
+    "budgetloop", "otlp", "openai-agents", "pydantic-ai", "anthropic", "responses", "chat"
+)  # fmt: skip
 NOT_A_TRACE = (
     "not a budgetloop trace (no 'format': 'budgetloop-trace'), nor a run load_trace imports: "
     "OTLP JSON (an object with resourceSpans, or JSON Lines of them), an openai-agents trace "
-    "export, or a Chat Completions message log (a list of messages, or an object with messages)."
+    "export, pydantic-ai's messages JSON, an Anthropic Messages log, OpenAI Responses input "
+    "items, or a Chat Completions message log (a list of messages, or an object with messages)."
 )
+_READERS = {  # the one-document formats: each one's test, reader and name, in the order tried
+    "pydantic-ai": (_pydantic_ai.looks_like, _pydantic_ai.run, "pydantic-ai's messages JSON"),
+    "anthropic": (_anthropic.looks_like, _anthropic.run, "an Anthropic Messages log"),
+    "responses": (_responses.looks_like, _responses.run, "OpenAI Responses input items"),
+    "chat": (_chat.looks_like, _chat.run, "a Chat Completions message log"),
+}
 
 
 def check_format(where: str, format: object) -> str | None:
@@ -57,9 +69,7 @@ def detect(document: Any, lines: bool) -> str | None:
         return "otlp"
     if _agents.looks_like(document):
         return "openai-agents"
-    if _chat.looks_like(document):
-        return "chat"
-    return None
+    return next((name for name, (test, _, _) in _READERS.items() if test(document)), None)
 
 
 def read(document: Any, lines: bool, fmt: str | None, where: str, raw: bytes) -> list[Result]:
@@ -67,7 +77,8 @@ def read(document: Any, lines: bool, fmt: str | None, where: str, raw: bytes) ->
     ``fmt`` forces a format; None recognises it. A ValueError names the file and the field."""
     found = fmt or detect(document, lines)
     if found is None or found == "budgetloop":
-        raise ValueError(f"{where}: {NOT_A_TRACE}")
+        named = None if lines else _unread.named(document)
+        raise ValueError(f"{where}: {named or NOT_A_TRACE}")
     try:
         return [build(run) for run in _runs(found, document, lines, where, raw)]
     except RecursionError:
@@ -91,8 +102,8 @@ def _runs(fmt: str, document: Any, lines: bool, where: str, raw: bytes) -> list[
                 entries.append((item, path))
         return _agents.runs(entries, where)
     if lines:
-        raise ValueError("a Chat Completions message log is one JSON document, not JSON Lines.")
-    return [_chat.run(document, where, raw)]
+        raise ValueError(f"{_READERS[fmt][2]} is one JSON document, not JSON Lines.")
+    return [_READERS[fmt][1](document, where, raw)]
 
 
 def _numbered(document: Any, lines: bool) -> list[tuple[Any, str]]:

@@ -6,10 +6,13 @@ A run is a trace with model calls: ``generation`` spans (chat-format input, outp
 or ``response`` spans (only the response id and usage). Each is a step, in time order. Its
 ``function`` spans are the tool runs; they carry no call id, so they are paired with the calls
 by order and name, and where the reply is not recorded (a ``response`` span) they are the step's
-calls."""
+calls, with each ``handoff`` span as the call openai-agents makes for a handoff by default. The
+run's end is its agent and turn spans' errors and its tripped guardrails (``_end``)."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
@@ -191,6 +194,27 @@ def _execution(item: dict[str, Any], where: str, order: int) -> Execution:
     )
 
 
+def _handoff(item: dict[str, Any], where: str, order: int) -> Execution:
+    """A handoff where the model's reply is not recorded (a ``response`` span): the call
+    openai-agents makes for it by default, ``transfer_to_<agent>`` (the agent's name in
+    lower case, anything but letters, digits and ``_`` as ``_``), and its default result,
+    ``{"assistant": "<agent>"}``."""
+    start, end = _times(item, where)
+    span_path = at(where, "span_data")
+    target = text(item["span_data"].get("to_agent"), at(span_path, "to_agent")) or ""
+    said = json.dumps({"assistant": target})
+    return Execution(
+        name=re.sub(r"[^a-zA-Z0-9_]", "_", f"transfer_to_{target}").lower(),
+        call_id=None,
+        arguments="{}",
+        start=start,
+        seconds=end - start,
+        result=said,
+        order=order,
+        read=said,
+    )
+
+
 def _context(value: Any, path: str) -> list[Message]:
     """The first model call's input: chat messages, or Responses input items (a function call
     and its output as an assistant call and a ``tool`` message; other items left out)."""
@@ -251,6 +275,12 @@ def _run(
         for order, ((item, where), k) in enumerate(zip(entries, kinds, strict=True))
         if k == "function"
     ]
+    if not all(k == "generation" for _, _, k in calls):  # the replies are not recorded
+        executions += [
+            _handoff(item, where, order)
+            for order, ((item, where), k) in enumerate(zip(entries, kinds, strict=True))
+            if k == "handoff"
+        ]
     run = Run(
         format="openai-agents",
         source=f"openai-agents trace {name}" if name and name != trace else "openai-agents",

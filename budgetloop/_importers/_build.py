@@ -326,8 +326,8 @@ def build(run: Run) -> Result:
         stop = Stop.ANSWERED
     if run.raised:
         stop, answer = stop or Stop.MODEL_ERROR, None
-    if stop is Stop.ANSWERED and answer is None and last is not None:
-        answer = last.text or ""
+    if stop is Stop.ANSWERED and answer is None and last is not None and run.content:
+        answer = last.text or ""  # a source that records no content: the answer is unknown
     return Result(
         stop=stop,
         answer=answer,

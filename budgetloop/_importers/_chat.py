@@ -37,17 +37,32 @@ def looks_like(value: Any) -> bool:
     )
 
 
+TEXT_PARTS = ("text", "input_text", "output_text", "refusal")  # "refusal" holds its text there
+LEFT_OUT = ("image_url", "input_image", "input_audio", "file")  # what the model was shown
+
+
 def content(value: Any, path: str) -> str | None:
-    """A message's content: a string, or the text of its text parts joined (other parts, such
-    as images, are left out)."""
+    """A message's content: a string, or the text of its text parts joined (images, audio and
+    files are left out; a part of any other type is refused, never skipped in silence)."""
     if value is None or isinstance(value, str):
         return value
     texts = []
     for i, raw in enumerate(items(value, path)):
-        part = obj(raw, at(path, i))
-        if part.get("type") in ("text", "input_text", "output_text"):
-            texts.append(
-                text(get(part, at(path, i), "text"), at(at(path, i), "text"), optional=False)
+        where = at(path, i)
+        part = obj(raw, where)
+        kind = part.get("type")
+        if kind in TEXT_PARTS:
+            key = "refusal" if kind == "refusal" else "text"
+            texts.append(text(get(part, where, key), at(where, key), optional=False))
+        elif kind not in LEFT_OUT:
+            hint = (
+                " (an Anthropic Messages log is read with format='anthropic')"
+                if kind in ("tool_use", "tool_result")
+                else ""
+            )
+            raise ValueError(
+                f"{at(where, 'type')}: expected one of {', '.join((*TEXT_PARTS, *LEFT_OUT))}, "
+                f"got {kind!r}{hint}."
             )
     return "".join(texts)
 

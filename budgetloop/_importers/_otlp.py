@@ -1,5 +1,6 @@
 """OTLP JSON (an object with ``resourceSpans``, or JSON Lines of them) holding GenAI spans, as
-pydantic-ai, budgetloop and other instrumented frameworks export them.
+pydantic-ai, budgetloop and other instrumented frameworks export them; a trace of OpenInference
+spans instead is read by ``_openinference``.
 
 A run is a trace (``traceId``) with model-call spans (``gen_ai.operation.name`` ``chat``,
 ``text_completion`` or ``generate_content``). Each such span is a step; each ``execute_tool``
@@ -18,7 +19,7 @@ from .._ceilings import CEILINGS
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._types import Budget, Message, Stop, Usage, to_pico
-from . import _genai
+from . import _genai, _openinference
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, limit_named
 from ._fields import boolean, count, dollars, embedded, items, obj, text
@@ -43,6 +44,7 @@ class Span:
     events: list[str] = field(default_factory=list)  # exception events' texts
     raised: list[tuple[str, str]] = field(default_factory=list)  # exception types, messages
     order: int = 0  # its place in the file
+    parent: str | None = None  # its parent span's id; None for a trace's root
 
     def get(self, key: str) -> Any:
         return self.attributes.get(key)
@@ -141,6 +143,7 @@ def _span(raw: Any, path: str, scope: str) -> Span:
         scope=scope,
         events=events,
         raised=raised,
+        parent=text(span.get("parentSpanId"), at(path, "parentSpanId")) or None,
     )
 
 
@@ -178,11 +181,12 @@ def runs(all_spans: list[Span], path: str | None) -> list[Run]:
     traces: dict[str, list[Span]] = {}
     for span in all_spans:
         traces.setdefault(span.trace, []).append(span)
-    out = [
-        _run(found, path)
-        for found in traces.values()
-        if any(s.operation() in (*MODEL_CALLS, "invoke_agent") for s in found)
-    ]
+    out = []
+    for found in traces.values():
+        if any(s.operation() in (*MODEL_CALLS, "invoke_agent") for s in found):
+            out.append(_run(found, path))
+        elif any(s.get(_openinference.KIND) == "LLM" for s in found):
+            out.append(_openinference.run(found, path, _failure))
     if all_spans and not out:
         raise ValueError(_no_run(all_spans))
     return out
@@ -202,7 +206,8 @@ def _no_run(all_spans: list[Span]) -> str:
     shown = ", ".join(repr(n[:60]) for n in names[:5]) + (", ..." if len(names) > 5 else "")
     return (
         f"holds {many} but no run: none is a GenAI model call or run span (gen_ai.operation.name "
-        f"{', '.join(MODEL_CALLS)} or invoke_agent); the span names are {shown}."
+        f"{', '.join(MODEL_CALLS)} or invoke_agent) or an OpenInference LLM span; the span "
+        f"names are {shown}."
     )
 
 

@@ -25,6 +25,7 @@ from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._read import (
     as_int,
+    as_json,
     as_number,
     as_object,
     as_text,
@@ -112,8 +113,8 @@ class Journal:
 
 def _end_line(result: Result) -> dict[str, Any]:
     data = result.to_dict()
-    keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds")
-    return {"kind": "end", **{k: data[k] for k in keys}}
+    keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
+    return {"kind": "end", **{k: data[k] for k in keys if k in data}}  # output: output=T's
 
 
 def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
@@ -156,9 +157,13 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
 
     The file's format is recognised by its content: budgetloop's JSON or JSON Lines; OTLP JSON
     holding GenAI spans (an object with ``resourceSpans``, or JSON Lines of them, as pydantic-ai
-    and ``budgetloop.otel`` export); openai-agents' trace export; an OpenAI Chat Completions
-    message log (a list of messages, or an object with ``messages``). ``format=`` forces one:
-    ``"budgetloop"``, ``"otlp"``, ``"openai-agents"`` or ``"chat"``. A file holding several
+    and ``budgetloop.otel`` export) or OpenInference spans; openai-agents' trace export;
+    pydantic-ai's messages JSON (``all_messages_json()``); an Anthropic Messages log (content
+    blocks ``tool_use`` and ``tool_result``); OpenAI Responses input items (openai-agents'
+    ``to_input_list()``); an OpenAI Chat Completions message log (a list of messages, or an
+    object with ``messages``).
+    ``format=`` forces one: ``"budgetloop"``, ``"otlp"``, ``"openai-agents"``,
+    ``"pydantic-ai"``, ``"anthropic"``, ``"responses"`` or ``"chat"``. A file holding several
     runs is a ``ValueError`` that says how many: ``load_traces`` reads them all. An imported
     run says where it came from and what its source lacks (``Result.imported``).
 
@@ -352,6 +357,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
         options=header["options"],
         run_id=header["run_id"] or content_id(raw),
         forked_from=header["forked_from"],
+        output=end.get("output"),
     )
 
 
@@ -387,4 +393,5 @@ def _end(entry: dict[str, Any]) -> dict[str, Any]:
         out[name] = as_text(get_key(entry, "", name, None), name)
     out["cost_usd"] = as_number(get_key(entry, "", "cost_usd"), "cost_usd")
     out["seconds"] = as_number(get_key(entry, "", "seconds", 0.0), "seconds")
+    out["output"] = as_json(get_key(entry, "", "output", None), "output")
     return out

@@ -368,6 +368,9 @@ def read_options(value: Any, path: str) -> RunOptions:
         if name in _FLAGS:
             out[name] = as_bool(raw, at)
             continue
+        if name == "output":
+            out[name] = read_output_option(raw, at)
+            continue
         least = _LEAST[name]
         try:
             check_int(at, raw, least=least, optional=True)
@@ -375,6 +378,18 @@ def read_options(value: Any, path: str) -> RunOptions:
             raise ValueError(str(exc)) from None
         out[name] = raw
     return cast(RunOptions, out)
+
+
+def read_output_option(value: Any, path: str) -> dict[str, Any]:
+    """The recorded ``output``: the final_answer schema, and whether the answer is its one
+    argument."""
+    data = as_object(value, path)
+    as_bool(get_key(data, path, "wraps"), _at(path, "wraps"))
+    at = _at(path, "parameters")
+    params = as_object(get_key(data, path, "parameters"), at)
+    as_object(get_key(params, at, "properties"), _at(at, "properties"))
+    as_json(params, at)
+    return data
 
 
 def read_stop(value: Any, path: str) -> Stop | None:
@@ -450,6 +465,7 @@ def read_result(value: Any) -> Result:
         run_id=read_run_id(get("run_id", None), "run_id", value),
         forked_from=as_text(get("forked_from", None), "forked_from"),
         imported=read_imported(get("imported", None), "imported"),
+        output=as_json(get("output", None), "output"),
     )
 
 

@@ -40,6 +40,7 @@ class RunOptions(TypedDict, total=False):
     repeat_limit: int | None
     cycle_limit: int | None
     max_result_chars: int | None
+    output: dict[str, Any]  # output=T: the final_answer schema the answers were checked by
 
 
 RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
@@ -258,7 +259,8 @@ def new_run_id() -> str:
 class Imported:
     """Where a run imported from another framework came from (``load_trace``).
 
-    ``format`` is the importer that read it (``otlp``, ``openai-agents`` or ``chat``),
+    ``format`` is the importer that read it (``otlp``, ``openai-agents``, ``pydantic-ai``,
+    ``anthropic``, ``responses`` or ``chat``),
     ``source`` what wrote it as the file says (``pydantic-ai 2.68.0``), ``path`` the file, and
     ``lacks`` what budgetloop's own traces hold that this source does not (``cost``,
     ``projections``...): left absent in the ``Result``, never invented.
@@ -323,6 +325,9 @@ class Result:
     run_id: str = field(default_factory=new_run_id, compare=False)
     forked_from: str | None = field(default=None, compare=False)
     imported: Imported | None = None
+    # output=T: the final answer, an instance of T (its JSON once read back from a trace, as
+    # ``answer`` holds it as text); None when the run gave no answer that fits
+    output: Any = field(default=None, compare=False)
 
     @property
     def answered(self) -> bool:
@@ -430,7 +435,18 @@ class Result:
             "tools": list(self.tools),
             "steps": [s.to_dict() for s in self.steps],
             "messages": [message_to_dict(m) for m in self.messages],
+            **self._output_dict(),
         }
+
+    def _output_dict(self) -> dict[str, Any]:
+        """``output``, as the trace keeps it: the JSON of ``answer`` (redacted as it is), only
+        for a run whose final answer fitted its ``output=`` type."""
+        if self.output is None or self.answer is None:
+            return {}
+        try:
+            return {"output": json.loads(self.answer)}
+        except ValueError:  # a redact that broke the JSON: the answer's text says what it can
+            return {}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Result:

@@ -263,6 +263,88 @@ def test_spans_that_hold_no_run_are_an_error_not_an_empty_list(tmp_path: Path) -
         load_traces(path)
     assert str(caught.value) == (
         f"{path}: holds 1 span but no run: none is a GenAI model call or run span "
-        "(gen_ai.operation.name chat, text_completion, generate_content or invoke_agent); the "
-        "span names are 'GET /prices'."
+        "(gen_ai.operation.name chat, text_completion, generate_content or invoke_agent) or an "
+        "OpenInference LLM span; the span names are 'GET /prices'."
     )
+
+
+def responses_body(n: int, output: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Responses API reply, as OpenAI sends it."""
+    inputs, outputs = 1000 + 100 * n, 10 + n
+    return {"id": f"resp_{n}", "object": "response", "created_at": 0, "model": "gpt-4o",
+            "status": "completed", "output": output, "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": [],
+            "usage": {"input_tokens": inputs, "output_tokens": outputs,
+                      "total_tokens": inputs + outputs, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}  # fmt: skip
+
+
+def test_openai_agents_on_its_responses_model(tmp_path: Path) -> None:
+    """openai-agents' default model records ``response`` spans (an id and usage, no content):
+    the handoff is a step's call, the answer is unknown (not ""), and a replay takes every
+    step."""
+    import asyncio
+
+    import openai
+    from agents import Agent, Runner, function_tool, set_trace_processors
+    from agents.models.openai_responses import OpenAIResponsesModel
+
+    from budgetloop import Budget, Price, Usage, replay
+    from tests.provider_server import Provider
+
+    def call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
+        return {"type": "function_call", "id": f"fc_{call_id}", "call_id": call_id,
+                "name": name, "arguments": json.dumps(arguments), "status": "completed"}  # fmt: skip
+
+    answer = {"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
+              "content": [{"type": "output_text", "text": "It is 118.4.", "annotations": []}]}  # fmt: skip
+    provider = Provider(
+        "openai",
+        (200, responses_body(0, [call("transfer_to_expert", {}, "call_0")])),
+        (200, responses_body(1, [call("price", {"isin": "SE0000108656"}, "call_1")])),
+        (200, responses_body(2, [answer])),
+    )
+    client = openai.AsyncOpenAI(
+        api_key="sk-test", max_retries=0, http_client=provider.async_client()
+    )
+    kept: list[Any] = []
+
+    class Keep:
+        def on_trace_start(self, t: Any) -> None: ...
+        def on_trace_end(self, t: Any) -> None:
+            kept.append(t.export())
+
+        def on_span_start(self, s: Any) -> None: ...
+        def on_span_end(self, s: Any) -> None:
+            kept.append(s.export())
+
+        def shutdown(self) -> None: ...
+        def force_flush(self) -> None: ...
+
+    @function_tool
+    def price(isin: str) -> float:
+        """Look up the last price for an instrument."""
+        return PRICE
+
+    model = OpenAIResponsesModel(model="gpt-4o", openai_client=client)
+    expert = Agent(name="expert", instructions="You know prices.", tools=[price], model=model)
+    agent = Agent(name="pricer", instructions="Hand off.", model=model, handoffs=[expert])
+    set_trace_processors([Keep()])
+    try:
+        done = asyncio.run(Runner.run(agent, "What is SE0000108656 worth?"))
+    finally:
+        set_trace_processors([])
+    assert done.final_output == "It is 118.4."
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(kept, default=str))
+    result = load_trace(path)
+    assert calls(result) == [
+        ("transfer_to_expert", "ok", '{"assistant": "expert"}'),
+        ("price", "ok", str(PRICE)),
+    ]
+    assert (result.stop, result.answer) == (Stop.ANSWERED, None)  # the export holds no text
+    assert [s.response_id for s in result.steps] == ["resp_0", "resp_1", "resp_2"]
+    assert [s.usage for s in result.steps] == [Usage(1000, 10), Usage(1100, 11), Usage(1200, 12)]
+    replayed = replay(result, budget=Budget(max_cost_usd=1.0), price=Price(2.5, 10.0),
+                      max_output_tokens=400)  # fmt: skip
+    assert (replayed.stop, len(replayed.steps)) == (Stop.ANSWERED, 3)

@@ -327,15 +327,16 @@ def test_a_server_that_exits_mid_run_makes_each_later_call_a_clear_error() -> No
 
 
 def test_a_stdio_server_is_stopped_at_exit() -> None:
+    before = set(_children())
     with connect(STDIO, timeout=30) as server:
         result = run(calls([ToolCall("greet", {"name": "Ed"}, "c1")]), "go", tools=server.tools)
-        pids = _children()
+        pids = set(_children()) - before
         assert pids  # the server runs as a subprocess
     assert outcomes(result) == [("greet", "ok", "Hello, Ed!")]
     deadline = time.monotonic() + 10
-    while set(pids) & set(_children()) and time.monotonic() < deadline:
+    while pids & set(_children()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not set(pids) & set(_children())
+    assert not pids & set(_children())
     assert server.tools[0].name == "add"  # still listed, but a call now says it is closed
     after = run(calls([ToolCall("greet", {"name": "Fi"}, "c2")]), "go", tools=server.tools)
     assert outcomes(after) == [

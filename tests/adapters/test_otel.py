@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import budgetloop
-from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, Usage, start
+from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, Usage, run, start
 from tests.conftest import FakeClock
 
 HAVE_OTEL = importlib.util.find_spec("opentelemetry.sdk") is not None
@@ -227,7 +227,10 @@ def test_chat_spans_carry_the_genai_usage_and_the_budget(clock: FakeClock, spans
         "gen_ai.usage.cache_creation.input_tokens": 900,
         "gen_ai.response.finish_reasons": ("tool_call",),
         "gen_ai.conversation.id": result.run_id,
-        "mlflow.llm.cost": json.dumps({"total_cost": PRICE.usage_cost(Usage(1000, 20, 0, 900))}),
+        # 100 uncached at $3 and 900 written at $3.75 in, 20 at $15 out: MLflow shows all three
+        "mlflow.llm.cost": json.dumps(
+            {"input_cost": 0.003675, "output_cost": 0.0003, "total_cost": 0.003975}
+        ),
         "budgetloop.step.index": 0,
         "budgetloop.step.cost_usd": PRICE.usage_cost(Usage(1000, 20, 0, 900)),
         "budgetloop.step.projected_input_tokens": 2000,
@@ -274,6 +277,11 @@ def test_the_agent_span_says_how_the_run_ended(clock: FakeClock, spans: Any) -> 
         "budgetloop.answered": True,
         "budgetloop.budget.max_cost_usd": 0.5,
         "budgetloop.budget.max_steps": 5,
+        # what budgetloop billed, with its output part (58 tokens at $15 a million), so that
+        # MLflow, which takes a trace's cost from the top-most span with one, shows it
+        "mlflow.llm.cost": json.dumps(
+            {"input_cost": 0.005565, "output_cost": 0.00087, "total_cost": 0.006435}
+        ),
     }
     assert agent.status.status_code is StatusCode.OK  # answered
 
@@ -1061,3 +1069,22 @@ def test_on_step_after_a_max_steps_stop_with_skipped_calls(clock: FakeClock, spa
         1,
     )
     assert attributes["budgetloop.stop.detail"] == "max_steps=1: no step is left to read results"
+
+
+def test_a_typed_output_is_the_runs_json_output(spans: tuple[Any, Any]) -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Pick:
+        choice: str
+
+    provider, exporter = spans
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("final_answer", {"choice": "b"}, "a")])]
+    )
+    result = run(model, "go", output=Pick)
+    export_trace(result, provider, content=True)
+    (agent,) = by_name(exporter.get_finished_spans())["invoke_agent"]
+    assert agent.attributes["gen_ai.output.type"] == "json"
+    assert agent.attributes["output.value"] == '{"choice": "b"}'
+    assert agent.attributes["output.mime_type"] == "application/json"

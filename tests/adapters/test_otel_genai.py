@@ -104,9 +104,17 @@ def test_a_run_a_ceiling_stopped_is_an_error_whose_type_is_the_stop(spans: Any) 
     assert [attrs(c)["gen_ai.response.finish_reasons"] for c in chats] == [("tool_call",)] * 4
     assert [attrs(c)["gen_ai.response.id"] for c in chats] == [f"chatcmpl-{i}" for i in range(4)]
     assert {attrs(c)["gen_ai.response.model"] for c in chats} == {MODEL}
-    assert [json.loads(attrs(c)["mlflow.llm.cost"]) for c in chats] == [
-        {"total_cost": s.cost_usd} for s in result.steps
+    costs = [json.loads(attrs(c)["mlflow.llm.cost"]) for c in chats]
+    assert [c["total_cost"] for c in costs] == [s.cost_usd for s in result.steps]
+    assert all(c["input_cost"] + c["output_cost"] == pytest.approx(c["total_cost"]) for c in costs)
+    assert [c["output_cost"] for c in costs] == [
+        result.price.cost(0, s.usage.output_tokens)
+        for s in result.steps
+        if s.usage is not None and result.price is not None
     ]
+    run_cost = json.loads(attrs(agent)["mlflow.llm.cost"])  # MLflow's trace cost is the top's
+    assert run_cost["total_cost"] == result.cost_usd
+    assert run_cost["output_cost"] == pytest.approx(sum(c["output_cost"] for c in costs))
     assert sum(s.cost_usd or 0.0 for s in result.steps) == pytest.approx(result.cost_usd)
     for chat in chats:  # no content: neither the offered tools nor a skip's reason
         assert "gen_ai.tool.definitions" not in attrs(chat)
@@ -231,3 +239,14 @@ def test_every_added_text_goes_through_redact(spans: Any) -> None:
     assert attrs(kinds(finished, "execute_tool")[0])["gen_ai.tool.description"] == "Echo ***."
     agent = attrs(kinds(finished, "invoke_agent")[0])
     assert (agent["input.value"], agent["output.value"]) == ("use ***", "done ***")
+
+
+def test_mlflow_cost_splits_a_tiered_bill_at_its_tier() -> None:
+    """A long-context call billed at its tier: its output part is at the tier's output rate."""
+    from budgetloop import Price, Usage
+    from budgetloop._money import cost_parts
+
+    price = Price(3.0, 15.0, tiers={200_000: Price(6.0, 22.5)})
+    usage = Usage(250_000, 1_000)
+    inputs, outputs = cost_parts(price.usage_cost(usage), usage, price)
+    assert (inputs, outputs) == (1_500_000_000_000, 22_500_000_000)  # $1.50 in, $0.0225 out

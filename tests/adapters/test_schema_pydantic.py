@@ -445,3 +445,19 @@ def test_a_model_pydantic_cannot_write_a_schema_for_is_a_type_error() -> None:
     assert str(info.value).startswith(
         "tool keep: parameter 'holder' (Holder): the model's JSON schema could not be made ("
     )
+
+
+def test_a_pydantic_model_as_the_output_type() -> None:
+    model = ScriptedModel([
+        Completion(tool_calls=[ToolCall("final_answer", {"name": "tea2", "qty": 1}, "a")]),
+        Completion(tool_calls=[ToolCall("final_answer", {"name": "tea", "qty": 0}, "b")]),
+        Completion(tool_calls=[ToolCall("final_answer", {"name": "tea", "qty": 2}, "c")]),
+    ])  # fmt: skip
+    result = run(model, "go", output=Item)
+    assert [c.error for c in result.failed] == [
+        "final_answer.name: Value error, a name has no digits",
+        "final_answer.qty: expected a number > 0, got 0",
+    ]
+    assert result.answered
+    assert result.output == Item(name="tea", qty=2)
+    assert result.answer == '{"name": "tea", "qty": 2}'

@@ -38,6 +38,7 @@ from budgetloop._options import (
     StartOptions,
     option_names,
 )
+from budgetloop._schema._shapes import SUPPORTED
 
 MODEL = ScriptedModel(["ok"], price=Price(3.0, 15.0), max_output_tokens=100)
 SAVED = run(ScriptedModel(["ok"], price=Price(3.0, 15.0), max_output_tokens=100), "go")
@@ -172,6 +173,16 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"warn_repeats": 1}, TypeError, "warn_repeats must be True or False, got int."),
     ({"budget_note": "yes"}, TypeError, "budget_note must be True or False, got str."),
     ({"approve": "yes"}, TypeError, "approve must be a function or None, got str."),
+    (
+        {"output": bytes},
+        TypeError,
+        f"output must be a type @tool accepts for a parameter ({SUPPORTED}), got bytes.",
+    ),
+    (
+        {"output": "City"},
+        TypeError,
+        f"output must be a type @tool accepts for a parameter ({SUPPORTED}), got str.",
+    ),
 ]
 
 
@@ -213,7 +224,7 @@ def test_the_table_covers_every_option_at_every_entry_point() -> None:
 REPLAY = (
     "budget, price, max_output_tokens, count_tokens, system, repeat_limit, max_workers, "
     "max_result_chars, redact, ledger, on_step, finish, cycle_limit, warn_repeats, budget_note, "
-    "approve"
+    "approve, output"
 )
 
 

@@ -187,19 +187,28 @@ def test_budgetloops_own_export_imports_with_its_stop_costs_and_projections() ->
     assert result.imported.lacks == ("price", "tool schemas")  # type: ignore[union-attr]
 
 
+def test_pydantic_ai_messages_and_responses_items_are_the_same_run() -> None:
+    for name, fmt in [
+        ("pydantic_ai_messages_native.json", "pydantic-ai"),
+        ("openai_agents_items_responses_format.json", "responses"),
+    ]:
+        result = load_trace(PEERS / name)
+        assert (result.imported.format, result.format()) == (fmt, PEER_RUN)  # type: ignore[union-attr]
+
+
 def test_files_that_are_none_of_the_formats_say_what_is_read(tmp_path: Path) -> None:
-    for name in ("pydantic_ai_messages_native.json", "openai_agents_items_responses_format.json"):
-        with pytest.raises(
-            ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"
-        ):
-            load_trace(PEERS / name)
+    with pytest.raises(
+        ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"
+    ):
+        load_trace(write(tmp_path / "other.json", {"rows": [1, 2, 3]}))
     with pytest.raises(ValueError, match=r"^.*log\.json: expected an object, got list\.$"):
         load_trace(
             write(tmp_path / "log.json", [{"role": "user", "content": "hi"}]), format="otlp"
         )
     with pytest.raises(
         ValueError,
-        match=r"^load_trace: format must be one of 'budgetloop', 'otlp', 'openai-agents', 'chat' or None, got 'jsonl'\.$",
+        match=r"^load_trace: format must be one of 'budgetloop', 'otlp', 'openai-agents', "
+        r"'pydantic-ai', 'anthropic', 'responses', 'chat' or None, got 'jsonl'\.$",
     ):
         load_trace(PEERS / "pydantic_ai_spans_otlp.json", format="jsonl")
     with pytest.raises(

@@ -323,8 +323,13 @@ def test_a_prefix_diverges_at_its_length_and_an_error_is_a_difference() -> None:
     full = scripted(call, call, "done")
     cut = run(ScriptedModel([call, call]), "go", tools=[f], budget=Budget(max_steps=2))
     assert len(cut.steps) == 2
-    assert first_divergence(full, cut) == 2
-    assert first_divergence(cut, full) == 2
+    # the model said the same at step 1, but the cut run's call there never ran (its last step)
+    assert [c.status for c in cut.steps[1].tool_calls] == ["skipped"]
+    assert first_divergence(full, cut) == 1
+    assert first_divergence(cut, full) == 1
+    longer = run(ScriptedModel([call, call]), "go", tools=[f], budget=Budget(max_steps=3))
+    assert first_divergence(longer, cut) == 1  # a prefix diverges at its length, or before
+    assert first_divergence(full, scripted(call, call)) == 2
     failed = scripted(call)  # the model's second call raises IndexError
     assert failed.steps[1].error is not None
     assert first_divergence(full, failed) == 1
@@ -479,3 +484,26 @@ def test_a_new_price_re_prices_cached_input_at_its_own_rates() -> None:
     assert [s.cost_usd for s in again.steps] == [0.0056, 0.0056]
     assert again.cost_usd == 0.0112
     assert trace_of(replay(result)) == trace_of(result)
+
+
+def test_steps_that_said_the_same_but_did_otherwise_diverge() -> None:
+    # issue 29, item 5: CompareView folded a step as "the same in both runs" though one run ran
+    # its call and the other skipped it (max_tool_calls): the step did otherwise
+    call = Completion(text="looking", tool_calls=[ToolCall("f", {"a": 1})])
+    ran = run(ScriptedModel([call, "done"]), "go", tools=[f])
+    skipped = run(ScriptedModel([call, "done"]), "go", tools=[f], budget=Budget(max_tool_calls=0))
+    assert [c.status for c in ran.steps[0].tool_calls] == ["ok"]
+    assert [c.status for c in skipped.steps[0].tool_calls] == ["skipped"]
+    assert first_divergence(ran, skipped) == 0
+
+    # the same call that returned something else: the model read another result
+    @tool(name="f")
+    def other_f(a: int = 0, b: str = "") -> str:
+        """F."""
+        return "another result"
+
+    other = run(ScriptedModel([call, "done"]), "go", tools=[other_f])
+    assert other.steps[0].tool_calls[0].content == "another result"
+    assert first_divergence(ran, other) == 0
+    # what the model said and what came of it the same: the runs agree
+    assert first_divergence(ran, run(ScriptedModel([call, "done"]), "go", tools=[f])) is None

@@ -396,3 +396,22 @@ def test_the_crossing_point_is_drawn_after_a_cost_stop() -> None:
     html = charts_html(steps, Budget(max_cost_usd=0.05), crossing)
     assert html.count('class="bl-projected"') == 1
     assert html.count('class="bl-projected-line"') == 1
+
+
+def test_a_typed_output_is_said_in_the_stop_lines() -> None:
+    from budgetloop_widgets._status import stop_lines
+
+    @dataclasses.dataclass
+    class Pick:
+        choice: str
+
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("final_answer", {"choice": "b"}, "a")])]
+    )
+    result = run(model, "go", output=Pick)
+    for shown in (result, Result.from_dict(json.loads(json.dumps(result.to_dict())))):
+        assert stop_lines(shown)[1:] == [
+            ("why", "the model called final_answer with an answer that fits the output type"),
+            ("output", "output: the answer given by calling final_answer, as JSON"),
+            ("answer", '{"choice": "b"}'),
+        ]
