@@ -362,7 +362,7 @@ def run_data(
         "later": later,
         "messages": message_columns(result.messages, sid) if messages else None,
         "tokens": None if tokens is None else list(tokens),
-        "jumps": jump_targets(steps, columns["fl"]),
+        "jumps": jump_targets(steps, columns["fl"], stopped=result.stop is not None),
         "charts": unstyled(charts),
     }
 

@@ -53,10 +53,12 @@ def flags(step: Step) -> int:
 
 
 def jump_targets(
-    steps: Sequence[Step], bits: Sequence[int] | None = None
+    steps: Sequence[Step], bits: Sequence[int] | None = None, *, stopped: bool
 ) -> dict[str, int | None]:
     """Where each jump goes (``JUMPS``), by step number; None when the run has no such step.
-    ``bits`` are the steps' ``flags`` when already known."""
+    ``bits`` are the steps' ``flags`` when already known. "the stop" is the last step of a run
+    that has stopped (``stopped``), and None for a run paused or still going, or a trace that
+    records no stop."""
     if bits is None:
         bits = [flags(s) for s in steps]
     out: dict[str, int | None] = {}
@@ -65,15 +67,15 @@ def jump_targets(
     costs = [s.cost_usd for s in steps]
     known = [c for c in costs if c is not None]  # an imported run may not know them
     out["most expensive"] = costs.index(max(known)) if known else None
-    out["the stop"] = len(steps) - 1 if steps else None
+    out["the stop"] = len(steps) - 1 if steps and stopped else None
     return {name: out[name] for name in JUMPS}
 
 
-def jump_target(steps: Sequence[Step], jump: str) -> int | None:
+def jump_target(result: Result, jump: str) -> int | None:
     """The step a jump goes to; None when the trace has no such step."""
     if jump not in JUMPS:
         raise ValueError(f"TraceView.jump: expected one of {', '.join(JUMPS)}, got {jump!r}.")
-    return jump_targets(steps)[jump]
+    return jump_targets(result.steps, stopped=result.stop is not None)[jump]
 
 
 def sent_counts(result: Result) -> list[int]:

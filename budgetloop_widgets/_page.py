@@ -134,7 +134,9 @@ def fallback(result: Result, title: str) -> str:
         if kind != "answer":
             lines.append(f"<div>{text(line)}</div>")
     places = [
-        f"{name}: step {at}" for name, at in jump_targets(result.steps).items() if at is not None
+        f"{name}: step {at}"
+        for name, at in jump_targets(result.steps, stopped=result.stop is not None).items()
+        if at is not None
     ]
     if places:
         lines.append(f"<div>{escape(' · '.join(places))}</div>")

@@ -39,8 +39,11 @@ class Jumps:
         self.dearest = -1.0
         self.steps = 0
 
-    def extend(self, steps: Sequence[Step], bits: Sequence[int]) -> dict[str, int | None]:
-        """Take the new ``steps`` (with their ``flags``) into account; where each jump goes."""
+    def extend(
+        self, steps: Sequence[Step], bits: Sequence[int], *, stopped: bool
+    ) -> dict[str, int | None]:
+        """Take the new ``steps`` (with their ``flags``) into account; where each jump goes
+        ("the stop" only once the run has stopped: a paused run has none)."""
         for step, bit in zip(steps, bits, strict=True):
             for name, mask in JUMP_BITS.items():
                 if self.places[name] is None and bit & mask:
@@ -48,7 +51,7 @@ class Jumps:
             if step.cost_usd is not None and step.cost_usd > self.dearest:
                 self.dearest, self.places["most expensive"] = step.cost_usd, self.steps
             self.steps += 1
-        self.places["the stop"] = self.steps - 1 if self.steps else None
+        self.places["the stop"] = self.steps - 1 if self.steps and stopped else None
         return dict(self.places)
 
 
@@ -87,7 +90,8 @@ class StepList(Viewer):
         self._calls = sum(len(s.tool_calls) for s in result.steps)
         self._used = used_after(Used(0, 0.0, 0), result.steps)
         run = run_data(result, strings, tokens=session.message_tokens)
-        self._jumps.extend(result.steps, run["steps"]["fl"])
+        self._stopped = result.stop is not None
+        self._jumps.extend(result.steps, run["steps"]["fl"], stopped=self._stopped)
         self._next_sent = _next_sent(result, run["sent"])
         self._head = head
         data = document(
@@ -119,8 +123,10 @@ class StepList(Viewer):
         is (the same steps, messages and head)."""
         steps = result.steps[self._steps :]
         messages = result.messages[self._messages :]
-        if not steps and not messages and head == self._head:
+        stopped = result.stop is not None
+        if not steps and not messages and head == self._head and stopped == self._stopped:
             return None
+        self._stopped = stopped
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
         columns.update(step_texts(steps, result.budget, sid, self._used))
@@ -148,7 +154,7 @@ class StepList(Viewer):
             "messages": added,
             "sent": sent,
             "tokens": list(tokens[base_messages : self._messages]),
-            "jumps": self._jumps.extend(steps, columns["fl"]),
+            "jumps": self._jumps.extend(steps, columns["fl"], stopped=stopped),
             "context_head": head,
         }
 

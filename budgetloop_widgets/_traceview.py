@@ -104,7 +104,7 @@ class TraceView(Viewer):
         """Choose the step a jump names (``first error``, ``first skipped``, ``first denied``,
         ``first under-projected``, ``most expensive``, ``the stop``); its number, or None when the
         trace has no such step."""
-        target = jump_target(self.result.steps, name)
+        target = jump_target(self.result, name)
         if target is not None:
             self.selected = target
         return target

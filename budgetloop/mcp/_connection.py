@@ -18,12 +18,13 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Sequence
-from typing import IO, Any
+from collections.abc import Mapping, Sequence
+from typing import IO, Any, cast
 
 import mcp
 from mcp.client.stdio import stdio_client
 
+from .._schema._tool import NeedsApproval, check_needs_approval
 from .._valid import must, type_name
 from ._thread import LoopThread
 from ._tools import McpTool, ServerError, tool_names
@@ -41,6 +42,7 @@ def connect(
     *,
     prefix: str | None = None,
     timeout: float | None = None,
+    needs_approval: NeedsApproval | Mapping[str, NeedsApproval] = False,
 ) -> Connection:
     """One MCP server, to use as ``with connect(target) as server: run(..., tools=server.tools)``
     (``async with`` under ``arun``).
@@ -52,8 +54,11 @@ def connect(
     names the tools ``{prefix}_{name}``, to tell two servers' tools apart. ``timeout`` is the
     seconds a call may take before it is an error result (None: no limit of its own; the
     run's ``max_seconds`` still abandons it), and the seconds to start (default 30).
+    ``needs_approval`` holds calls for a person as ``@tool(needs_approval=...)`` does: True, or
+    a predicate of a call's arguments, for every tool of the server; or a dict of those by tool
+    name, as the server lists its tools.
     """
-    return Connection(target, prefix=prefix, timeout=timeout)
+    return Connection(target, prefix=prefix, timeout=timeout, needs_approval=needs_approval)
 
 
 class Connection:
@@ -62,9 +67,15 @@ class Connection:
     target); ``.stderr`` what a subprocess wrote to its stderr so far."""
 
     def __init__(
-        self, target: Any, *, prefix: str | None = None, timeout: float | None = None
+        self,
+        target: Any,
+        *,
+        prefix: str | None = None,
+        timeout: float | None = None,
+        needs_approval: NeedsApproval | Mapping[str, NeedsApproval] = False,
     ) -> None:
         self._client_target, self.name = _read_target(target)
+        self._approval = _read_approval(needs_approval)
         if prefix is not None and (not isinstance(prefix, str) or not _PREFIX.match(prefix)):
             expected = "1 to 32 letters, digits, '_' or '-', or None"
             got = type_name(prefix) if not isinstance(prefix, str) else repr(prefix)
@@ -88,6 +99,11 @@ class Connection:
         self._lock = threading.Lock()
 
     # -- opening and closing --------------------------------------------------------------------
+
+    def open(self) -> Connection:
+        """Open the connection without a ``with`` block (a notebook's cells); ``close()``
+        ends it."""
+        return self.__enter__()
 
     def __enter__(self) -> Connection:
         ready = self._start()
@@ -189,6 +205,24 @@ class Connection:
     def _made(self, listed: list[Any]) -> None:
         tools = [McpTool(self, spec) for spec in listed]
         tool_names(tools, self.name)
+        rules = self._approval
+        if isinstance(rules, Mapping):
+            unknown = [name for name in rules if name not in {t.remote_name for t in tools}]
+            if unknown:
+                self.close()
+                listed_names = ", ".join(repr(t.remote_name) for t in tools) or "none"
+                raise ValueError(
+                    must(
+                        "connect",
+                        "needs_approval",
+                        f"a dict of the tools {self.name!r} lists ({listed_names})",
+                        f"{unknown[0]!r}",
+                    )
+                )
+        for t in tools:
+            t.needs_approval = (
+                rules.get(t.remote_name, False) if isinstance(rules, Mapping) else rules
+            )
         self._tools = tools
 
     # -- what callers read ----------------------------------------------------------------------
@@ -288,6 +322,27 @@ async def _list_tools(client: Any) -> list[Any]:
         if cursor is None:
             break
     return tools
+
+
+def _read_approval(value: Any) -> NeedsApproval | Mapping[str, NeedsApproval]:
+    """``needs_approval`` as ``connect`` takes it: one rule, or a dict of rules by tool name."""
+    if isinstance(value, Mapping):
+        for name, rule in value.items():
+            if not isinstance(name, str):
+                raise TypeError(
+                    must(
+                        "connect",
+                        "needs_approval",
+                        "a dict keyed by tool name",
+                        f"a key of type {type_name(name)}",
+                    )
+                )
+            check_needs_approval(rule, f"connect: needs_approval[{name!r}]")
+        return dict(value)
+    if isinstance(value, bool) or callable(value):
+        return cast(NeedsApproval, value)
+    expected = "True, False, a function (arguments) -> bool, or a dict of those by tool name"
+    raise TypeError(must("connect", "needs_approval", expected, type_name(value)))
 
 
 def _innermost(exc: BaseException) -> BaseException:

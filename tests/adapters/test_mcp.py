@@ -346,8 +346,10 @@ def test_a_stdio_server_is_stopped_at_exit() -> None:
 
 
 def _children() -> list[int]:
-    out = subprocess.run(["pgrep", "-P", str(__import__("os").getpid())], capture_output=True,
-                         text=True, check=False)  # fmt: skip
+    """This process's children that run the test servers' script (other tests of the session
+    may have children of their own, a redis-server or a kernel, coming and going)."""
+    out = subprocess.run(["pgrep", "-P", str(__import__("os").getpid()), "-f", "mcp_servers.py"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
     return [int(p) for p in out.stdout.split()]
 
 
@@ -516,3 +518,68 @@ def test_the_public_module() -> None:
 
     assert module.__all__ == sorted(module.__all__) == ["Connection", "McpTool", "connect"]
     assert {getattr(module, name).__module__ for name in module.__all__} == {"budgetloop.mcp"}
+
+
+def test_needs_approval_per_server_and_per_tool_name() -> None:
+    asked: list[str] = []
+
+    def approve(call: Any) -> Any:
+        asked.append(f"{call.name} {call.arguments}")
+        return True if call.name == "add" else "not that one"
+
+    model = calls([ToolCall("add", {"a": 1}, "c1"), ToolCall("greet", {"name": "Ola"}, "c2")])
+    with connect(demo(), needs_approval=True) as server:
+        assert {t.needs_approval for t in server.tools} == {True}
+        result = run(model, "go", tools=server.tools, approve=approve)
+    assert asked == ["add {'a': 1}", "greet {'name': 'Ola'}"]
+    assert [(c.name, c.status, c.approval) for c in result.steps[0].tool_calls] == [
+        ("add", "ok", "approved"),
+        ("greet", "denied", "denied"),
+    ]
+    asked.clear()
+    big = lambda arguments: arguments.get("a", 0) > 100  # noqa: E731
+    model = calls([ToolCall("add", {"a": 1}, "c1"), ToolCall("add", {"a": 500}, "c2"),
+                   ToolCall("greet", {"name": "Pia"}, "c3")])  # fmt: skip
+    with connect(demo(), needs_approval={"add": big}) as server:
+        result = run(model, "go", tools=server.tools, approve=approve)
+    assert asked == ["add {'a': 500}"]  # only the call the rule holds
+    assert [c.status for c in result.steps[0].tool_calls] == ["ok", "ok", "ok"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "error", "message"),
+    [
+        ("yes", TypeError, "connect: needs_approval must be True, False, a function (arguments) -> bool, or a dict of those by tool name, got str."),
+        ({"add": "yes"}, TypeError, "connect: needs_approval['add']: needs_approval must be True, False or a function (arguments) -> bool, got str."),
+        ({"sub": True}, ValueError, "connect: needs_approval must be a dict of the tools 'demo' lists ('add', 'greet', 'lines', 'refuse', 'boom', 'picture', 'hang'), got 'sub'."),
+    ],
+)  # fmt: skip
+def test_a_wrong_needs_approval_is_said_before_any_call(
+    rule: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as info, connect(demo(), needs_approval=rule):
+        pass
+    assert str(info.value) == message
+
+
+def test_each_kind_of_content_block_in_words() -> None:
+    import mcp.types as types
+
+    from budgetloop.mcp._tools import content_text
+
+    blob = base64.b64encode(bytes(10)).decode()
+    blocks = [
+        types.TextContent(type="text", text="first"),
+        types.AudioContent(type="audio", data=base64.b64encode(bytes(4_312)).decode(), mime_type="audio/wav"),
+        types.EmbeddedResource(type="resource", resource=types.TextResourceContents(uri="file:///n.txt", text="inside")),
+        types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
+            uri="file:///a.bin", blob=blob, mime_type="application/octet-stream")),
+        types.ResourceLink(type="resource_link", uri="file:///notes.txt", name="notes"),
+    ]  # fmt: skip
+    assert content_text(blocks).split("\n") == [
+        "first",
+        "[audio content: audio/wav, 4,312 bytes]",
+        "inside",
+        "[resource file:///a.bin: application/octet-stream, 10 bytes]",
+        "[a link to the resource file:///notes.txt (notes)]",
+    ]

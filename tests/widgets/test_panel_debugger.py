@@ -27,9 +27,10 @@ from budgetloop import (
     tool,
 )
 from budgetloop.display import stop_means
-from budgetloop_widgets import RunPanel, usd
+from budgetloop_widgets import RunPanel, TraceView, usd
 from budgetloop_widgets._fork import editable_positions, edited_messages
 from budgetloop_widgets._status import ledger_html, stop_html
+from tests.viewer_support import decode
 from tests.widgets.test_widgets import Page
 
 PRICE = Price(3.00, 15.00)  # assumed rates for the tests
@@ -586,3 +587,26 @@ def test_print_of_a_panel_is_one_line_saying_where_the_run_is() -> None:
     assert repr(panel) == f"<RunPanel: Run ended: answered · 3 steps taken · {spent} spent>"
     assert str(panel) == repr(panel)
     assert "\n" not in repr(panel)
+
+
+def test_the_stop_is_a_jump_only_once_the_run_has_stopped() -> None:
+    # issue 29, item 1: "the stop (step N)" was offered while the run was paused, and in a
+    # TraceView whose banner says "No stop recorded"
+    panel = RunPanel(make())
+    page = Page(panel)
+    assert page.first["runs"][0]["jumps"]["the stop"] is None  # not started
+    panel.step()
+    assert page.appends[-1]["jumps"]["the stop"] is None  # paused after step 0
+    paused = panel.session.result
+    assert paused.stop is None
+    view = TraceView(paused)
+    assert decode(view.data)["runs"][0]["jumps"]["the stop"] is None
+    assert view.jump("the stop") is None
+    assert "the stop" not in view.summary()
+    panel.run()
+    assert panel.wait(10)
+    assert panel.session.result.stop == "answered"
+    assert page.appends[-1]["jumps"]["the stop"] == 2
+    ended = TraceView(panel.session.result)
+    assert decode(ended.data)["runs"][0]["jumps"]["the stop"] == 2
+    assert ended.jump("the stop") == 2

@@ -25,7 +25,7 @@ def test_the_page_gets_each_calls_decision_and_a_jump_to_the_first_denied() -> N
     tagged = {name for name, bit in BITS.items() if flags(result.steps[0]) & bit}
     assert tagged == {"ok", "denied", "edited"}  # what the status filter matches
     assert run["jumps"]["first denied"] == 0
-    assert jump_targets(result.steps)["first denied"] == 0
+    assert jump_targets(result.steps, stopped=True)["first denied"] == 0
     view = TraceView(result)
     assert view.jump("first denied") == 0
 
