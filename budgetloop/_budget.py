@@ -157,7 +157,9 @@ class Projection:
     """The worst-case cost of the next turn, computed before it is dispatched.
 
     ``cost_usd`` is None when no price is known; ``fits`` says whether spent plus projected
-    stays within ``limit_usd`` (equality fits; no limit always fits).
+    stays within ``limit_usd`` (equality fits; no limit always fits). ``tier`` is the threshold
+    of the long-context tier the turn is priced at (``Price(tiers=...)``): its input is above
+    that many tokens, so every token is at the tier's rates; None at the base rates.
     """
 
     input_tokens: int
@@ -166,6 +168,17 @@ class Projection:
     spent_usd: float
     limit_usd: float | None
     fits: bool
+    tier: int | None = None
+
+    @property
+    def tier_note(self) -> str | None:
+        """The tier in words, as the meters say it; None at the base rates."""
+        if self.tier is None:
+            return None
+        return (
+            f"long context: {self.input_tokens:,} input tokens is above {self.tier:,}, so the "
+            "turn is priced at the higher tier's rates, for every token"
+        )
 
     @property
     def total_usd(self) -> float | None:
@@ -173,11 +186,15 @@ class Projection:
         return None if self.cost_usd is None else self.spent_usd + self.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.tier is None:  # older readers: the key only when a tier applies
+            del out["tier"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Projection:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k != "tier"},
+                   tier=data.get("tier"))  # fmt: skip
 
 
 def project(
@@ -188,9 +205,10 @@ def project(
     budget: Budget,
 ) -> tuple[Projection, int | None]:
     """The projection, and its cost in picodollars (None without a price)."""
-    pico = None
+    pico = tier = None
     if price is not None:
         pico = price.worst_pico(input_tokens, max_output_tokens or 0)
+        tier = price.tier_above(input_tokens)
     limit = budget.max_cost_usd
     return (
         Projection(
@@ -200,6 +218,7 @@ def project(
             spent_usd=from_pico(spent_pico),
             limit_usd=limit,
             fits=cost_fits(budget, spent_pico, pico),
+            tier=tier,
         ),
         pico,
     )

@@ -84,7 +84,7 @@ class Dispatch:
         try:
             why = error.redacted(fn) if isinstance(error, ArgumentError) else redactor.text(error)
             trace = replace(redactor.request(record), error=why)
-        except Exception as exc:  # the loop records the step withheld, then raises this
+        except BaseException as exc:  # the loop records the step withheld, then raises this
             return Ran(record, WITHHOLD.call(record), exc)
         return Ran(record, trace)
 

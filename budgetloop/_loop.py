@@ -136,6 +136,7 @@ class Loop(Holding):
         given = options.values
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
         self.forked_from: str | None = None  # the run_id of the run this one was forked from
+        self.edited: tuple[int, ...] = ()  # the messages a fork changed from its context
         self.budget: Budget = options.budget  # these three are read on every turn
         self.price: Price | None = options.price
         self.max_output_tokens: int | None = given["max_output_tokens"]
@@ -149,7 +150,7 @@ class Loop(Holding):
         final = options.output  # output=T: the one tool a final-answer turn is sent
         self._final_tools = [] if final is None else [final.schema]
         self.state = RunState(
-            steps=list(history),
+            steps=[self._redactor.kept(step) for step in history],
             messages=[],
             trace_messages=[],
             money=Money(spent, given["ledger"]),  # the only place spend changes
@@ -161,6 +162,7 @@ class Loop(Holding):
         self._hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
         self._origin = 0.0  # when the time of the step being taken is counted from
         self._committed: list[Step] = []  # the steps the step being taken has recorded
+        self._unraised: list[BaseException] = []  # raised while a step was made: see _record
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
             given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
@@ -232,12 +234,19 @@ class Loop(Holding):
             context = self.state.messages[
                 : context_before(self.state.messages, self.state.steps, at)
             ]
+            before: Sequence[Message] = context
         else:
             context = message_list(messages, where)
+            try:
+                at_fork = context_before(self.state.messages, self.state.steps, at)
+                before = self.state.messages[:at_fork]
+            except ValueError:  # the run's messages do not say: every message is the fork's
+                before = ()
         forked = type(self).__new__(type(self))
         forked._build(complete, opts, context, self.state.steps[:at], self.state.money.spent)
         forked._prompt = list(context)
         forked.forked_from = self.run_id
+        forked.edited = edited_messages(before, context, self.edited)
         return forked
 
     # -- what a caller reads ----------------------------------------------------------------------
@@ -301,6 +310,7 @@ class Loop(Holding):
             options=self._trace_options,
             run_id=self.run_id,
             forked_from=self.forked_from,
+            edited=self.edited,
             output=self.state.output,
         )
 
@@ -338,14 +348,14 @@ class Loop(Holding):
         plan = self._plan(started)
         if plan.seen is not None:
             self.state.final_tokens, self.state.growth = plan.seen
-        reservation, ending = None, plan.ending
+        reservation, ending, left = None, plan.ending, self._left(started)
         if ending is None:
             reservation, ending = self.state.money.reserve(plan.projected)
         if ending is not None:
             self._end_run(ending)
             return None
         # 2. call the model: billed the moment it is over, whatever happens next
-        reply, cost = yield from self._call(plan, reservation, started)
+        reply, cost = yield from self._call(plan, reservation, left, started)
         # 3. commit what happened
         if reply.completion is None:
             return self._commit_failed(plan, reply, cost, started)
@@ -354,7 +364,7 @@ class Loop(Holding):
         return (yield from self._commit_calls(plan, reply.completion, cost, started))
 
     def _call(
-        self, plan: Plan, reservation: Reservation | None, started: float
+        self, plan: Plan, reservation: Reservation | None, left: float | None, started: float
     ) -> Generator[ModelCall, Reply, tuple[Reply, int]]:
         """The model call: with tools, or without for a final answer. An interrupt while it
         is in flight bills its worst case (it may be billed) and records the step."""
@@ -364,9 +374,7 @@ class Loop(Holding):
         index = len(self.state.steps)
         tools = list(self._final_tools) if final else list(self.schemas)
         try:
-            reply = yield ModelCall(
-                [*self.state.messages, *plan.extra], tools, self._left(started)
-            )
+            reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -403,11 +411,15 @@ class Loop(Holding):
         records = self._answer_records(calls, answer, why)
         assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
-        self.state.answer = self._traced(completion.text if answer is None else answer[1].text)
         self.state.output = None if answer is None else answer[1].output
         end = Ending(plan.final.stop, plan.final.detail)
         return self._record(
-            replace(step, final_answer=True), assistant, records, end, told=plan.extra
+            replace(step, final_answer=True),
+            assistant,
+            records,
+            end,
+            told=plan.extra,
+            answer=completion.text if answer is None else answer[1].text,
         )
 
     def _commit_calls(
@@ -468,9 +480,8 @@ class Loop(Holding):
         if calls and end is None:
             return (yield from self._batch_turn(taken, decisions, started))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
-        if end is not None and end.stop is Stop.ANSWERED:
-            self.state.answer = self._traced(completion.text or "")
-        return self._record(step, assistant, records, end, signature)
+        said = completion.text or "" if end is not None and end.stop is Stop.ANSWERED else None
+        return self._record(step, assistant, records, end, signature, answer=said)
 
     def _batch_turn(
         self, taken: Taken, decisions: Mapping[str, Decision], started: float, before: float = 0.0
@@ -561,10 +572,9 @@ class Loop(Holding):
         records = self._answer_records(calls, answer, "the run ended with the final answer")
         step = self._call_step(len(self.state.steps), completion, records, cost,
                                plan.projection, started)  # fmt: skip
-        self.state.answer = self._traced(answer[1].text)
         self.state.output = answer[1].output
         self.state.unanswered = False
-        return self._record(step, assistant, records, Ending(Stop.ANSWERED))
+        return self._record(step, assistant, records, Ending(Stop.ANSWERED), answer=answer[1].text)
 
     # -- planning: what the next turn will do, asked by the turn and by next_turn ---------------
 
@@ -671,12 +681,14 @@ class Loop(Holding):
 
     def _end(self) -> None:
         try:
-            self.state.elapsed += self._since(self._origin)
-            if self.done:
-                self._workers.close()
-                if self._journal is not None:
-                    self._journal.end(self.result)
-                    self._journal = None
+            try:
+                self.state.elapsed += self._since(self._origin)
+            finally:  # a clock that raises still leaves an ended run's file ended
+                if self.done:
+                    self._workers.close()
+                    if self._journal is not None:
+                        self._journal.end(self.result)
+                        self._journal = None
         finally:
             self._stepping.release()
 
@@ -691,6 +703,16 @@ class Loop(Holding):
     def _since(self, started: float) -> float:
         now = self._clock()
         return max(0.0, now - started) if now == now else 0.0
+
+    def _step_seconds(self, started: float) -> float:
+        """A billed step's seconds. A clock that raises (a ``KeyboardInterrupt`` in it) must
+        not lose the step: it counts 0 seconds, and ``_record`` raises the error once the
+        step is recorded."""
+        try:
+            return self._since(started)
+        except BaseException as exc:
+            self._unraised.append(exc)
+            return 0.0
 
     def _decide(self, hold: Hold) -> Decided | None:
         """A held batch's decisions, on this thread: ``approve`` asked about each call in turn,
@@ -752,11 +774,18 @@ class Loop(Holding):
         step = self._call_step(
             taken.index, taken.completion, [], taken.cost, taken.plan.projection, started
         )
+        unraised = [*self._unraised]  # what its clock raised
+        self._unraised.clear()
         try:
             shown = self._redactor.step(step)
         except Exception:
             shown = WITHHOLD.step(step)
+        except BaseException as exc:  # an interrupt in redact: withheld, and raised below
+            shown = WITHHOLD.step(step)
+            unraised.append(exc)
         self._held = Held(taken, pending, {}, step.seconds, shown)
+        if unraised:  # the step is held, not lost: what interrupted it goes on
+            raise unraised[0]
         return shown
 
     def _project(self, tokens: int) -> tuple[Projection, int | None]:
@@ -777,7 +806,7 @@ class Loop(Holding):
         """``_append`` for a turn being recorded: a raising ``redact`` withholds the text."""
         try:
             self._append(message)
-        except Exception as exc:
+        except BaseException as exc:
             if len(self.state.trace_messages) < len(self.state.messages):
                 self.state.trace_messages.append(WITHHOLD.message(message))
             return exc
@@ -818,7 +847,7 @@ class Loop(Holding):
             usage=None,
             cost_usd=(projection.cost_usd or 0.0) if cost is None else from_pico(cost),
             projection=projection,
-            seconds=self._since(started),
+            seconds=self._step_seconds(started),
             error=error,
             traceback=None if reply is None else reply.traceback,
         )
@@ -839,7 +868,7 @@ class Loop(Holding):
             usage=completion.usage,
             cost_usd=from_pico(cost),
             projection=projection,
-            seconds=self._since(started),
+            seconds=self._step_seconds(started),
             model=completion.model,
             response_id=completion.response_id,
             finish_reason=completion.finish_reason,
@@ -855,21 +884,24 @@ class Loop(Holding):
         warned: bool = False,
         note: Said | None = None,
         told: Sequence[Message] = (),
+        answer: str | None = None,
     ) -> Step:
         """Make a finished turn part of the run, all of it at once (its money is already in),
         and return the step as the trace keeps it. ``told`` are messages the call was sent
         that join the context before its reply (the final-answer note); ``note`` ends the last
-        tool result the model reads (the repetition warning).
+        tool result the model reads (the repetition warning); ``answer`` is the run's final
+        answer.
 
-        A ``redact`` that raises withholds the text of what it could not redact; the turn is
-        still recorded, and the error is raised after it."""
-        failures: list[BaseException] = [r.redact_error for r in results if r.redact_error]
+        A ``redact`` that raises (a ``KeyboardInterrupt`` in it too) withholds the text of what
+        it could not redact; the turn is still recorded, and the error is raised after it."""
+        failures = [*self._unraised, *(r.redact_error for r in results if r.redact_error)]
+        self._unraised.clear()
         traced = step  # its calls as the trace keeps them: redacted, when there is a redact
         if any(r.trace is not r.record for r in results):
             traced = replace(step, tool_calls=tuple(r.trace for r in results))
         try:  # its text, error and traceback (cut only after it is redacted)
             traced = self._redactor.step(traced)
-        except Exception as exc:
+        except BaseException as exc:
             failures.insert(0, exc)
             traced = WITHHOLD.step(traced)
         if signature is not None:
@@ -885,23 +917,45 @@ class Loop(Holding):
         self.state.executed += sum(1 for r in step.tool_calls if r.status in EXECUTED)
         if self._journal is not None:
             self._journal.step(traced, self.state.trace_messages[before:])
+        if answer is not None:
+            self.state.answer = self._traced(answer, failures)
         if end is not None and end.final_next:
             self.state.finishing = end  # finish=True: the next turn is the final answer
         elif end is not None:
-            self._end_run(end)
+            self._end_run(end, failures)
         if failures:
             raise failures[0]
         return traced
 
-    def _end_run(self, end: Ending) -> None:
-        self.state.ending = Ending(end.stop, self._traced(end.detail), self._traced(end.error))
+    def _end_run(self, end: Ending, failures: list[BaseException] | None = None) -> None:
+        detail, error = self._traced(end.detail, failures), self._traced(end.error, failures)
+        self.state.ending = Ending(end.stop, detail, error)
 
-    def _traced(self, text: str | Said | None) -> str | None:
-        """Text as it may enter the trace: through the session's ``Redactor``."""
+    def _traced(
+        self, text: str | Said | None, failures: list[BaseException] | None = None
+    ) -> str | None:
+        """Text as it may enter the trace: through the session's ``Redactor``. With
+        ``failures`` (a turn being recorded), whatever ``redact`` raises is kept there for the
+        turn to raise once it is recorded, and the text is withheld."""
         try:
             return self._redactor.text(text)
         except Exception:
             return WITHHELD
+        except BaseException as exc:
+            if failures is None:
+                raise
+            failures.append(exc)
+            return WITHHELD
 
     def _traced_message(self, message: Message) -> Message:
         return self._redactor.message(message)
+
+
+def edited_messages(
+    before: Sequence[Message], context: Sequence[Message], already: tuple[int, ...]
+) -> tuple[int, ...]:
+    """The indexes of ``context`` a fork changed from ``before`` (edited, added, or another
+    message where one was), with those an earlier fork changed that this one kept as they were."""
+    changed = {i for i, m in enumerate(context) if i >= len(before) or m != before[i]}
+    kept = {i for i in already if i < len(context) and i < len(before) and i not in changed}
+    return tuple(sorted(changed | kept))

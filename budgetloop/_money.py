@@ -46,13 +46,28 @@ class Money:
             )
         if reservation is not None:
             return reservation, None
+        refused = (
+            f"the shared ledger refused the next turn's worst case {format_usd(from_pico(amount))}"
+        )
+        try:  # its totals, for the sentence: asked again, so the store may not answer now
+            spent, reserved = ledger.spent_usd(), ledger.reserved_usd()
+        except Exception as exc:
+            error = describe(exc)
+            return None, Ending(
+                Stop.SHARED_BUDGET,
+                f"{refused}, then did not answer for its totals ({error})",
+                error,
+            )
         return None, Ending(
             Stop.SHARED_BUDGET,
-            "the shared ledger refused the next turn's worst case "
-            f"{format_usd(from_pico(amount))}:"
-            f" {format_usd(ledger.spent_usd())} spent and {format_usd(ledger.reserved_usd())}"
+            f"{refused}: {format_usd(spent)} spent and {format_usd(reserved)}"
             f" reserved of {format_usd(ledger.limit_usd)}",
         )
+
+    def carry(self, spent: int) -> None:
+        """Spend made before this run by the run it stands for (a replayed fork's source
+        after the fork point): spent here too, and never a ledger's to settle again."""
+        self.spent += spent
 
     def bill(self, cost: int, reservation: Reservation | None) -> None:
         """A model call is over: its cost is spent, then settled in the ledger. Never raises

@@ -30,10 +30,10 @@ def failed(
     session: Loop | None, exc: Exception, path: Path | None, options: ManyOptions
 ) -> Result:
     """The run that raised, as a result: its steps so far, stopped with ``model_error``."""
+    journal = None
     if session is not None:
         base, said = session.result, session._traced(describe(exc))
-        if session._journal is not None:
-            session._journal.close()
+        journal = session._journal
     else:
         budget = options.get("budget")
         redact = options.get("redact")
@@ -47,7 +47,10 @@ def failed(
     )
     if path is not None:
         try:
-            result.save(path)
+            if journal is not None and journal.started:  # its file ends with what became of it
+                journal.end(result)
+            else:
+                result.save(path)
         except OSError as error:
             note = f" (its trace could not be written: {describe(error)})"
             result = replace(result, detail=f"{result.detail}{note}")

@@ -112,6 +112,7 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         "gen_ai.usage.output_tokens": sum(u.output_tokens for u in usage),
         "gen_ai.usage.cache_read.input_tokens": sum(u.cache_read_tokens for u in usage),
         **_cache_write(sum(u.cache_write_tokens for u in usage)),
+        **_reasoning(sum(u.reasoning_tokens for u in usage)),
         "budgetloop.seconds": seconds(result.seconds),
         "budgetloop.steps": len(result.steps),
         "budgetloop.tool_calls": len(result.tool_calls),
@@ -122,6 +123,8 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         out["budgetloop.tool_calls.denied"] = len(result.denied)
     if result.cost_usd is not None:  # None only for an imported run of unknown cost
         out["budgetloop.cost_usd"] = result.cost_usd
+    if result.price is not None and result.price.source is not None:
+        out["budgetloop.price.source"] = result.price.source  # where the rates came from
     if result.stop is not None:
         out["budgetloop.stop"] = result.stop.value
         out["budgetloop.answered"] = result.answered
@@ -197,6 +200,7 @@ def chat(
         out["gen_ai.usage.output_tokens"] = step.usage.output_tokens
         out["gen_ai.usage.cache_read.input_tokens"] = step.usage.cache_read_tokens
         out.update(_cache_write(step.usage.cache_write_tokens))
+        out.update(_reasoning(step.usage.reasoning_tokens))
     out["budgetloop.step.index"] = step.index
     if step.cost_usd is not None:  # None only for an imported step of unknown cost
         out["budgetloop.step.cost_usd"] = step.cost_usd
@@ -216,6 +220,12 @@ def chat(
             message["finish_reason"] = finish_reason(step, redact)
             out["gen_ai.output.messages"] = _json([message])
     return out
+
+
+def _reasoning(tokens: int) -> Attributes:
+    """The part of the output a reasoning model spent thinking, under the conventions' name;
+    left out when there was none (most models reason not at all)."""
+    return {"gen_ai.usage.reasoning.output_tokens": tokens} if tokens else {}
 
 
 def _cache_write(tokens: int) -> Attributes:

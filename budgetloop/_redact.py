@@ -247,7 +247,48 @@ class Redactor:
             text=self.text(step.text),
             error=self.text(step.error),
             traceback=self.traceback(step.traceback),
+            model=self.text(step.model),
+            response_id=self.text(step.response_id),
+            finish_reason=self.text(step.finish_reason),
         )
+
+    def kept(self, step: Step) -> Step:
+        """A step another run took, as this run's trace keeps it: its texts and its calls'
+        (a fork's or a resumed run's inherited steps, under the new run's ``redact``)."""
+        if self.fn is None:
+            return step
+        calls = tuple(
+            replace(
+                self.request(r),
+                result=self._kept_result(r.result),
+                error=self._kept_text(r.error),
+                traceback=None if r.traceback is None else bounded(self._kept_text(r.traceback)),
+            )
+            for r in step.tool_calls
+        )
+        return self.step(replace(step, tool_calls=calls))
+
+    def _kept_result(self, text: str | None) -> str | None:
+        """A result as another run kept it: JSON (a dict a tool returned, encoded) redacted as
+        the value it holds, so no escape hides a secret; other text as ``_kept_text``."""
+        if text is None:
+            return None
+        try:
+            json.loads(text)
+        except (ValueError, RecursionError):
+            return self._kept_text(text)
+        return self.arguments_text(text)
+
+    @overload
+    def _kept_text(self, text: str) -> str: ...
+    @overload
+    def _kept_text(self, text: str | None) -> str | None: ...
+    def _kept_text(self, text: str | None) -> str | None:
+        """Text another run wrote from parts it did not redact (an error quoting a name as
+        ``repr`` does): its escapes decoded first, so an escaped secret is found too."""
+        if text is None or "\\" not in text:
+            return self.text(text)
+        return self.text(_ESCAPE.sub(_unescape, text))
 
     def schemas(self, schemas: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
         """The tool schemas as ``Result.tools`` and a trace file keep them."""

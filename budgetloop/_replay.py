@@ -28,7 +28,7 @@ from ._session import Session
 from ._trace._fork import context_before
 from ._trace._journal import Trace, as_result
 from ._trace._result import EXECUTED, CallRecord, Result, Step
-from ._types import Completion, Message, Stop
+from ._types import Budget, Completion, Message, Stop, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -224,7 +224,8 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     records (``Result.options``: ``finish``, ``budget_note``, the repetition guard,
     ``max_result_chars``) default to the trace's, so every rule the loop applied applies again
     (a new budget changes only where the run stops). With no options the result has the
-    recorded steps, calls, results, costs and stop.
+    recorded steps, calls, results, costs and stop. A fork is replayed as it ran: from the
+    spend it carried, its inherited steps taken again as its source took them.
 
     The functions are not in the trace: each tool is a stand-in with its recorded schema that
     returns, per call, the recorded result or raises the recorded error. Time is virtual: a
@@ -259,9 +260,7 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     decided = {(s.index, r.id): r for s in result.steps for r in s.tool_calls if r.approval}
     given = {"tools": tools, "clock": clock, "approve": _recorded_decisions(decided),
              **_defaults(result), **options}  # fmt: skip
-    session = Session._open("replay", model, prompt, given)
-    session._hold_calls = frozenset(decided)  # the calls held for a person in the recording
-    replayed = session.run()
+    replayed = _run_again(result, model, prompt, given, frozenset(decided))
     recorded = len(result.steps)
     if model.calls <= recorded:
         return replayed
@@ -277,6 +276,55 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
             "said next was never recorded"
         ),
     )
+
+
+def _run_again(
+    result: Result,
+    model: ScriptedModel,
+    prompt: list[Message],
+    given: dict[str, Any],
+    holds: frozenset[tuple[int, str]],
+) -> Result:
+    """The replayed run. A fork is replayed as it ran: the steps it inherited are taken again
+    as its source took them (no ceiling of the fork's stops them; of the source's, the trace
+    keeps the cost limit its projections saw), then the fork goes on from there under its own
+    options, on all the spend it carried. ``holds`` are the calls the recording held for a
+    person."""
+    carried = to_pico(result.carried_usd)  # its source's spend after the fork point
+    inherited = _inherited(result, carried)
+    opening = given
+    if inherited:  # the source's budget, as far as the trace knows it: its cost limit
+        first = result.steps[0].projection
+        opening = {
+            **given,
+            "budget": Budget(max_cost_usd=None if first is None else first.limit_usd),
+        }
+    source = Session._open("replay", model, prompt, opening)
+    source._hold_calls = holds
+    for _ in range(inherited):
+        source.step()
+    source.state.money.carry(carried)
+    if inherited:
+        source = source._fork("replay", None, None, {"budget": given["budget"]})
+        source._hold_calls = holds
+    source.forked_from = result.forked_from  # the same lineage as the run it replays
+    return source.run()
+
+
+def _inherited(result: Result, carried: int) -> int:
+    """How many of a fork's steps it inherited: its own begin where a step's projection
+    counts the carried spend as spent (0 for a run that carries none)."""
+    if carried <= 0:
+        return 0
+    before = 0
+    for step in result.steps:
+        seen = step.projection
+        if seen is None:  # a step whose worst case was not recorded: the fork's own from here
+            return step.index
+        if to_pico(seen.spent_usd) >= before + carried - len(result.steps):
+            return step.index
+        before += to_pico(step.cost_usd or 0.0)
+    return len(result.steps)
 
 
 def _recorded_decisions(decided: Mapping[tuple[int, str], CallRecord]) -> Approve:

@@ -22,7 +22,7 @@ from ._options import price_of_name
 from ._printable import printable
 from ._trace._journal import load_traces
 from ._trace._result import APPROVALS, Result
-from ._types import PICO, Budget, Price, format_usd, from_pico, price_words, to_pico
+from ._types import PICO, Budget, Price, format_usd, from_pico, to_pico
 from ._valid import type_name
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
@@ -228,7 +228,7 @@ def budget_report(
     unknown = tuple(name for name, r in zip(names, results, strict=True) if r.cost_usd is None)
     prices: dict[str, list[str]] = {}
     for name, r in zip(names, results, strict=True):
-        prices.setdefault(price_words(r.price), []).append(name)
+        prices.setdefault("none" if r.price is None else r.price.describe(), []).append(name)
     ceilings: dict[str, dict[float, Figure | None]] = {}
     max_cost: dict[float, int | None] = dict.fromkeys(ps)  # picodollars
     for ceiling in CEILINGS:

@@ -153,12 +153,13 @@ class Session(Loop):
                     if answer.back:  # answered on the waiting thread
                         shared.back = request
                         return
-                    since = shared.since = self._clock()
+                    shared.since = None  # until it is read: a clock may raise
                     shared.request = request
                     slots = shared.slots = answer.slots(request)
                 failure: BaseException | None = None
                 outcome: Any = None
                 try:
+                    since = shared.since = self._clock()
                     outcome = answer.here(self, request, slots, since)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
                     failure = exc
@@ -197,7 +198,11 @@ class Session(Loop):
                     slots.close()
                 request = turn.throw(interrupt)
             while True:
-                since = shared.since if shared.since is not None else self._clock()
+                try:
+                    since = shared.since if shared.since is not None else self._clock()
+                except BaseException as exc:  # the turn records what it knows, and re-raises
+                    request = turn.throw(exc)
+                    continue
                 outcome = self._handed[type(request)].cut(self, request, slots, since)
                 slots = None
                 request = turn.send(outcome)

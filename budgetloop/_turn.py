@@ -122,7 +122,7 @@ class Ran:
 
     record: CallRecord  # the real values: what the model is sent
     trace: CallRecord  # redacted (before any cut) when there is a ``redact``; else ``record``
-    redact_error: Exception | None = None  # ``redact`` raised: ``trace`` withholds every text
+    redact_error: BaseException | None = None  # ``redact`` raised: ``trace`` withholds every text
     message: Message = field(init=False, repr=False, compare=False)  # the result the model reads
     trace_message: Message = field(init=False, repr=False, compare=False)  # as the trace keeps it
 

@@ -314,19 +314,16 @@ class Price:
         """Cost in dollars of a reported usage."""
         return from_pico(self.usage_pico(usage))
 
-
-def price_words(price: Price | None) -> str:
-    """Which price a run was billed at, as every view says it: the source a price records
-    (``genai-prices 0.2.3: openai gpt-4o-mini``), else the rates as given, else none."""
-    if price is None:
-        return "none"
-    if price.source is not None:
-        return price.source
-    tiers = " (tiered)" if price.tiers else ""
-    return (
-        f"given: ${_rate(price.input_per_mtok)} in / ${_rate(price.output_per_mtok)} out "
-        f"a million tokens{tiers}"
-    )
+    def describe(self) -> str:
+        """Which price this is, as every view says it: its ``source`` when it has one
+        (``genai-prices 0.2.3: openai gpt-4o-mini``), else the rates as given."""
+        if self.source is not None:
+            return self.source
+        tiers = " (tiered)" if self.tiers else ""
+        return (
+            f"given: ${_rate(self.input_per_mtok)} in / ${_rate(self.output_per_mtok)} out "
+            f"a million tokens{tiers}"
+        )
 
 
 def _rate(usd: float) -> str:

@@ -84,12 +84,14 @@ class Meter:
     ``bar`` is the cost bar: the spent part, the projected next step and the ceiling, each as a
     percentage of the bar's width, and whether the next step fits (None: no cost ceiling or
     no price). ``projection`` and ``worst_case`` say the projection in words (None: none was
-    made), and ``rows`` is each ceiling's label and what is used of it, and of what."""
+    made), ``tier`` the price tier it was projected at, when the price has tiers, and ``rows``
+    is each ceiling's label and what is used of it, and of what."""
 
     bar: tuple[float, float, float, bool] | None
     projection: str | None
     worst_case: str | None
     rows: tuple[tuple[str, str], ...]
+    tier: str | None = None
 
 
 NO_PROJECTION = "no projection: an imported run's step"
@@ -102,7 +104,13 @@ def meter(projection: Projection | None, used: Used, budget: Budget) -> Meter:
     rows = tuple(meter_rows(budget, used, projection))
     if projection is None:
         return Meter(None, None, None, rows)
-    return Meter(_bar(projection), projection_text(projection), worst_case_text(projection), rows)
+    return Meter(
+        _bar(projection),
+        projection_text(projection),
+        worst_case_text(projection),
+        rows,
+        projection.tier_note,
+    )
 
 
 def _bar(p: Projection) -> tuple[float, float, float, bool] | None:
@@ -177,9 +185,9 @@ def step_head(step: Step) -> str:
             ]
     else:
         cost = "cost unknown" if step.cost_usd is None else f"{format_usd(step.cost_usd)} reported"
-        parts += [
-            cost,
-            f"{count(usage.input_tokens)} in / {count(usage.output_tokens)} out tokens reported",
-        ]
+        thought = usage.reasoning_tokens
+        said = f" ({count(thought)} of them reasoning)" if thought else ""
+        tokens = f"{count(usage.input_tokens)} in / {count(usage.output_tokens)} out"
+        parts += [cost, f"{tokens} tokens reported{said}"]
     parts.append(f"{step.seconds:.3f} s")
     return " · ".join(parts)

@@ -37,6 +37,7 @@ from budgetloop.display import (
 
 from ._log import flags, jump_targets, sent_counts
 from ._status import stop_lines
+from ._views import edited_text
 
 CUT = 20_000  # characters of one text sent to the page; the rest is fetched on demand
 ROLES = ("system", "user", "assistant", "tool")
@@ -171,12 +172,14 @@ def step_columns(
         "cost": [s.cost_usd for s in steps],
         "in": [None if x is None else x.input_tokens for x in u],
         "out": [None if x is None else x.output_tokens for x in u],
+        "rsn": [0 if x is None else x.reasoning_tokens for x in u],  # part of "out"
         "pin": [None if x is None else x.input_tokens for x in p],  # None: an imported step
         "pout": [None if x is None else x.output_tokens for x in p],
         "pcost": [None if x is None else x.cost_usd for x in p],
         "pspent": [None if x is None else x.spent_usd for x in p],
         "plimit": [None if x is None else x.limit_usd for x in p],
         "pfits": [1 if x is None or x.fits else 0 for x in p],
+        "ptier": [-1 if x is None or (n := x.tier_note) is None else sid(n) for x in p],
         "us": [round(s.seconds * 1_000_000) for s in steps],
         "text": [-1 if (t := s.text) is None else sid(t) for s in steps],
         "err": [-1 if (e := s.error) is None else sid(e) for s in steps],
@@ -354,6 +357,8 @@ def run_data(
         "cost": result.cost_usd,
         "carried": carried,
         "carried_text": sid(carried_text(carried)) if carried else -1,
+        "edited": list(result.edited),
+        "edited_text": sid(edited_text(result)) if result.edited else -1,
         "schemas": sid(json.dumps(list(result.tools), ensure_ascii=False, indent=1)),
         "ntools": len(result.tools),
         "steps": columns,

@@ -445,7 +445,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self.status.value = stop_html(result)
         meter = meter_html(
             projection, session.used, session.budget, done=session.done, label=label,
-            missing=missing, next_turn=nxt, carried=result.carried_usd,
+            missing=missing, next_turn=nxt, carried=result.carried_usd, price=result.price,
         )  # fmt: skip
         ledger = session.options.values["ledger"]
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))

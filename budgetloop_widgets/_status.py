@@ -29,10 +29,19 @@ def spent_words(result: Result, carried: float | None = None) -> str:
     return spent
 
 
+def _price_line(result: Result) -> list[tuple[str, str]]:
+    """Where the run's price came from, when it records that (a catalog's price)."""
+    price = result.price
+    if price is None or price.source is None:
+        return []
+    return [("price", f"priced at: {price.describe()}")]
+
+
 def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, str]]:
     """How the run ended, line by line, each with its kind: ``head`` (the stop, the steps,
-    the spend), ``why`` (what the stop means), ``detail``, ``error``, ``output`` (a typed
-    answer, ``output=``: said before its JSON) and ``answer``."""
+    the spend), ``why`` (what the stop means), ``price`` (where a catalog's price came from),
+    ``detail``, ``error``, ``output`` (a typed answer, ``output=``: said before its JSON) and
+    ``answer``."""
     taken = f"{plural(len(result.steps), 'step')} taken · {spent_words(result, carried)}"
     source = [] if result.imported is None else [("imported", result.imported.describe())]
     if result.stop is None and result.imported is not None:
@@ -40,11 +49,13 @@ def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, 
             *source,
             ("head", f"Ended without an answer: {taken}"),
             ("why", "the source does not say why: its last model reply asked for tools"),
+            *_price_line(result),
         ]
     if result.stop is None:
         return [
             ("head", f"No stop recorded: {taken}"),
             ("why", "the run had not ended when this trace was written"),
+            *_price_line(result),
         ]
     if result.answered:
         head = f"Run ended: answered · {taken}"
@@ -53,7 +64,7 @@ def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, 
     why = stop_words(result.stop)
     if result.answered and result.output is not None:
         why = "the model called final_answer with an answer that fits the output type"
-    lines = [*source, ("head", head), ("why", why)]
+    lines = [*source, ("head", head), ("why", why), *_price_line(result)]
     if result.detail:
         lines.append(("detail", result.detail))
     if result.error:

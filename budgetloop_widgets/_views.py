@@ -20,6 +20,7 @@ from budgetloop import (
     Budget,
     Message,
     NextTurn,
+    Price,
     Projection,
     Result,
     Step,
@@ -77,6 +78,7 @@ def meter_html(
     missing: str = "no projection",
     next_turn: NextTurn | None = None,
     carried: float = 0.0,
+    price: Price | None = None,
 ) -> str:
     """The budget meter (``budgetloop.display.meter``: the cost bar, the projection in words,
     a row for each ceiling) as HTML.
@@ -85,7 +87,8 @@ def meter_html(
     the loop says the next step will do (``Session.next_turn``): a stop before the model is
     called, or a final answer without tools, is said under the ceilings while the run goes on.
     ``carried`` (``Result.carried_usd``) is the part of the spend a fork carried from the run
-    it came from, which none of its steps accounts for: said under the projection.
+    it came from, which none of its steps accounts for: said under the projection. ``price``
+    is the run's: where it came from is said when it records a source (a catalog's price).
     """
     figures = meter(projection, used, budget)
     parts = ['<div class="bl-meter">']
@@ -100,6 +103,10 @@ def meter_html(
             f'<div class="bl-why">worst case: {escape(figures.worst_case or "")}; '
             "the model usually writes fewer, so a step's reported cost is lower</div>"
         )
+        if figures.tier is not None:
+            parts.append(f'<div class="bl-tier">{escape(figures.tier)}</div>')
+    if price is not None and price.source is not None:
+        parts.append(f'<div class="bl-price">price: {escape(price.describe())}</div>')
     if carried:
         parts.append(f'<div class="bl-carried">{escape(carried_text(carried))}</div>')
     cells = "".join(
@@ -111,6 +118,21 @@ def meter_html(
         parts.append(next_turn_html(next_turn))
     parts.append("</div>")
     return "".join(parts)
+
+
+def edited_text(result: Result) -> str:
+    """What a fork changed (``Result.edited``), said beside every context it shows."""
+    edited = result.edited
+    described = []
+    for i in edited:
+        m = result.messages[i]
+        described.append(f"{i} ({m.role}{f': {m.name}' if m.name else ''})")
+    which = f"message {described[0]}" if len(edited) == 1 else "messages " + ", ".join(described)
+    return (
+        f'This run is a fork that changed {which}, marked "edited by the fork" where a context '
+        "shows it: the steps it kept show their calls as they ran, and the contexts sent after "
+        "the fork hold the changed text."
+    )
 
 
 def next_turn_html(nxt: NextTurn) -> str:

@@ -533,6 +533,7 @@ function meter(run, i) {
   if (st.worst[i] >= 0) {
     box.append(h("div", { class: "blv-muted", text: `worst case: ${run.s(st.worst[i])}; the model usually writes fewer, so a step's reported cost is lower` }));
   }
+  if (st.ptier && st.ptier[i] >= 0) { box.append(h("div", { class: "blv-tier", text: run.s(st.ptier[i]) })); }
   if (run.d.carried_text >= 0) { box.append(h("div", { class: "blv-carried", text: run.s(run.d.carried_text) })); }
   const rows = h("div", { class: "blv-ceilings" });
   run.d.meter_labels.forEach((label, k) => {
@@ -668,12 +669,14 @@ export function contextRows(run, upto, shown = CONTEXT_SHOWN) {
   return { upto, first, rows, tokens: withTokens };
 }
 
-export function contextTable(ctx, head) {
+// ``edited``: the indexes of the messages a fork changed (Result.edited), marked where shown.
+export function contextTable(ctx, head, edited = []) {
   let line = head || plural(ctx.upto, "message");
   if (ctx.first) { line += `; showing the latest ${count(ctx.upto - ctx.first)}`; }
-  const rows = ctx.rows.map(([m, role, text, tokens]) => h("tr", { class: `blv-role-${ROLES.includes(role) ? role : "other"}` },
+  const changed = new Set(edited);
+  const rows = ctx.rows.map(([m, role, text, tokens]) => h("tr", { class: `blv-role-${ROLES.includes(role) ? role : "other"}${changed.has(m) ? " blv-edited" : ""}` },
     h("td", { class: "blv-num", text: String(m) }),
-    h("td", { text: role }),
+    h("td", { text: changed.has(m) ? `${role} · edited by the fork` : role }),
     ctx.tokens ? h("td", { class: "blv-num", text: count(tokens) }) : null,
     h("td", {}, h("pre", { text }))));
   const heads = ["#", "role", ...(ctx.tokens ? ["tokens, estimated"] : []), "content"];
@@ -734,9 +737,11 @@ function detailOf(view, run, i, withMeter) {
   let head = `${plural(run.d.sent[i], "message")}; ${count(st.pin[i])} input tokens projected`;
   if (st.in[i] !== null) { head += `, ${count(st.in[i])} reported`; }
   box.append(h("div", { class: "blv-section", text: "Context sent to this step" }));
+  if (run.d.edited_text >= 0) { box.append(h("div", { class: "blv-edited-note", text: run.s(run.d.edited_text) })); }
   const local = Boolean(run.d.messages);
-  later(box, () => (local ? contextTable(contextRows(run, run.d.sent[i]), head)
-    : view.host.ask({ type: "context", step: i }).then((ctx) => contextTable(ctx, head))));
+  const edited = run.d.edited || [];
+  later(box, () => (local ? contextTable(contextRows(run, run.d.sent[i]), head, edited)
+    : view.host.ask({ type: "context", step: i }).then((ctx) => contextTable(ctx, head, edited))));
   const request = h("pre", { class: "blv-request", hidden: true });
   const toggle = h("button", {
     type: "button", class: "blv-button", "aria-expanded": "false", text: "request as sent",
@@ -1017,7 +1022,7 @@ function traceView(host, doc, el) {
 
 function panelView(host, doc, el) {
   const run = new Run(doc, doc.runs[0]);
-  const now = () => contextTable(contextRows(run, run.d.messages.c.length, doc.context_shown || CONTEXT_SHOWN), doc.context_head || "");
+  const now = () => contextTable(contextRows(run, run.d.messages.c.length, doc.context_shown || CONTEXT_SHOWN), doc.context_head || "", run.d.edited || []);
   const view = new StepsView(host, doc, run, {
     label: "steps of the run", follow: true, meter: true,
     context: () => h("div", {}, h("div", { class: "blv-section", text: "Context now" }), now()),

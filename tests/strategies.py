@@ -52,6 +52,9 @@ PRICE = Price(input_per_mtok=3.0, output_per_mtok=15.0)
 TOOL_NAMES = ("alpha", "beta", "gamma")
 
 
+Point = Callable[[], None]  # called where user code runs, for a test to break it there
+
+
 class Unwound(BaseException):
     """A BaseException that is neither KeyboardInterrupt nor SystemExit, raised by a tool."""
 
@@ -122,8 +125,11 @@ class Built:
 # -- building a scenario into objects -------------------------------------------------------------
 
 
-def make_tool(spec: ToolSpec, clock: FakeClock, log: list[tuple[Any, ...]], model: Any) -> Tool:
+def make_tool(
+    spec: ToolSpec, clock: FakeClock, log: list[tuple[Any, ...]], model: Any, point: Point
+) -> Tool:
     def body(q: str, n: int = 0) -> str:
+        point()
         log.append(("tool", spec.name, q, model.calls - 1))
         if spec.kind == "raise":
             raise ValueError(f"{spec.name} failed on {q}")
@@ -138,9 +144,10 @@ def make_tool(spec: ToolSpec, clock: FakeClock, log: list[tuple[Any, ...]], mode
 
 
 def make_entry(
-    turn: TurnSpec, clock: FakeClock, log: list[tuple[Any, ...]]
+    turn: TurnSpec, clock: FakeClock, log: list[tuple[Any, ...]], point: Point
 ) -> Callable[[list[Message], list[dict[str, Any]]], Any]:
     def entry(messages: list[Message], tools: list[dict[str, Any]]) -> Any:
+        point()
         log.append(("model", turn.kind))
         clock.advance(turn.seconds)
         if turn.kind == "raise":
@@ -158,16 +165,21 @@ def make_entry(
     return entry
 
 
-def build(s: Scenario) -> Built:
+def _nothing() -> None:
+    return None
+
+
+def build(s: Scenario, point: Point = _nothing) -> Built:
+    """Fresh objects for ``s``; ``point()`` is called as each model call and tool starts."""
     clock = FakeClock()
     log: list[tuple[Any, ...]] = []
     model = ScriptedModel(
-        [make_entry(t, clock, log) for t in s.turns],
+        [make_entry(t, clock, log, point) for t in s.turns],
         price=s.price,
         max_output_tokens=s.max_output_tokens,
         repeat_last=s.repeat_last,
     )
-    tools = [make_tool(t, clock, log, model) for t in s.tools]
+    tools = [make_tool(t, clock, log, model, point) for t in s.tools]
     kwargs: dict[str, Any] = {
         "tools": tools,
         "budget": s.budget,

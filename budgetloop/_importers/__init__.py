@@ -32,7 +32,7 @@ _READERS = {  # the one-document formats: each one's test, reader and name, in t
     "pydantic-ai": (_pydantic_ai.looks_like, _pydantic_ai.run, "pydantic-ai's messages JSON"),
     "anthropic": (_anthropic.looks_like, _anthropic.run, "an Anthropic Messages log"),
     "responses": (_responses.looks_like, _responses.run, "OpenAI Responses input items"),
-    "chat": (_chat.looks_like, _chat.run, "a Chat Completions message log"),
+    "chat": (_chat.looks_like, _chat.runs, "a Chat Completions message log"),
 }
 
 
@@ -103,6 +103,8 @@ def _runs(fmt: str, document: Any, lines: bool, where: str, raw: bytes) -> list[
         return _agents.runs(entries, where)
     if lines:
         raise ValueError(f"{_READERS[fmt][2]} is one JSON document, not JSON Lines.")
+    if fmt == "chat":  # a run per user turn
+        return _chat.runs(document, where, raw)
     return [_READERS[fmt][1](document, where, raw)]
 
 

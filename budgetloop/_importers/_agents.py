@@ -132,7 +132,17 @@ def _usage(raw: Any, path: str) -> Usage | None:
             f"{at(path, 'input_tokens')}: {inputs_n} input tokens is fewer than "
             f"the {cached_n + written_n} read from and written to the cache."
         )
-    return Usage(inputs_n, count(outputs, at(path, "output_tokens")) or 0, cached_n, written_n)
+    outputs_n = count(outputs, at(path, "output_tokens")) or 0
+    out_details = usage.get("output_tokens_details") or usage.get("completion_tokens_details")
+    out_where = at(path, "output_tokens_details")
+    out_details = obj(out_details or {}, out_where)
+    reasoning_n = count(out_details.get("reasoning_tokens"), at(out_where, "reasoning_tokens"))
+    if (reasoning_n or 0) > outputs_n:
+        raise ValueError(
+            f"{at(path, 'output_tokens')}: {outputs_n} output tokens is fewer than "
+            f"the {reasoning_n} spent reasoning."
+        )
+    return Usage(inputs_n, outputs_n, cached_n, written_n, reasoning_n or 0)
 
 
 def _output(value: Any, path: str) -> tuple[str | None, list[Call]]:

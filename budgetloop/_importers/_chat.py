@@ -1,9 +1,10 @@
 """An OpenAI Chat Completions message log: a JSON array of messages, or an object with
 ``messages`` (the shape almost every framework can give: pydantic-ai, openai-agents, LangChain).
 
-Each assistant message is a step; its ``tool_calls`` are paired with the ``tool`` messages that
-answer them by ``tool_call_id``, else by order and name. A log holds no usage, cost or time:
-those are left unknown, never made up."""
+Each user turn is a run (a follow-up after a reply begins the next, with all before it as its
+context); each assistant message is a step; its ``tool_calls`` are paired with the ``tool``
+messages that answer them by ``tool_call_id``, else by order and name. A log holds no usage,
+cost or time: those are left unknown, never made up."""
 
 from __future__ import annotations
 
@@ -110,18 +111,34 @@ def messages(value: Any, path: str) -> list[Message]:
     return [message(raw, at(path, i)) for i, raw in enumerate(items(value, path))]
 
 
-def run(document: Any, path: str | None, raw: bytes) -> Run:
-    """The log as one run: the messages before the first assistant message are its context."""
+def runs(document: Any, path: str | None, raw: bytes) -> list[Run]:
+    """The log's runs: one per user turn. A run is the loop from a prompt to its answer, so a
+    message the user sent after a reply (a follow-up) begins the next run, whose context is
+    every message before its first model call, that reply and follow-up included."""
     where = ""
     log = document
     if isinstance(document, dict):
         where = "messages"
         log = get(document, "", "messages")
     found = messages(log, where)
-    first = next((i for i, m in enumerate(found) if m.role == "assistant"), len(found))
+    starts = [next((i for i, m in enumerate(found) if m.role == "assistant"), len(found))]
+    for i in range(starts[0] + 1, len(found)):
+        said, before = found[i], found[i - 1]
+        if said.role == "assistant" and before.role not in ("assistant", "tool"):
+            starts.append(i)  # the first reply after a follow-up
+    ends = [*starts[1:], len(found)]
+    run_id = content_hash(raw)
+    return [
+        _run(found, first, end, path, run_id if n == 0 else f"{run_id}-{n}")
+        for n, (first, end) in enumerate(zip(starts, ends, strict=True))
+    ]
+
+
+def _run(found: list[Message], first: int, end: int, path: str | None, run_id: str) -> Run:
+    """The run whose model calls are ``found[first:end]``'s assistant messages."""
     turns: list[Turn] = []
     executions: list[Execution] = []
-    for position, entry in enumerate(found[first:], start=first):
+    for position, entry in enumerate(found[first:end], start=first):
         if entry.role == "assistant":
             turn = Turn(float(position), float(position), entry.content, order=position)
             turn.calls = [Call(c.name, c.id, c.arguments) for c in entry.tool_calls]
@@ -145,7 +162,7 @@ def run(document: Any, path: str | None, raw: bytes) -> Run:
         turns=turns,
         context=found[:first],
         executions=executions,
-        run_id=content_hash(raw),
+        run_id=run_id,
         seconds=0.0,
         timed=False,
     )

@@ -231,7 +231,14 @@ def _usage(span: Span) -> Usage | None:
             f"{span.where(names['input'])}: {counts['input']} input tokens is fewer than the "
             f"{counts['read'] + counts['write']} read from and written to the cache."
         )
-    return Usage(counts["input"], counts["output"], counts["read"], counts["write"])
+    reasoning_key = "gen_ai.usage.reasoning.output_tokens"
+    reasoning = count(span.get(reasoning_key), span.where(reasoning_key)) or 0
+    if reasoning > counts["output"]:
+        raise ValueError(
+            f"{span.where(names['output'])}: {counts['output']} output tokens is fewer than the "
+            f"{reasoning} spent reasoning."
+        )
+    return Usage(counts["input"], counts["output"], counts["read"], counts["write"], reasoning)
 
 
 def _projection(span: Span, max_tokens: int | None) -> Projection | None:

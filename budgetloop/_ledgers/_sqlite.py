@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._types import from_pico
-from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
+from ._base import DEFAULT_LEASE, Clock, Ledger, LedgerError, Reservation, period_index
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS spend ("
@@ -27,6 +27,7 @@ SCHEMA = (
     " pico INTEGER NOT NULL, expires REAL NOT NULL)",
     "CREATE TABLE IF NOT EXISTS settled (id TEXT PRIMARY KEY, at REAL NOT NULL)",
 )
+_BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 SETTLED_KEPT = 86400.0  # a settle retried within a day of the first is recognised and not re-added
 
 
@@ -40,6 +41,9 @@ class SqliteLedger(Ledger):
     a power cut, at the price of a disk sync per reserve and per settle. ``durable=False``
     (``synchronous=NORMAL``) still survives any process being killed, but a power cut or an
     operating-system crash can lose the last commits.
+
+    Opening waits up to ``timeout`` seconds for a file another connection holds locked, then
+    raises ``LedgerError`` saying it is busy; a path it cannot open or write is a ValueError.
 
     It pickles as what it points at (the path, the limit, the period, the lease, the clock, the
     timeout and ``durable``): a copy in another process opens the same file and shares its spend
@@ -79,6 +83,12 @@ class SqliteLedger(Ledger):
                     db.execute(statement)
         except sqlite3.Error as exc:
             self.close()
+            if _busy(exc):  # not a wrong path: another connection held it for the whole timeout
+                raise LedgerError(
+                    f"SqliteLedger: the file {self.path!r} is busy: another connection held its "
+                    f"lock for the whole timeout of {self._timeout:g} s "
+                    f"({type(exc).__name__}: {exc}); try again, or give a longer timeout."
+                ) from exc
             raise ValueError(
                 f"SqliteLedger: path must be an SQLite file this process can write, "
                 f"got {self.path!r} ({type(exc).__name__}: {exc})."
@@ -177,6 +187,14 @@ class SqliteLedger(Ledger):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite gave up waiting for a lock (the error code is there from Python 3.11)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _BUSY
+    return str(exc) in ("database is locked", "database table is locked")
 
 
 def _reopen(path: str, limit: int, options: dict[str, Any]) -> SqliteLedger:

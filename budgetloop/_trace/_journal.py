@@ -33,6 +33,7 @@ from ._read import (
     content_id,
     get_key,
     read_budget,
+    read_edited,
     read_messages,
     read_options,
     read_price,
@@ -80,7 +81,7 @@ class Journal:
         file cut before its end line still loads with all the run has spent."""
         self.started = True
         data = result.to_dict()
-        keys = ("format", "version", "run_id", "forked_from", "budget", "price",
+        keys = ("format", "version", "run_id", "forked_from", "edited", "budget", "price",
                 "max_output_tokens", "options")  # fmt: skip
         head = {k: data[k] for k in keys}
         carried = to_pico(result.cost_usd or 0.0) - sum(
@@ -357,6 +358,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
         options=header["options"],
         run_id=header["run_id"] or content_id(raw),
         forked_from=header["forked_from"],
+        edited=header["edited"],
         output=end.get("output"),
     )
 
@@ -374,6 +376,9 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
         "carried": to_pico(as_number(get_key(entry, "", "carried_usd", 0.0), "carried_usd")),
         "run_id": as_text(get_key(entry, "", "run_id", None), "run_id") or None,
         "forked_from": as_text(get_key(entry, "", "forked_from", None), "forked_from"),
+        "edited": read_edited(
+            get_key(entry, "", "edited", ()), "edited", len(get_key(entry, "", "messages"))
+        ),
     }
 
 

@@ -219,6 +219,7 @@ def read_projection(value: Any, path: str) -> Projection | None:
         spent_usd=as_number(get("spent_usd"), _at(path, "spent_usd")),
         limit_usd=as_number(get("limit_usd"), _at(path, "limit_usd"), optional=True),
         fits=as_bool(get("fits"), _at(path, "fits")),
+        tier=as_int(get_key(data, path, "tier", None), _at(path, "tier"), optional=True),
     )
 
 
@@ -446,11 +447,12 @@ def read_result(value: Any) -> Result:
     cost = as_number(get("cost_usd"), "cost_usd", optional=True)
     if cost is not None:  # None: an imported run whose source holds no cost
         check_spend(cost, steps, "cost_usd")
+    messages = read_messages(get("messages"), "messages")
     return Result(
         stop=read_stop(get("stop"), "stop"),
         answer=as_text(get("answer", None), "answer"),
         steps=steps,
-        messages=read_messages(get("messages"), "messages"),
+        messages=messages,
         cost_usd=cost,
         seconds=as_number(get("seconds", 0.0), "seconds"),
         budget=read_budget(get("budget"), "budget"),
@@ -464,9 +466,27 @@ def read_result(value: Any) -> Result:
         options=read_options(get("options", {}), "options"),
         run_id=read_run_id(get("run_id", None), "run_id", value),
         forked_from=as_text(get("forked_from", None), "forked_from"),
+        edited=read_edited(get("edited", ()), "edited", len(messages)),
         imported=read_imported(get("imported", None), "imported"),
         output=as_json(get("output", None), "output"),
     )
+
+
+def read_edited(value: Any, path: str, messages: int) -> tuple[int, ...]:
+    """The indexes of the messages a fork edited: ascending, each one of the ``messages``."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{path}: expected a list of message indexes, got {kind(value)}.")
+    out: list[int] = []
+    for i, index in enumerate(value):
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise ValueError(f"{path}[{i}]: expected a message index, got {kind(index)}.")
+        if not 0 <= index < messages or (out and index <= out[-1]):
+            raise ValueError(
+                f"{path}[{i}]: expected an index below {messages} and above the one before, "
+                f"got {index}."
+            )
+        out.append(index)
+    return tuple(out)
 
 
 def read_run_id(value: Any, path: str, content: Any) -> str:

@@ -305,7 +305,10 @@ class Result:
     written before budgetloop recorded them.
     ``run_id`` names the run (in its journal, its spans and ``to_dict()``); ``forked_from`` is
     the ``run_id`` of the run it was forked from (``Session.fork``, ``resume``), or None. Both
-    are the run's identity, not its content, and are left out of ``==``. ``cost_usd`` is None
+    are the run's identity, not its content, and are left out of ``==``. ``edited`` are the
+    indexes in ``messages`` of the messages a fork changed (``fork(at, messages=...)``: edited,
+    added, or put where another was) from the context it was forked at; empty for a run that
+    no fork edited. ``cost_usd`` is None
     only for a run imported from a source that records no cost (``imported`` says which).
     """
 
@@ -324,6 +327,7 @@ class Result:
     options: RunOptions = field(default_factory=lambda: RunOptions())
     run_id: str = field(default_factory=new_run_id, compare=False)
     forked_from: str | None = field(default=None, compare=False)
+    edited: tuple[int, ...] = ()
     imported: Imported | None = None
     # output=T: the final answer, an instance of T (its JSON once read back from a trace, as
     # ``answer`` holds it as text); None when the run gave no answer that fits
@@ -410,6 +414,7 @@ class Result:
             "version": VERSION,
             "run_id": self.run_id,
             "forked_from": self.forked_from,
+            "edited": list(self.edited),
             "imported": None if self.imported is None else self.imported.to_dict(),
             "stop": None if self.stop is None else self.stop.value,
             "answered": self.answered,

@@ -22,6 +22,7 @@ from budgetloop import (
     Stop,
     ToolCall,
     Usage,
+    budget_report,
     load_trace,
     run_many,
 )
@@ -122,6 +123,32 @@ def test_a_run_that_raises_is_that_runs_model_error_with_its_steps(tmp_path: Pat
     assert bad.error == "ValueError: no count for this one"
     assert bad.steps == ()
     assert load_trace(tmp_path / "run-0002.jsonl") == bad
+
+
+def test_a_run_that_raises_keeps_one_trace_file_and_the_report_counts_it_once(
+    tmp_path: Path,
+) -> None:
+    def count(messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        if any(m.role == "tool" and m.content == "boom" for m in messages):
+            raise RuntimeError("the counter broke")  # after its first step was written
+        return 100
+
+    model = lambda messages, tools: reply(messages)  # noqa: E731
+    results = run_many(
+        model, ["fine", "boom", "also fine"], tools=[echo], count_tokens=count,
+        price=Price(1000.0, 1000.0), trace_dir=tmp_path, progress=False,
+    )  # fmt: skip
+    assert [r.stop for r in results] == [Stop.ANSWERED, Stop.MODEL_ERROR, Stop.ANSWERED]
+    # its journal is ended with what became of it, not renamed aside for a second file
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "run-0000.jsonl", "run-0001.jsonl", "run-0002.jsonl",
+    ]  # fmt: skip
+    assert load_trace(tmp_path / "run-0001.jsonl") == results[1]
+    report = budget_report(tmp_path)
+    assert report.runs == 3
+    billed = sum(r.cost_usd or 0.0 for r in results)
+    assert billed == pytest.approx(2 * 0.24 + 0.11)
+    assert report.total_cost_usd == pytest.approx(billed)
 
 
 def test_the_error_of_a_run_that_raises_is_redacted() -> None:

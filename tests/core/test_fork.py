@@ -250,3 +250,36 @@ def test_every_run_has_an_id_and_a_fork_names_the_run_it_came_from(tmp_path: Any
     resumed = resume(path, model, tools=[rate, transfer], at=2)
     assert resumed.result.forked_from == source.run_id
     assert resumed.run().run_id not in (source.run_id, fork.result.run_id)
+
+
+def test_a_fork_records_which_messages_it_changed_and_the_trace_keeps_them(
+    tmp_path: Any,
+) -> None:
+    # issue 29, item 3: a fork's view showed the old tool result in step 0 and the new one only
+    # in step 1's context, with nothing saying the fork had changed it
+    from budgetloop import Result, load_trace
+
+    s = session()
+    s.run()
+    assert s.result.edited == ()
+    context = s.messages[:3]
+    edited = [*context[:2], Message("tool", "0.5", tool_call_id="r1", name="rate")]
+    fixed = ScriptedModel(["not sending", "still not"], price=PRICE, max_output_tokens=50)
+    fork = s.fork(1, messages=edited, complete=fixed, trace_path=tmp_path / "fork.jsonl")
+    assert fork.result.edited == (2,)
+    result = fork.run()
+    assert result.edited == (2,)
+    assert result.messages[2].content == "0.5"
+    assert Result.from_dict(result.to_dict()).edited == (2,)
+    assert load_trace(tmp_path / "fork.jsonl").edited == (2,)  # the journal keeps it
+    assert s.fork(1).result.edited == ()  # a fork that changed nothing
+    added = [*edited, Message("user", "and check twice")]
+    assert s.fork(1, messages=added, complete=fixed).result.edited == (2, 3)
+    # a fork of the fork keeps the mark on the message it did not change again
+    again = fork.fork(1, messages=added, complete=fixed)
+    assert again.result.edited == (2, 3)
+    undone = fork.fork(1, messages=context, complete=fixed)
+    assert undone.result.edited == (2,)  # put back as it was: still not the fork's context
+    bad = result.to_dict() | {"edited": [2, 9]}
+    with pytest.raises(ValueError, match=r"edited\[1\]: expected an index below 4 and above"):
+        Result.from_dict(bad)

@@ -172,6 +172,44 @@ def test_a_chat_completions_log_imports_with_what_a_log_holds(name: str, tmp_pat
     assert load_trace(wrapped).format() == result.format()
 
 
+def test_a_chat_log_with_a_follow_up_is_a_run_per_user_turn(tmp_path: Path) -> None:
+    def asks(call_id: str, isin: str) -> dict[str, Any]:
+        function = {"name": "price", "arguments": json.dumps({"isin": isin})}
+        return {"role": "assistant", "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": function}]}  # fmt: skip
+
+    log = [
+        {"role": "system", "content": "Price things."},
+        {"role": "user", "content": "What is A worth?"},
+        asks("call_1", "A"),
+        {"role": "tool", "tool_call_id": "call_1", "content": "118.4"},
+        {"role": "assistant", "content": "A is 118.4."},
+        {"role": "user", "content": "And B?"},  # the follow-up
+        asks("call_2", "B"),
+        {"role": "tool", "tool_call_id": "call_2", "content": "7.5"},
+        {"role": "assistant", "content": "B is 7.5."},
+    ]
+    path = write(tmp_path / "log.json", log)
+    first, second = load_traces(path)
+    assert [s.text for s in first.steps] == [None, "A is 118.4."]
+    assert [s.text for s in second.steps] == [None, "B is 7.5."]
+    assert (first.stop, first.answer, second.stop, second.answer) == (
+        Stop.ANSWERED, "A is 118.4.", Stop.ANSWERED, "B is 7.5.",
+    )  # fmt: skip
+    # what each model call was sent is what the log says it was sent, the follow-up included
+    sent = second.request(0).messages
+    assert [(m.role, m.content) for m in sent[-2:]] == [
+        ("assistant", "A is 118.4."), ("user", "And B?"),
+    ]  # fmt: skip
+    assert [m.content for m in second.request(1).messages][-3:] == ["And B?", None, "7.5"]
+    assert first.run_id != second.run_id
+    # each replays whole: all four recorded model calls, at the price given
+    again = [replay(r, price=PRICE, max_output_tokens=100) for r in (first, second)]
+    assert [(r.stop, len(r.steps)) for r in again] == [(Stop.ANSWERED, 2)] * 2
+    with pytest.raises(ValueError, match=r"holds 2 runs; load_trace reads one run"):
+        load_trace(path)
+
+
 def test_budgetloops_own_export_imports_with_its_stop_costs_and_projections() -> None:
     result = load_trace(PEERS / "budgetloop_export_otlp.json")
     assert result.stop is Stop.MAX_COST_USD

@@ -13,11 +13,13 @@ import pytest
 from budgetloop import (
     Budget,
     Completion,
+    MemoryLedger,
     Message,
     ScriptedModel,
     ToolCall,
     Usage,
     astart,
+    load_trace,
     run,
     start,
     tool,
@@ -120,6 +122,48 @@ def test_a_raising_redact_withholds_the_text_but_keeps_the_money() -> None:
     assert session.result.cost_usd == PRICE.cost(10, 1)
     assert session.steps[0].text == "[withheld: redact raised]"
     assert "secret" not in str(session.result.to_dict())
+
+
+def test_an_interrupt_in_redact_while_the_step_is_recorded_loses_nothing(tmp_path: Any) -> None:
+    sent: list[int] = []
+
+    def model(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        sent.append(len(messages))
+        call = ToolCall("note", {"label": str(len(sent))}, f"c{len(sent)}")
+        return Completion(text="a secret", tool_calls=[call], usage=Usage(1000, 100))
+
+    @tool
+    def note(label: str) -> str:
+        """Notes."""
+        return label
+
+    broke = [False]
+
+    def redact(text: str) -> str:
+        if "secret" in text and not broke[0]:
+            broke[0] = True
+            raise KeyboardInterrupt  # Ctrl-C while the billed step is being recorded
+        return text.replace("secret", "[x]")
+
+    ledger = MemoryLedger(limit_usd=10.0)
+    path = tmp_path / "run.jsonl"
+    session = start(
+        model, "go", tools=[note], redact=redact, ledger=ledger, price=PRICE,
+        max_output_tokens=100, trace_path=path, budget=Budget(max_steps=2),
+    )  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        session.step()
+    # The billed call is a step of the result, of the ledger and of the trace file alike.
+    assert session.result.cost_usd == ledger.spent_usd() == 0.0045
+    (step,) = session.steps
+    assert step.text == "[withheld: redact raised]"
+    assert [m.role for m in session.messages] == ["user", "assistant", "tool"]
+    result = session.run()
+    assert sent == [1, 3]  # the next step sent the next request, not the same one again
+    assert result.stop == "max_steps"
+    assert result.cost_usd == ledger.spent_usd() == 0.009
+    assert load_trace(path).to_dict() == result.to_dict()
+    assert "secret" not in path.read_text()
 
 
 def test_a_cancelled_model_call_in_flight_is_billed_at_its_worst_case() -> None:

@@ -4,6 +4,9 @@ settle and release, leases, periods, and errors for bad input. Redis runs on a r
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -13,7 +16,14 @@ from typing import Any
 import pytest
 
 from budgetloop._types import to_pico
-from budgetloop.ledger import Ledger, MemoryLedger, RedisLedger, Reservation, SqliteLedger
+from budgetloop.ledger import (
+    Ledger,
+    LedgerError,
+    MemoryLedger,
+    RedisLedger,
+    Reservation,
+    SqliteLedger,
+)
 from tests.ledger_support import NO_REDIS, redis_server
 
 KINDS = ["memory", "sqlite", "redis"]
@@ -421,6 +431,41 @@ def test_sqlite_durability_is_the_synchronous_pragma(tmp_path: Path) -> None:
         SqliteLedger(tmp_path / "a.db", 1.0, durable=1)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^SqliteLedger: timeout must be seconds > 0, got nan.$"):
         SqliteLedger(tmp_path / "a.db", 1.0, timeout=math.nan)
+
+
+def test_an_sqlite_file_another_process_holds_locked_is_busy_after_the_timeout(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ledger.db"
+    SqliteLedger(path, 1.0).close()
+    holder = subprocess.Popen(  # another process takes the write lock and keeps it
+        [sys.executable, "-c", HOLD_LOCK, str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "locked\n"
+        began = time.monotonic()
+        with pytest.raises(LedgerError) as info:
+            SqliteLedger(path, 1.0, timeout=0.3)
+        assert time.monotonic() - began >= 0.3  # it waited as its timeout says
+        assert str(info.value) == (
+            f"SqliteLedger: the file {str(path)!r} is busy: another connection held its lock "
+            "for the whole timeout of 0.3 s (OperationalError: database is locked); try "
+            "again, or give a longer timeout."
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert SqliteLedger(path, 1.0).spent_usd() == 0.0  # free again: the same path opens
+
+
+HOLD_LOCK = """
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+db.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(60)
+"""
 
 
 def test_an_sqlite_path_that_cannot_be_opened_is_named(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ from budgetloop import (
     Usage,
     load_trace,
     run,
+    run_many,
     start,
 )
 from budgetloop.ledger import LedgerError, RedisLedger
@@ -304,3 +305,28 @@ def load_trace_dict(result: Any) -> Any:
     from budgetloop import Result
 
     return Result.from_dict(json.loads(json.dumps(result.to_dict(), allow_nan=False)))
+
+
+class RefusesThenGoesAway(MemoryLedger):
+    """A store that answers a reserve (refusing it: its limit is below a turn) and then does
+    not answer when asked its totals, as a network store that went away in between."""
+
+    def _totals(self, now: float) -> tuple[int, int]:
+        raise ConnectionError("the store went away")
+
+
+def test_a_ledger_that_refuses_and_then_goes_away_is_a_shared_budget_stop() -> None:
+    model = Counting(3)
+    ledger = RefusesThenGoesAway(0.001)  # below the first turn's worst case
+    result = run(model, "go", ledger=ledger, **OPTIONS)
+    assert (result.stop, result.steps, model.calls) == (Stop.SHARED_BUDGET, (), 0)
+    assert result.error == "ConnectionError: the store went away"
+    assert result.detail == (
+        "the shared ledger refused the next turn's worst case $0.0011, then did not answer "
+        "for its totals (ConnectionError: the store went away)"
+    )
+    # run_many records it as what it is, not as a model_error
+    many = run_many(model, ["a", "b"], ledger=ledger, progress=False, **OPTIONS)
+    assert [r.stop for r in many] == [Stop.SHARED_BUDGET] * 2
+    assert [r.detail for r in many] == [result.detail] * 2
+    assert model.calls == 0

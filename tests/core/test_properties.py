@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
-from budgetloop import Result, Stop, arun, run, start
+from budgetloop import Message, Result, Stop, arun, load_trace, run, start
 from budgetloop._dispatch import ABANDONED
 from budgetloop._schema._check import ArgumentError, check_arguments
+from budgetloop.ledger import MemoryLedger
 from tests.strategies import PROMPT, Built, Scenario, build, scenarios
 
 CEILING_STOPS = {
@@ -220,3 +224,71 @@ def test_the_async_driver_gives_the_same_trace(s: Scenario) -> None:
     async_result = asyncio.run(arun(awaited.model, PROMPT, **awaited.kwargs))
     assert replace(async_result, run_id=result.run_id).to_dict() == result.to_dict()
     assert Counter(awaited.log) == Counter(ran.log)
+
+
+# -- an interrupt at any point of a turn loses nothing --------------------------------------------
+
+
+class Interrupting:
+    """Every point where user code runs in a turn (the model, each tool, ``redact``,
+    ``count_tokens`` and the clock), counted; the ``at``-th raises ``KeyboardInterrupt``."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+        self.points = 0
+        self.armed = False  # counting starts with the first turn
+        self.fired = False
+
+    def point(self) -> None:
+        self.points += self.armed
+        if self.points == self.at and not self.fired:
+            self.fired = True
+            raise KeyboardInterrupt
+
+
+@given(scenarios(deterministic=True), st.integers(1, 80))
+def test_an_interrupt_at_any_point_of_a_turn_loses_nothing(s: Scenario, at: int) -> None:
+    hit = Interrupting(at)
+    built = build(s, hit.point)
+    answered: list[str] = []  # the requests of calls that returned
+
+    def complete(messages: list[Message], tools: list[dict[str, Any]]) -> Any:
+        reply = built.model(messages, tools)
+        answered.append(repr(messages))
+        return reply
+
+    def redact(text: str) -> str:
+        hit.point()
+        return text
+
+    def count(messages: list[Message], tools: list[dict[str, Any]]) -> int:
+        hit.point()
+        return 10 * len(messages)
+
+    def clock() -> float:
+        hit.point()
+        return built.clock.now
+
+    ledger = MemoryLedger(limit_usd=1000.0)  # it needs to know each call's worst case
+    options = {**built.kwargs, "redact": redact, "count_tokens": count, "clock": clock}
+    if s.price is not None and s.max_output_tokens is not None:
+        options["ledger"] = ledger
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.jsonl"
+        session = start(complete, PROMPT, **options, trace_path=path)
+        hit.armed = True
+        while not session.done:
+            try:
+                session.step()
+            except KeyboardInterrupt:
+                assert hit.fired
+        result = session.result
+        saved = load_trace(path)
+    # the result, its steps, the trace file and the ledger say the same spend
+    assert result.cost_usd == pytest.approx(sum(st.cost_usd for st in result.steps), abs=1e-12)
+    if "ledger" in options:
+        assert ledger.spent_usd() == pytest.approx(result.cost_usd, abs=1e-12)
+    assert saved.to_dict() == result.to_dict()
+    # every model call is a step, and no request that was answered is sent again
+    assert built.model.calls + hit.fired >= len(result.steps) >= built.model.calls
+    assert len(set(answered)) == len(answered)

@@ -425,3 +425,23 @@ def test_a_repetition_stop_and_its_warning_quote_the_calls_redacted(tmp_path: Pa
     for secret in (PASSWORD, SECRET[:8]):
         assert_kept_out(result, secret, journal)
         assert not [form for form in forms(secret) if form in saved.read_text(encoding="utf-8")]
+
+
+def test_what_the_provider_said_of_a_reply_is_redacted_in_the_trace_and_the_journal(
+    tmp_path: Path,
+) -> None:
+    secret = "sk-provider-7731"
+    said = Completion(
+        text="done",
+        model=f"ft:gpt-4o:{secret}",
+        response_id=f"resp_{secret}",
+        finish_reason=f"stop {secret}",
+    )
+    journal = tmp_path / "run.jsonl"
+    result = run(ScriptedModel([said]), "go", redact=masking(secret), trace_path=journal)
+    (step,) = result.steps
+    assert (step.model, step.response_id, step.finish_reason) == (
+        f"ft:gpt-4o:{MASK}", f"resp_{MASK}", f"stop {MASK}",
+    )  # fmt: skip
+    assert_kept_out(result, secret, journal)
+    assert load_trace(journal).steps == result.steps

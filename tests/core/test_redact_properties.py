@@ -6,7 +6,8 @@ repetition stop's detail and its warning quote, cut around their 80 characters) 
 any form in the saved JSON, the JSON Lines file, ``result.detail``, ``format()``, the static HTML
 view, the HTML file ``to_html`` writes, TraceView, or the OpenTelemetry spans (content on and off),
 and ``redact`` is never handed its own output. The exporter's own ``redact`` keeps the same rule
-for a run that had none."""
+for a run that had none, and a fork or a resumed run given a ``redact`` keeps it for the steps it
+inherits."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ from budgetloop import (
     ScriptedModel,
     ToolCall,
     load_trace,
+    resume,
     run,
+    start,
     tool,
 )
 from budgetloop._tracebacks import MAX_TRACEBACK_CHARS
@@ -325,6 +328,71 @@ def test_the_exporters_redact_keeps_the_same_rule(p: dict[str, Any]) -> None:
         for form in [*forms(secret), u_escaped(secret)]:
             assert form not in text, f"{form!r} in spans, content={content}"
     assert not [t for t in handed if MASK in t]
+
+
+@settings(deadline=None)
+@given(placements(), st.integers(0, 2), st.booleans())
+def test_a_fork_or_resume_with_redact_keeps_the_secret_out_of_what_it_inherits(
+    tmp_path_factory: Any, p: dict[str, Any], at: int, resumed: bool
+) -> None:
+    """A run that had no ``redact`` (its trace holds the secret everywhere: the model's text,
+    the calls, results, errors, and what the provider said of the reply), forked or resumed
+    with one: no form of the secret is in the new run's result or trace file."""
+    secret, around = p["secret"], p["around"]
+    number = int(secret) if secret.isdigit() else 7
+
+    def put(i: int) -> str:
+        return f"{around[i]}{secret}{around[i + 1]}"
+
+    @tool
+    def echo(q: str, extra: dict[str, str] | None = None) -> str:
+        """Echo."""
+        return q
+
+    @tool
+    def creds() -> dict[str, Any]:
+        """A dict result."""
+        return {"auth": put(0), put(1): [number]}
+
+    @tool
+    def fail(q: str) -> str:
+        """Raises with the argument in the message."""
+        raise ValueError(q)
+
+    calls = [
+        ToolCall("echo", {"q": put(2), "extra": {put(3): "v"}}, f"id-{put(4)}"),
+        ToolCall("echo", f'{{"q": "{u_escaped(secret)}"}}', "c2"),
+        ToolCall(f"no{put(5)}", {}, "c3"),
+        ToolCall("creds", {}, "c4"),
+        ToolCall("fail", {"q": put(6)}, "c5"),
+    ]
+    said = Completion(
+        text=put(7), tool_calls=calls, model=put(8), response_id=put(9), finish_reason=put(0)
+    )
+    tools = [echo, creds, fail]
+    session = start(ScriptedModel([said, said, put(10)]), f"use {secret}", tools=tools)
+    source = session.run()
+    assert any(f in json.dumps(source.to_dict()) for f in forms(secret))  # the trace has it
+    folder = tmp_path_factory.mktemp("fork")
+    journal = folder / "run.jsonl"
+    options: dict[str, Any] = {"redact": lambda text: text.replace(secret, MASK)}
+    options["trace_path"] = journal
+    go_on = ScriptedModel([put(11)])
+    if resumed:
+        new = resume(source, go_on, tools=tools, at=at, **options)
+    else:
+        new = session.fork(at, complete=go_on, **options)
+    result = new.run()
+    assert len(result.steps) == at + 1
+    texts = {
+        "to_dict": json.dumps(result.to_dict()),
+        "to_dict, ensure_ascii=False": json.dumps(result.to_dict(), ensure_ascii=False),
+        "journal": journal.read_text(encoding="utf-8"),
+        "format": result.format(),
+    }
+    for where, text in texts.items():
+        for form in [*forms(secret), u_escaped(secret)]:
+            assert form not in text, f"{form!r} in {where}"
 
 
 @pytest.mark.parametrize("secret", ['sk-"quoted"-é', "1234567"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,12 @@ from budgetloop import (
     first_divergence,
     replay,
     run,
+    start,
     tool,
 )
 from tests.conftest import PRICE, FakeClock, always_calls
-from tests.strategies import PROMPT, Scenario, build, loop_options, scenarios
+from tests.strategies import PRICE as RATES
+from tests.strategies import PROMPT, Scenario, budgets, build, loop_options, scenarios
 
 
 def trace_of(result: Result) -> dict[str, Any]:
@@ -87,6 +90,44 @@ def test_replay_reproduces_a_random_run(s: Scenario, options: dict[str, Any]) ->
         elif extra:  # the budget line, sent and not kept
             assert (options["budget_note"], step.final_answer) == (True, False)
             assert [e[:26] for e in extra] == ["[budgetloop] Budget left: "]
+
+
+@given(scenarios(deterministic=True), st.data())
+def test_replay_reproduces_a_fork_of_a_random_run(s: Scenario, data: st.DataObject) -> None:
+    s = replace(s, price=RATES, max_output_tokens=s.max_output_tokens or 32)
+    built = build(s)
+    session = start(built.model, PROMPT, **built.kwargs)
+    for _ in range(data.draw(st.integers(0, 8))):
+        session.step()
+    at = data.draw(st.integers(0, len(session.steps)))
+    budget = data.draw(budgets(costed=data.draw(st.booleans()), need_steps=True))
+    fork = session.fork(at, budget=budget).run()
+    if at and not fork.carried_usd:  # nothing says where it was forked: see replay()
+        return
+    again = replay(fork)
+    assert trace_of(again) == trace_of(fork)
+    assert again.forked_from == fork.forked_from == session.run_id
+
+
+def test_a_fork_replays_with_the_spend_it_carried() -> None:
+    # Three calls of $0.055; a fork after the first carries the other two's $0.11.
+    turn = Completion(tool_calls=[ToolCall("note", {"label": "x"})], usage=Usage(5000, 500))
+    rates = Price(input_per_mtok=10.0, output_per_mtok=10.0)
+    model = ScriptedModel([turn] * 4, price=rates, max_output_tokens=500)
+
+    @tool
+    def note(label: str) -> str:
+        """Notes."""
+        return label
+
+    session = start(model, "go", tools=[note], budget=Budget(max_steps=3))
+    assert session.run().cost_usd == pytest.approx(0.165)
+    fork = session.fork(1, budget=Budget(max_cost_usd=0.2)).run()
+    assert (fork.stop, len(fork.steps), fork.carried_usd) == (Stop.MAX_COST_USD, 2, 0.11)
+    assert fork.cost_usd == pytest.approx(0.22)
+    again = replay(fork)
+    assert (again.stop, again.cost_usd, again.detail) == (fork.stop, fork.cost_usd, fork.detail)
+    assert trace_of(again) == trace_of(fork)
 
 
 @st.composite

@@ -425,3 +425,94 @@ def test_an_mcp_calls_server_is_shown_with_the_call_as_text(tmp_path: Path) -> N
         expect(view.locator(".blv-calls .blv-server")).to_have_text("on MCP server <b>srv</b>")
         assert view.locator(".blv-calls b").count() == 0
     assert errors == []
+
+
+def test_a_forks_view_marks_the_message_it_changed_and_says_so(tmp_path: Path) -> None:
+    # issue 29, item 3: step 0 showed the tool result as it was, the edited value appeared only
+    # in step 1's context, and nothing said the fork had changed it
+    from playwright.sync_api import expect
+
+    from budgetloop import Completion, Message, ScriptedModel, ToolCall, start, tool
+
+    @tool
+    def balance(account: str) -> str:
+        """The balance of an account."""
+        return "balance: -500.00 EUR"
+
+    model = ScriptedModel(
+        [Completion(tool_calls=[ToolCall("balance", {"account": "42"}, "b1")]), "overdrawn"]
+    )
+    session = start(model, "What is the balance of account 42?", tools=[balance])
+    session.run()
+    context = session.messages[:3]
+    fixed = [
+        *context[:2],
+        Message("tool", "balance: 120.00 EUR", tool_call_id="b1", name="balance"),
+    ]
+    fork = session.fork(1, messages=fixed, complete=ScriptedModel(["in credit"]))
+    result = fork.run()
+    assert result.edited == (2,)
+    path = tmp_path / "fork.html"
+    to_html(result, path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        view.locator(".blv-row").nth(1).click()
+        note = view.locator(".blv-detail .blv-edited-note")
+        expect(note).to_have_text(
+            'This run is a fork that changed message 2 (tool: balance), marked "edited by the '
+            'fork" where a context shows it: the steps it kept show their calls as they ran, and '
+            "the contexts sent after the fork hold the changed text."
+        )
+        marked = view.locator(".blv-detail tr.blv-edited")
+        expect(marked).to_have_count(1)
+        expect(marked).to_contain_text("tool · edited by the fork")
+        expect(marked).to_contain_text("balance: 120.00 EUR")
+        view.locator(".blv-row").nth(0).click()  # the kept step: its call as it ran, and the note
+        expect(view.locator(".blv-detail")).to_contain_text("balance: -500.00 EUR")
+        expect(view.locator(".blv-detail .blv-edited-note")).to_have_count(1)
+        assert errors == []
+
+
+def test_a_steps_tier_reasoning_and_catalog_price_are_shown(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, Usage, start, tool
+
+    @tool
+    def note(text: str) -> str:
+        """Keep a note."""
+        return "kept"
+
+    def session(price: Price) -> object:
+        script = [
+            Completion(
+                tool_calls=[ToolCall("note", {"text": "x" * 400}, "c1")],
+                usage=Usage(120, 90, reasoning_tokens=70),
+            ),
+            Completion("done", usage=Usage(260, 5)),
+        ]
+        model = ScriptedModel(script, max_output_tokens=10)
+        return start(model, "hi", tools=[note], price=price, budget=Budget(max_cost_usd=1.0))
+
+    first = session(Price(1.0, 1.0)).projection.input_tokens  # type: ignore[attr-defined]
+    source = "genai-prices 0.2.3: example <b>model</b>"
+    priced = Price(1.0, 1.0, tiers={first + 10: Price(2.0, 2.0)}, source=source)
+    result = session(priced).run()  # type: ignore[attr-defined]
+    note_text = result.steps[1].projection.tier_note
+    path = tmp_path / "tiers.html"
+    to_html(result, path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        expect(view.locator(".blv-line-price")).to_have_text(f"priced at: {source}")
+        rows = view.locator(".blv-row")
+        rows.nth(0).click()
+        expect(view.locator(".blv-card-head")).to_contain_text(
+            "120 in / 90 out tokens reported (70 of them reasoning)"
+        )
+        expect(view.locator(".blv-tier")).to_have_count(0)
+        rows.nth(1).click()
+        expect(view.locator(".blv-tier")).to_have_text(note_text)
+        assert view.locator(".blv-line-price b").count() == 0
+    assert errors == []
