@@ -109,15 +109,19 @@ class Tape:
 
     def outcome(self, name: str, args: dict[str, Any]) -> CallRecord | None:
         """The recorded record of this call in the current step: the first unused one with this
-        name and these checked arguments, else the first unused one with this name."""
+        name and these checked arguments, else the first unused one with this name that a
+        person did not edit (an edited call's result answers only the arguments it ran with)."""
         with self._lock:
             if self._step is None:
                 return None
             found = [(i, r) for i, r in enumerate(self._step.tool_calls)
                      if i not in self._used and r.name == name and _ran(r)]  # fmt: skip
-            if not found:
+            exact = next(((i, r) for i, r in found if r.arguments == args), None)
+            # a call a person edited ran with their arguments: only those get its result
+            loose = [(i, r) for i, r in found if r.approval != "edited"]
+            if exact is None and not loose:
                 return None
-            i, record = next(((i, r) for i, r in found if r.arguments == args), found[0])
+            i, record = exact or loose[0]
             self._used.add(i)
             start = self._batch_start
         self.clock.at_least(start + record.seconds)

@@ -62,7 +62,7 @@ def batch_html(pending: tuple[PendingCall, ...]) -> str:
 class PendingRow(widgets.VBox):  # type: ignore[misc]
     """One held call: what it is, and Approve, Edit, Deny."""
 
-    def __init__(self, session: Session, call: PendingCall, index: int, decided: Decided):
+    def __init__(self, session: Session, call: PendingCall, decided: Decided):
         self.session = session
         self.call = call
         self._decided = decided
@@ -76,13 +76,17 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         self.deny_button = widgets.Button(
             description="Deny", tooltip="do not run this call; the model reads the reason"
         )
+        # Typed text reaches the kernel when the box loses focus (before the button pressed
+        # next is), not keystroke by keystroke: a press never meets half of what was typed.
         self.reason = widgets.Text(
             placeholder="reason the model reads (optional)",
+            continuous_update=False,
             layout=widgets.Layout(width="320px"),
         )
         self.editor = widgets.Textarea(
             value=json.dumps(call.arguments, ensure_ascii=False, indent=1),
             rows=4,
+            continuous_update=False,
             layout=widgets.Layout(width="100%", display="none"),
         )
         self.send_button = widgets.Button(
@@ -121,7 +125,6 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
             ]
         )
         self.add_class("bl-pending-call")
-        self.add_class(f"bl-pending-{index}")
 
     def approve(self) -> None:
         self._decide(lambda: self.session.approve(self.call.id))
@@ -189,12 +192,15 @@ class PendingCalls(widgets.VBox):  # type: ignore[misc]
         self.add_class("bl-pending")
 
     def update(self, session: Session, busy: bool) -> None:
+        """Show the calls ``session`` holds now: a decided call's row goes, the others stay as
+        they are (what is typed in them, and the focus, with them)."""
         pending = session.pending
         key = (session, tuple(c.id for c in pending))
         if key != self._shown:
+            kept = {r.call.id: r for r in self.rows if r.session is session}
             self._shown = key
             self.rows = tuple(
-                PendingRow(session, call, i, self._decided) for i, call in enumerate(pending)
+                kept.get(call.id) or PendingRow(session, call, self._decided) for call in pending
             )
             self.batch.value = batch_html(pending) if pending else ""
             self.children = (self.batch, *self.rows) if pending else ()

@@ -23,6 +23,7 @@ NOTEBOOKS = (
     "cached_and_final.ipynb",
     "debugging.ipynb",
     "other_frameworks.ipynb",
+    "approvals.ipynb",
     "mcp_tools.ipynb",
 )
 

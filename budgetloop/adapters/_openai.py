@@ -133,7 +133,9 @@ def _usage(usage: Any) -> Usage | None:
     """OpenAI's usage: ``prompt_tokens`` is the whole input, and the cached part of it
     (``prompt_tokens_details.cached_tokens``) is a cache read. OpenAI reports no cache writes.
     A cached count above the whole input (a server that reports it wrongly) is read as all of
-    the input cached, so the call is still billed rather than failing the run."""
+    the input cached, so the call is still billed rather than failing the run. A reasoning
+    model's ``completion_tokens_details.reasoning_tokens`` are part of the output, read the
+    same way (at most the whole output)."""
     if usage is None:
         return None
     details = getattr(usage, "prompt_tokens_details", None)
@@ -141,4 +143,9 @@ def _usage(usage: Any) -> Usage | None:
     prompt = usage.prompt_tokens
     if isinstance(cached, int) and isinstance(prompt, int):
         cached = min(cached, prompt)
-    return Usage(prompt, usage.completion_tokens, cache_read_tokens=cached)
+    done = usage.completion_tokens
+    thinking = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
+    thinking = thinking or 0
+    if isinstance(thinking, int) and isinstance(done, int):
+        thinking = min(thinking, done)
+    return Usage(prompt, done, cache_read_tokens=cached, reasoning_tokens=thinking)

@@ -202,3 +202,12 @@ def test_a_call_without_an_id_cannot_be_sent() -> None:
     with pytest.raises(ValueError, match=r"the tool call to 'delete_file' has no id"):
         OPENAI.over(provider)(history, [])
     assert provider.bodies == []
+
+
+def test_reasoning_tokens_are_read_as_part_of_the_output() -> None:
+    body = payload("openai_chat_final_text")
+    body["usage"]["completion_tokens_details"] = {"reasoning_tokens": 12}
+    completion = OPENAI.over(Provider("openai", (200, body)))([Message("user", "go")], [])
+    assert completion.usage is not None
+    assert completion.usage.reasoning_tokens == 12
+    assert completion.usage.output_tokens == body["usage"]["completion_tokens"]

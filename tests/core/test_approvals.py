@@ -529,6 +529,8 @@ def test_replay_reproduces_the_decisions_and_asks_again_when_given_approve() -> 
     assert [c.approval for c in other.steps[0].tool_calls] == [None, "denied", "denied"]
     assert len(other.tool_calls) == 1
     approved = replay(result, approve=lambda c: True)  # the denied call never ran: no result
+    # nor did the edited one run as the model wrote it: its recorded result is not borrowed
+    assert approved.steps[0].tool_calls[1].error == approved.steps[0].tool_calls[2].error
     assert approved.steps[0].tool_calls[2].error == (
         "LookupError: transfer: the recorded run has no result for this call (it was not run "
         "there), so a replay cannot say what the tool would have returned"
