@@ -78,7 +78,7 @@ from ._turn import (
     interrupted,
     received,
 )
-from ._types import Budget, Completion, Message, Price, Stop, from_pico, to_pico
+from ._types import Budget, Completion, Message, Price, Stop, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -192,6 +192,7 @@ class Loop(Holding):
         session._build(complete, opts, result.messages, result.steps, spent)
         session._prompt = list(result.messages)
         session.run_id = result.run_id  # the saved run itself, so a fork from it names it
+        session.state.money.known = result.cost_usd is not None  # unknown stays unknown
         return session
 
     def fresh(self: L) -> L:
@@ -246,6 +247,7 @@ class Loop(Holding):
         forked._build(complete, opts, context, self.state.steps[:at], self.state.money.spent)
         forked._prompt = list(context)
         forked.forked_from = self.run_id
+        forked.state.money.known = self.state.money.known
         forked.edited = edited_messages(before, context, self.edited)
         return forked
 
@@ -299,7 +301,7 @@ class Loop(Holding):
             answer=self.state.answer,
             steps=tuple(self.state.steps),
             messages=tuple(self.state.trace_messages),
-            cost_usd=from_pico(self.state.money.spent),
+            cost_usd=self.state.money.total_usd(),
             seconds=self.state.elapsed,
             budget=self.budget,
             error=None if ending is None else ending.error,
@@ -845,7 +847,7 @@ class Loop(Holding):
             text=None,
             tool_calls=(),
             usage=None,
-            cost_usd=(projection.cost_usd or 0.0) if cost is None else from_pico(cost),
+            cost_usd=(projection.cost_usd or 0.0) if cost is None else self.state.money.usd(cost),
             projection=projection,
             seconds=self._step_seconds(started),
             error=error,
@@ -866,7 +868,7 @@ class Loop(Holding):
             text=completion.text,
             tool_calls=tuple(r.record for r in records),
             usage=completion.usage,
-            cost_usd=from_pico(cost),
+            cost_usd=self.state.money.usd(cost),
             projection=projection,
             seconds=self._step_seconds(started),
             model=completion.model,

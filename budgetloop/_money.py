@@ -21,12 +21,22 @@ from ._types import Price, Stop, Usage, format_usd, from_pico, to_pico
 class Money:
     """What the run has spent (whole picodollars) and its reservations in a shared ledger."""
 
-    __slots__ = ("ledger", "spent", "unrecorded")
+    __slots__ = ("known", "ledger", "spent", "unrecorded")
 
     def __init__(self, spent: int, ledger: Ledger | None) -> None:
         self.spent = spent
         self.ledger = ledger
         self.unrecorded: Exception | None = None  # the store's error when a settle was kept
+        self.known = True  # False: the run goes on from spend no one knows (an imported run's)
+
+    def usd(self, pico: int) -> float | None:
+        """A step's or the run's cost as the trace says it: unknown (None) in a run whose spend
+        is not known, when nothing about it was known either."""
+        return from_pico(pico) if self.known or pico else None
+
+    def total_usd(self) -> float | None:
+        """What the run has spent, or None when it goes on from spend no one knows."""
+        return from_pico(self.spent) if self.known else None
 
     def reserve(self, projected: int | None) -> tuple[Reservation | None, Ending | None]:
         """Hold the next call's worst case in the shared ledger, if there is one; or the stop

@@ -229,7 +229,9 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     ``max_result_chars``) default to the trace's, so every rule the loop applied applies again
     (a new budget changes only where the run stops). With no options the result has the
     recorded steps, calls, results, costs and stop. A fork is replayed as it ran: from the
-    spend it carried, its inherited steps taken again as its source took them.
+    spend it carried, its inherited steps taken again as its source took them. A run whose
+    cost is unknown (an imported log) replayed without a ``price`` stays unknown: its
+    ``cost_usd`` and its steps' are None.
 
     The functions are not in the trace: each tool is a stand-in with its recorded schema that
     returns, per call, the recorded result or raises the recorded error. Time is virtual: a
@@ -304,6 +306,8 @@ def _run_again(
             "budget": Budget(max_cost_usd=None if first is None else first.limit_usd),
         }
     source = Session._open("replay", model, prompt, opening)
+    if result.cost_usd is None and given["price"] is None:  # unknown, and nothing to price it
+        source.state.money.known = False
     source._hold_calls = holds
     for _ in range(inherited):
         source.step()

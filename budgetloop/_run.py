@@ -92,7 +92,9 @@ def resume(
     budget, price, ``max_output_tokens`` and the options the trace records (``Result.options``)
     default to the trace's. The context is the trace's messages (as the trace kept them:
     redacted, if the run was) before step ``at``; a trace that holds fewer messages than its
-    steps from ``at`` on appended is a ValueError.
+    steps from ``at`` on appended is a ValueError. A run whose cost is unknown (an imported
+    log) goes on unknown: the session's ``cost_usd`` is None, and so is each step's cost that
+    nothing priced.
     """
     check_names("resume", options, option_names(ResumeOptions))
     result = as_result(trace, "resume")

@@ -312,7 +312,31 @@ def _string(schema: dict[str, Any], value: str, path: str) -> None:
 
 @functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    """A JSON Schema ``pattern`` for Python's ``re``. Its ``$`` means what ECMA-262 says: the
+    end of the string, never before a last newline as Python's does; so each ``$`` outside a
+    character class is written ``\\Z``."""
+    return re.compile(ecma_ends(pattern))
+
+
+def ecma_ends(pattern: str) -> str:
+    """``pattern`` with each ``$`` that ends the input (not escaped, not in ``[...]``) as
+    ``\\Z``."""
+    out: list[str] = []
+    escaped = in_class = False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "$":
+            out.append("\\Z")
+            continue
+        out.append(ch)
+    return "".join(out)
 
 
 def _bounds(schema: dict[str, Any], value: float, path: str) -> None:

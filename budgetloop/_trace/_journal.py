@@ -396,7 +396,7 @@ def _end(entry: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"stop": read_stop(get_key(entry, "", "stop"), "stop")}
     for name in ("answer", "error", "detail"):
         out[name] = as_text(get_key(entry, "", name, None), name)
-    out["cost_usd"] = as_number(get_key(entry, "", "cost_usd"), "cost_usd")
+    out["cost_usd"] = as_number(get_key(entry, "", "cost_usd"), "cost_usd", optional=True)
     out["seconds"] = as_number(get_key(entry, "", "seconds", 0.0), "seconds")
     out["output"] = as_json(get_key(entry, "", "output", None), "output")
     return out

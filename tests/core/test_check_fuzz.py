@@ -20,10 +20,12 @@ import keyword
 import re
 import types
 import typing
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal, Optional, TypedDict
 
 import jsonschema
 import pytest
+import regress
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -261,8 +263,9 @@ def fitting(
     main = next((k for k in kinds if k != "null"), "null")
     if main == "string":
         out = out | st.text(max_size=6)
-        if "pattern" in schema:
-            out = out | st.from_regex(schema["pattern"])
+        if "pattern" in schema:  # and with a newline after: a match to Python's re, not ECMA's
+            matching = st.from_regex(schema["pattern"])
+            out = out | matching | matching.map(lambda text: f"{text}\n")
     elif main == "boolean":
         out = out | st.booleans()
     elif main == "integer":
@@ -333,7 +336,18 @@ def calls(draw: st.DrawFn) -> tuple[Tool, Any]:
     return t, args
 
 
-VALIDATOR = jsonschema.Draft202012Validator
+def ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    """``pattern`` as JSON Schema means it: an ECMA-262 regular expression (``regress``), whose
+    ``$`` is the end of the string, where jsonschema would use Python's ``re``."""
+    if validator.is_type(instance, "string") and regress.Regex(pattern).find(instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+VALIDATOR = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator, {"pattern": ecma_pattern}
+)
 
 
 def first_segment(message: str, name: str) -> str:
@@ -421,6 +435,13 @@ def test_check_arguments_accepts_only_what_the_schema_allows(call: tuple[Tool, A
         (dict[str, bool], {"k": 1}, "f.x.k: expected boolean, got int"),
         (Literal[1, "a"], 1.0, 'f.x: expected one of 1, "a", got 1.0'),
         (Optional[list[str]], None, None),  # noqa: UP045
+        (Annotated[str, Limits(pattern="^[ab]+$")], "ab", None),
+        (
+            Annotated[str, Limits(pattern="^[ab]+$")],
+            "ab\n",
+            'f.x: expected a string matching ^[ab]+$, got "ab\\n"',
+        ),  # ECMA-262: $ is the end
+        (Annotated[str, Limits(pattern="^[a$]+$")], "a$", None),  # in a class, $ is itself
     ],
 )
 def test_known_cases_of_the_fuzzed_tools(hint: Any, value: Any, message: str | None) -> None:

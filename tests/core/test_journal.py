@@ -495,7 +495,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (1, lambda e: e["options"].update(cycle_limit=0),
          ":1: options.cycle_limit: expected an int >= 2 or None, got 0."),
         (5, lambda e: e.update(cost_usd=math.inf),
-         ":5: cost_usd: expected a finite number >= 0, got inf."),
+         ":5: cost_usd: expected a finite number >= 0 or None, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop: expected one of answered, max_steps, "
          "max_seconds, max_cost_usd, max_tool_calls, max_input_tokens, repeated, model_error, "
          "shared_budget or null, "

@@ -21,8 +21,11 @@ from budgetloop import (
     Stop,
     ToolCall,
     Usage,
+    budget_report,
     first_divergence,
+    load_trace,
     replay,
+    resume,
     run,
     start,
     tool,
@@ -548,3 +551,39 @@ def test_steps_that_said_the_same_but_did_otherwise_diverge() -> None:
     assert first_divergence(ran, other) == 0
     # what the model said and what came of it the same: the runs agree
     assert first_divergence(ran, run(ScriptedModel([call, "done"]), "go", tools=[f])) is None
+
+
+def test_a_run_of_unknown_cost_replayed_or_resumed_without_a_price_stays_unknown(
+    tmp_path: Path,
+) -> None:
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "price", "arguments": '{"isin": "A"}'}}  # fmt: skip
+    log = [
+        {"role": "user", "content": "What is A worth?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "118.4"},
+        {"role": "assistant", "content": "A is 118.4."},
+    ]
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    imported = load_trace(tmp_path / "log.json")
+    assert imported.cost_usd is None  # a log holds no usage, cost or price
+    again = replay(imported)
+    assert (again.stop, again.cost_usd) == (Stop.ANSWERED, None)
+    assert [s.cost_usd for s in again.steps] == [None, None]
+    assert again.format().endswith("cost=unknown")
+
+    @tool
+    def price(isin: str) -> str:
+        """The price."""
+        return "118.4"
+
+    journal = tmp_path / "resumed.jsonl"
+    resumed = resume(imported, ScriptedModel(["A is 118.4."]), tools=[price], at=1,
+                     trace_path=journal).run()  # fmt: skip
+    assert (resumed.stop, resumed.cost_usd) == (Stop.ANSWERED, None)
+    assert [s.cost_usd for s in resumed.steps] == [None, None]
+    assert load_trace(journal).cost_usd is None
+    report = budget_report([again, resumed])
+    assert (report.total_cost_usd, report.unknown_cost) == (None, ("#0", "#1"))
+    # with a price, what the replay can price is priced
+    assert replay(imported, price=Price(1.0, 1.0), max_output_tokens=10).cost_usd is not None
