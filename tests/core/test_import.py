@@ -603,7 +603,9 @@ def test_first_divergence_compares_an_imported_run_with_a_budgetloop_one() -> No
     ours = replay(pydantic, price=PRICE, max_output_tokens=500)
     assert first_divergence(pydantic, ours) is None
     shorter = replay(pydantic, budget=Budget(max_steps=2), price=PRICE, max_output_tokens=500)
-    assert first_divergence(agents, shorter) == 2
+    # stopped by max_steps=2, the replay never ran step 1's convert, which the source's run did
+    assert first_divergence(agents, shorter) == 1
+    assert [c.status for c in shorter.steps[1].tool_calls] == ["skipped"]
 
 
 WIDGETS = installed("ipywidgets")
@@ -630,8 +632,8 @@ def test_the_viewers_open_an_imported_run_and_say_what_it_lacks() -> None:
     assert "3 steps taken · cost unknown" in header
     ours = replay(imported, budget=Budget(max_steps=2), price=PRICE, max_output_tokens=500)
     compare = CompareView(imported, ours, names=("openai-agents", "budgetloop"))
-    assert compare.divergence == 2
-    assert compare.selected == 2  # the page opens where the runs part
+    assert compare.divergence == 1  # the replay's max_steps=2 left step 1's convert unrun
+    assert compare.selected == 1  # the page opens where the runs part
     html = imported._repr_html_()
     assert "imported from openai-agents trace pricer-demo" in html
     assert "3 steps taken · cost unknown" in html
