@@ -95,6 +95,13 @@ function h(tag, props, ...children) {
   return el;
 }
 
+// A name that may wrap after each "_" or "." and nowhere else: its parts as text, a <wbr>
+// between them (read_notes_of_the_meeting breaks as read_notes_of_ / the_meeting, never read_n).
+function breakable(name) {
+  const parts = name.split(/(?<=[_.])/);
+  return parts.flatMap((part, i) => (i ? [h("wbr", {}), part] : [part]));
+}
+
 // Append items to an array in place (a spread of 100,000 arguments would overflow the stack).
 function extend(array, items) {
   for (let i = 0; i < items.length; i += 1) { array.push(items[i]); }
@@ -605,7 +612,7 @@ function callsTable(view, run, i) {
     }
     const tb = tracebackOf(run, c.tb[k]);
     if (tb) { outcome.append(tb); }
-    const tool = h("td", {}, h("code", { text: run.s(c.name[k]) }));
+    const tool = h("td", {}, h("code", { class: "blv-name" }, breakable(run.s(c.name[k]))));
     if (c.srv && c.srv[k] >= 0) {
       tool.append(h("div", { class: "blv-muted blv-server", text: `on MCP server ${run.s(c.srv[k])}` }));
     }
