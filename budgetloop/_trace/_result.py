@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
 from .._budget import Projection
+from .._ceilings import budget_fields
 from .._printable import printable
 from .._types import Budget, Message, Price, Stop, Usage
 from ._files import open_new
@@ -422,12 +423,7 @@ class Result:
             "detail": self.detail,
             "cost_usd": self.cost_usd,
             "seconds": self.seconds,
-            "budget": {
-                "max_steps": self.budget.max_steps,
-                "max_seconds": self.budget.max_seconds,
-                "max_cost_usd": self.budget.max_cost_usd,
-                "max_tool_calls": self.budget.max_tool_calls,
-            },
+            "budget": budget_fields(self.budget),
             "price": None if price is None else price_to_dict(price),
             "max_output_tokens": self.max_output_tokens,
             "options": dict(self.options),

@@ -497,7 +497,8 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (5, lambda e: e.update(cost_usd=math.inf),
          ":5: cost_usd: expected a finite number >= 0 or None, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop: expected one of answered, max_steps, "
-         "max_seconds, max_cost_usd, max_tool_calls, repeated, model_error, shared_budget or null, "
+         "max_seconds, max_cost_usd, max_tool_calls, max_input_tokens, repeated, model_error, "
+         "shared_budget or null, "
          "got 'finished'."),
     ],
 )  # fmt: skip

@@ -162,6 +162,18 @@ def test_replay_under_a_tighter_budget_is_the_run_that_budget_gives(data: st.Dat
     assert trace_of(replay(recorded, budget=budget)) == trace_of(expected)
 
 
+def test_replay_under_an_input_token_ceiling_is_the_run_that_ceiling_gives() -> None:
+    recorded = yesterdays_run()
+    projected = [s.projection.input_tokens for s in recorded.steps if s.projection]
+    assert projected == sorted(projected)
+    assert len(set(projected)) == len(projected)
+    budget = Budget(max_steps=8, max_input_tokens=projected[3])  # the fourth request fits
+    replayed = replay(recorded, budget=budget)
+    assert replayed.stop == "max_input_tokens"
+    assert len(replayed.steps) == 4
+    assert trace_of(replayed) == trace_of(yesterdays_run(budget))
+
+
 def test_replay_reads_a_result_its_dict_and_a_saved_file(tmp_path: Path) -> None:
     result = yesterdays_run()
     path = tmp_path / "run.json"
