@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as types
@@ -77,6 +78,25 @@ def demo(*, can_exit: bool = False) -> MCPServer:
             sys.stderr.write("demo: exiting as asked\n")
             sys.stderr.flush()
             os._exit(code)
+
+    return server
+
+
+@dataclass
+class Box:
+    w: int
+    h: int | None = None
+    note: str = "none"
+
+
+def boxes() -> MCPServer:
+    """A tool whose schema strict mode can express: optional fields, a nested class."""
+    server = MCPServer("boxes")
+
+    @server.tool()
+    def place(name: str, box: Box, count: int = 1) -> str:
+        """Place a box."""
+        return f"{name} {box} {count}"
 
     return server
 

@@ -43,6 +43,7 @@ def connect(
     prefix: str | None = None,
     timeout: float | None = None,
     needs_approval: NeedsApproval | Mapping[str, NeedsApproval] = False,
+    strict: bool = False,
 ) -> Connection:
     """One MCP server, to use as ``with connect(target) as server: run(..., tools=server.tools)``
     (``async with`` under ``arun``).
@@ -56,9 +57,13 @@ def connect(
     run's ``max_seconds`` still abandons it), and the seconds to start (default 30).
     ``needs_approval`` holds calls for a person as ``@tool(needs_approval=...)`` does: True, or
     a predicate of a call's arguments, for every tool of the server; or a dict of those by tool
-    name, as the server lists its tools.
+    name, as the server lists its tools. ``strict=True`` sends each tool whose schema strict
+    mode can express in the strict form ``@tool(strict=True)`` writes (its repr says why one
+    could not be); the others are sent as written.
     """
-    return Connection(target, prefix=prefix, timeout=timeout, needs_approval=needs_approval)
+    return Connection(
+        target, prefix=prefix, timeout=timeout, needs_approval=needs_approval, strict=strict
+    )
 
 
 class Connection:
@@ -73,9 +78,13 @@ class Connection:
         prefix: str | None = None,
         timeout: float | None = None,
         needs_approval: NeedsApproval | Mapping[str, NeedsApproval] = False,
+        strict: bool = False,
     ) -> None:
         self._client_target, self.name = _read_target(target)
         self._approval = _read_approval(needs_approval)
+        if not isinstance(strict, bool):
+            raise TypeError(must("connect", "strict", "True or False", type_name(strict)))
+        self.strict = strict
         if prefix is not None and (not isinstance(prefix, str) or not _PREFIX.match(prefix)):
             expected = "1 to 32 letters, digits, '_' or '-', or None"
             got = type_name(prefix) if not isinstance(prefix, str) else repr(prefix)

@@ -16,6 +16,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._schema._classes import _given as given
+from .._schema._shapes import Shapes
+from .._schema._strict import make_strict
 from .._schema._tool import Tool
 from .._schema._written import checkable
 
@@ -23,6 +26,9 @@ if TYPE_CHECKING:
     from ._connection import Connection
 
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_-]")
+# What may stand beside an object's properties at the top of a schema strict mode takes.
+_STRICT_TOP = frozenset(["type", "properties", "required", "additionalProperties", "title",
+                         "description", "$defs", "$schema"])  # fmt: skip
 
 
 class McpToolError(Exception):
@@ -49,7 +55,12 @@ class McpTool(Tool):
         if "properties" not in written:
             written["properties"] = {}
         self._written = written
-        found = checkable(written)
+        self._sent = written  # the parameters the model is sent
+        self.not_strict: str | None = None  # strict=True: why this tool could not be
+        self._shapes: Shapes | None = None
+        if connection.strict:
+            self._make_strict(written)
+        found = checkable(self._sent)
         self.parameters = found.parameters
         self.required = found.required
         self._defs = found.defs
@@ -67,8 +78,55 @@ class McpTool(Tool):
 
     @property
     def schema(self) -> dict[str, Any]:
-        """The dict handed to the model: the server's schema as it wrote it."""
-        return {"name": self.name, "description": self.description, "parameters": self._written}
+        """The dict handed to the model: the server's schema as it wrote it (its strict form,
+        with ``strict=True`` where strict mode can express it)."""
+        out: dict[str, Any] = {"name": self.name, "description": self.description}
+        out["parameters"] = self._sent
+        if self.strict:
+            out["strict"] = True
+        return out
+
+    def _make_strict(self, written: dict[str, Any]) -> None:
+        """The strict form ``@tool(strict=True)`` would write of this schema, or why there is
+        none (the tool is then sent as written, not strict)."""
+        extra = set(written) - _STRICT_TOP
+        if extra:
+            self.not_strict = f"the keyword {sorted(extra)[0]!r} at the top level"
+            return
+        shapes = Shapes(strict=True)
+        defs = written.get("$defs") or {}
+        required = written.get("required") or []
+        try:
+            if not isinstance(defs, dict) or not isinstance(required, list):
+                raise TypeError("$defs or required is not what JSON Schema says")
+            shapes.defs = dict(defs)
+            where = f"tool {self.name}"
+            params, strict_defs, dropped = make_strict(
+                dict(written["properties"]), tuple(required), shapes, where
+            )
+        except Exception as exc:  # a schema strict mode cannot express, or cannot read
+            self.not_strict = str(exc).removeprefix(f"tool {self.name}: ").rstrip(".")
+            return
+        sent: dict[str, Any] = {"type": "object", "properties": params}
+        sent.update(required=list(params), additionalProperties=False)
+        if strict_defs:
+            sent["$defs"] = strict_defs
+        self._sent, self._shapes, self._dropped, self.strict = sent, shapes, dropped, True
+
+    def arguments_for(self, args: dict[str, Any], choices: dict[str, int]) -> dict[str, Any]:
+        """What the server is sent: with ``strict``, without the nulls that mean "not given"
+        (at any depth), as an ``@tool(strict=True)`` function's defaults would apply."""
+        out = super().arguments_for(args, choices)
+        shapes = self._shapes
+        if shapes is None:
+            return out
+        properties = self._sent["properties"]
+        return {
+            key: given(shapes, properties[key], value, f"{self.name}.{key}", choices, 0)
+            if key in properties
+            else value
+            for key, value in out.items()
+        }
 
     async def _call(self, **arguments: Any) -> Any:
         answer = await self.connection.call(self.remote_name, arguments)
@@ -76,7 +134,10 @@ class McpTool(Tool):
 
     def __repr__(self) -> str:
         unchecked = f"; not checked: {', '.join(self.unchecked)}" if self.unchecked else ""
-        return f"<McpTool {self.name} on MCP server {self.server!r}{unchecked}>"
+        strict = "; strict" if self.strict else ""
+        if self.not_strict is not None:
+            strict = f"; not strict: {self.not_strict}"
+        return f"<McpTool {self.name} on MCP server {self.server!r}{strict}{unchecked}>"
 
 
 def local_name(name: Any, prefix: str | None) -> str:

@@ -74,6 +74,27 @@ def test_a_pydantic_ai_usage_limit_is_the_stop_it_names(tmp_path: Path) -> None:
     ]
     assert not result.answered
 
+    peer = pydantic_ai_run(
+        tmp_path / "tools.json",
+        [[LOOKUP, ("price", {"isin": "SE0000108656"}, "call_2")], ["never"]],
+        usage_limits=UsageLimits(tool_calls_limit=1),
+    )
+    assert type(peer.raised).__name__ == "UsageLimitExceeded"
+    result = load_trace(peer.path)
+    assert result.stop is Stop.MAX_TOOL_CALLS
+    assert result.detail == f"the source's tool_calls_limit stopped the run: {result.error}"
+
+    peer = pydantic_ai_run(
+        tmp_path / "retries.json",
+        [[("price", {"isin": "XX"}, f"call_{n}")] for n in range(7)],
+    )
+    assert type(peer.raised).__name__ == "UnexpectedModelBehavior"  # past its 5 retries
+    result = load_trace(peer.path)
+    assert (result.stop, result.error) == (
+        Stop.MODEL_ERROR,
+        f"UnexpectedModelBehavior: {peer.raised}",
+    )
+
 
 def test_a_pydantic_ai_structured_answer_is_the_answer(tmp_path: Path) -> None:
     from pydantic import BaseModel

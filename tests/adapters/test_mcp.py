@@ -583,3 +583,40 @@ def test_each_kind_of_content_block_in_words() -> None:
         "[resource file:///a.bin: application/octet-stream, 10 bytes]",
         "[a link to the resource file:///notes.txt (notes)]",
     ]
+
+
+def test_strict_where_strict_mode_can_express_the_schema() -> None:
+    from tests.mcp_servers import boxes
+
+    with connect(boxes(), strict=True) as server, connect(hostile(), strict=True) as odd:
+        (tool_,) = server.tools
+        assert repr(tool_) == "<McpTool place on MCP server 'boxes'; strict>"
+        sent = tool_.schema
+        assert sent["strict"] is True
+        assert sent["parameters"]["required"] == ["name", "box", "count"]
+        assert sent["parameters"]["properties"]["count"] == {
+            "description": "(default: 1; null means the default)",
+            "title": "Count",
+            "type": ["integer", "null"],
+        }
+        assert sent["parameters"]["$defs"]["Box"]["additionalProperties"] is False
+        model = calls([
+            ToolCall("place", {"name": "a", "box": {"w": 1, "h": None, "note": None}, "count": None}, "c1"),
+            ToolCall("place", {"name": "b", "box": {"w": 2, "h": 3, "note": "x"}, "count": 4}, "c2"),
+        ])  # fmt: skip
+        result = run(model, "go", tools=server.tools)
+        odd_tools = {t.name: t for t in odd.tools}
+        assert (odd_tools["bare"].strict, odd_tools["refs"].strict) == (True, False)
+        assert repr(odd_tools["refs"]).startswith(
+            "<McpTool refs on MCP server 'hostile'; not strict: the keyword 'definitions' at the "
+            "top level; not checked: "
+        )
+        assert "strict" not in odd_tools["refs"].schema  # sent as written, not strict
+    # a null that means "not given" is left out, at any depth: the server's default applies
+    assert outcomes(result) == [
+        ("place", "ok", "a Box(w=1, h=None, note='none') 1"),
+        ("place", "ok", "b Box(w=2, h=3, note='x') 4"),
+    ]
+    with pytest.raises(TypeError) as info:
+        connect(demo(), strict="yes")  # type: ignore[arg-type]
+    assert str(info.value) == "connect: strict must be True or False, got str."

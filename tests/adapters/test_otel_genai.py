@@ -241,12 +241,32 @@ def test_every_added_text_goes_through_redact(spans: Any) -> None:
     assert (agent["input.value"], agent["output.value"]) == ("use ***", "done ***")
 
 
-def test_mlflow_cost_splits_a_tiered_bill_at_its_tier() -> None:
-    """A long-context call billed at its tier: its output part is at the tier's output rate."""
-    from budgetloop import Price, Usage
-    from budgetloop._money import cost_parts
+def test_mlflow_cost_splits_a_tiered_bill_at_its_tier(spans: Any) -> None:
+    """A long-context call billed at its tier: MLflow's output part is at the tier's rate, and
+    a cost the model reported is all input past its output tokens at that rate."""
+    provider, exporter = spans
+    price = budgetloop.Price(3.0, 15.0, tiers={200_000: budgetloop.Price(6.0, 22.5)})
+    model = ScriptedModel(
+        [
+            Completion(tool_calls=[budgetloop.ToolCall("look", {}, "c1")],
+                       usage=budgetloop.Usage(250_000, 1_000)),
+            Completion("ok", usage=budgetloop.Usage(1_000, 10), cost_usd=0.5),
+        ]
+    )  # fmt: skip
 
-    price = Price(3.0, 15.0, tiers={200_000: Price(6.0, 22.5)})
-    usage = Usage(250_000, 1_000)
-    inputs, outputs = cost_parts(price.usage_cost(usage), usage, price)
-    assert (inputs, outputs) == (1_500_000_000_000, 22_500_000_000)  # $1.50 in, $0.0225 out
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    result = budgetloop.run(model, "go", tools=[look], price=price)
+    export_trace(result, provider)
+    costs = [json.loads(attrs(c)["mlflow.llm.cost"]) for c in kinds(exporter.get_finished_spans(),
+                                                                     "chat")]  # fmt: skip
+    assert costs == [
+        {"input_cost": 1.5, "output_cost": 0.0225, "total_cost": 1.5225},  # $6 and $22.50 a M
+        {"input_cost": 0.49985, "output_cost": 0.00015, "total_cost": 0.5},  # 10 at $15 a M
+    ]
+    run = json.loads(
+        attrs(kinds(exporter.get_finished_spans(), "invoke_agent")[0])["mlflow.llm.cost"]
+    )
+    assert run == {"input_cost": 1.99985, "output_cost": 0.02265, "total_cost": result.cost_usd}

@@ -492,6 +492,26 @@ def test_the_round_trip_keeps_ids_projections_and_the_budget(tmp_path: Path) -> 
 
 
 @needs_otel
+def test_a_run_the_input_token_ceiling_stopped_imports_back_with_its_stop_and_budget(
+    tmp_path: Path,
+) -> None:
+    from tests.otel_support import ceiling_run
+
+    ample = ceiling_run().run()
+    limit = [s.projection.input_tokens for s in ample.steps if s.projection][1]
+    budget = Budget(max_steps=8, max_cost_usd=0.02, max_input_tokens=limit)
+    result = ceiling_run().fork(0, budget=budget).run()  # the second request fits, no third
+    assert (result.stop, len(result.steps)) == ("max_input_tokens", 2)
+    attributes = otlp_json(result)["resourceSpans"][0]["scopeSpans"][0]["spans"][-1]
+    said = {a["key"]: a["value"] for a in attributes["attributes"]}
+    assert said["budgetloop.budget.max_input_tokens"] == {"intValue": str(limit)}
+    assert said["budgetloop.stop"] == {"stringValue": "max_input_tokens"}
+    back = load_trace(write(tmp_path / "spans.json", otlp_json(result)))
+    assert (back.stop, back.budget, back.detail) == (result.stop, budget, result.detail)
+    assert back.format() == result.format()
+
+
+@needs_otel
 def test_the_round_trip_keeps_each_persons_decision(tmp_path: Path) -> None:
     from tests.core.test_approvals import decided_run
 
@@ -583,7 +603,9 @@ def test_first_divergence_compares_an_imported_run_with_a_budgetloop_one() -> No
     ours = replay(pydantic, price=PRICE, max_output_tokens=500)
     assert first_divergence(pydantic, ours) is None
     shorter = replay(pydantic, budget=Budget(max_steps=2), price=PRICE, max_output_tokens=500)
-    assert first_divergence(agents, shorter) == 2
+    # stopped by max_steps=2, the replay never ran step 1's convert, which the source's run did
+    assert first_divergence(agents, shorter) == 1
+    assert [c.status for c in shorter.steps[1].tool_calls] == ["skipped"]
 
 
 WIDGETS = installed("ipywidgets")
@@ -610,8 +632,8 @@ def test_the_viewers_open_an_imported_run_and_say_what_it_lacks() -> None:
     assert "3 steps taken · cost unknown" in header
     ours = replay(imported, budget=Budget(max_steps=2), price=PRICE, max_output_tokens=500)
     compare = CompareView(imported, ours, names=("openai-agents", "budgetloop"))
-    assert compare.divergence == 2
-    assert compare.selected == 2  # the page opens where the runs part
+    assert compare.divergence == 1  # the replay's max_steps=2 left step 1's convert unrun
+    assert compare.selected == 1  # the page opens where the runs part
     html = imported._repr_html_()
     assert "imported from openai-agents trace pricer-demo" in html
     assert "3 steps taken · cost unknown" in html
