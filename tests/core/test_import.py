@@ -206,7 +206,7 @@ def test_a_chat_log_with_a_follow_up_is_a_run_per_user_turn(tmp_path: Path) -> N
     # each replays whole: all four recorded model calls, at the price given
     again = [replay(r, price=PRICE, max_output_tokens=100) for r in (first, second)]
     assert [(r.stop, len(r.steps)) for r in again] == [(Stop.ANSWERED, 2)] * 2
-    with pytest.raises(ValueError, match=r"holds 2 runs; load_trace reads one run"):
+    with pytest.raises(ValueError, match=r"must hold one run, got 2 runs; load_traces"):
         load_trace(path)
 
 
