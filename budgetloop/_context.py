@@ -39,7 +39,7 @@ class ContextTokens:
     ) -> None:
         if count_tokens is not None and not callable(count_tokens):
             raise TypeError(
-                "start: count_tokens must be a callable (messages, tools) -> int or None, "
+                "count_tokens must be a callable (messages, tools) -> int or None, "
                 f"got {type(count_tokens).__name__}."
             )
         self._schemas = list(schemas)

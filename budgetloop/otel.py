@@ -97,9 +97,7 @@ def _checked(where: str, redact: Redact | None) -> Redactor:
     def checked(text: str) -> str:
         out = redact(text)
         if not isinstance(out, str):
-            raise TypeError(
-                f"{where}: redact must be the function to return str, got {type_name(out)}."
-            )
+            raise TypeError(f"{where}: what redact returns must be a str, got {type_name(out)}.")
         return out
 
     return Redactor(checked)
