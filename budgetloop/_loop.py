@@ -78,7 +78,7 @@ from ._turn import (
     interrupted,
     received,
 )
-from ._types import Budget, Completion, Message, Price, Stop, to_pico
+from ._types import Budget, Completion, Message, Price, Stop, from_pico, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -314,6 +314,7 @@ class Loop(Holding):
             forked_from=self.forked_from,
             edited=self.edited,
             output=self.state.output,
+            held_usd=0.0 if self._held is None else from_pico(self._held.taken.cost),
         )
 
     def _recorded_options(self) -> RunOptions:

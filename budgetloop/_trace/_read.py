@@ -469,6 +469,7 @@ def read_result(value: Any) -> Result:
         edited=read_edited(get("edited", ()), "edited", len(messages)),
         imported=read_imported(get("imported", None), "imported"),
         output=as_json(get("output", None), "output"),
+        held_usd=as_number(get("held_usd", 0.0), "held_usd"),
     )
 
 

@@ -337,6 +337,9 @@ def test_a_stepped_session_holds_the_batch_until_each_call_is_decided() -> None:
     assert isinstance(held, Step)
     assert (held.index, held.text, held.tool_calls) == (0, "paying", ())
     assert held.cost_usd == session.result.cost_usd  # billed, though not yet in the steps
+    assert session.result.held_usd == held.cost_usd
+    assert session.result.carried_usd == 0.0  # not mistaken for spend carried by a fork
+    assert Result.from_dict(session.result.to_dict()).carried_usd == 0.0
     assert session.steps == ()
     assert not session.done
     assert log == []
@@ -364,6 +367,7 @@ def test_a_stepped_session_holds_the_batch_until_each_call_is_decided() -> None:
     assert (last.index, last.text) == (1, "done")
     assert seen == [0, 1]  # each step given to on_step once, when it is recorded
     assert session.done
+    assert session.result.held_usd == 0.0
     assert session.result.answered
     assert session.result.format() == "\n".join(
         [
