@@ -89,8 +89,8 @@ class Holding:
         whose own arguments failed the check is not held: it is an error the model reads."""
         forced = self._hold_tools
         table = self._tool_table
-        marked = any(t.needs_approval is not False for t in table.values())
-        if not marked and not forced and not self._hold_calls:  # the common case: nothing held
+        any_marked = any(t.needs_approval is not False for t in table.values())
+        if not any_marked and not forced and not self._hold_calls:  # the common case: none held
             return ()
         held: list[tuple[Call, dict[str, Any], bool]] = []
         for call in taken.calls:
