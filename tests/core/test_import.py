@@ -666,8 +666,9 @@ def test_an_imported_run_is_resumed_and_the_fork_names_it() -> None:
         "About 10.77 USD.",
         imported.run_id,
     )
-    assert result.steps[2].cost_usd == result.cost_usd  # the source's steps had no known cost
-    assert [s.cost_usd for s in result.steps[:2]] == [None, None]
+    assert result.steps[2].cost_usd == PRICE.usage_cost(result.steps[2].usage)  # billed here
+    assert [s.cost_usd for s in result.steps[:2]] == [None, None]  # the source's: unknown
+    assert result.cost_usd is None  # so the run's total, which includes them, is unknown too
     with pytest.raises(
         TypeError, match=r"^load_traces: path: expected a str or os\.PathLike path, got int\.$"
     ):
