@@ -2,6 +2,7 @@
 budgets that stop a run before it overspends, and a trace that is plain data."""
 
 from . import breakpoints as breakpoints  # the public module budgetloop.breakpoints
+from . import display as display  # the public module budgetloop.display
 from ._approval import PendingCall
 from ._async import AsyncSession
 from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost

@@ -16,11 +16,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ._budget import cost_fits
+from ._ceilings import REPEATING, Ceiling, Now, answers_after
 from ._turn import Ending
-from ._types import Budget, Message, Stop, format_usd, from_pico
+from ._types import Message, Stop
 
 if TYPE_CHECKING:
+    from ._guards import Guards
     from ._state import RunState
 
 FINAL_NOTE = (
@@ -30,98 +31,70 @@ FINAL_NOTE = (
 BUDGET_LINE = "[budgetloop] Budget left: {parts}."
 
 
-def final_note(stop: Stop, budget: Budget) -> str:
-    """The note a final-answer turn appends to the context: which ceiling ends the run."""
-    if stop is Stop.MAX_STEPS:
-        why = f"This is the last step the budget allows (max_steps={budget.max_steps})"
-    elif stop is Stop.MAX_COST_USD:
-        why = f"The cost budget is spent (max_cost_usd={budget.max_cost_usd})"
-    elif stop is Stop.MAX_SECONDS:
-        why = f"The time budget is spent (max_seconds={budget.max_seconds})"
-    elif stop is Stop.MAX_TOOL_CALLS:
-        why = f"The tool-call budget is spent (max_tool_calls={budget.max_tool_calls})"
-    else:
-        why = "You were repeating the same tool calls, so the run is ending"
+def final_note(stop: Stop, ceilings: tuple[Ceiling, ...]) -> str:
+    """The note a final-answer turn appends to the context: which ceiling ends the run (one
+    of ``ceilings``), or the repetition that does."""
+    why = next((c.final_note() for c in ceilings if c.stop is stop), REPEATING)
     return FINAL_NOTE.format(why=why)
 
 
-def budget_line(
-    budget: Budget, index: int, spent_pico: int, seconds_left: float | None
-) -> str | None:
-    """The line that tells the model what is left before step ``index`` (0-based): the steps,
-    this one included, the money and the seconds, each only when there is a ceiling on it."""
-    parts = []
-    if budget.max_steps is not None:
-        left = max(0, budget.max_steps - index)
-        parts.append(f"{left} of {budget.max_steps} steps (this one included)")
-    if budget.limit_pico is not None:
-        money = from_pico(max(0, budget.limit_pico - spent_pico))
-        parts.append(f"${money:.6f} of ${budget.max_cost_usd}")
-    if seconds_left is not None:
-        parts.append(f"{max(0.0, seconds_left):.1f} of {budget.max_seconds} seconds")
+def budget_line(ceilings: tuple[Ceiling, ...], now: Now) -> str | None:
+    """The line that tells the model what is left before the step ``now.taken`` (0-based):
+    each ceiling's part, for the ceilings there are."""
+    parts = [part for c in ceilings if (part := c.left(now)) is not None]
     return BUDGET_LINE.format(parts=", ".join(parts)) if parts else None
 
 
 def last_turn(
     state: RunState,
-    budget: Budget,
-    left: float | None,
-    projected: int | None,
+    guards: Guards,
+    now: Now,
     final_tokens: Callable[[list[Message]], int],
-    project: Callable[[int], int | None],
 ) -> tuple[Ending | None, tuple[int, int] | None]:
     """With ``finish=True``: the stop this turn is the last model call before, to be made
     without tools for a final answer, or None for an ordinary turn (or for no call at all:
     the guards say); and the final answer's token count and growth it measured, for the turn
-    to keep. ``left`` is the seconds left, ``projected`` this turn's worst case with tools,
-    ``final_tokens(extra)`` the tokens of the context and ``extra`` sent without tools, and
-    ``project(tokens)`` a call's worst case in picodollars."""
+    to keep. ``now`` is the run before this turn with tools (its projection), and
+    ``final_tokens(extra)`` the tokens of the context and ``extra`` sent without tools. Each
+    ceiling says whether this turn is the last it allows (``Ceiling.last_call``)."""
     if state.finishing is not None:  # a repetition or max_tool_calls stop is pending
         return state.finishing, None
-    index, steps = len(state.steps), budget.max_steps
-    if (steps is not None and index >= steps) or (left is not None and left <= 0):
+    if guards.stops_outright(now):
         return None, None
-    if steps is not None and index == steps - 1:
-        return Ending(Stop.MAX_STEPS, f"max_steps={steps}: the last step was kept for a "
-                      "final answer without tools"), None  # fmt: skip
-    longest = max((s.seconds for s in state.steps), default=0.0)
-    if left is not None and left < 2 * longest:
-        return Ending(Stop.MAX_SECONDS, f"max_seconds={budget.max_seconds}: {left:.3f}s "
-                      f"left, under twice the longest step ({longest:.3f}s), so this step "
-                      "was the final answer"), None  # fmt: skip
-    if budget.max_cost_usd is None:
-        return None, None
-    # The final answer after this turn reads a context grown by it: predicted to grow as
-    # much as the most it has grown in a turn so far.
-    tokens = final_tokens([Message("user", final_note(Stop.MAX_COST_USD, budget))])
-    growth = state.growth
-    if state.final_tokens is not None:
-        growth = max(growth, tokens - state.final_tokens)
-    seen = (tokens, growth)
-    after = project(tokens + growth)
-    spent = state.money.spent
-    if cost_fits(budget, spent + (projected or 0), after):
-        return None, seen
-    turn, answer = from_pico(projected or 0), from_pico(after or 0)
-    return Ending(
-        Stop.MAX_COST_USD,
-        f"max_cost_usd={format_usd(budget.max_cost_usd)}: a turn with tools "
-        f"({format_usd(turn)} at worst) and a final answer after it ({format_usd(answer)}) "
-        f"would not both fit on {format_usd(from_pico(spent))} spent, so this step was the final "
-        "answer",
-    ), seen
+    seen: list[tuple[int, int]] = []
+
+    def after() -> int:
+        """The final answer after this turn reads a context grown by it: predicted to grow as
+        much as the most it has grown in a turn so far. Measured once, with the note of the
+        first ceiling that asks."""
+        if not seen:
+            first = guards.projecting[0]
+            tokens = final_tokens([Message("user", final_note(first.stop, guards.ceilings))])
+            growth = state.growth
+            if state.final_tokens is not None:
+                growth = max(growth, tokens - state.final_tokens)
+            seen.append((tokens, growth))
+        return seen[0][0] + seen[0][1]
+
+    now.after = after
+    for ceiling in guards.ceilings:
+        detail = ceiling.last_call(now)
+        if detail is not None:
+            return Ending(ceiling.stop, detail), seen[0] if seen else None
+    return None, seen[0] if seen else None
 
 
 def then_final_answer(finish: bool, block: Ending) -> Ending:
-    """A stop that blocks a batch; with ``finish`` a repetition or ``max_tool_calls`` stop
-    comes after one more call, without tools, for a final answer."""
-    if finish and block.stop in (Stop.REPEATED, Stop.MAX_TOOL_CALLS):
+    """A stop that blocks a batch; with ``finish`` a repetition or a ceiling that leaves a
+    model call possible (``max_tool_calls``) comes after one more call, without tools, for a
+    final answer."""
+    if finish and answers_after(block.stop):
         return replace(block, final_next=True)
     return block
 
 
-def budget_note(state: RunState, budget: Budget, left: float | None) -> list[Message]:
+def budget_note(guards: Guards, now: Now) -> list[Message]:
     """``budget_note=True``: the line that ends this turn's request, telling the model what
     is left; it is sent, not kept in the context (each request has only the current one)."""
-    line = budget_line(budget, len(state.steps), state.money.spent, left)
+    line = budget_line(guards.ceilings, now)
     return [] if line is None else [Message("user", line)]

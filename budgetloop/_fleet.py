@@ -21,6 +21,7 @@ import secrets
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
+from concurrent import futures
 from concurrent.futures import (
     FIRST_COMPLETED,
     Executor,
@@ -77,15 +78,21 @@ class Sender:
         return cls(executor, pickler, dumps((complete, dict(options))))
 
 
+# Executors of the standard library that send work pickled with ``pickle`` (Python 3.14's
+# interpreter pool is a thread pool's subclass, but its interpreters share no objects).
+_PICKLING: tuple[type, ...] = (
+    ProcessPoolExecutor,
+    *[t for t in [getattr(futures, "InterpreterPoolExecutor", None)] if isinstance(t, type)],
+)
+
+
 def _in_process(executor: Executor) -> bool:
-    """Threads of this process (an interpreter pool, a thread pool's subclass, is not)."""
-    return (
-        isinstance(executor, ThreadPoolExecutor) and "Interpreter" not in type(executor).__name__
-    )
+    """Threads of this process, which share its objects: nothing travels."""
+    return isinstance(executor, ThreadPoolExecutor) and not isinstance(executor, _PICKLING)
 
 
 def _pickler(executor: Executor) -> tuple[str, Dumps]:
-    if not isinstance(executor, ProcessPoolExecutor):
+    if not isinstance(executor, _PICKLING):
         try:
             cloudpickle = import_module("cloudpickle")
         except ImportError:

@@ -1,21 +1,20 @@
-"""The ceilings: each written once, asked at the points of a turn where it can stop the run.
+"""The ceilings a run has, asked at the points of a turn where one can stop the run.
 
-``Guards`` holds a run's ``Budget`` and answers three questions, each in one method:
+``Guards`` holds a run's ``Budget`` as its ceilings (``_ceilings``: each owns its checks and
+its words) and answers three questions, each in one method, going over them in order:
 
-- ``before_call``: may the next model call be sent? (steps, seconds, cost);
+- ``before_call``: may the next model call be sent?
 - ``before_batch``: may the tool batch run, that is, is there a later model call to read its
-  results? (steps, seconds, tool calls, a loop, the cheapest next turn's cost);
-- ``before_final``: may the final-answer call (``finish=True``) be sent? (steps, seconds, cost).
+  results? (and the repetition guard's loop, found before the ceilings that project);
+- ``before_final``: may the final-answer call (``finish=True``) be sent?
 
-The loop asks them, and so does ``Session.next_turn``, which the panel shows: the words a
-stop is given are written here alone, so what the panel predicts is what the loop does.
+The loop asks them, and so does ``Session.next_turn``, which the panel shows: what the panel
+predicts is what the loop does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from ._budget import Projection, cost_detail
+from ._ceilings import Ceiling, Now, ceilings_of
 from ._redact import Said
 from ._turn import Ending
 from ._types import Budget, Stop
@@ -24,92 +23,56 @@ from ._types import Budget, Stop
 class Guards:
     """A run's ceilings (``Budget``), and the stop each would make now."""
 
-    __slots__ = ("budget",)
+    __slots__ = ("budget", "ceilings", "plain", "projecting")
 
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
+        self.ceilings: tuple[Ceiling, ...] = ceilings_of(budget)
+        self.plain = tuple(c for c in self.ceilings if not c.projects)
+        self.projecting = tuple(c for c in self.ceilings if c.projects)
 
-    # -- each ceiling, once ----------------------------------------------------------------------
-
-    def steps(self, taken: int, *, then_reads: bool = False) -> Ending | None:
-        """``max_steps``: before a call (``taken`` calls made), or before a batch whose results
-        would need one more call (``then_reads``: the batch's own call is ``taken``-th)."""
-        limit = self.budget.max_steps
-        if limit is None:
-            return None
-        if then_reads and taken + 1 >= limit:
-            return Ending(Stop.MAX_STEPS, f"max_steps={limit}: no step is left to read results")
-        if not then_reads and taken >= limit:
-            return Ending(Stop.MAX_STEPS, f"max_steps={limit} reached")
+    def before_call(self, now: Now) -> Ending | None:
+        """Before a model call with tools."""
+        for ceiling in self.ceilings:
+            detail = ceiling.before_call(now)
+            if detail is not None:
+                return Ending(ceiling.stop, detail)
         return None
 
-    def seconds(self, left: float | None) -> Ending | None:
-        """``max_seconds``: ``left`` is what remains (None: no ceiling)."""
-        if left is None or left > 0:
-            return None
-        return Ending(Stop.MAX_SECONDS, f"max_seconds={self.budget.max_seconds} passed")
+    def stops_outright(self, now: Now) -> bool:
+        """A ceiling that does not project stops the next call: no call at all is made, not
+        even a final answer."""
+        return any(c.before_call(now) is not None for c in self.plain)
 
-    def cost(self, projection: Projection, why: str = "") -> Ending | None:
-        """``max_cost_usd``: does spent plus ``projection`` fit? ``why`` starts the detail."""
-        if projection.fits:
-            return None
-        return Ending(Stop.MAX_COST_USD, why + cost_detail(projection))
-
-    def tool_calls(self, executed: int, asked: int) -> Ending | None:
-        """``max_tool_calls``: ``executed`` so far, ``asked`` by this turn."""
-        limit = self.budget.max_tool_calls
-        if limit is None or executed + asked <= limit:
-            return None
-        return Ending(
-            Stop.MAX_TOOL_CALLS,
-            f"max_tool_calls={limit}: {executed} run, this turn asks for {asked}",
-        )
-
-    # -- the points of a turn --------------------------------------------------------------------
-
-    def before_call(self, taken: int, left: float | None, projection: Projection) -> Ending | None:
-        """Before a model call with tools."""
-        return self.steps(taken) or self.seconds(left) or self.cost(projection)
-
-    def before_batch(
-        self,
-        index: int,
-        left: float | None,
-        executed: int,
-        asked: int,
-        loop: Said | None,
-        cheapest: Callable[[], Projection | None],
-    ) -> Ending | None:
-        """Before step ``index``'s batch of ``asked`` calls: is there a later model call to
-        read its results? ``loop`` is a repetition found (None: none, or only warned);
-        ``cheapest()`` projects the cheapest turn that could read them (results left empty),
-        None when there is no cost ceiling."""
-        ending = (
-            self.steps(index, then_reads=True)
-            or self.seconds(left)
-            or self.tool_calls(executed, asked)
-        )
-        if ending is not None:
-            return ending
+    def before_batch(self, now: Now, loop: Said | None) -> Ending | None:
+        """Before the batch of ``now.asked`` calls: is there a later model call to read its
+        results? ``loop`` is a repetition found (None: none, or only warned); the ceilings that
+        project ask ``now.cheapest()``, the cheapest turn that could read them."""
+        for ceiling in self.plain:
+            detail = ceiling.before_batch(now)
+            if detail is not None:
+                return Ending(ceiling.stop, detail)
         if loop is not None:
             return Ending(Stop.REPEATED, loop)
-        if self.budget.max_cost_usd is None:
-            return None
-        projection = cheapest()
-        if projection is None:
-            return None
-        return self.cost(projection, "no turn to read the results fits: ")
+        for ceiling in self.projecting:
+            detail = ceiling.before_batch(now)
+            if detail is not None:
+                return Ending(ceiling.stop, "no turn to read the results fits: " + detail)
+        return None
 
-    def before_final(
-        self, taken: int, left: float | None, projection: Projection, last: Ending, pending: bool
-    ) -> Ending | None:
+    def before_final(self, now: Now, last: Ending, pending: bool) -> Ending | None:
         """Before the final-answer call, made for the stop ``last``; ``pending`` when that stop
         was already decided (a repetition or ``max_tool_calls`` stop after the final answer),
-        so an unaffordable final answer still ends the run for it."""
-        ending = self.steps(taken) or self.seconds(left)
-        if ending is not None or projection.fits:
-            return ending
-        unfit = "no final answer fits: " + cost_detail(projection)
-        if pending:
-            return Ending(last.stop, Said(last.detail, "; ", unfit))
-        return Ending(Stop.MAX_COST_USD, unfit)
+        so a final answer that does not fit still ends the run for it."""
+        for ceiling in self.plain:
+            detail = ceiling.before_call(now)
+            if detail is not None:
+                return Ending(ceiling.stop, detail)
+        for ceiling in self.projecting:
+            detail = ceiling.before_call(now)
+            if detail is not None:
+                unfit = "no final answer fits: " + detail
+                if pending:
+                    return Ending(last.stop, Said(last.detail, "; ", unfit))
+                return Ending(ceiling.stop, unfit)
+        return None

@@ -29,11 +29,13 @@ import threading
 import weakref
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._approval import Decision, PendingCall, ask
 from ._budget import MESSAGE_OVERHEAD, Projection
 from ._budget import project as project_cost
+from ._ceilings import Now, Used
 from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
 from ._finish import budget_note, final_note, last_turn, then_final_answer
@@ -76,7 +78,7 @@ from ._turn import (
     interrupted,
     received,
 )
-from ._types import Budget, Completion, Message, Price, Stop, to_pico
+from ._types import Budget, Completion, Message, Price, Stop, from_pico, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -283,6 +285,12 @@ class Loop(Holding):
         return self._project(self._count.count())[0]
 
     @property
+    def used(self) -> Used:
+        """What the run has used of each ceiling so far (the meter's figures)."""
+        state = self.state
+        return Used(len(state.steps), state.elapsed, state.executed)
+
+    @property
     def result(self) -> Result:
         """The run so far; final once ``done``."""
         ending = self.state.ending
@@ -306,6 +314,7 @@ class Loop(Holding):
             forked_from=self.forked_from,
             edited=self.edited,
             output=self.state.output,
+            held_usd=0.0 if self._held is None else from_pico(self._held.taken.cost),
         )
 
     def _recorded_options(self) -> RunOptions:
@@ -444,12 +453,15 @@ class Loop(Holding):
             elif not calls:
                 end = Ending(Stop.ANSWERED)
             elif block := self._guards.before_batch(
-                index,
-                self._left(started),
-                self.state.executed,
-                len(calls),
+                Now(
+                    index,
+                    self._left(started),
+                    self.state.money.spent,
+                    executed=self.state.executed,
+                    asked=len(calls),
+                    cheapest=cache(lambda: self._cheapest_next(calls, assistant)),
+                ),
                 None if warn else loop,
-                lambda: self._cheapest_next(calls, assistant),
             ):
                 stopped = Said("the run stopped (", block.detail, ")")
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
@@ -573,24 +585,27 @@ class Loop(Holding):
         """The next turn's plan, without changing anything: its request's extra messages, its
         projection, whether it is a final answer (``finish=True``) and the stop before it.
         ``started`` is when the step began (None: a look from outside a step)."""
-        state, budget, left = self.state, self.budget, self._left(started)
-        extra = budget_note(state, budget, left) if self.options.values["budget_note"] else []
+        state, guards, left = self.state, self._guards, self._left(started)
+        taken, spent = len(state.steps), state.money.spent
+        now = Now(taken, left, spent)
+        extra = budget_note(guards, now) if self.options.values["budget_note"] else []
         if state.unanswered:  # output=T: a reply in plain text is asked for the answer again
             extra = [Message("user", ASK_AGAIN), *extra]
         projection, projected = self._project(self._count.count(extra))
-        taken = len(state.steps)
+        now.projection, now.projected = projection, projected
         seen = None
         if self.options.values["finish"]:
-            worst = self._project_pico
-            last, seen = last_turn(state, budget, left, projected, self._tool_less_tokens, worst)
+            now.longest = max((s.seconds for s in state.steps), default=0.0)
+            now.project = self._project_pico
+            last, seen = last_turn(state, guards, now, self._tool_less_tokens)
             if last is not None:
-                told = final_note(last.stop, budget)
+                told = final_note(last.stop, guards.ceilings)
                 note = [Message("user", told if self.options.output is None else final_ask(told))]
                 projection, projected = self._project(self._tool_less_tokens(note))
-                pending = last is self.state.finishing
-                ending = self._guards.before_final(taken, left, projection, last, pending)
+                final = Now(taken, left, spent, projection, projected)
+                ending = guards.before_final(final, last, last is state.finishing)
                 return Plan(note, projection, projected, ending, last, seen)
-        ending = self._guards.before_call(taken, left, projection)
+        ending = guards.before_call(now)
         return Plan(extra, projection, projected, ending, None, seen)
 
     @property

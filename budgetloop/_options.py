@@ -173,6 +173,8 @@ def _needs(where: str, values: Mapping[str, Any], given: str) -> None:
     expected += f" with {given} worst case before it is sent"
     them = "them here, or give the model callable those attributes"
     it = "it here, or give the model callable that attribute"
+    if where == "replay":  # the model is the recording's own: only the call can give them
+        them, it = "them to replay: the trace records none", "it to replay: the trace records none"
     by_name = (
         " A price by model name: price='gpt-4o-mini', from genai-prices"
         " (pip install 'budgetloop[prices]', with which the adapters price their model)."

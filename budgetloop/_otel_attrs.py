@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._ceilings import budget_fields
 from ._money import cost_parts
 from ._redact import Redactor
 from ._trace._result import CallRecord, Result, Step
@@ -129,8 +130,7 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         out["budgetloop.answered"] = result.answered
     if content and result.detail is not None:
         out["budgetloop.stop.detail"] = redact.text(result.detail)
-    for name in ("max_cost_usd", "max_steps", "max_seconds", "max_tool_calls"):
-        value = getattr(budget, name)
+    for name, value in budget_fields(budget).items():
         if value is not None:
             out[f"budgetloop.budget.{name}"] = value
     if result.cost_usd is not None:

@@ -1,8 +1,9 @@
 """``budget_report``: choosing the ceilings from your own traces instead of assuming them.
 
 For a set of finished runs: how cost and step count are spread (percentiles), which stop reason
-stopped which runs, the ``max_cost_usd`` and ``max_steps`` that would have let p% of the runs
-finish, and the daily exposure at a given number of runs a day. A file that cannot be read as a
+stopped which runs, the ceilings that would have let p% of the runs finish (each ceiling that
+says what a run needed of it: ``max_steps``, ``max_cost_usd``, ``max_input_tokens``), and the
+daily exposure at a given number of runs a day. A file that cannot be read as a
 trace is skipped, and the report says which and why.
 """
 
@@ -11,11 +12,12 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ._ceilings import BY_NAME, CEILINGS, Figure
 from ._options import price_of_name
 from ._printable import printable
 from ._trace._journal import load_traces
@@ -45,8 +47,10 @@ class BudgetReport:
     mean_cost_usd: float | None
     total_cost_usd: float | None
     stops: dict[str, tuple[str, ...]]  # stop reason -> the runs it stopped, by name
-    max_cost_usd: dict[float, float | None]  # the ceiling that lets p% of all runs answer
-    max_steps: dict[float, int | None]  # None: fewer than p% of these runs answered at all
+    # Each ceiling's value that lets p% of all runs answer, by its name (``_ceilings``): None
+    # when fewer than p% of these runs answered at all, or when what some run needed of it is
+    # unknown (a cost its trace does not hold).
+    ceilings: dict[str, dict[float, Figure | None]]
     runs_per_day: float | None = None
     daily_expected_usd: float | None = None  # runs_per_day x mean cost
     daily_worst_usd: dict[float, float | None] | None = None  # runs_per_day x max_cost_usd[p]
@@ -57,32 +61,44 @@ class BudgetReport:
     # and the runs that had one
     decisions: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
 
+    @property
+    def max_cost_usd(self) -> dict[float, float | None]:
+        """The ``max_cost_usd`` that lets p% of all runs answer."""
+        return self.ceilings["max_cost_usd"]
+
+    @property
+    def max_steps(self) -> dict[float, int | None]:
+        """The ``max_steps`` that lets p% of all runs answer."""
+        return self.ceilings["max_steps"]  # type: ignore[return-value]
+
     def budget(self, percentile: float) -> Budget:
-        """``Budget(max_steps=..., max_cost_usd=...)`` that would have let ``percentile``% of
-        these runs answer (one of the percentiles the report was made with)."""
-        if percentile not in self.max_steps:
+        """The ``Budget`` of the report's ceilings (``max_steps``, ``max_cost_usd``,
+        ``max_input_tokens``) that would have let ``percentile``% of these runs answer (one of
+        the percentiles the report was made with)."""
+        if percentile not in self.percentiles:
             raise ValueError(
                 f"BudgetReport.budget: percentile {percentile!r} is not one of "
                 f"{list(self.percentiles)}."
             )
-        steps, cost = self.max_steps[percentile], self.max_cost_usd[percentile]
+        values = {name: by_p[percentile] for name, by_p in self.ceilings.items()}
         if self.unknown_cost:
             raise ValueError(
                 f"BudgetReport.budget: the cost of {len(self.unknown_cost)} of the {self.runs} "
                 "runs is unknown (their traces hold none), so no cost ceiling can be derived; "
                 "replay them with a price= first."
             )
-        if steps is None or cost is None:
+        if any(v is None for v in values.values()):
             raise ValueError(
                 f"BudgetReport.budget: fewer than {percentile}% of the {self.runs} runs "
                 "answered, so no ceiling from these traces lets that many finish."
             )
-        if math.isinf(cost):
-            raise ValueError(
-                f"BudgetReport.budget: the cost ceiling for p{_num(percentile)} is past a "
-                "float's range, so no Budget can hold it."
-            )
-        return Budget(max_steps=steps, max_cost_usd=cost)
+        for name, value in values.items():
+            if isinstance(value, float) and math.isinf(value):
+                raise ValueError(
+                    f"BudgetReport.budget: the {name} ceiling for p{_num(percentile)} is past "
+                    "a float's range, so no Budget can hold it."
+                )
+        return Budget(**values)  # type: ignore[arg-type]  # each of its type, by its ceiling
 
     def __str__(self) -> str:
         heads = [f"p{_num(p)}" for p in self.percentiles]
@@ -119,12 +135,15 @@ class BudgetReport:
         lines += [
             "",
             "ceilings that would have let p% of these runs answer:",
-            _row("max_cost_usd", [_usd(self.max_cost_usd[p]) for p in self.percentiles], width),
-            _row("max_steps", [_opt(self.max_steps[p]) for p in self.percentiles], width),
+            *(
+                _row(name, [_shown(name, by_p[p], _usd) for p in self.percentiles], width)
+                for name, by_p in self.ceilings.items()
+            ),
         ]
         if self.unknown_cost:
             lines.append("  (unknown: replay the runs of unknown cost with a price= to learn it)")
-        if any(v is None for v in self.max_steps.values()):
+        answered = len(self.stops.get("answered", ()))
+        if any(max(1, math.ceil(p / 100 * self.runs)) > answered for p in self.percentiles):
             lines.append(
                 "  (-: fewer than p% of the runs answered; raise the ceilings to learn it)"
             )
@@ -185,7 +204,8 @@ def budget_report(
 
     The cost ceiling a run needed is the largest worst case its cost guard checked (spent so
     far plus the projected next turn), or what it cost if that was more: a lower
-    ``max_cost_usd`` would have stopped it. A run that did not answer is counted as needing
+    ``max_cost_usd`` would have stopped it; the input-token ceiling, the largest request it
+    sent, as counted before sending. A run that did not answer is counted as needing
     more than it was given, so it finishes under no ceiling the report suggests.
 
     ``price`` (a ``Price``, or a model name priced by ``budgetloop.prices.price_of``) bills the
@@ -202,7 +222,6 @@ def budget_report(
     n = len(results)
     steps = sorted(len(r.steps) for r in results)
     answered = [r for r in results if r.answered]
-    needed_steps = sorted(len(r.steps) for r in answered)
     stops: dict[str, list[str]] = {}
     for name, r in zip(names, results, strict=True):
         stops.setdefault("running" if r.stop is None else r.stop.value, []).append(name)
@@ -210,6 +229,21 @@ def budget_report(
     prices: dict[str, list[str]] = {}
     for name, r in zip(names, results, strict=True):
         prices.setdefault("none" if r.price is None else r.price.describe(), []).append(name)
+    ceilings: dict[str, dict[float, Figure | None]] = {}
+    max_cost: dict[float, int | None] = dict.fromkeys(ps)  # picodollars
+    for ceiling in CEILINGS:
+        if not ceiling.reports:
+            continue
+        if ceiling.money and unknown:  # a percentile that left them out would not be what it says
+            ceilings[ceiling.name] = dict.fromkeys(ps)
+            continue
+        needed = sorted(ceiling.needed(r) for r in answered)
+        by_p = {p: _needed(needed, n, p) for p in ps}
+        if ceiling.money:
+            max_cost = by_p
+        ceilings[ceiling.name] = {
+            p: _dollars(v) if ceiling.money and v is not None else v for p, v in by_p.items()
+        }
     decided: dict[str, tuple[int, tuple[str, ...]]] = {}
     for name, r in zip(names, results, strict=True):
         for decision in APPROVALS:
@@ -226,27 +260,23 @@ def budget_report(
         mean_cost_usd=None,
         total_cost_usd=None,
         stops={k: tuple(v) for k, v in stops.items()},
-        max_cost_usd=dict.fromkeys(ps),
-        max_steps={p: _needed(needed_steps, n, p) for p in ps},
+        ceilings=ceilings,
         skipped=tuple(skipped),
         unknown_cost=unknown,
         prices={k: tuple(v) for k, v in prices.items()},
         decisions=decided,
     )
-    if unknown:  # a percentile that left them out would not be what it says
+    if unknown:
         if per_day is None:
             return report
         return replace(report, runs_per_day=per_day, daily_worst_usd=dict.fromkeys(ps))
     costs = sorted(to_pico(r.cost_usd or 0.0) for r in results)
-    needed_cost = sorted(_needed_pico(r) for r in answered)
     total = sum(costs)
-    max_cost = {p: _needed(needed_cost, n, p) for p in ps}
     report = replace(
         report,
         cost_usd={p: _dollars(costs[_rank(n, p)]) for p in ps},
         mean_cost_usd=_dollars(total, n),
         total_cost_usd=_dollars(total),
-        max_cost_usd={p: None if v is None else _dollars(v) for p, v in max_cost.items()},
     )
     if per_day is None:
         return report
@@ -406,15 +436,6 @@ def _needed(values: list[int], n: int, p: float) -> int | None:
     return values[k - 1] if k <= len(values) else None
 
 
-def _needed_pico(result: Result) -> int:
-    need = to_pico(result.cost_usd or 0.0)
-    for step in result.steps:
-        projection = step.projection
-        if projection is not None and projection.cost_usd is not None:
-            need = max(need, to_pico(projection.spent_usd) + to_pico(projection.cost_usd))
-    return need
-
-
 def _row(label: str, cells: list[str], width: int) -> str:
     return f"  {label:<18}" + "".join(c.rjust(width) for c in cells)
 
@@ -437,8 +458,13 @@ def _usd_text(value: float | None) -> str:
     return format_usd(value)  # the one formatter every view uses
 
 
-def _opt(value: int | None) -> str:
+def _opt(value: Figure | None) -> str:
     return "-" if value is None else str(value)
+
+
+def _shown(name: str, value: Figure | None, usd: Callable[[float | None], str]) -> str:
+    """A ceiling's value in the report's table: dollars as ``usd`` writes them."""
+    return usd(value) if BY_NAME[name].money else _opt(value)
 
 
 def _num(value: float) -> str:

@@ -6,7 +6,7 @@ import enum
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any
 
@@ -56,6 +56,7 @@ class Stop(str, enum.Enum):
     MAX_SECONDS = "max_seconds"
     MAX_COST_USD = "max_cost_usd"
     MAX_TOOL_CALLS = "max_tool_calls"
+    MAX_INPUT_TOKENS = "max_input_tokens"
     REPEATED = "repeated"
     MODEL_ERROR = "model_error"
     SHARED_BUDGET = "shared_budget"
@@ -353,18 +354,24 @@ def _check_tiers(tiers: Any) -> list[tuple[int, Price]] | None:
 
 @dataclass(frozen=True)
 class Budget:
-    """Ceilings for one run. A step is one model call. Only ``max_steps`` has a default."""
+    """Ceilings for one run, each a field (``_ceilings`` owns what each one checks and says).
+    A step is one model call; ``max_input_tokens`` caps each request's input tokens as counted
+    before it is sent. Only ``max_steps`` has a default."""
 
     max_steps: int | None = 10
     max_seconds: float | None = None
     max_cost_usd: float | None = None
     max_tool_calls: int | None = None
+    max_input_tokens: int | None = None
     limit_pico: int | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("max_steps", "max_tool_calls"):
-            check_int(f"Budget.{name}", getattr(self, name), optional=True)
-        for name in ("max_seconds", "max_cost_usd"):
-            check_number(f"Budget.{name}", getattr(self, name), optional=True)
+        for name, counted in _CEILING_FIELDS:
+            check = check_int if counted else check_number
+            check(f"Budget.{name}", getattr(self, name), optional=True)
         limit = None if self.max_cost_usd is None else to_pico(self.max_cost_usd)
         object.__setattr__(self, "limit_pico", limit)
+
+
+# Each ceiling field, and whether it counts (an int) or measures (a number): by its type.
+_CEILING_FIELDS = tuple((f.name, f.type == "int | None") for f in fields(Budget) if f.init)

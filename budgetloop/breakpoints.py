@@ -27,6 +27,7 @@ __all__ = [
     "Breakpoint",
     "Inspectable",
     "before_tool",
+    "check",
     "on_cost",
     "on_error",
     "on_step",
@@ -120,18 +121,24 @@ def on_cost(usd: float) -> Breakpoint:
         raise ValueError(f"on_cost: usd: expected a finite number >= 0, got {usd!r}.")
     limit = to_pico(usd)
 
-    def would_pass(session: Inspectable) -> bool:
-        if session.done:
-            return False
+    def priced(session: Inspectable) -> Projection:
         projection = session.projection
         if projection.cost_usd is None:
             raise ValueError(
                 f"on_cost({usd!r}): the session has no price, so the next turn's cost cannot "
                 "be projected; pass price=Price(...) to start()."
             )
+        return projection
+
+    def would_pass(session: Inspectable) -> bool:
+        if session.done:
+            return False
+        projection = priced(session)
+        assert projection.cost_usd is not None
         return to_pico(projection.spent_usd) + to_pico(projection.cost_usd) > limit
 
     would_pass.__qualname__ = f"on_cost({usd!r})"
+    would_pass.check = priced  # type: ignore[attr-defined]
     return would_pass
 
 
@@ -146,5 +153,24 @@ def on_step(n: int) -> Breakpoint:
     def reached(session: Inspectable) -> bool:
         return len(session.steps) == n
 
+    def ahead(session: Inspectable) -> None:
+        taken = len(session.steps)
+        if n <= taken:
+            are = "1 step is" if taken == 1 else f"{taken:,} steps are"
+            raise ValueError(
+                f"on_step({n}): {are} taken already, so a run asked after its next step "
+                "never pauses there; choose a larger number."
+            )
+
     reached.__qualname__ = f"on_step({n})"
+    reached.check = ahead  # type: ignore[attr-defined]
     return reached
+
+
+def check(until: Breakpoint, session: Inspectable) -> None:
+    """Raise ``ValueError``, saying why, when ``until`` cannot pause a run of ``session`` that
+    asks it after each step: ``on_cost`` of a session with no price (its turns cannot be
+    projected), ``on_step(n)`` of one that has taken ``n`` steps or more already."""
+    checked = getattr(until, "check", None)
+    if checked is not None:
+        checked(session)

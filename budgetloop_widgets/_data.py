@@ -8,9 +8,9 @@ characters and written by the core's ``printable`` (control and format character
 and the zero-width ones among them, as escapes); the
 component puts strings in the page with ``textContent`` only.
 
-What the component says about a run in words (its banner) is worded here, by the same
-functions as the rest of the package; the numbers it formats itself are the core's, and a
-browser test holds its formats to ``usd`` and ``count``.
+What the component says about a run in words (its banner, each step's head line and cost, the
+meter before each step) is worded here, by the core's functions (``budgetloop.display``); the
+component formats no money, words no projection and sums no ceiling.
 """
 
 from __future__ import annotations
@@ -23,11 +23,21 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from budgetloop import CallRecord, Message, Result, Step, printable
+from budgetloop import Budget, CallRecord, Message, Result, Step, format_usd, printable
+from budgetloop.display import (
+    BAR_TITLE,
+    NO_PROJECTION,
+    Used,
+    carried_text,
+    meter,
+    step_head,
+    under_projected_text,
+    used_after,
+)
 
 from ._log import flags, jump_targets, sent_counts
 from ._status import stop_lines
-from ._views import carried_text, edited_text
+from ._views import edited_text
 
 CUT = 20_000  # characters of one text sent to the page; the rest is fetched on demand
 ROLES = ("system", "user", "assistant", "tool")
@@ -179,6 +189,38 @@ def step_columns(
     }
 
 
+def step_texts(
+    steps: Sequence[Step], budget: Budget, sid: Callable[[str | None], int], before: Used
+) -> dict[str, list[Any]]:
+    """What the viewer says of each step, every word and figure made by the core
+    (``budgetloop.display``): its head line (``head``), its cost (``usd``), and the meter before
+    it: the warning when its model reported more input tokens than projected (``under``), the
+    projection and its worst case in words (``proj``, ``worst``), the cost bar's
+    figures (``bar``) and each ceiling's row (``mr``, in the order of ``meter_labels``).
+    ``before`` is what the run had used before the first of ``steps``."""
+    out: dict[str, list[Any]] = {
+        k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr")
+    }
+    used = before
+    for step in steps:
+        p = step.projection
+        figures = meter(p, used, budget)
+        out["head"].append(sid(step_head(step)))
+        out["usd"].append(sid(format_usd(step.cost_usd)))
+        out["under"].append(sid(under_projected_text(step)))
+        out["proj"].append(sid(figures.projection or NO_PROJECTION))
+        out["worst"].append(sid(figures.worst_case))
+        out["bar"].append(None if figures.bar is None else [*figures.bar[:3], int(figures.bar[3])])
+        out["mr"].append([sid(text) for _, text in figures.rows])
+        used = used_after(used, (step,))
+    return out
+
+
+def meter_labels(budget: Budget, sid: Callable[[str | None], int]) -> list[int]:
+    """The label of each row of the meter (``step_texts``' ``mr``)."""
+    return [sid(label) for label, _ in meter(None, Used(0, 0.0, 0), budget).rows]
+
+
 def call_columns(
     calls: Sequence[CallRecord], sid: Callable[[str | None], int]
 ) -> dict[str, list[Any]]:
@@ -304,12 +346,14 @@ def run_data(
     sid = strings.id
     carried = result.carried_usd  # a pass over every step: once
     columns = step_columns(steps, sid)
+    columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))
     return {
         "name": sid(name),
         "banner": [[kind, sid(line)] for kind, line in stop_lines(result, carried)],
         "answered": result.answered,
         "ended": result.stop is not None,
-        "budget": [b.max_steps, b.max_seconds, b.max_cost_usd, b.max_tool_calls],
+        "meter_labels": meter_labels(b, sid),
+        "bar_title": sid(BAR_TITLE),
         "cost": result.cost_usd,
         "carried": carried,
         "carried_text": sid(carried_text(carried)) if carried else -1,

@@ -35,9 +35,8 @@ from ._views import (
     IGNORE_MATH,
     charts_html,
     meter_html,
-    stopped_by_cost,
+    stopped_by_projection,
     stylesheet,
-    used_by,
 )
 
 Factory = Callable[[], Session]
@@ -250,37 +249,29 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         thread.start()
 
     def _background(self, session: Session, until: Breakpoint | None, why: str) -> None:
-        """The Run, on the worker thread: a step, a redraw, then the pause and the breakpoint.
-        A batch held for a person pauses it (a breakpoint may hold one: ``before_tool``)."""
-        paused: str | None = None
-        one_step = _OneStep(until)
+        """The Run, on the worker thread: the core's ``Session.run(until=...)``, asked after
+        each step to redraw, then whether Pause was pressed or the breakpoint holds. A batch
+        held for a person pauses it (a breakpoint may hold one: ``before_tool``)."""
+        stop_here = _StopHere(self, until, why)
+        paused: list[str] = []
         try:
-            while not session.done:
-                if self._pause.is_set():
-                    paused = self._pause_reason
-                    break
-                session.run(until=one_step)
-                self.refresh()
-                if session.done:
-                    break
-                if session.pending:
-                    paused = "a batch waits for your decisions"
+            if self._pause.is_set():  # pressed before the first step
+                paused.append(self._pause_reason)
+            else:
+                session.run(until=stop_here)
+                if stop_here.paused is not None:
+                    paused.append(stop_here.paused)
+                elif not session.done and session.pending:
+                    paused.append("a batch waits for your decisions")
                     if until is not None and until(session):
-                        paused = f"Run until: {why}"
-                    break
-                if self._pause.is_set():
-                    paused = self._pause_reason
-                    break
-                if until is not None and until(session):
-                    paused = f"Run until: {why}"
-                    break
+                        paused.append(f"Run until: {why}")
         except BaseException as exc:  # reported in the panel, never lost on a worker thread
-            paused = f"the Run raised {type(exc).__name__}"
+            paused.append(f"the Run raised {type(exc).__name__}")
             self.show_error(f"Run raised {type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
             with self._lock:
                 self._running = False
-                self._paused_by = None if session.done else paused
+                self._paused_by = None if session.done or not paused else paused[-1]
                 self.refresh()
                 self._idle.set()
 
@@ -453,13 +444,14 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         else:
             self.status.value = stop_html(result)
         meter = meter_html(
-            projection, used_by(result), session.budget, done=session.done, label=label,
+            projection, session.used, session.budget, done=session.done, label=label,
             missing=missing, next_turn=nxt, carried=result.carried_usd, price=result.price,
         )  # fmt: skip
         ledger = session.options.values["ledger"]
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
-        # after a cost stop, the projection that stopped the run is still the crossing point
-        drawn = projection if not session.done or stopped_by_cost(result) else None
+        # after a stop a projection made, the projection that stopped the run is still the
+        # crossing point
+        drawn = projection if not session.done or stopped_by_projection(result) else None
         self.charts.value = charts_html(
             result.steps, session.budget, drawn, max_points=self.chart_points,
             carried=result.carried_usd,
@@ -469,15 +461,23 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self._set_busy()
 
 
-class _OneStep:
-    """What a Run gives ``Session.run(until=...)``: pause after one step, holding each batch
-    that calls a tool the chosen breakpoint stops before (``breakpoints.before_tool``)."""
+class _StopHere:
+    """What a Run gives ``Session.run(until=...)``: after each step, a redraw, then a pause if
+    Pause was pressed or the breakpoint holds (``paused`` says which); it holds each batch that
+    calls a tool the chosen breakpoint stops before (``breakpoints.before_tool``)."""
 
-    def __init__(self, until: Breakpoint | None) -> None:
+    def __init__(self, panel: RunPanel, until: Breakpoint | None, why: str) -> None:
+        self.panel, self.until, self.why = panel, until, why
         self.before_tools: frozenset[str] = getattr(until, "before_tools", frozenset())
+        self.paused: str | None = None
 
-    def __call__(self, session: object) -> bool:
-        return True
+    def __call__(self, session: Session) -> bool:
+        self.panel.refresh()
+        if self.panel._pause.is_set():
+            self.paused = self.panel._pause_reason
+        elif self.until is not None and self.until(session):
+            self.paused = f"Run until: {self.why}"
+        return self.paused is not None
 
 
 def _holds(until: Breakpoint, session: Session) -> bool:

@@ -1,4 +1,4 @@
-"""The per-step figures the charts and the meter draw, kept across a panel's refreshes.
+"""The per-step figures the charts draw, kept across a panel's refreshes.
 
 A refresh after a step passes over the new steps only: the figures of the last few runs drawn
 are kept and extended, so a refresh's cost does not grow with the run's length.
@@ -15,11 +15,10 @@ from budgetloop import Step
 
 @dataclass(frozen=True)
 class Series:
-    """Per-step figures of a run, as the charts and the meter draw them."""
+    """Per-step figures of a run, as the charts draw them."""
 
     tokens: tuple[int, ...]  # input tokens each step reported (0 when it reported none)
     points: tuple[tuple[float, float], ...]  # (step.index + 1, cost so far), after (0, carried)
-    executed: int  # tool calls run (ok or error), as ``len(Result.tool_calls)``
 
 
 class _Growing:
@@ -31,14 +30,12 @@ class _Growing:
         self.tokens: list[int] = []
         self.points: list[tuple[float, float]] = []
         self.total = carried
-        self.executed = 0
 
     def extend(self, steps: tuple[Step, ...]) -> None:
         for step in steps[len(self.steps) :]:
             self.tokens.append(step.usage.input_tokens if step.usage else 0)
             self.total += step.cost_usd or 0.0  # an imported step of unknown cost adds none
             self.points.append((step.index + 1, self.total))
-            self.executed += sum(1 for c in step.tool_calls if c.status in ("ok", "error"))
         self.steps = steps
 
 
@@ -68,5 +65,4 @@ def series_of(steps: Sequence[Step], carried: float = 0.0) -> Series:
         return Series(
             tuple(growing.tokens),
             ((0, carried), *growing.points) if steps or carried else (),
-            growing.executed,
         )

@@ -6,34 +6,12 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from budgetloop import Result, Stop
+from budgetloop import Result
+from budgetloop.display import stop_means
 
 from ._text import plural, preview, text, usd
 
-# What each stop means, in the words of the README's table; a test holds that every Stop has one.
-STOP_WORDS: dict[Stop, str] = {
-    Stop.ANSWERED: "the model replied with no tool calls",
-    Stop.MAX_STEPS: "the step ceiling (max_steps) was reached; a step is one model call",
-    Stop.MAX_SECONDS: "the wall-clock ceiling (max_seconds) passed",
-    Stop.MAX_COST_USD: (
-        "the next turn's worst case would have taken spend past max_cost_usd, so the model was "
-        "not called"
-    ),
-    Stop.MAX_TOOL_CALLS: "the next batch would have taken executed tool calls past max_tool_calls",
-    Stop.REPEATED: (
-        "the model kept making the same tool calls, or a cycle of them (repeat_limit, cycle_limit)"
-    ),
-    Stop.MODEL_ERROR: "the model raised, or returned something that is not a Completion",
-    Stop.SHARED_BUDGET: (
-        "the shared ledger refused to reserve the next turn's worst case: its limit is spent "
-        "or reserved (by this run or others)"
-    ),
-}
-
-
-def stop_words(stop: Stop) -> str:
-    """What ``stop`` means, in one sentence."""
-    return STOP_WORDS.get(stop, f"stopped: {stop.value}")
+stop_words = stop_means  # what each stop means, in the core's words (``budgetloop.display``)
 
 
 def spent_words(result: Result, carried: float | None = None) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import traitlets
 
 from budgetloop import Result, Session, Step
+from budgetloop.display import Used, used_after
 
 from ._data import (
     Strings,
@@ -24,6 +25,7 @@ from ._data import (
     message_columns,
     run_data,
     step_columns,
+    step_texts,
 )
 from ._log import JUMP_BITS, JUMPS
 from ._traceview import Viewer
@@ -86,6 +88,7 @@ class StepList(Viewer):
         self._steps = len(result.steps)
         self._messages = len(result.messages)
         self._calls = sum(len(s.tool_calls) for s in result.steps)
+        self._used = used_after(Used(0, 0.0, 0), result.steps)
         run = run_data(result, strings, tokens=session.message_tokens)
         self._stopped = result.stop is not None
         self._jumps.extend(result.steps, run["steps"]["fl"], stopped=self._stopped)
@@ -126,6 +129,8 @@ class StepList(Viewer):
         self._stopped = stopped
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
+        columns.update(step_texts(steps, result.budget, sid, self._used))
+        self._used = used_after(self._used, steps)
         sent = []
         for step in steps:
             sent.append(self._next_sent)

@@ -1,17 +1,17 @@
 """How every number and every untrusted string is written, in one place.
 
-One format for money (``usd``), one for counts (``count``), plural forms (``plural``), and
-``text()``: control and format characters shown as escapes by the core's rule
+The core's one format for money (``usd``), for counts (``count``) and plural forms (``plural``),
+and ``text()``: control and format characters shown as escapes by the core's rule
 (``budgetloop.printable``, the one ``Result.format()`` and the static HTML view use), then
 HTML-escaped, so anything a model, a tool or a trace produced is shown, never interpreted.
 """
 
 from __future__ import annotations
 
-import math
 from html import escape
 
 from budgetloop import format_usd, printable
+from budgetloop.display import count, plural
 
 
 def text(value: object, *, keep_newlines: bool = True) -> str:
@@ -23,16 +23,14 @@ def text(value: object, *, keep_newlines: bool = True) -> str:
 usd = format_usd  # dollars as the core formats them: one formatter for every view
 
 
-def count(value: float) -> str:
-    """A count with thousands separators; one decimal only where the value has a fraction."""
-    if math.isfinite(value) and value == int(value):
-        return f"{int(value):,}"
-    return f"{value:,.1f}"
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``1 step``, ``2 steps``, ``0 steps``: the count and the word in the right form."""
-    return f"{count(n)} {word if n == 1 else (words or word + 's')}"
+__all__ = [
+    "PREVIEW_CHARS",
+    "count",
+    "plural",
+    "preview",
+    "text",
+    "usd",
+]  # count, plural: the core's
 
 
 PREVIEW_CHARS = 600  # of a model's text or a message

@@ -13,7 +13,15 @@ from collections.abc import Iterable
 import ipywidgets as widgets
 
 from budgetloop import Session
-from budgetloop.breakpoints import Breakpoint, before_tool, on_cost, on_error, on_step, on_tool
+from budgetloop.breakpoints import (
+    Breakpoint,
+    before_tool,
+    check,
+    on_cost,
+    on_error,
+    on_step,
+    on_tool,
+)
 
 from ._text import plural, usd
 
@@ -73,8 +81,8 @@ class UntilControl(widgets.HBox):  # type: ignore[misc]
 
     def breakpoint(self, session: Session) -> tuple[Breakpoint | None, str]:
         """The chosen predicate and how the panel says it; ``ValueError`` when the choice
-        cannot hold for this session (no tool to pick, no price to project, a step count
-        already passed)."""
+        cannot hold for this session: no tool to pick, or what the core's
+        ``breakpoints.check`` says (no price to project, a step count already passed)."""
         kind = self.kind.value
         if kind == TOOL:
             if self.tool.value is None:
@@ -88,20 +96,13 @@ class UntilControl(widgets.HBox):  # type: ignore[misc]
         if kind == ERROR:
             return on_error(), "the step went wrong (breakpoints.on_error)"
         if kind == COST:
-            if session.price is None:
-                raise ValueError(
-                    "spend would pass an amount: the session has no price, so the next turn's "
-                    "cost cannot be projected"
-                )
             amount = float(self.usd.value)
-            return on_cost(amount), f"the next turn's worst case would pass {usd(amount)}"
+            until = on_cost(amount)
+            check(until, session)  # the core says why it cannot hold (no price)
+            return until, f"the next turn's worst case would pass {usd(amount)}"
         if kind == STEP:
             n = int(self.steps.value)
-            taken = len(session.steps)
-            if n <= taken:
-                raise ValueError(
-                    f"steps taken reach {n}: {plural(taken, 'step is', 'steps are')} taken "
-                    "already; choose a larger number"
-                )
-            return on_step(n), f"{plural(n, 'step')} taken"
+            until = on_step(n)
+            check(until, session)  # the core says why it cannot hold (taken already)
+            return until, f"{plural(n, 'step')} taken"
         return None, ""

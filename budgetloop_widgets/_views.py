@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from html import escape
 from importlib import resources
 from typing import Any
@@ -25,13 +24,33 @@ from budgetloop import (
     Projection,
     Result,
     Step,
-    Stop,
 )
 from budgetloop import as_result as core_as_result
+from budgetloop.display import (
+    BAR_TITLE,
+    Used,
+    carried_text,
+    meter,
+    next_turn_text,
+    projection_text,
+    refused_by_projection,
+    used_by,
+    worst_case_text,
+)
 
 from ._series import series_of
 from ._svg import MAX_POINTS, bar_chart, line_chart
-from ._text import count, plural, text, usd
+from ._text import text, usd
+
+__all__ = [  # the core's, shown here: each view takes its words and figures from it
+    "Used",
+    "carried_text",
+    "meter_html",
+    "next_turn_html",
+    "projection_text",
+    "used_by",
+    "worst_case_text",
+]
 
 IGNORE_MATH = "tex2jax_ignore mathjax_ignore"  # MathJax 2 and 3 leave "$0.03 ... $0.05" alone
 
@@ -49,46 +68,6 @@ def as_result(
     return core_as_result(source, where, "source")
 
 
-def worst_case_text(p: Projection) -> str:
-    """Why the projection is a worst case: the output tokens it assumes, and where from."""
-    if p.output_tokens is None:
-        return "0 output tokens assumed: no max_output_tokens is set"
-    return f"{plural(p.output_tokens, 'output token')} assumed: max_output_tokens"
-
-
-def projection_text(p: Projection) -> str:
-    """The projection of the next step in one line, with its verdict."""
-    out = "?" if p.output_tokens is None else count(p.output_tokens)
-    head = f"projected: {count(p.input_tokens)} in + {out} out tokens"
-    if p.cost_usd is None:
-        return head + "; no price, so no cost projected"
-    head += f" = {usd(p.cost_usd)}"
-    spent = f"spent {usd(p.spent_usd)} + {usd(p.cost_usd)} = {usd(p.total_usd)}"
-    if p.limit_usd is None:
-        return f"{head}; {spent}, no max_cost_usd"
-    verdict = "fits" if p.fits else "does NOT fit"
-    return f"{head}; {spent} of max_cost_usd {usd(p.limit_usd)}: {verdict}"
-
-
-@dataclass(frozen=True)
-class Used:
-    """How much of each ceiling a run has used at some point: counts, not step numbers."""
-
-    steps: int
-    seconds: float
-    tool_calls: int
-
-
-def used_by(result: Result) -> Used:
-    return Used(
-        len(result.steps), result.seconds, series_of(result.steps, result.carried_usd).executed
-    )
-
-
-def _of(used: str, name: str, limit: float | None) -> str:
-    return f"{used} of {name} {count(limit)}" if limit is not None else f"{used} (no {name})"
-
-
 def meter_html(
     projection: Projection | None,
     used: Used,
@@ -101,7 +80,8 @@ def meter_html(
     carried: float = 0.0,
     price: Price | None = None,
 ) -> str:
-    """The budget meter: spent and projected against max_cost_usd, and the other ceilings.
+    """The budget meter (``budgetloop.display.meter``: the cost bar, the projection in words,
+    a row for each ceiling) as HTML.
 
     ``missing`` is said instead of the projection when there is none. ``next_turn`` is what
     the loop says the next step will do (``Session.next_turn``): a stop before the model is
@@ -110,45 +90,34 @@ def meter_html(
     it came from, which none of its steps accounts for: said under the projection. ``price``
     is the run's: where it came from is said when it records a source (a catalog's price).
     """
+    figures = meter(projection, used, budget)
     parts = ['<div class="bl-meter">']
     if label:
         parts.append(f'<div class="bl-meter-label">{escape(label)}</div>')
-    if projection is None:
+    if figures.projection is None:
         parts.append(f'<div class="bl-muted">{text(missing)}</div>')
     else:
-        parts.append(_cost_bar(projection))
-        parts.append(f'<div class="bl-projection">{escape(projection_text(projection))}</div>')
+        parts.append(_cost_bar(figures.bar))
+        parts.append(f'<div class="bl-projection">{escape(figures.projection)}</div>')
         parts.append(
-            f'<div class="bl-why">worst case: {escape(worst_case_text(projection))}; '
+            f'<div class="bl-why">worst case: {escape(figures.worst_case or "")}; '
             "the model usually writes fewer, so a step's reported cost is lower</div>"
         )
-        if projection.tier_note is not None:
-            parts.append(f'<div class="bl-tier">{escape(projection.tier_note)}</div>')
+        if figures.tier is not None:
+            parts.append(f'<div class="bl-tier">{escape(figures.tier)}</div>')
     if price is not None and price.source is not None:
         parts.append(f'<div class="bl-price">price: {escape(price.describe())}</div>')
     if carried:
         parts.append(f'<div class="bl-carried">{escape(carried_text(carried))}</div>')
-    ceilings = [
-        ("steps taken", _of(count(used.steps), "max_steps", budget.max_steps)),
-        ("seconds", _of(f"{used.seconds:.2f}", "max_seconds", budget.max_seconds)),
-        ("tool calls run", _of(count(used.tool_calls), "max_tool_calls", budget.max_tool_calls)),
-    ]
     cells = "".join(
-        f'<span class="bl-ceil"><b>{name}</b> {value}</span>' for name, value in ceilings
+        f'<span class="bl-ceil"><b>{escape(name)}</b> {escape(value)}</span>'
+        for name, value in figures.rows
     )
     parts.append(f'<div class="bl-ceilings">{cells}</div>')
     if next_turn is not None and not done:
         parts.append(next_turn_html(next_turn))
     parts.append("</div>")
     return "".join(parts)
-
-
-def carried_text(carried: float) -> str:
-    """Why a fork's spend is more than its steps add up to."""
-    return (
-        f"spent includes {usd(carried)} carried from the run this one was forked from (its "
-        "steps after the fork point): no step here accounts for it"
-    )
 
 
 def edited_text(result: Result) -> str:
@@ -167,43 +136,19 @@ def edited_text(result: Result) -> str:
 
 
 def next_turn_html(nxt: NextTurn) -> str:
-    """What the loop says the next step will do, when it is not an ordinary call."""
-    p = nxt.projection
-    if nxt.action == "stop":
-        why = f": {nxt.detail}" if nxt.detail else ""
-        if nxt.stop is Stop.MAX_COST_USD and p is not None and p.cost_usd is not None:
-            why = (
-                f": spent {usd(p.spent_usd)} + projected {usd(p.cost_usd)} = "
-                f"{usd(p.total_usd)} is over max_cost_usd {usd(p.limit_usd)}"
-            )
-        return (
-            f'<div class="bl-warn">The next step will not call the model: the run stops there '
-            f"({text(str(nxt.stop))}){text(why)}.</div>"
-        )
-    if nxt.action == "held":
-        return (
-            '<div class="bl-warn">The run holds a batch for a person: '
-            f"{text(nxt.detail or '')}.</div>"
-        )
-    if nxt.action == "final_answer":
-        return (
-            '<div class="bl-warn">The next step is the final answer: the model is called '
-            f"without tools, then the run ends ({text(str(nxt.stop))}): "
-            f"{text(nxt.detail or '')}.</div>"
-        )
-    return ""
+    """What the loop says the next step will do, when it is not an ordinary call: the core's
+    sentence (``budgetloop.display.next_turn_text``)."""
+    said = next_turn_text(nxt)
+    return "" if said is None else f'<div class="bl-warn">{text(said)}</div>'
 
 
-def _cost_bar(p: Projection) -> str:
-    if p.limit_usd is None or p.cost_usd is None:
+def _cost_bar(bar: tuple[float, float, float, bool] | None) -> str:
+    if bar is None:
         return ""
-    scale = max(p.limit_usd, p.spent_usd + p.cost_usd) or 1.0
-    spent = 100 * p.spent_usd / scale
-    nxt = 100 * p.cost_usd / scale
-    limit = 100 * p.limit_usd / scale
-    over = "" if p.fits else " bl-over"
+    spent, nxt, limit, fits = bar
+    over = "" if fits else " bl-over"
     return (
-        f'<div class="bl-bar" title="spent, projected next step, max_cost_usd">'
+        f'<div class="bl-bar" title="{escape(BAR_TITLE)}">'
         f'<div class="bl-spent" style="width:{spent:.2f}%"></div>'
         f'<div class="bl-next{over}" style="width:{nxt:.2f}%"></div>'
         f'<div class="bl-limit" style="left:{limit:.2f}%"></div></div>'
@@ -288,5 +233,7 @@ def charts_of(
     return [bars, line]
 
 
-def stopped_by_cost(result: Result) -> bool:
-    return result.stop is Stop.MAX_COST_USD
+def stopped_by_projection(result: Result) -> bool:
+    """The run stopped before a call its projection refused (a ceiling that projects): that
+    projection is still the chart's crossing point."""
+    return result.stop is not None and refused_by_projection(result.stop)

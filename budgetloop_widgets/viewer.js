@@ -25,7 +25,7 @@ const CALL_STATUS = ["ok", "error", "skipped", "denied"];
 const APPROVAL = ["", "approved", "edited", "denied"]; // a person's decision on a call
 const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
-// -- numbers, as budgetloop's format_usd and the widgets' count write them ----------------------
+// -- counts, as the core's budgetloop.display.count writes them (money comes as strings) ------
 
 // The digits of |x| rounded half to even at `places` decimals (Python's format rounding).
 function fixed(abs, places) {
@@ -55,26 +55,6 @@ function grouped(whole) {
 
 function pyFloat(v) {
   return Number.isNaN(v) ? "nan" : v > 0 ? "inf" : "-inf";
-}
-
-export function usd(v) {
-  if (v === null || v === undefined) { return "unknown"; }  // a cost the source did not hold
-  if (!Number.isFinite(v)) { return "$" + pyFloat(v); }
-  const abs = Math.abs(v);
-  const sign = v < 0 || Object.is(v, -0) ? "-" : "";
-  if (v !== 0 && abs < 0.0000005) {
-    const [m, e] = abs.toExponential(20).split("e");
-    const [w, f] = fixed(Number(m), 1);
-    let mant = `${w}.${f}`;
-    let exp = Number(e);
-    if (w === "10") { mant = "1.0"; exp += 1; }
-    const ee = Math.abs(exp) < 10 ? `0${Math.abs(exp)}` : String(Math.abs(exp));
-    return `$${sign}${mant}e${exp < 0 ? "-" : "+"}${ee}`;
-  }
-  const [w, f] = abs >= 1e21 ? [BigInt(abs).toString(), "000000"] : fixed(abs, 6);
-  let frac = f.replace(/0+$/, "");
-  if (frac.length < 2) { frac = frac.padEnd(2, "0"); }
-  return `$${sign}${grouped(w)}.${frac}`;
 }
 
 export function count(v) {
@@ -113,6 +93,13 @@ function h(tag, props, ...children) {
     el.append(typeof child === "string" ? document.createTextNode(child) : child);
   }
   return el;
+}
+
+// A name that may wrap after each "_" or "." and nowhere else: its parts as text, a <wbr>
+// between them (read_notes_of_the_meeting breaks as read_notes_of_ / the_meeting, never read_n).
+function breakable(name) {
+  const parts = name.split(/(?<=[_.])/);
+  return parts.flatMap((part, i) => (i ? [h("wbr", {}), part] : [part]));
 }
 
 // Append items to an array in place (a spread of 100,000 arguments would overflow the stack).
@@ -194,31 +181,10 @@ class Run {
     this.grow();
   }
 
-  // Prefix sums over the steps (seconds and tool calls run before each), from `from` on.
+  // The run's size, after its columns grew (an appended delta).
   grow() {
-    const st = this.d.steps;
-    const n = st.cost.length;
-    const calls = this.d.calls;
-    this.secBefore = this.secBefore || [];
-    this.runBefore = this.runBefore || [];
-    const from = this.secBefore.length;
-    let sec = from ? this.secBefore[from - 1] + st.us[from - 1] : 0;
-    let ran = from ? this.runBefore[from - 1] + this.ranIn(from - 1) : 0;
-    for (let i = from; i < n; i += 1) {
-      this.secBefore.push(sec);
-      this.runBefore.push(ran);
-      sec += st.us[i];
-      ran += this.ranIn(i);
-    }
-    this.n = n;
-    this.nCalls = calls.name.length;
-  }
-
-  ranIn(i) {
-    let ran = 0;
-    const [a, b] = this.callRange(i);
-    for (let c = a; c < b; c += 1) { if (this.d.calls.st[c] < 2) { ran += 1; } } // not skipped or denied
-    return ran;
+    this.n = this.d.steps.cost.length;
+    this.nCalls = this.d.calls.name.length;
   }
 
   s(id) { return id < 0 || id === null || id === undefined ? "" : this.doc.strings[id]; }
@@ -549,82 +515,38 @@ class List {
 
 // -- the chosen step, in words -----------------------------------------------------------------
 
-function projectionText(p) {
-  if (p.in === null) { return "no projection: an imported run's step"; }
-  const out = p.out === null ? "?" : count(p.out);
-  let head = `projected: ${count(p.in)} in + ${out} out tokens`;
-  if (p.cost === null) { return head + "; no price, so no cost projected"; }
-  head += ` = ${usd(p.cost)}`;
-  const spent = `spent ${usd(p.spent)} + ${usd(p.cost)} = ${usd(p.spent + p.cost)}`;
-  if (p.limit === null) { return `${head}; ${spent}, no max_cost_usd`; }
-  return `${head}; ${spent} of max_cost_usd ${usd(p.limit)}: ${p.fits ? "fits" : "does NOT fit"}`;
-}
+// Every word and figure here is the core's (budgetloop.display, sent as strings by _data.py):
+// the step's head line, and the meter before it (the cost bar, the projection, each ceiling).
 
-function worstCaseText(p) {
-  if (p.out === null) { return "0 output tokens assumed: no max_output_tokens is set"; }
-  return `${plural(p.out, "output token")} assumed: max_output_tokens`;
-}
-
-function projectionOf(run, i) {
-  const st = run.d.steps;
-  return {
-    in: st.pin[i], out: st.pout[i], cost: st.pcost[i], spent: st.pspent[i],
-    limit: st.plimit[i], fits: st.pfits[i] === 1,
-  };
-}
-
-export function stepHead(run, i) {
-  const st = run.d.steps;
-  const parts = [`Step ${i}`];
-  if (st.in[i] === null && st.pin[i] === null) {
-    parts.push(st.cost[i] === null ? "cost unknown" : `${usd(st.cost[i])} reported`,
-      "no tokens reported");
-  } else if (st.in[i] === null) {
-    if (st.err[i] >= 0 && st.cost[i] === 0) {
-      parts.push("nothing charged: the model raised", "no tokens reported");
-    } else {
-      parts.push(`${usd(st.cost[i])} charged at the projection`,
-        `${count(st.pin[i])} in tokens projected, none reported`);
-    }
-  } else {
-    const thought = st.rsn && st.rsn[i] ? ` (${count(st.rsn[i])} of them reasoning)` : "";
-    parts.push(st.cost[i] === null ? "cost unknown" : `${usd(st.cost[i])} reported`,
-      `${count(st.in[i])} in / ${count(st.out[i])} out tokens reported${thought}`);
-  }
-  parts.push(`${seconds(st.us[i] / 1e6, 3)} s`);
-  return parts.join(" · ");
-}
-
-function ofLimit(used, name, limit) {
-  return limit === null || limit === undefined ? `${used} (no ${name})` : `${used} of ${name} ${count(limit)}`;
-}
+export function stepHead(run, i) { return run.s(run.d.steps.head[i]); }
 
 function meter(run, i) {
-  const p = projectionOf(run, i);
-  const [maxSteps, maxSeconds, , maxCalls] = run.d.budget;
+  const st = run.d.steps;
   const box = h("div", { class: "blv-meter" }, h("div", { class: "blv-meter-label", text: `Before step ${i}` }));
-  if (p.limit !== null && p.cost !== null) {
-    const scale = Math.max(p.limit, p.spent + p.cost) || 1;
-    const bar = h("div", { class: "blv-bar", title: "spent, projected next step, max_cost_usd" });
+  const figures = st.bar[i];
+  if (figures) {
+    const [spentAt, nextAt, limitAt, fits] = figures;
+    const bar = h("div", { class: "blv-bar", title: run.s(run.d.bar_title) });
     const spent = h("div", { class: "blv-spent" });
-    const next = h("div", { class: `blv-next${p.fits ? "" : " blv-over"}` });
+    const next = h("div", { class: `blv-next${fits ? "" : " blv-over"}` });
     const limit = h("div", { class: "blv-limit" });
-    spent.style.width = `${(100 * p.spent) / scale}%`;
-    next.style.width = `${(100 * p.cost) / scale}%`;
-    limit.style.left = `${(100 * p.limit) / scale}%`;
+    spent.style.width = `${spentAt}%`;
+    next.style.width = `${nextAt}%`;
+    limit.style.left = `${limitAt}%`;
     bar.append(spent, next, limit);
     box.append(bar);
   }
-  box.append(
-    h("div", { class: "blv-projection", text: projectionText(p) }),
-    h("div", { class: "blv-muted", text: `worst case: ${worstCaseText(p)}; the model usually writes fewer, so a step's reported cost is lower` }),
-    run.d.steps.ptier && run.d.steps.ptier[i] >= 0 ? h("div", { class: "blv-tier", text: run.s(run.d.steps.ptier[i]) }) : "",
-    run.d.carried_text >= 0 ? h("div", { class: "blv-carried", text: run.s(run.d.carried_text) }) : "",
-    h("div", { class: "blv-ceilings" },
-      h("span", {}, h("b", { text: "steps taken" }), ` ${ofLimit(count(i), "max_steps", maxSteps)}`),
-      h("span", {}, h("b", { text: "seconds" }), ` ${ofLimit(seconds(run.secBefore[i] / 1e6, 2), "max_seconds", maxSeconds)}`),
-      h("span", {}, h("b", { text: "tool calls run" }), ` ${ofLimit(count(run.runBefore[i]), "max_tool_calls", maxCalls)}`)),
-  );
+  box.append(h("div", { class: "blv-projection", text: run.s(st.proj[i]) }));
+  if (st.worst[i] >= 0) {
+    box.append(h("div", { class: "blv-muted", text: `worst case: ${run.s(st.worst[i])}; the model usually writes fewer, so a step's reported cost is lower` }));
+  }
+  if (st.ptier && st.ptier[i] >= 0) { box.append(h("div", { class: "blv-tier", text: run.s(st.ptier[i]) })); }
+  if (run.d.carried_text >= 0) { box.append(h("div", { class: "blv-carried", text: run.s(run.d.carried_text) })); }
+  const rows = h("div", { class: "blv-ceilings" });
+  run.d.meter_labels.forEach((label, k) => {
+    rows.append(h("span", {}, h("b", { text: run.s(label) }), ` ${run.s(st.mr[i][k])}`));
+  });
+  box.append(rows);
   return box;
 }
 
@@ -690,7 +612,7 @@ function callsTable(view, run, i) {
     }
     const tb = tracebackOf(run, c.tb[k]);
     if (tb) { outcome.append(tb); }
-    const tool = h("td", {}, h("code", { text: run.s(c.name[k]) }));
+    const tool = h("td", {}, h("code", { class: "blv-name" }, breakable(run.s(c.name[k]))));
     if (c.srv && c.srv[k] >= 0) {
       tool.append(h("div", { class: "blv-muted blv-server", text: `on MCP server ${run.s(c.srv[k])}` }));
     }
@@ -711,14 +633,11 @@ export function stepCard(view, run, i) {
   const st = run.d.steps;
   const card = h("div", { class: "blv-card", "data-step": String(i) },
     h("div", { class: "blv-card-head", text: stepHead(run, i) }),
-    h("div", { class: "blv-muted", text: `before it, ${projectionText(projectionOf(run, i))}` }));
+    h("div", { class: "blv-muted", text: `before it, ${run.s(st.proj[i])}` }));
   if (st.fl[i] & FINAL) {
     card.append(h("div", { class: "blv-note", text: "the final answer: the model was called without tools" }));
   }
-  const under = st.in[i] === null || st.pin[i] === null ? 0 : Math.max(st.in[i] - st.pin[i], 0);
-  if (under) {
-    card.append(h("div", { class: "blv-warn", text: `▲ under-projected: the model reported ${plural(under, "input token")} more than projected` }));
-  }
+  if (st.under[i] >= 0) { card.append(h("div", { class: "blv-warn", text: run.s(st.under[i]) })); }
   if (st.err[i] >= 0) {
     card.append(h("div", { class: "blv-error" }, `⚠ model error: `, run.s(st.err[i])));
     const tb = tracebackOf(run, st.tb[i]);
@@ -930,7 +849,7 @@ class StepsView {
     return [
       { head: "step", cls: "blv-num", cell: (i) => [String(i)] },
       { head: "status", cls: "blv-stat", cell: (i) => run().statusCell(i) },
-      { head: "cost", cls: "blv-num", cell: (i) => [usd(run().d.steps.cost[i])] },
+      { head: "cost", cls: "blv-num", cell: (i) => [run().s(run().d.steps.usd[i])] },
       { head: "tokens in", cls: "blv-num", cell: (i) => {
         const st = run().d.steps;
         if (st.in[i] === null) { return ["—", "", "no usage reported"]; }
@@ -1163,10 +1082,10 @@ function compareView(host, doc, el) {
   const columns = [
     { head: "step", cls: "blv-num", cell: (i) => [i === FOLD ? `0–${agreed - 1}` : String(i)] },
     { head: a.s(a.d.name), cls: "blv-stat", cell: (i) => (i === FOLD ? [agreed === 1 ? "step 0: the same in both runs (click to unfold)" : `steps 0 to ${agreed - 1}: the same in both runs (${plural(agreed, "step")}, folded; click to unfold)`, "blv-fold-row"] : statusCell(a)(i)) },
-    { head: "cost", cls: "blv-num", cell: (i) => cell(a, i, (j) => [usd(a.d.steps.cost[j])]) },
+    { head: "cost", cls: "blv-num", cell: (i) => cell(a, i, (j) => [a.s(a.d.steps.usd[j])]) },
     { head: "text", cls: "blv-txt", cell: (i) => cell(a, i, (j) => [a.firstLine(j)]) },
     { head: b.s(b.d.name), cls: "blv-stat", cell: statusCell(b) },
-    { head: "cost", cls: "blv-num", cell: (i) => cell(b, i, (j) => [usd(b.d.steps.cost[j])]) },
+    { head: "cost", cls: "blv-num", cell: (i) => cell(b, i, (j) => [b.s(b.d.steps.usd[j])]) },
     { head: "text", cls: "blv-txt", cell: (i) => cell(b, i, (j) => [b.firstLine(j)]) },
   ];
   const detail = h("div", { class: "blv-detail blv-pair", tabindex: "-1", "aria-label": "the chosen step in both runs" });

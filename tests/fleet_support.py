@@ -33,7 +33,8 @@ def runaway() -> ScriptedModel:
 class HangsOnce:
     """A runaway model (or, with ``answer``, one that answers at once), except that the run whose
     prompt is ``"hang"`` writes its process id to ``marker`` at its ``after``-th call and then
-    sleeps until it is killed (once: with ``marker`` written, it no longer hangs)."""
+    sleeps until it is killed (once: with ``marker`` written, it no longer hangs). The other
+    runs wait for ``marker`` before each call."""
 
     price = PRICE
     max_output_tokens = 100
@@ -46,7 +47,9 @@ class HangsOnce:
     def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         calls = sum(1 for m in messages if m.role == "assistant")
         first = not os.path.exists(self.marker)  # a task run again does not hang again
-        if messages[0].content == "hang" and calls + 1 == self.after and first:
+        if messages[0].content != "hang":
+            _wait_for_file(self.marker)  # so no run spends the ledger before the hang
+        elif calls + 1 == self.after and first:
             with open(self.marker + ".tmp", "w") as fh:
                 fh.write(str(os.getpid()))
             os.replace(self.marker + ".tmp", self.marker)
@@ -54,6 +57,12 @@ class HangsOnce:
         if self.answer:
             return Completion(text="done", usage=STEP)
         return Completion(tool_calls=[ToolCall("search", {"query": f"q{calls}"})], usage=STEP)
+
+
+def _wait_for_file(path: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 async def async_answer(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._budget import Projection
+from .._ceilings import CEILINGS
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._types import Budget, Message, Stop, Usage, to_pico
@@ -455,12 +456,10 @@ def _from_agent(run: Run, agent: Span) -> None:
     seconds = dollars(agent.get("budgetloop.seconds"), agent.where("budgetloop.seconds"))
     run.seconds = run.seconds if seconds is None else seconds
     limits: dict[str, Any] = {}
-    for name in ("max_steps", "max_tool_calls"):
-        key = f"budgetloop.budget.{name}"
-        limits[name] = count(agent.get(key), agent.where(key))
-    for name in ("max_seconds", "max_cost_usd"):
-        key = f"budgetloop.budget.{name}"
-        limits[name] = dollars(agent.get(key), agent.where(key))
+    for ceiling in CEILINGS:
+        key = f"budgetloop.budget.{ceiling.name}"
+        read = count if ceiling.integer else dollars
+        limits[ceiling.name] = read(agent.get(key), agent.where(key))
     run.budget = Budget(**limits)
     stop = agent.get("budgetloop.stop")
     if stop is None:

@@ -152,9 +152,13 @@ def write_new(path: str | os.PathLike[str], text: str, *, where: str = "write_ne
     return moved
 
 
+MAX_TRACE_BYTES = 1 << 30  # 1 GiB: a trace is read whole, so a larger file is not read
+
+
 def read_regular(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a regular file; anything else (a directory, a FIFO, a device such as
-    ``/dev/zero``, a symlink to one) is a ValueError before a byte is read."""
+    ``/dev/zero``, a symlink to one), or a file over ``MAX_TRACE_BYTES``, is a ValueError
+    before a byte is read."""
     text = _fspath(path, "load_trace: path")
     mode = os.stat(text).st_mode
     if not stat.S_ISREG(mode):
@@ -165,4 +169,11 @@ def read_regular(path: str | os.PathLike[str]) -> bytes:
         mode = os.fstat(fh.fileno()).st_mode  # what was opened, if it changed since the stat
         if not stat.S_ISREG(mode):
             raise ValueError(f"{text}: {_what(mode)}, not a regular file; nothing was read.")
-        return fh.read()
+        size = os.fstat(fh.fileno()).st_size
+        raw = b"" if size > MAX_TRACE_BYTES else fh.read(MAX_TRACE_BYTES + 1)
+        if size > MAX_TRACE_BYTES or len(raw) > MAX_TRACE_BYTES:  # (it may grow as it is read)
+            raise ValueError(
+                f"{text}: {max(size, len(raw)):,} bytes, more than the 1 GiB "
+                f"({MAX_TRACE_BYTES:,} bytes) a trace file may hold; it was not loaded."
+            )
+        return raw

@@ -113,9 +113,11 @@ def _card(step: Step) -> str:
         )
     else:
         cost = "cost unknown" if step.cost_usd is None else f"{_usd(step.cost_usd)} reported"
+        thought = step.usage.reasoning_tokens
         numbers = (
             f"{cost} · {step.usage.input_tokens:,} in / "
             f"{step.usage.output_tokens:,} out tokens reported"
+            + (f" ({thought:,} of them reasoning)" if thought else "")
         )
     parts = [
         f'<details id="blh-step-{step.index}"><summary>Step {step.index} · {numbers} · '

@@ -173,8 +173,9 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
     too deep, a field missing or of the wrong type, a negative or non-finite number, a second
     header, steps repeated or out of order, a ``cost_usd`` below what its steps cost), or one
     written by a newer budgetloop, is a ``ValueError`` naming the file (and line, for JSON
-    Lines) and the field. A path that is not a regular file (a directory, a FIFO, a device) is a
-    ``ValueError`` before anything is read. Python's cyclic garbage collector is paused while
+    Lines) and the field. A path that is not a regular file (a directory, a FIFO, a device),
+    or a file over 1 GiB (a trace is read whole), is a ``ValueError`` before anything is read,
+    saying which. Python's cyclic garbage collector is paused while
     the file is read, and restored (docs/threads.md).
     """
     found = _read_path(path, format, "load_trace")

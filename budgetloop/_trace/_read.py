@@ -23,6 +23,7 @@ from decimal import Decimal
 from typing import Any, TypeVar, cast
 
 from .._budget import Projection
+from .._ceilings import CEILINGS
 from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
 from .._valid import check_int, check_number, kind
 from . import _read_fast as _fast
@@ -195,12 +196,11 @@ def read_budget(value: Any, path: str) -> Budget:
     data = as_object(value, path)
     defaults = Budget()
     fields = {}
-    for name in ("max_steps", "max_tool_calls"):
+    for ceiling in CEILINGS:
+        name = ceiling.name
         raw = get_key(data, path, name, getattr(defaults, name))
-        fields[name] = as_int(raw, _at(path, name), optional=True)
-    for name in ("max_seconds", "max_cost_usd"):
-        raw = get_key(data, path, name, getattr(defaults, name))
-        fields[name] = as_number(raw, _at(path, name), optional=True)
+        read = as_int if ceiling.integer else as_number
+        fields[name] = read(raw, _at(path, name), optional=True)
     return _build(path, Budget, **fields)
 
 
@@ -469,6 +469,7 @@ def read_result(value: Any) -> Result:
         edited=read_edited(get("edited", ()), "edited", len(messages)),
         imported=read_imported(get("imported", None), "imported"),
         output=as_json(get("output", None), "output"),
+        held_usd=as_number(get("held_usd", 0.0), "held_usd"),
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
 from .._budget import Projection
+from .._ceilings import budget_fields
 from .._printable import printable
 from .._types import Budget, Message, Price, Stop, Usage
 from ._files import open_new
@@ -309,6 +310,8 @@ class Result:
     added, or put where another was) from the context it was forked at; empty for a run that
     no fork edited. ``cost_usd`` is None
     only for a run imported from a source that records no cost (``imported`` says which).
+    ``held_usd`` is what the model call of a batch a stepped session holds for a person cost:
+    billed, so in ``cost_usd``, but its step is recorded only once the batch runs.
     """
 
     stop: Stop | None
@@ -331,6 +334,9 @@ class Result:
     # output=T: the final answer, an instance of T (its JSON once read back from a trace, as
     # ``answer`` holds it as text); None when the run gave no answer that fits
     output: Any = field(default=None, compare=False)
+    # a stepped session holding a batch for a person: what its model call cost, billed (in
+    # ``cost_usd``) while its step is not recorded yet
+    held_usd: float = 0.0
 
     @property
     def answered(self) -> bool:
@@ -343,7 +349,7 @@ class Result:
         costs = [s.cost_usd for s in self.steps]
         if self.cost_usd is None or None in costs:
             return 0.0  # an imported run's cost not known step by step: nothing to carry
-        carried = self.cost_usd - math.fsum(c for c in costs if c is not None)
+        carried = self.cost_usd - self.held_usd - math.fsum(c for c in costs if c is not None)
         return carried if carried > 1e-12 else 0.0
 
     @property
@@ -421,13 +427,9 @@ class Result:
             "error": self.error,
             "detail": self.detail,
             "cost_usd": self.cost_usd,
+            **({"held_usd": self.held_usd} if self.held_usd else {}),  # older readers
             "seconds": self.seconds,
-            "budget": {
-                "max_steps": self.budget.max_steps,
-                "max_seconds": self.budget.max_seconds,
-                "max_cost_usd": self.budget.max_cost_usd,
-                "max_tool_calls": self.budget.max_tool_calls,
-            },
+            "budget": budget_fields(self.budget),
             "price": None if price is None else price_to_dict(price),
             "max_output_tokens": self.max_output_tokens,
             "options": dict(self.options),

@@ -130,7 +130,7 @@ def test_cloudpickle_sends_what_pickle_cannot_but_not_a_memory_ledger(client: An
 def test_a_worker_killed_mid_batch_loses_no_billed_spend(
     client: Any, url: str, tmp_path: Path
 ) -> None:
-    ledger = RedisLedger(url, 0.2, key="killed", lease_seconds=4)
+    ledger = RedisLedger(url, 0.1, key="killed", lease_seconds=10)
     marker = tmp_path / "hung"
     prompts = ["hang", *["go"] * 199]
     results: list[Any] = []
@@ -176,7 +176,7 @@ def test_a_task_the_cluster_runs_again_keeps_its_first_tries_trace(
     """With retries (Dask's default), a run whose worker died runs again from the start: the
     first try's spend stays in the ledger, and its journal is renamed aside, so the report on
     the folder still counts it."""
-    ledger = RedisLedger(url, 0.1, key="retried", lease_seconds=4)
+    ledger = RedisLedger(url, 0.1, key="retried", lease_seconds=10)
     marker = tmp_path / "hung"
     results: list[Any] = []
     with (

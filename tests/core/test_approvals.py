@@ -337,6 +337,9 @@ def test_a_stepped_session_holds_the_batch_until_each_call_is_decided() -> None:
     assert isinstance(held, Step)
     assert (held.index, held.text, held.tool_calls) == (0, "paying", ())
     assert held.cost_usd == session.result.cost_usd  # billed, though not yet in the steps
+    assert session.result.held_usd == held.cost_usd
+    assert session.result.carried_usd == 0.0  # not mistaken for spend carried by a fork
+    assert Result.from_dict(session.result.to_dict()).carried_usd == 0.0
     assert session.steps == ()
     assert not session.done
     assert log == []
@@ -364,6 +367,7 @@ def test_a_stepped_session_holds_the_batch_until_each_call_is_decided() -> None:
     assert (last.index, last.text) == (1, "done")
     assert seen == [0, 1]  # each step given to on_step once, when it is recorded
     assert session.done
+    assert session.result.held_usd == 0.0
     assert session.result.answered
     assert session.result.format() == "\n".join(
         [
@@ -593,3 +597,24 @@ def test_the_readme_example_writes_what_the_readme_shows() -> None:
     )
     result = run(model(script), "Pay the invoices.", tools=payments([]), approve=approve)
     assert result.format().splitlines()[1:4] == shown
+
+
+def test_resume_and_fork_take_approve_and_a_fork_of_a_held_session_asks_again() -> None:
+    from budgetloop import resume
+
+    asked: list[str] = []
+
+    def approve(call: PendingCall) -> bool:
+        asked.append(call.id)
+        return True
+
+    held = start(model(THREE), "pay", tools=payments([]))
+    held.step()
+    fork = held.fork(complete=model(THREE), approve=approve)  # the held call is made again
+    assert fork.pending == ()
+    assert fork.result.cost_usd == held.result.cost_usd  # the held call's money stays spent
+    assert fork.run().answered
+    assert asked == ["c2", "c3"]
+    again = resume(decided_run(), model(THREE), tools=payments([]), at=0, approve=approve)
+    assert again.run().answered
+    assert asked == ["c2", "c3", "c2", "c3"]

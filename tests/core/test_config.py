@@ -193,6 +193,11 @@ def table() -> list[Any]:
             if set(options) & NOT_TAKEN.get(where, set()):
                 continue
             name = "+".join(options)
+            if where == "replay":  # its model is the recording's: only the call can give them
+                message = message.replace(
+                    "Pass it here, or give the model callable that attribute.",
+                    "Pass it to replay: the trace records none.",
+                )
             rows.append(
                 pytest.param(where, options, error, f"{where}: {message}", id=f"{where}-{name}")
             )

@@ -93,6 +93,32 @@ def test_the_last_step_is_a_call_without_tools_whose_text_is_the_answer() -> Non
     assert result.to_dict()["steps"][0]["final_answer"] is False
 
 
+def test_the_input_token_ceiling_keeps_the_last_request_that_fits_for_a_final_answer() -> None:
+    # requests count 12,000 + 2,000 a turn; the final answer after the tenth (30,000) would
+    # count about 32,000, over the ceiling: so the tenth is the final answer, without tools
+    search, model = make_search(), scripted()
+    result = run(
+        model,
+        "go",
+        tools=[search],
+        budget=Budget(max_steps=1000, max_input_tokens=30_000),
+        count_tokens=growing_count(),
+        finish=True,
+    )
+    assert (result.stop, result.answer) == ("max_input_tokens", ANSWER)
+    assert result.detail == (
+        "max_input_tokens=30,000: a final answer after this turn would count about 32,000 "
+        "input tokens, so this step was the final answer"
+    )
+    assert [len(r.tools) for r in model.requests] == [1] * 9 + [0]
+    assert [s.projection.input_tokens for s in result.steps if s.projection][-1] == 30_000
+    assert model.requests[-1].messages[-1] == Message(
+        "user",
+        "[budgetloop] The context is at its size limit (max_input_tokens=30000): tools are no "
+        "longer available. Give your final answer now, from what you have.",
+    )
+
+
 def test_the_trace_says_what_each_step_was_sent_final_answer_included() -> None:
     model = scripted()
     result = run(model, "go", tools=[make_search()], budget=Budget(max_steps=3), finish=True)

@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +63,23 @@ OPTIONS: dict[str, Any] = {
 }
 
 
+@contextmanager
+def processes(n: int) -> Iterator[ProcessPoolExecutor]:
+    """``n`` worker processes, started fresh (spawn), so they import budgetloop themselves;
+    whatever happens, none is left behind (one still hanging is killed, not waited for)."""
+    executor = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        yield executor
+    finally:
+        for process in list(executor._processes.values()):
+            if process.is_alive():
+                process.kill()
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
 @pytest.fixture(scope="module")
 def pool() -> Iterator[ProcessPoolExecutor]:
-    """Two worker processes, started fresh (spawn), so they import budgetloop themselves."""
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as executor:
+    with processes(2) as executor:
         yield executor
 
 
@@ -129,7 +143,7 @@ def test_the_progress_bar_advances_as_tasks_finish(
 ) -> None:
     marker = tmp_path / "hung"
     prompts = ["hang", *[str(i) for i in range(19)]]
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with processes(2) as pool:
         batch = threading.Thread(
             target=run_many, args=(HangsOnce(str(marker), after=1, answer=True), prompts),
             kwargs={"executor": pool, "progress": True},
@@ -154,11 +168,11 @@ def _read(capsys: pytest.CaptureFixture[str], seen: list[str]) -> str:
 
 
 def test_a_worker_killed_mid_batch_loses_no_billed_spend(tmp_path: Path) -> None:
-    ledger = SqliteLedger(tmp_path / "spend.db", 0.2, lease_seconds=4)
+    ledger = SqliteLedger(tmp_path / "spend.db", 0.1, lease_seconds=10)
     marker = tmp_path / "hung"
     prompts = ["hang", *["go"] * 199]
     results: list[Any] = []
-    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with processes(2) as pool:
         batch = threading.Thread(
             target=lambda: results.extend(
                 run_many(HangsOnce(str(marker), after=2), prompts, executor=pool, ledger=ledger,
@@ -360,8 +374,7 @@ def test_a_redis_ledger_pickles_as_its_url_and_key_and_shares_spend(dumps: str) 
 
 def test_a_sqlite_ledger_in_another_process_shares_the_limit(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "l.db", 0.3)
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(1, mp_context=ctx) as one:
+    with processes(1) as one:
         assert one.submit(_spend, ledger, 0.2).result(timeout=60) is True
         assert one.submit(_spend, ledger, 0.2).result(timeout=60) is False
     assert ledger.spent_usd() == 0.2

@@ -218,6 +218,89 @@ def test_tool_call_ceiling_alone() -> None:
     assert [c.status for c in result.steps[3].tool_calls] == ["skipped", "skipped"]
 
 
+# -- the input-token ceiling: the next request's input tokens, counted before it is sent ---------
+
+
+def runaway_tokens(limit: int) -> Any:
+    """A model that asks for a tool every turn against ``max_input_tokens`` alone, with no price,
+    on a request growing 2,000 tokens a turn from 12,000; returns the model, search and result."""
+    log: list[tuple[str, int]] = []
+    search = make_search(log)
+    model = ScriptedModel([always_calls(log=log)], repeat_last=True)
+    result = run(
+        model,
+        "go",
+        tools=[search],
+        budget=Budget(max_steps=1000, max_input_tokens=limit),
+        count_tokens=growing_count(),
+        repeat_limit=None,
+    )
+    return model, search, result
+
+
+@pytest.mark.timeout(5)
+def test_input_token_ceiling_alone_stops_before_sending_the_request_over_it() -> None:
+    # request n counts 12,000 + 2,000(n-1): ten fit 30,000 (the tenth exactly), the eleventh
+    # would count 32,000 and is never sent
+    model, search, result = runaway_tokens(30_000)
+    assert result.stop == Stop.MAX_INPUT_TOKENS == "max_input_tokens"
+    assert not result.answered
+    assert model.calls == 10 == len(result.steps)
+    assert result.detail == (
+        "the next request counts 32,000 input tokens, over max_input_tokens=30,000"
+    )
+    assert [s.projection.input_tokens for s in result.steps if s.projection][-1] == 30_000
+    assert search.count[0] == 10  # an empty result could still be read: each batch ran
+    assert runaway_tokens(29_999)[2].steps[-1].index == 8  # nine fit, never one more
+    assert result.cost_usd == 0  # no price: the ceiling needs none
+
+
+def test_a_first_request_over_the_input_token_ceiling_is_never_sent() -> None:
+    model = ScriptedModel(["never sent"])
+    result = run(model, "hi", budget=Budget(max_input_tokens=11_999), count_tokens=growing_count())
+    assert (result.stop, model.calls, result.steps) == ("max_input_tokens", 0, ())
+    assert result.detail == (
+        "the next request counts 12,000 input tokens, over max_input_tokens=11,999"
+    )
+
+
+def test_a_batch_no_request_could_read_is_skipped_for_the_input_token_ceiling() -> None:
+    # the assistant turn alone takes the next request past the ceiling: its calls never run
+    search = make_search()
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("search", {"query": "q" * 400})])])
+    result = run(model, "hi", tools=[search], budget=Budget(max_input_tokens=150))
+    assert result.stop == "max_input_tokens"
+    assert model.calls == 1
+    assert search.count[0] == 0
+    assert [c.status for c in result.steps[0].tool_calls] == ["skipped"]
+    assert (result.detail or "").startswith("no turn to read the results fits: the next request")
+
+
+def test_the_session_says_before_the_step_that_the_input_token_ceiling_stops_it() -> None:
+    session = start(
+        ScriptedModel(["never sent"]),
+        "hi",
+        budget=Budget(max_input_tokens=100),
+        count_tokens=growing_count(),
+    )
+    nxt = session.next_turn
+    assert (nxt.action, nxt.stop) == ("stop", Stop.MAX_INPUT_TOKENS)
+    assert nxt.detail == "the next request counts 12,000 input tokens, over max_input_tokens=100"
+    assert nxt.projection is not None
+    assert nxt.projection.input_tokens == 12_000
+
+
+@pytest.mark.parametrize("value", [-1, 2.5, True])
+def test_the_input_token_ceiling_is_a_count(value: Any) -> None:
+    error = ValueError if value == -1 else TypeError
+    got = "-1" if value == -1 else type(value).__name__
+    with pytest.raises(error) as caught:
+        Budget(max_input_tokens=value)
+    assert str(caught.value) == (
+        f"Budget.max_input_tokens: expected an int >= 0 or None, got {got}."
+    )
+
+
 # -- the repetition guard -------------------------------------------------------------------------
 
 

@@ -492,6 +492,26 @@ def test_the_round_trip_keeps_ids_projections_and_the_budget(tmp_path: Path) -> 
 
 
 @needs_otel
+def test_a_run_the_input_token_ceiling_stopped_imports_back_with_its_stop_and_budget(
+    tmp_path: Path,
+) -> None:
+    from tests.otel_support import ceiling_run
+
+    ample = ceiling_run().run()
+    limit = [s.projection.input_tokens for s in ample.steps if s.projection][1]
+    budget = Budget(max_steps=8, max_cost_usd=0.02, max_input_tokens=limit)
+    result = ceiling_run().fork(0, budget=budget).run()  # the second request fits, no third
+    assert (result.stop, len(result.steps)) == ("max_input_tokens", 2)
+    attributes = otlp_json(result)["resourceSpans"][0]["scopeSpans"][0]["spans"][-1]
+    said = {a["key"]: a["value"] for a in attributes["attributes"]}
+    assert said["budgetloop.budget.max_input_tokens"] == {"intValue": str(limit)}
+    assert said["budgetloop.stop"] == {"stringValue": "max_input_tokens"}
+    back = load_trace(write(tmp_path / "spans.json", otlp_json(result)))
+    assert (back.stop, back.budget, back.detail) == (result.stop, budget, result.detail)
+    assert back.format() == result.format()
+
+
+@needs_otel
 def test_the_round_trip_keeps_each_persons_decision(tmp_path: Path) -> None:
     from tests.core.test_approvals import decided_run
 
@@ -666,9 +686,10 @@ def test_an_imported_run_is_resumed_and_the_fork_names_it() -> None:
         "About 10.77 USD.",
         imported.run_id,
     )
-    assert result.steps[2].cost_usd == PRICE.usage_cost(result.steps[2].usage)  # billed here
-    assert [s.cost_usd for s in result.steps[:2]] == [None, None]  # the source's: unknown
-    assert result.cost_usd is None  # so the run's total, which includes them, is unknown too
+    # the source's steps had no known cost: the new step's is known, the run's stays unknown
+    assert [s.cost_usd for s in result.steps[:2]] == [None, None]
+    assert result.steps[2].cost_usd == PRICE.usage_cost(result.steps[2].usage)  # type: ignore[arg-type]
+    assert result.cost_usd is None
     with pytest.raises(
         TypeError, match=r"^load_traces: path: expected a str or os\.PathLike path, got int\.$"
     ):

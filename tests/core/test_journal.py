@@ -497,7 +497,8 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (5, lambda e: e.update(cost_usd=math.inf),
          ":5: cost_usd: expected a finite number >= 0 or None, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop: expected one of answered, max_steps, "
-         "max_seconds, max_cost_usd, max_tool_calls, repeated, model_error, shared_budget or null, "
+         "max_seconds, max_cost_usd, max_tool_calls, max_input_tokens, repeated, model_error, "
+         "shared_budget or null, "
          "got 'finished'."),
     ],
 )  # fmt: skip
@@ -561,6 +562,40 @@ def test_a_path_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path) -> 
         fifo = tmp_path / "pipe.jsonl"
         os.mkfifo(fifo)  # a read would wait for a writer forever
         assert load_error(fifo) == ": a FIFO, not a regular file; nothing was read."
+
+
+HUGE_UNDER_A_MEMORY_LIMIT = """
+import resource, sys
+from budgetloop import budget_report, load_trace
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # 2 GiB for a 4 GiB file
+folder, huge = sys.argv[1], sys.argv[2]
+try:
+    load_trace(huge)
+except ValueError as exc:
+    print(exc)
+report = budget_report(folder)
+print(report.runs, report.skipped)
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not hasattr(os, "truncate"), reason="needs a sparse file")
+def test_a_trace_file_over_its_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    run(searching(1), "go", tools=[search], trace_path=tmp_path / "run.jsonl")
+    huge = tmp_path / "huge.jsonl"
+    with huge.open("wb") as fh:
+        fh.truncate(4 << 30)  # 4 GiB that take no disk: a sparse file
+    done = subprocess.run(
+        [sys.executable, "-c", HUGE_UNDER_A_MEMORY_LIMIT, str(tmp_path), str(huge)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=50, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    why = "4,294,967,296 bytes, more than the 1 GiB (1,073,741,824 bytes) a trace file may hold"
+    assert done.stdout.splitlines() == [
+        f"{huge}: {why}; it was not loaded.",
+        f"1 (('huge.jsonl', '{why}; it was not loaded.'),)",
+    ]
 
 
 # -- property: what a run writes is what loads ---------------------------------------------------

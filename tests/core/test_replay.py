@@ -162,6 +162,18 @@ def test_replay_under_a_tighter_budget_is_the_run_that_budget_gives(data: st.Dat
     assert trace_of(replay(recorded, budget=budget)) == trace_of(expected)
 
 
+def test_replay_under_an_input_token_ceiling_is_the_run_that_ceiling_gives() -> None:
+    recorded = yesterdays_run()
+    projected = [s.projection.input_tokens for s in recorded.steps if s.projection]
+    assert projected == sorted(projected)
+    assert len(set(projected)) == len(projected)
+    budget = Budget(max_steps=8, max_input_tokens=projected[3])  # the fourth request fits
+    replayed = replay(recorded, budget=budget)
+    assert replayed.stop == "max_input_tokens"
+    assert len(replayed.steps) == 4
+    assert trace_of(replayed) == trace_of(yesterdays_run(budget))
+
+
 def test_replay_reads_a_result_its_dict_and_a_saved_file(tmp_path: Path) -> None:
     result = yesterdays_run()
     path = tmp_path / "run.json"
@@ -575,3 +587,22 @@ def test_a_run_of_unknown_cost_replayed_or_resumed_without_a_price_stays_unknown
     assert (report.total_cost_usd, report.unknown_cost) == (None, ("#0", "#1"))
     # with a price, what the replay can price is priced
     assert replay(imported, price=Price(1.0, 1.0), max_output_tokens=10).cost_usd is not None
+
+
+def test_replay_asks_for_a_missing_price_or_max_output_tokens_in_words_it_can_follow(
+    tmp_path: Path,
+) -> None:
+    log = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    (tmp_path / "log.json").write_text(json.dumps(log))
+    imported = load_trace(tmp_path / "log.json")  # a log records neither
+    with pytest.raises(ValueError, match=r"^replay: max_output_tokens") as info:
+        replay(imported, budget=Budget(max_cost_usd=1.0), price=Price(1.0, 1.0))
+    assert str(info.value) == (
+        "replay: max_output_tokens must be an int >= 1 with Budget(max_cost_usd=...), which "
+        "projects each turn's worst case before it is sent, got None. Pass it to replay: the "
+        "trace records none."
+    )
+    with pytest.raises(ValueError, match=r"^replay: price and max_output_tokens") as info:
+        replay(imported, budget=Budget(max_cost_usd=1.0))
+    assert "Pass them to replay: the trace records none." in str(info.value)
+    assert "model callable" not in str(info.value)  # replay gives no way to set its model's

@@ -71,9 +71,10 @@ def test_the_numbers(runs: list[Result]) -> None:
     # a run of k turns needed (k - 1) x 0.00105 spent + 0.0011 projected
     assert report.max_cost_usd == {50: 0.0032, 80: 0.00425, 90: None}
     assert report.max_steps == {50: 3, 80: 4, 90: None}
+    assert report.ceilings["max_input_tokens"] == {50: 1000, 80: 1000, 90: None}
     assert report.daily_expected_usd == pytest.approx(2.52, abs=1e-12)
     assert report.daily_worst_usd == {50: 3.2, 80: 4.25, 90: None}
-    assert report.budget(50) == Budget(max_steps=3, max_cost_usd=0.0032)
+    assert report.budget(50) == Budget(max_steps=3, max_cost_usd=0.0032, max_input_tokens=1000)
 
 
 def rerun(turns: int, budget: Budget) -> str:
@@ -95,13 +96,17 @@ def rerun(turns: int, budget: Budget) -> str:
 
 def test_each_suggested_ceiling_lets_exactly_that_many_finish(runs: list[Result]) -> None:
     budget = budget_report(runs[:4], percentiles=[75]).budget(75)
-    assert budget == Budget(max_steps=3, max_cost_usd=0.0032)
+    assert budget == Budget(max_steps=3, max_cost_usd=0.0032, max_input_tokens=1000)
     by_cost = Budget(max_steps=None, max_cost_usd=budget.max_cost_usd)
     by_steps = Budget(max_steps=budget.max_steps)
     assert [rerun(k, by_cost) for k in (1, 2, 3, 4)] == ["answered"] * 3 + ["max_cost_usd"]
     assert [rerun(k, by_steps) for k in (1, 2, 3, 4)] == ["answered"] * 3 + ["max_steps"]
     one_pico_less = Budget(max_steps=None, max_cost_usd=0.003199999999)
     assert rerun(3, one_pico_less) == "max_cost_usd"
+    by_tokens = Budget(max_steps=None, max_input_tokens=budget.max_input_tokens)
+    assert [rerun(k, by_tokens) for k in (1, 2, 3, 4)] == ["answered"] * 4
+    one_token_less = Budget(max_steps=None, max_input_tokens=999)
+    assert [rerun(k, one_token_less) for k in (1, 4)] == ["max_input_tokens"] * 2
 
 
 def test_readable_text(runs: list[Result]) -> None:
@@ -119,8 +124,9 @@ def test_readable_text(runs: list[Result]) -> None:
             "  max_steps                    1  #4",
             "",
             "ceilings that would have let p% of these runs answer:",
-            "  max_cost_usd           $0.0032           -",
             "  max_steps                    3           -",
+            "  max_cost_usd           $0.0032           -",
+            "  max_input_tokens          1000           -",
             "  (-: fewer than p% of the runs answered; raise the ceilings to learn it)",
             "",
             "daily exposure at 1,000 runs a day:",
@@ -290,8 +296,9 @@ def test_a_file_that_cannot_be_read_is_skipped_and_the_report_says_which_and_why
         "  max_steps                    1  b.json",
         "",
         "ceilings that would have let p% of these runs answer:",
-        "  max_cost_usd           $0.0011",
         "  max_steps                    1",
+        "  max_cost_usd           $0.0011",
+        "  max_input_tokens          1000",
         "",
         "skipped, not read as traces (4):",
         "  cut.jsonl: line 1: not a budgetloop trace (no 'format': 'budgetloop-trace').",
@@ -352,8 +359,9 @@ def test_costs_past_a_float_are_reported_not_raised(tmp_path: Path) -> None:
         "  answered                     3  #0, #1, #2",
         "",
         "ceilings that would have let p% of these runs answer:",
-        "  max_cost_usd       $1.000e+308 $1.000e+308",
         "  max_steps                    1           1",
+        "  max_cost_usd       $1.000e+308 $1.000e+308",
+        "  max_input_tokens          1000        1000",
         "",
         "daily exposure at 10 runs a day:",
         "  expected (mean)     >$1.8e+308",
@@ -398,8 +406,9 @@ def test_a_run_of_unknown_cost_makes_every_money_figure_unknown(runs: list[Resul
             "  answered                     3  #0, #1, #2",
             "",
             "ceilings that would have let p% of these runs answer:",
-            "  max_cost_usd           unknown     unknown",
             "  max_steps                    2           3",
+            "  max_cost_usd           unknown     unknown",
+            "  max_input_tokens          1000        1000",
             "  (unknown: replay the runs of unknown cost with a price= to learn it)",
             "",
             "daily exposure at 10 runs a day:",

@@ -219,3 +219,10 @@ def test_a_trace_with_bad_tiers_or_reasoning_tokens_does_not_load(tmp_path: Path
         ValueError, match=r"steps\[0\].usage: Usage: reasoning_tokens \(41\) is more"
     ):
         load_trace(path)
+
+
+def test_the_pages_step_card_says_how_much_of_the_output_was_reasoning() -> None:
+    from budgetloop._trace._html import render
+
+    page = render(tiered_run())
+    assert "250,000 in / 40 out tokens reported (25 of them reasoning)" in page

@@ -117,6 +117,24 @@ def test_round_trip_through_from_dict_and_a_file(tmp_path: Path) -> None:
     assert load_trace(str(path)).format() == result.format()
 
 
+def test_every_ceiling_round_trips_and_a_trace_without_a_newer_one_reads() -> None:
+    budget = Budget(
+        max_steps=4, max_seconds=9.5, max_cost_usd=0.25, max_tool_calls=3, max_input_tokens=900
+    )
+    result = run(ScriptedModel(["ok"], price=PRICE, max_output_tokens=10), "go", budget=budget)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["budget"] == {
+        "max_steps": 4,
+        "max_seconds": 9.5,
+        "max_cost_usd": 0.25,
+        "max_tool_calls": 3,
+        "max_input_tokens": 900,
+    }
+    assert Result.from_dict(data).budget == budget
+    del data["budget"]["max_input_tokens"]  # written before the ceiling existed
+    assert Result.from_dict(data).budget.max_input_tokens is None
+
+
 def test_bad_and_future_traces_are_told_apart(tmp_path: Path) -> None:
     data = sample().to_dict()
     with pytest.raises(ValueError, match="not a budgetloop trace"):

@@ -181,8 +181,10 @@ def parse(path: str) -> list[str | int]:
         ("steps.0.final_answer", "no", "steps[0].final_answer: expected true or false, got str."),
         ("steps.0.tool_calls", {}, "steps[0].tool_calls: expected a list, got dict."),
         ("stop", "done", "stop: expected one of answered, max_steps, max_seconds, max_cost_usd, "
-         "max_tool_calls, repeated, model_error, shared_budget or null, got 'done'."),
+         "max_tool_calls, max_input_tokens, repeated, model_error, shared_budget or null, got 'done'."),
         ("budget.max_steps", 2.5, "budget.max_steps: expected an int >= 0 or None, got float."),
+        ("budget.max_input_tokens", 2.5, "budget.max_input_tokens: expected an int >= 0 or None, got float."),
+        ("budget.max_input_tokens", -1, "budget.max_input_tokens: expected an int >= 0 or None, got -1."),
         ("budget.max_cost_usd", True, "budget.max_cost_usd: expected a finite number >= 0 or None, got bool."),
         ("max_output_tokens", "200", "max_output_tokens: expected an int >= 0 or None, got str."),
         ("options", [], "options: expected an object, got list."),

@@ -11,7 +11,8 @@ def test_stop_is_a_string_enum() -> None:
     assert Stop.MAX_COST_USD == "max_cost_usd"
     assert str(Stop.REPEATED) == "repeated"
     assert {s.value for s in Stop} == {
-        "answered", "max_steps", "max_seconds", "max_cost_usd", "max_tool_calls", "repeated", "model_error", "shared_budget",
+        "answered", "max_steps", "max_seconds", "max_cost_usd", "max_tool_calls", "max_input_tokens",
+        "repeated", "model_error", "shared_budget",
     }  # fmt: skip
 
 

@@ -60,6 +60,7 @@ def test_a_held_batch_shows_each_call_and_step_and_run_wait_for_every_decision()
         "transfer (c3)."
     )
     assert (panel.step_button.disabled, panel.run_button.disabled) == (True, True)
+    assert "carried" not in panel.meter.value  # the held call's cost is not a fork's
     rows[0].approve_button.click()
     assert [r.call.id for r in panel.pending.rows] == ["c3"]
     assert panel.step_button.disabled  # one call still waits

@@ -26,9 +26,10 @@ from budgetloop import (
     start,
     tool,
 )
+from budgetloop.display import stop_means
 from budgetloop_widgets import RunPanel, TraceView, usd
 from budgetloop_widgets._fork import editable_positions, edited_messages
-from budgetloop_widgets._status import STOP_WORDS, ledger_html, stop_html
+from budgetloop_widgets._status import ledger_html, stop_html
 from tests.viewer_support import decode
 from tests.widgets.test_widgets import Page
 
@@ -259,8 +260,8 @@ def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
     assert panel.wait(10)
     assert len(panel.session.steps) == 1
     assert (
-        "Run until: steps taken reach 1: 1 step is taken already; choose a larger number"
-        in panel.error.value
+        "Run until: on_step(1): 1 step is taken already, so a run asked after its next step "
+        "never pauses there; choose a larger number." in panel.error.value
     )
     # issue 19, item 5: the last Run's pause line does not stay beside the refusal
     assert "(Run until: 1 step taken)" not in panel.status.value
@@ -490,7 +491,7 @@ def test_a_ledger_that_cannot_be_read_says_so() -> None:
 
 
 def test_a_shared_budget_stop_is_said_in_words_and_every_stop_has_words() -> None:
-    assert set(STOP_WORDS) == set(Stop)
+    assert all(stop_means(stop) for stop in Stop)  # the core words each stop once
     ledger = MemoryLedger(0.0001)  # less than one turn's worst case
     panel = RunPanel(lambda: make(ledger=ledger))
     panel.step_button.click()
@@ -505,7 +506,7 @@ def test_a_shared_budget_stop_is_said_in_words_and_every_stop_has_words() -> Non
         shown = stop_html(_with_stop(result, stop))
         said = "answered · " if stop is Stop.ANSWERED else f"{stop.value} — did NOT answer · "
         assert f"Run ended: {said}" in shown
-        assert STOP_WORDS[stop].replace("'", "&#x27;") in shown
+        assert stop_means(stop).replace("'", "&#x27;") in shown
 
 
 def _with_stop(result: Result, stop: Stop) -> Result:
@@ -524,8 +525,19 @@ def test_each_step_of_a_long_run_sends_that_step_and_its_new_texts_only() -> Non
     assert [d["base"] for d in page.appends] == list(range(40))
     assert all(len(d["steps"]["cost"]) == 1 for d in page.appends)
     assert all(len(d["messages"]["c"]) == 2 for d in page.appends)  # its assistant and tool
-    # the same texts every step: after the first few, a step sends no text again
-    assert [len(d["strings"]) for d in page.appends[-10:-1]] == [0] * 9
+    # the same texts every step: after the first few, a step sends only the core's words for
+    # it (its head line, its cost, its projection, the meter's rows that changed: the seconds
+    # row too when the clock has moved on)
+    for d in page.appends[-10:-1]:
+        for said in d["strings"]:
+            assert said.startswith(("Step ", "$", "projected: ")) or " max_" in said, said
+    sent = page.appends[-2]["strings"]
+    assert sent[0].startswith("Step 38 · $")
+    assert sent[-3:] == [
+        "38 of max_steps 40",
+        "38 (no max_tool_calls)",
+        "1,789 (no max_input_tokens)",
+    ]
     assert page.appends[-1]["calls"]["st"] == [2]  # the last step's call, skipped at the stop
     assert page.steps() == 40
     strings = page.strings()

@@ -1,5 +1,5 @@
 """budgetloop_widgets is built on the public API: it imports only names in the ``__all__`` of
-``budgetloop`` and of its public module ``budgetloop.breakpoints``."""
+``budgetloop`` and of its public modules ``budgetloop.breakpoints`` and ``budgetloop.display``."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from pathlib import Path
 
 import budgetloop
 import budgetloop.breakpoints
+import budgetloop.display
 
 # The public modules and the names each exports.
 PUBLIC = {
     "budgetloop": budgetloop.__all__,
     "budgetloop.breakpoints": budgetloop.breakpoints.__all__,
+    "budgetloop.display": budgetloop.display.__all__,
 }
 
 PACKAGE = Path(__file__).resolve().parents[2] / "budgetloop_widgets"

@@ -74,7 +74,7 @@ def test_the_meter_says_when_the_next_turn_is_in_a_higher_tier() -> None:
     ids = data["runs"][0]["steps"]["ptier"]
     assert ids[0] == -1
     assert data["strings"][ids[1]] == after.tier_note
-    assert "run.d.steps.ptier[i]" in VIEWER.read_text(encoding="utf-8")
+    assert "st.ptier[i]" in VIEWER.read_text(encoding="utf-8")  # the page shows it as sent
 
 
 def test_a_catalog_price_is_named_in_the_meter_and_the_banner_a_given_one_is_not() -> None:
@@ -110,5 +110,6 @@ def test_reasoning_tokens_go_to_the_viewer_with_the_step() -> None:
     steps = data["runs"][0]["steps"]
     assert steps["rsn"] == [70, 0]
     assert steps["out"] == [90, 5]
-    assert "of them reasoning" in VIEWER.read_text(encoding="utf-8")
+    head = data["strings"][steps["head"][0]]  # the step's head line, worded by the core
+    assert "90 out tokens reported (70 of them reasoning)" in head
     assert json.loads(json.dumps(data)) == data

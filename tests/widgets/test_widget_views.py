@@ -96,14 +96,14 @@ def test_meter_warns_only_when_the_next_turn_would_not_fit_and_the_run_goes_on()
     assert "bl-warn" not in fits
     assert (
         '<div class="bl-warn">The next step will not call the model: the run stops there '
-        "(max_cost_usd): spent $0.03 + projected $0.011202 = $0.041202 is over max_cost_usd "
-        "$0.05.</div>"
+        "(max_cost_usd): next turn projected ....</div>"  # the core's detail, as it is
     ) in over
     assert "bl-warn" not in ended
     for html in (fits, over):
         assert "<b>steps taken</b> 3 of max_steps 10" in html
         assert "<b>seconds</b> 1.50 (no max_seconds)" in html
         assert "<b>tool calls run</b> 4 of max_tool_calls 20" in html
+        assert "<b>input tokens, next request</b> 1,234 (no max_input_tokens)" in html
         assert "worst case: 500 output tokens assumed: max_output_tokens;" in html
     assert projection_text(projection()) in fits
     assert 'class="bl-next bl-over"' in over

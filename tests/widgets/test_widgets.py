@@ -203,7 +203,7 @@ def test_the_panel_says_when_the_next_turn_will_not_fit_and_stops_there() -> Non
         panel.meter.value
     )
     crossing = panel.session.projection
-    assert f"is over max_cost_usd {_usd(limit)}" in panel.meter.value
+    assert f"exceeds max_cost_usd={_usd(limit)}." in panel.meter.value  # the core's detail
     assert not panel.session.done
     panel.step_button.click()
     assert panel.session.result.stop is Stop.MAX_COST_USD
@@ -622,8 +622,9 @@ def test_a_long_trace_sends_each_text_once_and_a_short_context() -> None:
     view = TraceView(result.to_dict())
     data = data_of(view)
     strings = data["strings"]
-    # "turn i", "result i" and the raw arguments of each step, and a few more, each once
-    assert len(strings) < 3 * 1000 + 20
+    # "turn i", "result i" and the raw arguments of each step, and the core's words for it (its
+    # head line, its projection, the meter's rows before it), and a few more, each once
+    assert len(strings) < 9 * 1000 + 20
     assert strings.count("result 537") == 1
     context = view.answer({"type": "context", "step": 537})
     assert context is not None
