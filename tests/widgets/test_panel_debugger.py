@@ -610,3 +610,22 @@ def test_the_stop_is_a_jump_only_once_the_run_has_stopped() -> None:
     ended = TraceView(panel.session.result)
     assert decode(ended.data)["runs"][0]["jumps"]["the stop"] == 2
     assert ended.jump("the stop") == 2
+
+
+def test_an_ended_run_has_no_next_step_in_the_meter() -> None:
+    # issue 29, item 4: an answered run still showed "After the run: the next step ... fits"
+    panel = RunPanel(make())
+    panel.run()
+    assert panel.wait(10)
+    assert panel.session.result.stop == "answered"
+    meter = text_of(panel.meter.value)
+    assert meter.startswith("After the runthe run has ended: there is no next step")
+    assert "fits" not in meter
+    assert "projected" not in meter
+    # a run the cost ceiling stopped still shows the turn that did not fit, and says so
+    stopped = RunPanel(make(budget=Budget(max_steps=6, max_cost_usd=0.0015)))
+    stopped.run()
+    assert stopped.wait(10)
+    assert stopped.session.result.stop == "max_cost_usd"
+    meter = text_of(stopped.meter.value)
+    assert meter.startswith("After the run: the step that did not fitprojected:")
