@@ -190,20 +190,29 @@ def step_columns(
 
 
 def step_texts(
-    steps: Sequence[Step], budget: Budget, sid: Callable[[str | None], int], before: Used
+    steps: Sequence[Step],
+    budget: Budget,
+    sid: Callable[[str | None], int],
+    before: Used,
+    spent: float = 0.0,
 ) -> dict[str, list[Any]]:
     """What the viewer says of each step, every word and figure made by the core
     (``budgetloop.display``): its head line (``head``), its cost (``usd``), and the meter before
     it: the warning when its model reported more input tokens than projected (``under``), the
     projection and its worst case in words (``proj``, ``worst``), the cost bar's
-    figures (``bar``) and each ceiling's row (``mr``, in the order of ``meter_labels``).
-    ``before`` is what the run had used before the first of ``steps``."""
+    figures (``bar``) and each ceiling's row (``mr``, in the order of ``meter_labels``), and
+    whether the spend its meter says holds money a fork carried (``carry``: 1 from the first
+    step after the fork point, 0 for the steps the fork kept, which came before that money).
+    ``before`` is what the run had used before the first of ``steps``, ``spent`` what its steps
+    before it cost."""
     out: dict[str, list[Any]] = {
-        k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr")
+        k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr", "carry")
     }
     used = before
     for step in steps:
         p = step.projection
+        out["carry"].append(int(p is not None and p.spent_usd > spent + 1e-12))
+        spent += step.cost_usd or 0.0
         figures = meter(p, used, budget)
         out["head"].append(sid(step_head(step)))
         out["usd"].append(sid(format_usd(step.cost_usd)))
@@ -346,7 +355,7 @@ def run_data(
     sid = strings.id
     carried = result.carried_usd  # a pass over every step: once
     columns = step_columns(steps, sid)
-    columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))
+    columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))  # steps before: none
     return {
         "name": sid(name),
         "banner": [[kind, sid(line)] for kind, line in stop_lines(result, carried)],

@@ -541,7 +541,8 @@ function meter(run, i) {
     box.append(h("div", { class: "blv-muted", text: `worst case: ${run.s(st.worst[i])}; the model usually writes fewer, so a step's reported cost is lower` }));
   }
   if (st.ptier && st.ptier[i] >= 0) { box.append(h("div", { class: "blv-tier", text: run.s(st.ptier[i]) })); }
-  if (run.d.carried_text >= 0) { box.append(h("div", { class: "blv-carried", text: run.s(run.d.carried_text) })); }
+  // the carried spend is said where the meter's spend holds it: from the step after the fork
+  if (run.d.carried_text >= 0 && st.carry && st.carry[i]) { box.append(h("div", { class: "blv-carried", text: run.s(run.d.carried_text) })); }
   const rows = h("div", { class: "blv-ceilings" });
   run.d.meter_labels.forEach((label, k) => {
     rows.append(h("span", {}, h("b", { text: run.s(label) }), ` ${run.s(st.mr[i][k])}`));

@@ -389,6 +389,15 @@ def test_after_a_fork_the_banner_meter_and_chart_say_the_spend_it_carried() -> N
         "was forked from (its steps after the fork point): no step here accounts for it</div>"
     ) in panel.meter.value
     assert f"cost so far, from {usd(carried)} carried" in panel.charts.value
+    # issue 29, item 2: step 0's meter said "spent $0.00 + ..." beside "spent includes ...
+    # carried": the step the fork kept came before that money, so its meter does not say it
+    assert decode(TraceView(result).data)["runs"][0]["steps"]["carry"] == [0, 1, 1]
+    panel.steps.reset(panel.session)  # the panel's page, drawn whole
+    assert Page(panel).first["runs"][0]["steps"]["carry"] == [0, 1, 1]
+    assert result.steps[0].projection.spent_usd == 0  # type: ignore[union-attr]
+    assert result.steps[1].projection.spent_usd == pytest.approx(  # type: ignore[union-attr]
+        result.steps[0].cost_usd + carried
+    )
 
 
 def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
