@@ -180,7 +180,7 @@ def step_columns(
         "plimit": [None if x is None else x.limit_usd for x in p],
         "pfits": [1 if x is None or x.fits else 0 for x in p],
         "ptier": [-1 if x is None or (n := x.tier_note) is None else sid(n) for x in p],
-        "us": [round(s.seconds * 1_000_000) for s in steps],
+        "s": [float(s.seconds) for s in steps],  # as loaded: any finite float
         "text": [-1 if (t := s.text) is None else sid(t) for s in steps],
         "err": [-1 if (e := s.error) is None else sid(e) for s in steps],
         "tb": [-1 if (b := s.traceback) is None else sid(b) for s in steps],
@@ -246,7 +246,7 @@ def call_rows(
         "name": [sid(c.name) for c in calls],
         "st": [CALL_STATUSES[c.status] for c in calls],
         "ap": [APPROVALS[c.approval] for c in calls],
-        "us": [round(c.seconds * 1_000_000) for c in calls],
+        "s": [float(c.seconds) for c in calls],
     }
 
 

@@ -623,7 +623,7 @@ function callsTable(view, run, i) {
       h("td", { class: "blv-checked" }, checked),
       h("td", { class: `blv-status blv-st-${status}`, "data-decision": decision || null, text: `${MARK[status]} ${status}${decision && decision !== status ? ` · ${decision}` : ""}` }),
       outcome,
-      h("td", { class: "blv-num", text: seconds(c.us[k] / 1e6, 3) })));
+      h("td", { class: "blv-num", text: seconds(c.s[k], 3) })));
   }
   return h("table", { class: "blv-table blv-calls" },
     h("thead", {}, h("tr", {}, ["tool", "raw arguments", "checked arguments", "status", "result / error", "s"].map((t) => h("th", { text: t })))),
@@ -860,7 +860,7 @@ class StepsView {
       } },
       { head: "projected", cls: "blv-num", cell: (i) => [count(run().d.steps.pin[i])] },
       { head: "calls", cls: "blv-num", cell: (i) => { const [a, b] = run().callRange(i); return [String(b - a)]; } },
-      { head: "s", cls: "blv-num", cell: (i) => [seconds(run().d.steps.us[i] / 1e6, 2)] },
+      { head: "s", cls: "blv-num", cell: (i) => [seconds(run().d.steps.s[i], 2)] },
       { head: "text", cls: "blv-txt", cell: (i) => { const t = run().firstLine(i); return [t, "", t.length > 60 ? t : null]; } },
     ];
   }
