@@ -215,7 +215,7 @@ def step_texts(
         spent += step.cost_usd or 0.0
         figures = meter(p, used, budget)
         out["head"].append(sid(step_head(step)))
-        out["usd"].append(sid(format_usd(step.cost_usd)))
+        out["usd"].append(sid(format_usd(step.cost_usd, column=True)))  # one precision a column
         out["under"].append(sid(under_projected_text(step)))
         out["proj"].append(sid(figures.projection or NO_PROJECTION))
         out["worst"].append(sid(figures.worst_case))
