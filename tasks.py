@@ -82,7 +82,8 @@ def check_other_pythons() -> None:
         if not (bin_ / "python").exists():
             sh(python, "-m", "venv", venv)
         sh(bin_ / "python", "-m", "pip", "install", "--quiet", "-e", ".",
-           "pytest", "pytest-timeout", "hypothesis", "jsonschema", "redis>=5")  # fmt: skip
+           "pytest", "pytest-timeout", "hypothesis", "jsonschema", "redis>=5",
+           "regress>=2024.11")  # fmt: skip
         sh(bin_ / "python", *PYTEST, *CORE_TESTS)
 
 

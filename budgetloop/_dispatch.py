@@ -34,6 +34,7 @@ Fill = Callable[[Slots, int, Call], None]  # run one call of a batch into its sl
 OFFER_AFTER = 0.001  # seconds a batch runs on the session's thread alone before others help
 _PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple})  # never awaitable
 ABANDONED = "abandoned: still running when the max_seconds deadline passed"
+NOT_STARTED = "not started: the max_seconds deadline passed before it could start"
 
 
 class Dispatch:
@@ -362,13 +363,16 @@ class Dispatch:
 
     def settled(self, calls: Sequence[Call], slots: Slots, started: float) -> BatchDone:
         """The batch's outcomes from its slots, once they are filled or closed: a call with no
-        outcome was still running (or never started) at the deadline, and is abandoned."""
+        outcome was still running at the deadline, and is abandoned; one that never started is
+        skipped, saying so."""
         finished = slots.close()
         done = []
-        for job, value in zip(calls, slots.values, strict=True):
+        for i, (job, value) in enumerate(zip(calls, slots.values, strict=True)):
             if isinstance(value, BaseException):  # an interrupt raised inside a tool
                 raise value
-            if value is None:  # still running, or never started, at the deadline
+            if value is None and i not in slots.begun:  # it never started: it did not run
+                value = self.refuse(job.request, job.id, "skipped", NOT_STARTED)
+            elif value is None:  # still running at the deadline
                 seconds = self.clock() - started
                 value = self.refuse(job.request, job.id, "error", ABANDONED, seconds)
             done.append(value)
@@ -385,8 +389,8 @@ class Dispatch:
 
     def _fill(self, slots: Slots, index: int, job: Call) -> None:
         """Run one call into ``slots[index]``, unless the wait for them is over."""
-        if slots.closed:  # past the deadline: a call not started by then is not started
-            return
+        if not slots.begin(index):  # past the deadline: a call not started by then is not
+            return  # started
         try:
             outcome: Ran | BaseException = self.run_one(job)
         except BaseException as exc:  # KeyboardInterrupt or SystemExit: the waiting side raises

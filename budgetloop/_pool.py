@@ -30,6 +30,7 @@ class Slots:
 
     def __init__(self, count: int) -> None:
         self.values: list[Any] = [None] * count
+        self.begun: set[int] = set()  # the slots whose work began before the wait ended
         self._left = count
         self._lock = threading.Lock()
         self._full = threading.Lock()
@@ -45,6 +46,16 @@ class Slots:
             self._left -= 1
             if self._left == 0:
                 self._full.release()
+
+    def begin(self, index: int) -> bool:
+        """Whether slot ``index``'s work may start: not once the wait is over (then it never
+        starts); if it may, it is counted as begun, so the deadline can tell it from one that
+        never started."""
+        with self._lock:
+            if self.closed:
+                return False
+            self.begun.add(index)
+            return True
 
     @property
     def filled(self) -> bool:

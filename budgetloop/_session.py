@@ -288,7 +288,7 @@ class Session(Loop):
 
     def _hold_cut(self, request: Hold, slots: None, since: float) -> Decided:
         """A held batch at the deadline: no one is asked, and its batch is then cut off (its
-        calls abandoned, none started)."""
+        calls not started)."""
         return Decided({})
 
     # -- the tables: what each request of a turn (``_turn.REQUESTS``) is answered with ----------

@@ -33,16 +33,20 @@ def from_pico(pico: int) -> float:
         return sys.float_info.max if pico > 0 else -sys.float_info.max
 
 
-def format_usd(value: float | None) -> str:
+def format_usd(value: float | None, *, column: bool = False) -> str:
     """Dollars as every view shows them: six decimal places at most, trailing zeros dropped
     and two kept, thousands separated; amounts under half a millionth of a dollar in
-    scientific notation so they do not read as zero; None (a cost not known) as "unknown"."""
+    scientific notation so they do not read as zero; None (a cost not known) as "unknown".
+    With ``column=True`` (a table's column of amounts) every amount keeps all six places, so
+    the column lines up on the decimal point."""
     if value is None:
         return "unknown"
     if not math.isfinite(value):
         return f"${value}"
     if value != 0 and abs(value) < 0.0000005:
         return f"${value:.1e}"
+    if column:
+        return f"${value:,.6f}"
     out = f"{value:,.6f}".rstrip("0")
     decimals = len(out.split(".")[1])
     return "$" + (out + "0" * (2 - decimals) if decimals < 2 else out)

@@ -58,8 +58,14 @@ class _Options:
     redact: Redactor
 
 
+_LAST_NS = 2**64 - 1  # OpenTelemetry's timestamps are unsigned 64-bit nanoseconds
+
+
 def _ns(seconds: float) -> int:
-    return round(seconds * 1e9)
+    """``seconds`` as nanoseconds, within what a span's timestamp can hold (a step that
+    lasted longer than about 584 years ends at the last one)."""
+    ns = seconds * 1e9
+    return _LAST_NS if not ns < _LAST_NS else max(0, round(ns))
 
 
 def _options(
@@ -245,7 +251,7 @@ def export_trace(
     result = _as_result(trace)
     total = max(attrs.seconds(result.seconds), sum(attrs.seconds(s.seconds) for s in result.steps))
     if start_time is None:
-        start_ns = time.time_ns() - _ns(total)
+        start_ns = max(0, time.time_ns() - _ns(total))
     else:
         if isinstance(start_time, bool) or not isinstance(start_time, (int, float)):
             raise TypeError(
@@ -264,11 +270,11 @@ def export_trace(
     for i, step in enumerate(result.steps):
         steps = _plan_step(options, step, at, result, None if sent is None else sent[i])
         plan += steps
-        at = max(at + _ns(attrs.seconds(step.seconds)), *(item.end for item in steps))
+        at = min(_LAST_NS, max(at + _ns(attrs.seconds(step.seconds)), *(s.end for s in steps)))
     values, status = _agent_end(options, result)
     agent = _start_agent(options, start_ns, result.run_id)
     _emit(options, agent, plan)
-    _end_agent(agent, values, status, max(at, start_ns + _ns(total)))
+    _end_agent(agent, values, status, min(_LAST_NS, max(at, start_ns + _ns(total))))
 
 
 @dataclass

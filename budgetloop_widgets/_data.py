@@ -180,7 +180,7 @@ def step_columns(
         "plimit": [None if x is None else x.limit_usd for x in p],
         "pfits": [1 if x is None or x.fits else 0 for x in p],
         "ptier": [-1 if x is None or (n := x.tier_note) is None else sid(n) for x in p],
-        "us": [round(s.seconds * 1_000_000) for s in steps],
+        "s": [float(s.seconds) for s in steps],  # as loaded: any finite float
         "text": [-1 if (t := s.text) is None else sid(t) for s in steps],
         "err": [-1 if (e := s.error) is None else sid(e) for s in steps],
         "tb": [-1 if (b := s.traceback) is None else sid(b) for s in steps],
@@ -190,23 +190,32 @@ def step_columns(
 
 
 def step_texts(
-    steps: Sequence[Step], budget: Budget, sid: Callable[[str | None], int], before: Used
+    steps: Sequence[Step],
+    budget: Budget,
+    sid: Callable[[str | None], int],
+    before: Used,
+    spent: float = 0.0,
 ) -> dict[str, list[Any]]:
     """What the viewer says of each step, every word and figure made by the core
     (``budgetloop.display``): its head line (``head``), its cost (``usd``), and the meter before
     it: the warning when its model reported more input tokens than projected (``under``), the
     projection and its worst case in words (``proj``, ``worst``), the cost bar's
-    figures (``bar``) and each ceiling's row (``mr``, in the order of ``meter_labels``).
-    ``before`` is what the run had used before the first of ``steps``."""
+    figures (``bar``) and each ceiling's row (``mr``, in the order of ``meter_labels``), and
+    whether the spend its meter says holds money a fork carried (``carry``: 1 from the first
+    step after the fork point, 0 for the steps the fork kept, which came before that money).
+    ``before`` is what the run had used before the first of ``steps``, ``spent`` what its steps
+    before it cost."""
     out: dict[str, list[Any]] = {
-        k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr")
+        k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr", "carry")
     }
     used = before
     for step in steps:
         p = step.projection
+        out["carry"].append(int(p is not None and p.spent_usd > spent + 1e-12))
+        spent += step.cost_usd or 0.0
         figures = meter(p, used, budget)
         out["head"].append(sid(step_head(step)))
-        out["usd"].append(sid(format_usd(step.cost_usd)))
+        out["usd"].append(sid(format_usd(step.cost_usd, column=True)))  # one precision a column
         out["under"].append(sid(under_projected_text(step)))
         out["proj"].append(sid(figures.projection or NO_PROJECTION))
         out["worst"].append(sid(figures.worst_case))
@@ -237,7 +246,7 @@ def call_rows(
         "name": [sid(c.name) for c in calls],
         "st": [CALL_STATUSES[c.status] for c in calls],
         "ap": [APPROVALS[c.approval] for c in calls],
-        "us": [round(c.seconds * 1_000_000) for c in calls],
+        "s": [float(c.seconds) for c in calls],
     }
 
 
@@ -346,7 +355,7 @@ def run_data(
     sid = strings.id
     carried = result.carried_usd  # a pass over every step: once
     columns = step_columns(steps, sid)
-    columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))
+    columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))  # steps before: none
     return {
         "name": sid(name),
         "banner": [[kind, sid(line)] for kind, line in stop_lines(result, carried)],

@@ -429,7 +429,12 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             missing = f"the projection failed: {type(exc).__name__}: {exc}"
             self.show_error(f"Projecting the next turn raised {type(exc).__name__}: {exc}",
                             traceback.format_exc())  # fmt: skip
-        label = "Before the next step" if not session.done else "After the run: the next step"
+        label = "Before the next step"
+        if session.done and stopped_by_projection(result):  # the turn the ceiling refused
+            label = "After the run: the step that did not fit"
+        elif session.done:  # an ended run has no next step: nothing to project or to fit
+            label, projection, nxt = "After the run", None, None
+            missing = "the run has ended: there is no next step"
         pending = session.pending
         if pending and not self._running:
             self.status.value = waiting_html(len(result.steps), len(pending))

@@ -89,6 +89,7 @@ class StepList(Viewer):
         self._messages = len(result.messages)
         self._calls = sum(len(s.tool_calls) for s in result.steps)
         self._used = used_after(Used(0, 0.0, 0), result.steps)
+        self._spent = sum(s.cost_usd or 0.0 for s in result.steps)
         run = run_data(result, strings, tokens=session.message_tokens)
         self._stopped = result.stop is not None
         self._jumps.extend(result.steps, run["steps"]["fl"], stopped=self._stopped)
@@ -129,8 +130,9 @@ class StepList(Viewer):
         self._stopped = stopped
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
-        columns.update(step_texts(steps, result.budget, sid, self._used))
+        columns.update(step_texts(steps, result.budget, sid, self._used, self._spent))
         self._used = used_after(self._used, steps)
+        self._spent += sum(s.cost_usd or 0.0 for s in steps)
         sent = []
         for step in steps:
             sent.append(self._next_sent)

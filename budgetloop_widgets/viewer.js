@@ -541,7 +541,8 @@ function meter(run, i) {
     box.append(h("div", { class: "blv-muted", text: `worst case: ${run.s(st.worst[i])}; the model usually writes fewer, so a step's reported cost is lower` }));
   }
   if (st.ptier && st.ptier[i] >= 0) { box.append(h("div", { class: "blv-tier", text: run.s(st.ptier[i]) })); }
-  if (run.d.carried_text >= 0) { box.append(h("div", { class: "blv-carried", text: run.s(run.d.carried_text) })); }
+  // the carried spend is said where the meter's spend holds it: from the step after the fork
+  if (run.d.carried_text >= 0 && st.carry && st.carry[i]) { box.append(h("div", { class: "blv-carried", text: run.s(run.d.carried_text) })); }
   const rows = h("div", { class: "blv-ceilings" });
   run.d.meter_labels.forEach((label, k) => {
     rows.append(h("span", {}, h("b", { text: run.s(label) }), ` ${run.s(st.mr[i][k])}`));
@@ -622,7 +623,7 @@ function callsTable(view, run, i) {
       h("td", { class: "blv-checked" }, checked),
       h("td", { class: `blv-status blv-st-${status}`, "data-decision": decision || null, text: `${MARK[status]} ${status}${decision && decision !== status ? ` · ${decision}` : ""}` }),
       outcome,
-      h("td", { class: "blv-num", text: seconds(c.us[k] / 1e6, 3) })));
+      h("td", { class: "blv-num", text: seconds(c.s[k], 3) })));
   }
   return h("table", { class: "blv-table blv-calls" },
     h("thead", {}, h("tr", {}, ["tool", "raw arguments", "checked arguments", "status", "result / error", "s"].map((t) => h("th", { text: t })))),
@@ -859,7 +860,7 @@ class StepsView {
       } },
       { head: "projected", cls: "blv-num", cell: (i) => [count(run().d.steps.pin[i])] },
       { head: "calls", cls: "blv-num", cell: (i) => { const [a, b] = run().callRange(i); return [String(b - a)]; } },
-      { head: "s", cls: "blv-num", cell: (i) => [seconds(run().d.steps.us[i] / 1e6, 2)] },
+      { head: "s", cls: "blv-num", cell: (i) => [seconds(run().d.steps.s[i], 2)] },
       { head: "text", cls: "blv-txt", cell: (i) => { const t = run().firstLine(i); return [t, "", t.length > 60 ? t : null]; } },
     ];
   }

@@ -1091,3 +1091,26 @@ def test_a_typed_output_is_the_runs_json_output(spans: tuple[Any, Any]) -> None:
     assert agent.attributes["gen_ai.output.type"] == "json"
     assert agent.attributes["output.value"] == '{"choice": "b"}'
     assert agent.attributes["output.mime_type"] == "application/json"
+
+
+@needs_otel
+@pytest.mark.parametrize("seconds", [1.8e299, 1.7e308])
+def test_a_step_that_lasted_past_any_timestamp_is_exported(
+    spans: tuple[Any, Any], seconds: float
+) -> None:
+    from dataclasses import replace
+
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    from budgetloop import Result
+    from budgetloop.otel import export_trace
+
+    provider, exporter = spans
+    result = run(ScriptedModel(["hi"]), "go")
+    step = replace(result.steps[0], seconds=seconds)
+    loaded = Result.from_dict(replace(result, steps=(step,), seconds=seconds).to_dict())
+    export_trace(loaded, provider, start_time=0.0)
+    finished = exporter.get_finished_spans()
+    assert sorted(s.name for s in finished) == ["chat", "invoke_agent"]
+    assert {s.end_time for s in finished} == {2**64 - 1}  # the last a timestamp can hold
+    encode_spans(finished)  # and the OTLP encoding takes them (fixed64 timestamps)

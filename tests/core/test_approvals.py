@@ -597,3 +597,24 @@ def test_the_readme_example_writes_what_the_readme_shows() -> None:
     )
     result = run(model(script), "Pay the invoices.", tools=payments([]), approve=approve)
     assert result.format().splitlines()[1:4] == shown
+
+
+def test_resume_and_fork_take_approve_and_a_fork_of_a_held_session_asks_again() -> None:
+    from budgetloop import resume
+
+    asked: list[str] = []
+
+    def approve(call: PendingCall) -> bool:
+        asked.append(call.id)
+        return True
+
+    held = start(model(THREE), "pay", tools=payments([]))
+    held.step()
+    fork = held.fork(complete=model(THREE), approve=approve)  # the held call is made again
+    assert fork.pending == ()
+    assert fork.result.cost_usd == held.result.cost_usd  # the held call's money stays spent
+    assert fork.run().answered
+    assert asked == ["c2", "c3"]
+    again = resume(decided_run(), model(THREE), tools=payments([]), at=0, approve=approve)
+    assert again.run().answered
+    assert asked == ["c2", "c3", "c2", "c3"]

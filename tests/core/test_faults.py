@@ -71,6 +71,32 @@ def test_a_hanging_tool_is_abandoned_at_the_deadline(driver: str) -> None:
     assert 0.3 <= result.seconds < 3
 
 
+@pytest.mark.timeout(10)
+def test_a_call_that_never_started_before_the_deadline_is_skipped_not_abandoned() -> None:
+    release = threading.Event()
+    ran: list[str] = []
+
+    @tool
+    def hang(q: str) -> str:
+        """Hangs."""
+        ran.append(q)
+        release.wait(30)
+        return "late"
+
+    model = ScriptedModel([calls(("hang", {"q": "x"}), ("hang", {"q": "y"})), "never sent"])
+    try:  # one worker: the second call waits for the first, which outlasts the deadline
+        result = run(model, "go", tools=[hang], max_workers=1, budget=Budget(max_seconds=0.3))
+    finally:
+        release.set()
+    assert (result.stop, ran) == ("max_seconds", ["x"])
+    first, second = result.steps[0].tool_calls
+    assert (first.status, first.error) == ("error", ABANDONED)
+    assert (second.status, second.error, second.seconds) == (
+        "skipped", "not started: the max_seconds deadline passed before it could start", 0.0,
+    )  # fmt: skip
+    assert result.tool_calls == (first,)  # it was not executed
+
+
 # -- BaseException from a tool -------------------------------------------------------------------
 
 

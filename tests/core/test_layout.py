@@ -23,7 +23,8 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 PACKAGES = ("budgetloop", "budgetloop_widgets")
 STDLIB = set(sys.stdlib_module_names) | {"budgetloop", "tests", "pytest", "hypothesis"}
-STDLIB |= {"jsonschema", "redis", "_pytest"}  # installed in the other Pythons' venvs too
+# installed in the other Pythons' venvs too
+STDLIB |= {"jsonschema", "redis", "regress", "_pytest"}
 
 
 def test_every_test_file_is_in_a_subject_folder() -> None:

@@ -133,3 +133,15 @@ def test_a_calls_arguments_are_written_as_text_by_one_rule() -> None:
     assert Redactor(lambda s: s.replace("Zürich", "[city]")).arguments_text(as_dict) == (
         '{"city": "[city]", "when": [1, 2], "raw": "b\'x\'"}'
     )
+
+
+def test_a_column_of_dollars_keeps_one_precision() -> None:
+    # issue 29, item 10: a cost column mixed $0.0135 and $0.013504, so it did not line up
+    from budgetloop import format_usd
+
+    column = [format_usd(v, column=True) for v in (0.0135, 0.013504, 0.0, 12_345.5)]
+    assert column == ["$0.013500", "$0.013504", "$0.000000", "$12,345.500000"]
+    assert {len(c.split(".")[1]) for c in column} == {6}
+    assert format_usd(0.0135) == "$0.0135"  # a figure in a sentence keeps its short form
+    assert format_usd(None, column=True) == "unknown"
+    assert format_usd(2e-9, column=True) == "$2.0e-09"  # never a cost that reads as zero

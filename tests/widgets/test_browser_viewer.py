@@ -590,3 +590,32 @@ def test_the_calls_table_keeps_words_whole_its_header_covers_and_off_buttons_loo
         assert page.evaluate(style, off.element_handle()) == ["0.55", "dashed"]
         assert page.evaluate(style, on.element_handle()) == ["1", "solid"]
         assert errors == []
+
+
+@pytest.mark.parametrize("width", [1400, 1100])
+def test_the_list_keeps_its_text_column_beside_the_detail_or_the_detail_goes_under(
+    tmp_path: Path, width: int
+) -> None:
+    # issue 29, item 11: at 1,400 px with the detail beside the list, the list was narrower
+    # than its columns and the text column was cut to about ten characters
+    path = tmp_path / "trace.html"
+    to_html(load_trace(ROOT / "notebooks" / "trace.json"), path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.goto(path.as_uri())
+        page.locator(".blv-row").first.wait_for()
+        laid = page.evaluate(
+            """() => {
+                const scroll = document.querySelector('.blv-scroll');
+                const list = document.querySelector('.blv-list').getBoundingClientRect();
+                const detail = document.querySelector('.blv-detail').getBoundingClientRect();
+                const text = document.querySelector('.blv-head .blv-c:last-child');
+                return {cut: scroll.scrollWidth > scroll.clientWidth,
+                        beside: Math.round(detail.top) === Math.round(list.top),
+                        text: text.getBoundingClientRect().width / parseFloat(getComputedStyle(text).fontSize)};
+            }"""
+        )
+        assert not laid["cut"]  # every column is in view
+        assert laid["text"] >= 14  # the text column at least its 14em
+        assert laid["beside"] == (width == 1400)  # beside where both fit, else under
+        assert errors == []

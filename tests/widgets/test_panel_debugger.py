@@ -389,6 +389,15 @@ def test_after_a_fork_the_banner_meter_and_chart_say_the_spend_it_carried() -> N
         "was forked from (its steps after the fork point): no step here accounts for it</div>"
     ) in panel.meter.value
     assert f"cost so far, from {usd(carried)} carried" in panel.charts.value
+    # issue 29, item 2: step 0's meter said "spent $0.00 + ..." beside "spent includes ...
+    # carried": the step the fork kept came before that money, so its meter does not say it
+    assert decode(TraceView(result).data)["runs"][0]["steps"]["carry"] == [0, 1, 1]
+    panel.steps.reset(panel.session)  # the panel's page, drawn whole
+    assert Page(panel).first["runs"][0]["steps"]["carry"] == [0, 1, 1]
+    assert result.steps[0].projection.spent_usd == 0  # type: ignore[union-attr]
+    assert result.steps[1].projection.spent_usd == pytest.approx(  # type: ignore[union-attr]
+        result.steps[0].cost_usd + carried
+    )
 
 
 def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
@@ -610,3 +619,22 @@ def test_the_stop_is_a_jump_only_once_the_run_has_stopped() -> None:
     ended = TraceView(panel.session.result)
     assert decode(ended.data)["runs"][0]["jumps"]["the stop"] == 2
     assert ended.jump("the stop") == 2
+
+
+def test_an_ended_run_has_no_next_step_in_the_meter() -> None:
+    # issue 29, item 4: an answered run still showed "After the run: the next step ... fits"
+    panel = RunPanel(make())
+    panel.run()
+    assert panel.wait(10)
+    assert panel.session.result.stop == "answered"
+    meter = text_of(panel.meter.value)
+    assert meter.startswith("After the runthe run has ended: there is no next step")
+    assert "fits" not in meter
+    assert "projected" not in meter
+    # a run the cost ceiling stopped still shows the turn that did not fit, and says so
+    stopped = RunPanel(make(budget=Budget(max_steps=6, max_cost_usd=0.0015)))
+    stopped.run()
+    assert stopped.wait(10)
+    assert stopped.session.result.stop == "max_cost_usd"
+    meter = text_of(stopped.meter.value)
+    assert meter.startswith("After the run: the step that did not fitprojected:")

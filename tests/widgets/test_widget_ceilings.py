@@ -74,7 +74,7 @@ def test_the_viewer_gets_every_word_and_figure_as_the_core_made_it() -> None:
     ]
     for i, step in enumerate(result.steps):
         assert strings[steps["head"][i]] == step_head(step)
-        assert strings[steps["usd"][i]] == format_usd(step.cost_usd)
+        assert strings[steps["usd"][i]] == format_usd(step.cost_usd, column=True)
         assert step.projection is not None
         assert strings[steps["proj"][i]] == projection_text(step.projection)
     second = [strings[k] for k in steps["mr"][1]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -415,3 +416,18 @@ def test_a_typed_output_is_said_in_the_stop_lines() -> None:
             ("output", "output: the answer given by calling final_answer, as JSON"),
             ("answer", '{"choice": "b"}'),
         ]
+
+
+def test_a_step_that_lasted_near_the_largest_float_is_shown(tmp_path: Path) -> None:
+    from budgetloop_widgets import CompareView, to_html
+    from tests.viewer_support import decode
+
+    result = run(ScriptedModel(["hi"]), "go")
+    step = dataclasses.replace(result.steps[0], seconds=1.7e308)
+    loaded = Result.from_dict(
+        dataclasses.replace(result, steps=(step,), seconds=1.7e308).to_dict()
+    )
+    assert decode(TraceView(loaded).data)["runs"][0]["steps"]["s"] == [1.7e308]
+    CompareView(loaded, result)
+    to_html(loaded, tmp_path / "run.html")
+    assert loaded._repr_html_().startswith("<")
