@@ -176,10 +176,10 @@ class _Waiting:
             del self._calls[key][turns[pos]]
             turns.pop(pos)
             return None
+        if name is None or waiting[0].name == name:  # no name to look for: the first waiting
+            return waiting[0]
         chosen = next((c for c in waiting if c.execution is None and c.name == name), None)
-        if chosen is None:
-            chosen = waiting[0]
-        return chosen
+        return waiting[0] if chosen is None else chosen
 
 
 def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRecord:

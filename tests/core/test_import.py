@@ -735,3 +735,22 @@ def test_a_long_run_pairs_its_calls_without_going_quadratic(tmp_path: Path) -> N
         c.result == str(c.arguments["i"]) for c in result.tool_calls if c.arguments is not None
     )
     assert len(result.tool_calls) == 20_000
+
+
+@pytest.mark.timeout(60)  # pairing by search took minutes: 47 s for 64,000 calls on one core
+def test_a_chat_log_of_many_calls_and_results_that_name_none_pairs_them_in_order(
+    tmp_path: Path,
+) -> None:
+    n = 64_000
+    calls = [{"id": f"c{i}", "type": "function",
+              "function": {"name": "t", "arguments": "{}"}} for i in range(n)]  # fmt: skip
+    log: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": calls},
+    ]
+    log += [{"role": "tool", "content": f"r{i}"} for i in range(n)]  # no tool_call_id
+    log.append({"role": "assistant", "content": "done"})
+    first, last = load_trace(write(tmp_path / "log.json", log)).steps
+    assert [c.result for c in first.tool_calls[:: n // 4]] == ["r0", "r16000", "r32000", "r48000"]
+    assert (first.tool_calls[-1].id, first.tool_calls[-1].result) == ("c63999", "r63999")
+    assert last.text == "done"
