@@ -322,21 +322,27 @@ class OtelHook:
             result: Result = session.result
             options = self._for(session)
             plan: list[_Span] = []
-            if step is not None and (live is None or step.index >= live.next_index):
-                traced = _traced(result, step)
+            upto = len(result.steps) if step is None else step.index + 1
+            first = getattr(session, "_kept", upto - 1) if live is None else live.next_index
+            if step is None and live is None:
+                first = upto
+            # this step, and before it any an interrupt kept from this hook (they were billed)
+            ends = now
+            for index in range(upto - 1, first - 1, -1):
+                shown = step if step is not None and index == step.index else result.steps[index]
+                traced = _traced(result, shown)
                 sent = None
                 if options.content and traced.index < len(result.steps):
                     sent = attrs.sent_before(result)[traced.index]
-                began = now - _ns(attrs.seconds(step.seconds))
-                plan = _plan_step(options, traced, began, result, sent)
+                began = max(0, ends - _ns(attrs.seconds(shown.seconds)))
+                plan = _plan_step(options, traced, began, result, sent) + plan
+                ends = began
             closing = _agent_end(options, result) if session.done else None
             if live is None:
-                began = now - (0 if step is None else _ns(attrs.seconds(step.seconds)))
-                live = _Live(_start_agent(options, began, result.run_id))
+                live = _Live(_start_agent(options, ends, result.run_id))
                 self._runs[session] = live
             _emit(options, live.span, plan)
-            if step is not None:
-                live.next_index = max(live.next_index, step.index + 1)
+            live.next_index = max(live.next_index, upto)
             if closing is not None:
                 live.ended = True
                 _end_agent(live.span, *closing, now)

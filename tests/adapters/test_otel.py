@@ -1114,3 +1114,32 @@ def test_a_step_that_lasted_past_any_timestamp_is_exported(
     assert sorted(s.name for s in finished) == ["chat", "invoke_agent"]
     assert {s.end_time for s in finished} == {2**64 - 1}  # the last a timestamp can hold
     encode_spans(finished)  # and the OTLP encoding takes them (fixed64 timestamps)
+
+
+@needs_otel
+def test_the_hook_exports_a_step_an_interrupt_kept_from_it(spans: Any) -> None:
+    from budgetloop import tool
+    from budgetloop.otel import OtelHook
+
+    provider, exporter = spans
+    broke = [False]
+
+    @tool
+    def lookup(q: str) -> str:
+        """Looks up; the second call is interrupted (Ctrl-C) after its turn was billed."""
+        if q == "b" and not broke[0]:
+            broke[0] = True
+            raise KeyboardInterrupt
+        return q
+
+    turns = [Completion(tool_calls=[ToolCall("lookup", {"q": q})], cost_usd=0.011) for q in "abc"]
+    model = ScriptedModel([*turns, Completion(text="done", cost_usd=0.011)])
+    session = start(model, "go", tools=[lookup], on_step=OtelHook(provider))
+    with pytest.raises(KeyboardInterrupt):
+        session.run()
+    result = session.run()
+    assert (result.stop, len(result.steps), result.cost_usd) == ("answered", 4, 0.044)
+    chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
+    costs = [(s.attributes or {})["budgetloop.step.cost_usd"] for s in chats]
+    assert costs == [0.011] * 4  # the interrupted step's span too: they sum to what was spent
+    assert [(s.attributes or {})["budgetloop.step.index"] for s in chats] == [0, 1, 2, 3]
