@@ -349,7 +349,7 @@ def lines_chart(
         y = TOP + plot_h * (1 - value / top)
         parts.append(
             f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
-            f'{_look("ceiling")}/>'
+            f"{_look('ceiling')}/>"
         )
         x, y_label, shown = _ceiling_label(left, plot_w, y, label, mx, taken)
         parts.append(
