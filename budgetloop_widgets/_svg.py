@@ -91,9 +91,11 @@ def _frame(
     x_first: str,
     x_last: str,
     x_label: str,
+    below: int = 0,
 ) -> tuple[list[str], int]:
     """The title, the grid and its labels; returns the parts and the plot's left edge, which
-    is as far right as the widest y label needs, so no label is clipped."""
+    is as far right as the widest y label needs, so no label is clipped. ``below`` is room
+    added under the x axis's label (a key)."""
     labels: list[tuple[float, str]] = []
     if y_top is not None:
         for fraction in (0.0, 0.5, 1.0):
@@ -105,7 +107,7 @@ def _frame(
     plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" {_look("chart")} '
-        f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT + below}" width="{WIDTH}" height="{HEIGHT + below}" '
         f'font-family="sans-serif">',
         f"<title>{escape(title)}</title>",
         f'<text x="4" y="16" {_look("chart-title")}>{escape(title)}</text>',
@@ -257,6 +259,55 @@ def _thinned(points: Sequence[tuple[float, float]], limit: int) -> Sequence[tupl
     return [*points[::size], *([points[-1]] if (len(points) - 1) % size else [])]
 
 
+KEY_ROW = 14  # the height of a line of the key under a chart of lines
+
+
+def _fit(label: str, room: float, *, keep_end: bool = False) -> str:
+    """``label`` cut with an ellipsis to what ``room`` pixels of 11px text hold: its end cut, or
+    its start (``keep_end``: a ceiling's label keeps its figure)."""
+    most = max(int(room / CHAR_WIDTH), 4)
+    if len(label) <= most:
+        return label
+    return "…" + label[-(most - 1) :] if keep_end else label[: most - 1] + "…"
+
+
+def _full(label: str, shown: str) -> str:
+    """The whole label as the text's tooltip, where the chart shows it cut."""
+    return "" if shown == label else f"<title>{text(label)}</title>"
+
+
+def _ceiling_label(
+    left: float,
+    plot_w: float,
+    y: float,
+    label: str,
+    marker: float | None,
+    taken: list[tuple[float, float, float]],
+) -> tuple[float, float, str]:
+    """Where a ceiling's label goes (its right end and baseline) and what of it is shown: at
+    the right of the plot, or left of the marker where only that side holds it whole (cut to
+    the wider side where neither does), so the marker never crosses it; under its line where
+    above it would sit on a label already placed or on the title."""
+    right = left + plot_w - 2
+    room = plot_w - 6
+    full = len(label) * CHAR_WIDTH
+    if marker is not None:
+        right_room, left_room = right - marker - 4, marker - left - 6
+        if full > right_room and (full <= left_room or left_room > right_room):
+            right, room = marker - 4, left_room
+        else:
+            room = right_room
+    shown = _fit(label, room, keep_end=True)
+    width = len(shown) * CHAR_WIDTH
+    y_label = y - 4
+    clash = any(abs(y_label - ty) < 12 and right - width < tr and right > tl
+                for tl, tr, ty in taken)  # fmt: skip
+    if clash or y_label - 11 < 20:
+        y_label = y + 13
+    taken.append((right - width, right, y_label))
+    return right, y_label, shown
+
+
 def lines_chart(
     series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     *,
@@ -269,13 +320,16 @@ def lines_chart(
     empty: str = "nothing spent yet",
     max_points: int = MAX_POINTS,
 ) -> str:
-    """Two lines (at most) on one frame, each named in a legend and drawn from at most
-    ``max_points`` points (every n-th, and the last), with dashed ceilings and an optional
-    vertical marker at ``marker_x`` (such as where two runs part)."""
+    """Two lines (at most) on one frame, each named in a key under the chart and drawn from at
+    most ``max_points`` points (every n-th, and the last), with dashed ceilings and an optional
+    vertical marker at ``marker_x`` (such as where two runs part). A ceiling's label is put
+    where it clears the marker, the frame and the labels before it; the marker's label sits at
+    the foot of its line, clear of the title."""
     if len(series) > len(SERIES):
         raise ValueError(f"lines_chart: at most {len(SERIES)} series, got {len(series)}.")
     series = [(name, _thinned(points, max_points)) for name, points in series]
     every = [p for _, points in series for p in points]
+    below = KEY_ROW * len(series)
     if not every:
         parts, left = _frame(title, None, y_format, "", "", x_label)
         return _empty(parts, left, empty)
@@ -283,27 +337,33 @@ def lines_chart(
     top = nice_top(max([y for _, y in every] + [c for c, _ in ceilings]))
     x0, x1 = min(xs), max(xs)
     span = (x1 - x0) or 1.0
-    parts, left = _frame(title, top, y_format, _num(x0), _num(x1), x_label)
+    parts, left = _frame(title, top, y_format, _num(x0), _num(x1), x_label, below)
     plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
 
     def at(x: float, y: float) -> tuple[str, str]:
         return _num(left + plot_w * (x - x0) / span), _num(TOP + plot_h * (1 - y / top))
 
-    for n, (value, label) in enumerate(ceilings):
+    mx = None if marker_x is None else left + plot_w * (marker_x - x0) / span
+    taken: list[tuple[float, float, float]] = []  # labels placed: left, right, baseline
+    for value, label in ceilings:
         y = TOP + plot_h * (1 - value / top)
-        label_y = y - 4 if y - 4 - 11 >= 20 else y + 13
         parts.append(
             f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
-            f'{_look("ceiling")}/><text x="{left + plot_w - 150 * n}" y="{_num(label_y)}" '
-            f"{_look('ceiling-label')}>{escape(label)}</text>"
+            f"{_look('ceiling')}/>"
         )
-    if marker_x is not None:
-        mx = at(marker_x, 0)[0]
+        x, y_label, shown = _ceiling_label(left, plot_w, y, label, mx, taken)
         parts.append(
-            f'<line class="bl-marker" x1="{mx}" y1="{TOP}" x2="{mx}" y2="{TOP + plot_h}" '
-            f'stroke-dasharray="2 2" style="stroke:{MUTED}"/>'
-            f'<text x="{mx}" y="{TOP - 2}" text-anchor="middle" {_look("tick")}>'
-            f"{escape(marker_label)}</text>"
+            f'<text x="{_num(x)}" y="{_num(y_label)}" {_look("ceiling-label")}>'
+            f"{text(shown)}{_full(label, shown)}</text>"
+        )
+    if mx is not None:
+        right = mx > left + plot_w * 0.6  # near the right edge the label reads leftwards
+        anchor, lx = ("end", mx - 3) if right else ("start", mx + 3)
+        parts.append(
+            f'<line class="bl-marker" x1="{_num(mx)}" y1="{TOP}" x2="{_num(mx)}" '
+            f'y2="{TOP + plot_h}" stroke-dasharray="2 2" style="stroke:{MUTED}"/>'
+            f'<text class="bl-marker-label" x="{_num(lx)}" y="{TOP + plot_h - 4}" '
+            f'text-anchor="{anchor}" {_look("tick")}>{escape(marker_label)}</text>'
         )
     for n, (name, points) in enumerate(series):
         look = f'class="bl-series-{n}" {SERIES[n]}'
@@ -313,11 +373,11 @@ def lines_chart(
         elif points:
             cx, cy = at(*points[0])
             parts.append(f'<circle cx="{cx}" cy="{cy}" r="3" {look}/>')
-        lx = WIDTH - RIGHT - 120
-        ly = 12 + 12 * n
+        ky = HEIGHT + KEY_ROW * n + 6
+        shown = _fit(name, WIDTH - 40)
         parts.append(
-            f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 16}" y2="{ly - 4}" {SERIES[n]}/>'
-            f'<text x="{lx + 20}" y="{ly}" {_look("tick")}>{text(name)}</text>'
+            f'<g class="bl-key"><line x1="8" y1="{ky - 4}" x2="28" y2="{ky - 4}" {SERIES[n]}/>'
+            f'<text x="34" y="{ky}" {_look("tick")}>{text(shown)}{_full(name, shown)}</text></g>'
         )
     parts.append("</svg>")
     return "".join(parts)

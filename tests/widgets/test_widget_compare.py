@@ -185,3 +185,58 @@ def test_bidi_and_zero_width_marks_are_shown_as_escapes() -> None:
     strings = decode(view.data)["strings"]  # what the page gets: every text escaped once
     assert not [s for s in strings if "\u202e" in s or "\u200b" in s]
     assert "left\\u202eright\\u200bjoined" in strings
+
+
+def _texts(svg: str) -> list[tuple[float, float, str, str]]:
+    """Each text of a chart: x, y, its anchor and what it says (a tooltip's text left out)."""
+    out = []
+    for m in re.finditer(r"<text ([^>]*)>(.*?)</text>", svg):
+        attrs, body = m.group(1), re.sub(r"<title>.*?</title>", "", m.group(2))
+        x = float(re.search(r'\bx="([-\d.]+)"', attrs).group(1))  # type: ignore[union-attr]
+        y = float(re.search(r'\by="([-\d.]+)"', attrs).group(1))  # type: ignore[union-attr]
+        anchor = re.search(r'text-anchor="(\w+)"', attrs)
+        out.append((x, y, anchor.group(1) if anchor else "start", body))
+    return out
+
+
+def _span(x: float, anchor: str, body: str) -> tuple[float, float]:
+    width = len(body) * 6.6  # the charts' width budget of an 11px character
+    return {"end": (x - width, x), "middle": (x - width / 2, x + width / 2)}.get(
+        anchor, (x, x + width)
+    )
+
+
+def test_the_compare_chart_keys_its_lines_and_no_label_crosses_another_or_the_marker() -> None:
+    # issue 29, item 7: the divergence label overlapped the run names, the divergence line
+    # crossed a ceiling's label, and the two runs' lines had no key
+    names = ("recorded run", "the replay under a lower ceiling")
+
+    def script() -> list[Any]:
+        return [Completion(text="looking", tool_calls=[ToolCall("look", {"query": f"q{i}" * 40})])
+                for i in range(8)] + ["done"]  # fmt: skip
+
+    a = run(ScriptedModel(script(), price=PRICE, max_output_tokens=300), "go", tools=[look],
+            budget=Budget(max_steps=12, max_cost_usd=0.05))  # fmt: skip
+    b = run(ScriptedModel(script(), price=PRICE, max_output_tokens=300), "go", tools=[look],
+            budget=Budget(max_steps=12, max_cost_usd=0.03))  # fmt: skip
+    at = 3
+    svg = compare_chart(a, b, at, names)
+    texts = _texts(svg)
+    keys = re.findall(r'<g class="bl-key">.*?</g>', svg)
+    assert [re.search(r"<text[^>]*>(.*?)</text>", k).group(1) for k in keys] == list(names)  # type: ignore[union-attr]
+    assert 'class="bl-series-0"' in svg
+    assert 'class="bl-series-1"' in svg
+    marker = float(re.search(r'class="bl-marker" x1="([\d.]+)"', svg).group(1))  # type: ignore[union-attr]
+    ceilings = [t for t in texts if "max_cost_usd" in t[3]]
+    assert [t[3][-5:] for t in ceilings] == ["$0.05", "$0.03"]  # each keeps its figure
+    for x, _y, anchor, body in ceilings:
+        lo, hi = _span(x, anchor, body)
+        assert not lo <= marker <= hi, (body, lo, hi, marker)  # the marker clears the label
+        assert lo >= 0
+        assert hi <= 400
+    label = next(t for t in texts if t[3] == "part at step 3")
+    assert label[1] > 30  # under the title and the top of the plot, clear of the key below
+    boxes = [(*_span(x, anchor, body), y) for x, y, anchor, body in texts]
+    for i, (lo, hi, y) in enumerate(boxes):
+        for lo2, hi2, y2 in boxes[i + 1 :]:
+            assert not (abs(y - y2) < 11 and lo < hi2 and lo2 < hi), (texts[i], (lo2, hi2, y2))
