@@ -177,8 +177,8 @@ def _plan_step(
     values = attrs.chat(
         step, options.names, result.max_output_tokens, sent, options.redact, result.price
     )
-    if sent is not None:  # content: the tools the call was offered
-        values.update(attrs.definitions(result.tools, options.redact))
+    if sent is not None and not step.final_answer:  # content: the tools the call was offered
+        values.update(attrs.definitions(result.tools, options.redact))  # (a final answer: none)
     plan = [
         _Span(
             attrs.chat_name(options.names),

@@ -1143,3 +1143,25 @@ def test_the_hook_exports_a_step_an_interrupt_kept_from_it(spans: Any) -> None:
     costs = [(s.attributes or {})["budgetloop.step.cost_usd"] for s in chats]
     assert costs == [0.011] * 4  # the interrupted step's span too: they sum to what was spent
     assert [(s.attributes or {})["budgetloop.step.index"] for s in chats] == [0, 1, 2, 3]
+
+
+@needs_otel
+def test_the_final_answer_chat_span_lists_no_tools(spans: Any) -> None:
+    from budgetloop import tool
+    from budgetloop.otel import export_trace
+
+    provider, exporter = spans
+
+    @tool
+    def lookup(q: str) -> str:
+        """Looks up."""
+        return q
+
+    turn = Completion(tool_calls=[ToolCall("lookup", {"q": "a"})], usage=Usage(100, 10))
+    model = ScriptedModel([turn, Completion(text="done", usage=Usage(100, 10))])
+    result = run(model, "go", tools=[lookup], finish=True, budget=Budget(max_steps=2))
+    assert [s.final_answer for s in result.steps] == [False, True]
+    export_trace(result, provider, content=True)
+    chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
+    offered = ["gen_ai.tool.definitions" in (s.attributes or {}) for s in chats]
+    assert offered == [True, False]  # the final answer was asked for with no tools
