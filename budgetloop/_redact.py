@@ -317,7 +317,9 @@ def strict(redact: Redact) -> Redact:
     def checked(text: str) -> str:
         out = redact(text)
         if not isinstance(out, str):
-            raise TypeError(f"redact: must return a str, got {type(out).__name__}.")
+            raise TypeError(
+                f"redact: what redact returns must be a str, got {type(out).__name__}."
+            )
         return out
 
     return checked

@@ -74,11 +74,9 @@ def before_tool(name: str) -> Breakpoint:
     each with ``session.approve`` or ``session.deny``; the next ``run()`` runs the batch and
     goes on. True when the session holds such a batch."""
     if not isinstance(name, str):
-        raise TypeError(
-            f"before_tool: name: expected a tool name (str), got {type(name).__name__}."
-        )
+        raise TypeError(f"before_tool: name must be a tool name (str), got {type(name).__name__}.")
     if not name:
-        raise ValueError("before_tool: name: expected a tool name, got an empty string.")
+        raise ValueError("before_tool: name must be a tool name, got an empty string.")
 
     def holding(session: Inspectable) -> bool:
         return any(c.name == name for c in getattr(session, "pending", ()))

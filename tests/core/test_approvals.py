@@ -449,7 +449,7 @@ def test_before_tool_holds_a_batch_for_a_tool_that_is_not_marked() -> None:
     ]
     assert (
         message(ValueError, lambda: bp.before_tool(""))
-        == "before_tool: name: expected a tool name, got an empty string."
+        == "before_tool: name must be a tool name, got an empty string."
     )
 
 

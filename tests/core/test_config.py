@@ -461,7 +461,9 @@ def test_a_count_tokens_that_returns_no_count_fails_at_start(
 
 
 def test_a_redact_that_returns_no_text_fails_at_start() -> None:
-    with pytest.raises(TypeError, match=r"redact: must return a str, got NoneType"):
+    with pytest.raises(
+        TypeError, match=r"redact: what redact returns must be a str, got NoneType"
+    ):
         start(MODEL, "go", redact=lambda text: None)
 
 
