@@ -218,8 +218,12 @@ def _emit(options: _Options, parent: Any, plan: Sequence[_Span]) -> None:
             attributes=item.attributes,
             start_time=item.start,
         )
-        if item.error is not None:
+        if item.error is not None:  # an error mark, and the event the UIs show it by
             span.set_status(Status(StatusCode.ERROR, item.error or None))
+            failure = {"exception.type": str(item.attributes.get("error.type", "error"))}
+            if item.error:
+                failure["exception.message"] = item.error
+            span.add_event("exception", failure, timestamp=item.end)
         span.end(end_time=item.end)
 
 
