@@ -752,33 +752,36 @@ def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
         match=r"^export_trace: trace must be a Result, a dict from Result\.to_dict\(\) or a path to a saved trace, got int\.$",
     ):
         export_trace(42)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^OtelHook\.content: expected bool, got str\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: content must be bool, got str\.$"):
         OtelHook(content="yes")  # type: ignore[arg-type]
     with pytest.raises(
-        TypeError, match=r"^OtelHook\.redact: expected a function str -> str or None, got int\.$"
+        TypeError, match=r"^OtelHook: redact must be a function str -> str or None, got int\.$"
     ):
         OtelHook(redact=3)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^OtelHook\.model: expected str or None, got int\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: model must be str or None, got int\.$"):
         OtelHook(model=3)  # type: ignore[arg-type]
     with pytest.raises(
         TypeError,
-        match=r"^OtelHook\.tracer_provider: expected a TracerProvider or None, got str\.$",
+        match=r"^OtelHook: tracer_provider must be a TracerProvider or None, got str\.$",
     ):
         OtelHook("provider")
     result = three_turns(clock).run()
     with pytest.raises(
         ValueError,
-        match=r"^export_trace\.start_time: expected a finite number of seconds >= 0 since the epoch, got nan\.$",
+        match=r"^export_trace: start_time must be a finite number of seconds >= 0 since the epoch, got nan\.$",
     ):
         export_trace(result, start_time=float("nan"))
     with pytest.raises(
         TypeError,
-        match=r"^export_trace\.start_time: expected seconds since the epoch \(a number\) or None, got str\.$",
+        match=r"^export_trace: start_time must be seconds since the epoch \(a number\) or None, got str\.$",
     ):
         export_trace(result, start_time="now")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"^Result\.from_dict: not a budgetloop trace"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Result\.from_dict: format must be .budgetloop-trace., got None: not a budgetloop trace",
+    ):
         export_trace({"steps": []})
-    with pytest.raises(TypeError, match=r"^OtelHook: expected a Step or None, got dict\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: step must be a Step or None, got dict\.$"):
         OtelHook()(three_turns(clock), {})  # type: ignore[arg-type]
 
 
@@ -786,7 +789,7 @@ def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
 def test_a_redact_that_returns_no_string_is_a_type_error(clock: FakeClock, spans: Any) -> None:
     provider, _ = spans
     with pytest.raises(
-        TypeError, match=r"^export_trace\.redact: expected the function to return str, got null\.$"
+        TypeError, match=r"^export_trace: what redact returns must be a str, got None\.$"
     ):
         export_trace(three_turns(clock).run(), provider, redact=lambda s: None)  # type: ignore[arg-type,return-value]
 
@@ -800,7 +803,7 @@ def test_a_trace_with_hostile_seconds_is_refused_before_any_span(
     data["steps"][0]["tool_calls"][0]["seconds"] = "soon"
     with pytest.raises(
         ValueError,
-        match=r"steps\[0\]\.tool_calls\[0\]\.seconds: expected a finite number >= 0, got str",
+        match=r"steps\[0\]\.tool_calls\[0\]\.seconds must be a finite number >= 0, got str",
     ):
         export_trace(data, provider, start_time=0)
     data["steps"][0]["tool_calls"][0]["seconds"] = float("nan")
