@@ -1193,3 +1193,22 @@ def test_a_failed_tools_span_has_its_output_and_an_error_mark(spans: Any) -> Non
         "exception.type": attributes["error.type"],
         "exception.message": "LookupError: a is not in the list",
     }
+
+
+@needs_otel
+def test_a_forks_run_span_names_the_run_it_came_from_and_the_spend_it_carried(spans: Any) -> None:
+    from budgetloop.otel import export_trace
+
+    provider, exporter = spans
+    turn = Completion(text="done", cost_usd=0.011)
+    session = start(ScriptedModel([turn, turn]), "go")
+    source = session.run()
+    fork = session.fork(0).run()  # carries the source's $0.011, and spends its own
+    assert (fork.forked_from, fork.carried_usd, fork.cost_usd) == (source.run_id, 0.011, 0.022)
+    export_trace(source, provider)
+    export_trace(fork, provider)
+    finished = exporter.get_finished_spans()
+    agents = [dict(s.attributes or {}) for s in finished if s.name.startswith("invoke_agent")]
+    assert [a.get("budgetloop.forked_from") for a in agents] == [None, source.run_id]
+    assert [a.get("budgetloop.carried_usd") for a in agents] == [None, 0.011]
+    assert [a["budgetloop.cost_usd"] for a in agents] == [0.011, 0.022]
