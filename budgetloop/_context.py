@@ -39,7 +39,7 @@ class ContextTokens:
     ) -> None:
         if count_tokens is not None and not callable(count_tokens):
             raise TypeError(
-                "count_tokens: expected a callable (messages, tools) -> int or None, "
+                "count_tokens must be a callable (messages, tools) -> int or None, "
                 f"got {type(count_tokens).__name__}."
             )
         self._schemas = list(schemas)
@@ -97,13 +97,16 @@ class ContextTokens:
         previous report is."""
         if isinstance(input_tokens, bool) or not isinstance(input_tokens, int):
             raise TypeError(
-                f"reported input_tokens: expected an int >= 0, got {type(input_tokens).__name__}."
+                "ContextTokens.reported: input_tokens must be an int >= 0, "
+                f"got {type(input_tokens).__name__}."
             )
         if input_tokens < 0:
-            raise ValueError(f"reported input_tokens: expected an int >= 0, got {input_tokens}.")
+            raise ValueError(
+                f"ContextTokens.reported: input_tokens must be an int >= 0, got {input_tokens}."
+            )
         if self._sent is None:
             raise RuntimeError(
-                "ContextTokens.reported: no request was sent; call sending() first."
+                "ContextTokens.reported: a request must be sent first, got none; call sending()."
             )
         sent, raw, counted = self._sent
         if self._report is not None:
@@ -153,10 +156,12 @@ def checked(value: object) -> int:
     if index is None:
         got = "None" if value is None else f"{type(value).__name__} {reprlib.repr(value)}"
         raise TypeError(
-            f"count_tokens: expected an int >= 0 from count_tokens(messages, tools), got {got}."
+            "count_tokens: what count_tokens(messages, tools) returns must be an int >= 0, "
+            f"got {got}."
         )
     if index < 0:
         raise ValueError(
-            f"count_tokens: expected an int >= 0 from count_tokens(messages, tools), got {index}."
+            "count_tokens: what count_tokens(messages, tools) returns must be an int >= 0, "
+            f"got {index}."
         )
     return index

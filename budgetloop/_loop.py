@@ -122,6 +122,10 @@ class Loop(Holding):
         context = initial_messages(prompt, opts.values["system"], where)
         self._build(complete, opts, context, (), 0)
         self._prompt = prompt
+        # The entry point that runs it to the end names a step's errors; else the user steps it.
+        self._caller: str | None = (
+            where if where in ("run", "arun", "run_many", "replay") else None
+        )
 
     def _build(
         self,
@@ -133,6 +137,7 @@ class Loop(Holding):
     ) -> None:
         self.complete = complete
         self.options = options
+        self._caller = None
         given = options.values
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
         self.forked_from: str | None = None  # the run_id of the run this one was forked from
@@ -656,17 +661,18 @@ class Loop(Holding):
 
     def _begin(self) -> float:
         """A step starts: one at a time, on a clock that does not run backwards."""
+        where = self._caller or f"{type(self).__name__}.step"
         if not self._stepping.acquire(blocking=False):
             raise RuntimeError(
-                "Session.step: another step of this session is running; a session takes one "
-                "turn at a time (use fork() or another session to run in parallel)."
+                f"{where}: the session must be idle, got another step running; a session "
+                "takes one turn at a time (use fork() or another session to run in parallel)."
             )
         try:
             now = self._clock()
             if not now >= self._last_clock:  # also NaN
                 raise ValueError(
-                    f"run: clock went backwards or returned NaN ({self._last_clock!r} then "
-                    f"{now!r}); pass a monotonic clock such as time.monotonic."
+                    f"{where}: clock must be monotonic, got {self._last_clock!r} then {now!r} "
+                    "(backwards, or NaN); pass a monotonic clock such as time.monotonic."
                 )
             self._last_clock = now
             self._origin = now

@@ -351,6 +351,8 @@ def tool(
         )
         if call.result is not None:
             out["gen_ai.tool.call.result"] = redact.text(call.result)
+        elif call.status == "error":  # what the model read instead: the error
+            out["gen_ai.tool.call.result"] = redact.text(call.content)
     return out
 
 

@@ -406,9 +406,9 @@ def _check_percentiles(percentiles: object) -> tuple[float, ...]:
         raise ValueError("budget_report: percentiles must not be empty.")
     for p in percentiles:
         if isinstance(p, bool) or not isinstance(p, (int, float)):
-            raise TypeError(f"budget_report: percentiles: expected numbers, got {type_name(p)}.")
+            raise TypeError(f"budget_report: percentiles must be numbers, got {type_name(p)}.")
         if not (0 < p <= 100):
-            raise ValueError(f"budget_report: percentiles: expected 0 < p <= 100, got {p!r}.")
+            raise ValueError(f"budget_report: percentiles must be 0 < p <= 100, got {p!r}.")
     return tuple(sorted(set(percentiles)))
 
 

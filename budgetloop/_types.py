@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any
 
-from ._valid import check_int, check_number, kind
+from ._valid import check_int, check_number, type_name
 
 ROLES = ("system", "user", "assistant", "tool")
 
@@ -110,7 +110,7 @@ class Message:
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(
-                f"Message.role: expected one of {', '.join(ROLES)}, got {self.role!r}."
+                f"Message: role must be one of {', '.join(ROLES)}, got {self.role!r}."
             )
         content, call_id, name = self.content, self.tool_call_id, self.name
         if not (
@@ -122,7 +122,7 @@ class Message:
                                       ("name", name)):  # fmt: skip
                 if value is not None and not isinstance(value, str):
                     raise TypeError(
-                        f"Message.{field_name}: expected str or None, got {kind(value)}."
+                        f"Message: {field_name} must be str or None, got {type_name(value)}."
                     )
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", _calls_tuple(self.tool_calls, "Message"))
@@ -154,18 +154,18 @@ class Usage:
             "cache_write_tokens",
             "reasoning_tokens",
         ):
-            check_int(f"Usage.{name}", getattr(self, name))
+            check_int("Usage", name, getattr(self, name))
         cached = self.cache_read_tokens + self.cache_write_tokens
         if cached > self.input_tokens:
             raise ValueError(
-                f"Usage: cache_read_tokens + cache_write_tokens ({cached}) is more than "
-                f"input_tokens ({self.input_tokens}); input_tokens counts the whole input, "
+                f"Usage: cache_read_tokens + cache_write_tokens must be at most input_tokens "
+                f"({self.input_tokens}), got {cached}; input_tokens counts the whole input, "
                 "cached tokens included."
             )
         if self.reasoning_tokens > self.output_tokens:
             raise ValueError(
-                f"Usage: reasoning_tokens ({self.reasoning_tokens}) is more than "
-                f"output_tokens ({self.output_tokens}); output_tokens counts the whole output, "
+                f"Usage: reasoning_tokens must be at most output_tokens ({self.output_tokens}), "
+                f"got {self.reasoning_tokens}; output_tokens counts the whole output, "
                 "reasoning included."
             )
 
@@ -198,22 +198,24 @@ class Completion:
         if not isinstance(self.tool_calls, tuple):
             object.__setattr__(self, "tool_calls", _calls_tuple(self.tool_calls, "Completion"))
         if self.text is not None and not isinstance(self.text, str):
-            raise TypeError(f"Completion.text: expected str or None, got {kind(self.text)}.")
+            raise TypeError(f"Completion: text must be str or None, got {type_name(self.text)}.")
         if self.usage is not None and not isinstance(self.usage, Usage):
-            raise TypeError(f"Completion.usage: expected Usage or None, got {kind(self.usage)}.")
-        check_number("Completion.cost_usd", self.cost_usd, optional=True)
+            raise TypeError(
+                f"Completion: usage must be Usage or None, got {type_name(self.usage)}."
+            )
+        check_number("Completion", "cost_usd", self.cost_usd, optional=True)
         for name in ("model", "response_id", "finish_reason"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
-                raise TypeError(f"Completion.{name}: expected str or None, got {kind(value)}.")
+                raise TypeError(f"Completion: {name} must be str or None, got {type_name(value)}.")
 
 
 def _calls_tuple(calls: Any, owner: str) -> tuple[ToolCall, ...]:
     if not isinstance(calls, (list, tuple)):
-        raise TypeError(f"{owner}.tool_calls: expected a list of ToolCall, got {kind(calls)}.")
+        raise TypeError(f"{owner}: tool_calls must be a list of ToolCall, got {type_name(calls)}.")
     for i, call in enumerate(calls):
         if not isinstance(call, ToolCall):
-            raise TypeError(f"{owner}.tool_calls[{i}]: expected ToolCall, got {kind(call)}.")
+            raise TypeError(f"{owner}: tool_calls[{i}] must be ToolCall, got {type_name(call)}.")
     return tuple(calls)
 
 
@@ -251,9 +253,9 @@ class Price:
 
     def __post_init__(self) -> None:
         for name in ("input_per_mtok", "output_per_mtok"):
-            check_number(f"Price.{name}", getattr(self, name))
+            check_number("Price", name, getattr(self, name))
         for name in ("cache_read_per_mtok", "cache_write_per_mtok"):
-            check_number(f"Price.{name}", getattr(self, name), optional=True)
+            check_number("Price", name, getattr(self, name), optional=True)
         rate = _per_token(self.input_per_mtok)
         read, write = self.cache_read_per_mtok, self.cache_write_per_mtok
         object.__setattr__(self, "_in", rate)
@@ -261,7 +263,7 @@ class Price:
         object.__setattr__(self, "_read", rate if read is None else _per_token(read))
         object.__setattr__(self, "_write", rate if write is None else _per_token(write))
         if self.source is not None and not isinstance(self.source, str):
-            raise TypeError(f"Price.source: expected a str or None, got {kind(self.source)}.")
+            raise TypeError(f"Price: source must be a str or None, got {type_name(self.source)}.")
         tiers = _check_tiers(self.tiers)
         # a copy of its own, in threshold order, so the caller's dict cannot change the price
         object.__setattr__(self, "tiers", None if tiers is None else dict(tiers))
@@ -345,14 +347,14 @@ def _check_tiers(tiers: Any) -> list[tuple[int, Price]] | None:
         return None
     if not isinstance(tiers, dict):
         raise TypeError(
-            f"Price.tiers: expected a dict of int to Price or None, got {kind(tiers)}."
+            f"Price: tiers must be a dict of int to Price or None, got {type_name(tiers)}."
         )
     for above, tier in tiers.items():
-        check_int("Price.tiers", above)
+        check_int("Price", "tiers", above)
         if not isinstance(tier, Price):
-            raise TypeError(f"Price.tiers[{above}]: expected a Price, got {kind(tier)}.")
+            raise TypeError(f"Price: tiers[{above}] must be a Price, got {type_name(tier)}.")
         if tier.tiers:
-            raise ValueError(f"Price.tiers[{above}]: expected a Price without tiers, got tiers.")
+            raise ValueError(f"Price: tiers[{above}] must be a Price without tiers, got tiers.")
     return sorted(tiers.items())
 
 
@@ -372,7 +374,7 @@ class Budget:
     def __post_init__(self) -> None:
         for name, counted in _CEILING_FIELDS:
             check = check_int if counted else check_number
-            check(f"Budget.{name}", getattr(self, name), optional=True)
+            check("Budget", name, getattr(self, name), optional=True)
         limit = None if self.max_cost_usd is None else to_pico(self.max_cost_usd)
         object.__setattr__(self, "limit_pico", limit)
 

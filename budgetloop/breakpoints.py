@@ -55,9 +55,9 @@ def on_tool(name: str) -> Breakpoint:
     """True after a step in which the model called the tool ``name`` (whatever came of the
     call: run, refused for its arguments, or skipped because the run stopped)."""
     if not isinstance(name, str):
-        raise TypeError(f"on_tool: name: expected a tool name (str), got {type(name).__name__}.")
+        raise TypeError(f"on_tool: name must be a tool name (str), got {type(name).__name__}.")
     if not name:
-        raise ValueError("on_tool: name: expected a tool name, got an empty string.")
+        raise ValueError("on_tool: name must be a tool name, got an empty string.")
 
     def called(session: Inspectable) -> bool:
         steps = session.steps
@@ -116,17 +116,17 @@ def on_cost(usd: float) -> Breakpoint:
     the run is done (there is no next turn). Asked of a session with no price, it raises
     ``ValueError``: without a price the next turn's cost cannot be projected."""
     if isinstance(usd, bool) or not isinstance(usd, (int, float)):
-        raise TypeError(f"on_cost: usd: expected a number of dollars, got {type(usd).__name__}.")
+        raise TypeError(f"on_cost: usd must be a number of dollars, got {type(usd).__name__}.")
     if not math.isfinite(usd) or usd < 0:
-        raise ValueError(f"on_cost: usd: expected a finite number >= 0, got {usd!r}.")
+        raise ValueError(f"on_cost: usd must be a finite number >= 0, got {usd!r}.")
     limit = to_pico(usd)
 
     def priced(session: Inspectable) -> Projection:
         projection = session.projection
         if projection.cost_usd is None:
             raise ValueError(
-                f"on_cost({usd!r}): the session has no price, so the next turn's cost cannot "
-                "be projected; pass price=Price(...) to start()."
+                f"on_cost({usd!r}): the session's price must be set, got None: without it the "
+                "next turn's cost cannot be projected; pass price=Price(...) to start()."
             )
         return projection
 
@@ -146,9 +146,9 @@ def on_step(n: int) -> Breakpoint:
     """True when the session has taken exactly ``n`` steps in all, so a run paused there goes
     on when it is run again."""
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"on_step: n: expected an int, got {type(n).__name__}.")
+        raise TypeError(f"on_step: n must be an int, got {type(n).__name__}.")
     if n < 0:
-        raise ValueError(f"on_step: n: expected a number of steps >= 0, got {n}.")
+        raise ValueError(f"on_step: n must be a number of steps >= 0, got {n}.")
 
     def reached(session: Inspectable) -> bool:
         return len(session.steps) == n

@@ -42,7 +42,7 @@ from ._redact import PLAIN, Redactor
 from ._trace._journal import as_result
 from ._trace._result import Result, Step
 from ._types import Message
-from ._valid import kind
+from ._valid import type_name
 
 __all__ = ["OtelHook", "export_trace"]
 
@@ -80,18 +80,18 @@ def _options(
     """Checked options: a wrong type is a TypeError naming the option, at construction."""
     if tracer_provider is not None and not callable(getattr(tracer_provider, "get_tracer", None)):
         raise TypeError(
-            f"{where}.tracer_provider: expected a TracerProvider or None, "
-            f"got {kind(tracer_provider)}."
+            f"{where}: tracer_provider must be a TracerProvider or None, "
+            f"got {type_name(tracer_provider)}."
         )
     if not isinstance(content, bool):
-        raise TypeError(f"{where}.content: expected bool, got {kind(content)}.")
+        raise TypeError(f"{where}: content must be bool, got {type_name(content)}.")
     if redact is not None and not callable(redact):
         raise TypeError(
-            f"{where}.redact: expected a function str -> str or None, got {kind(redact)}."
+            f"{where}: redact must be a function str -> str or None, got {type_name(redact)}."
         )
     for name, value in (("model", model), ("provider", provider), ("agent_name", agent_name)):
         if value is not None and not isinstance(value, str):
-            raise TypeError(f"{where}.{name}: expected str or None, got {kind(value)}.")
+            raise TypeError(f"{where}: {name} must be str or None, got {type_name(value)}.")
     tracer = _trace_api.get_tracer(_SCOPE, __version__, tracer_provider=tracer_provider)
     return _Options(tracer, Names(model, provider, agent_name), content, _checked(where, redact))
 
@@ -103,9 +103,7 @@ def _checked(where: str, redact: Redact | None) -> Redactor:
     def checked(text: str) -> str:
         out = redact(text)
         if not isinstance(out, str):
-            raise TypeError(
-                f"{where}.redact: expected the function to return str, got {kind(out)}."
-            )
+            raise TypeError(f"{where}: what redact returns must be a str, got {type_name(out)}.")
         return out
 
     return Redactor(checked)
@@ -218,8 +216,12 @@ def _emit(options: _Options, parent: Any, plan: Sequence[_Span]) -> None:
             attributes=item.attributes,
             start_time=item.start,
         )
-        if item.error is not None:
+        if item.error is not None:  # an error mark, and the event the UIs show it by
             span.set_status(Status(StatusCode.ERROR, item.error or None))
+            failure = {"exception.type": str(item.attributes.get("error.type", "error"))}
+            if item.error:
+                failure["exception.message"] = item.error
+            span.add_event("exception", failure, timestamp=item.end)
         span.end(end_time=item.end)
 
 
@@ -257,12 +259,12 @@ def export_trace(
     else:
         if isinstance(start_time, bool) or not isinstance(start_time, (int, float)):
             raise TypeError(
-                f"export_trace.start_time: expected seconds since the epoch (a number) or None, "
-                f"got {kind(start_time)}."
+                f"export_trace: start_time must be seconds since the epoch (a number) or None, "
+                f"got {type_name(start_time)}."
             )
         if attrs.seconds(start_time) != start_time:
             raise ValueError(
-                "export_trace.start_time: expected a finite number of seconds >= 0 since the "
+                "export_trace: start_time must be a finite number of seconds >= 0 since the "
                 f"epoch, got {start_time!r}."
             )
         start_ns = _ns(start_time)
@@ -315,7 +317,7 @@ class OtelHook:
 
     def __call__(self, session: Any, step: Step | None) -> None:
         if step is not None and not isinstance(step, Step):
-            raise TypeError(f"OtelHook: expected a Step or None, got {kind(step)}.")
+            raise TypeError(f"OtelHook: step must be a Step or None, got {type_name(step)}.")
         now = time.time_ns()
         with self._lock:
             live = self._runs.get(session)

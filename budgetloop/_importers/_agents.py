@@ -55,7 +55,7 @@ def runs(found: list[tuple[Any, str]], path: str | None) -> list[Run]:
             spans.setdefault(trace, []).append((item, where))
         else:
             raise ValueError(
-                f"{at(where, 'object')}: expected one of {', '.join(OBJECTS)}, got {kind!r}."
+                f"{at(where, 'object')} must be one of {', '.join(OBJECTS)}, got {kind!r}."
             )
     out = []
     found_kinds: set[str] = set()

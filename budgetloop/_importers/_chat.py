@@ -92,7 +92,7 @@ def message(raw: Any, path: str) -> Message:
     found = obj(raw, path)
     role = text(get(found, path, "role"), at(path, "role"), optional=False)
     if role not in ROLES:
-        raise ValueError(f"{at(path, 'role')}: expected one of {', '.join(ROLES)}, got {role!r}.")
+        raise ValueError(f"{at(path, 'role')} must be one of {', '.join(ROLES)}, got {role!r}.")
     said = content(found.get("content"), at(path, "content"))
     name = text(found.get("name"), at(path, "name"))
     if ROLES[role] == "assistant":

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from .._trace._read import MAX_DEPTH, as_json, content_id
-from .._valid import kind
+from .._valid import type_name
 
 MAX_INT = 2**63  # ids, counts and nanoseconds past this are not what any exporter writes
 
@@ -29,7 +29,7 @@ def _named(path: str) -> str:
 
 def obj(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ValueError(f"{_named(path)}expected an object, got {kind(value)}.")
+        raise ValueError(f"{_named(path)}expected an object, got {type_name(value)}.")
     return value
 
 
@@ -38,7 +38,7 @@ def items(value: Any, path: str, *, optional: bool = False) -> list[Any]:
     if value is None and optional:
         return []
     if not isinstance(value, list):
-        raise ValueError(f"{_named(path)}expected a list, got {kind(value)}.")
+        raise ValueError(f"{_named(path)}expected a list, got {type_name(value)}.")
     return value
 
 
@@ -47,7 +47,7 @@ def text(value: Any, path: str, *, optional: bool = True) -> Any:
         return None
     if not isinstance(value, str):
         expected = "a string or null" if optional else "a string"
-        raise ValueError(f"{path}: expected {expected}, got {kind(value)}.")
+        raise ValueError(f"{path} must be {expected}, got {type_name(value)}.")
     return value
 
 
@@ -57,14 +57,14 @@ def count(value: Any, path: str, *, optional: bool = True) -> int | None:
         return None
     if isinstance(value, str) and value.isascii() and value.isdigit():
         if len(value) > 20:
-            raise ValueError(f"{path}: expected an int >= 0 below 2**63, got {len(value)} digits.")
+            raise ValueError(f"{path} must be an int >= 0 below 2**63, got {len(value)} digits.")
         value = int(value)
     if isinstance(value, float) and value.is_integer() and 0 <= value < MAX_INT:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{path}: expected an int >= 0, got {kind(value)}.")
+        raise ValueError(f"{path} must be an int >= 0, got {type_name(value)}.")
     if not 0 <= value < MAX_INT:
-        raise ValueError(f"{path}: expected an int >= 0 below 2**63, got {value!r}.")
+        raise ValueError(f"{path} must be an int >= 0 below 2**63, got {value!r}.")
     return value
 
 
@@ -73,22 +73,22 @@ def dollars(value: Any, path: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{path}: expected a finite number >= 0, got {kind(value)}.")
+        raise ValueError(f"{path} must be a finite number >= 0, got {type_name(value)}.")
     try:
         number = float(value)
     except OverflowError:
         raise ValueError(
-            f"{path}: expected a finite number >= 0, got an int past a float's range."
+            f"{path} must be a finite number >= 0, got an int past a float's range."
         ) from None
     if not math.isfinite(number) or number < 0:
-        raise ValueError(f"{path}: expected a finite number >= 0, got {value!r}.")
+        raise ValueError(f"{path} must be a finite number >= 0, got {value!r}.")
     return number
 
 
 def boolean(value: Any, path: str) -> bool | None:
     if value is None or isinstance(value, bool):
         return value
-    raise ValueError(f"{path}: expected true or false, got {kind(value)}.")
+    raise ValueError(f"{path} must be true or false, got {type_name(value)}.")
 
 
 def data(value: Any, path: str) -> Any:
@@ -109,7 +109,7 @@ def embedded(value: Any, path: str) -> Any:
         ) from None
     except ValueError as exc:
         raise ValueError(
-            f"{path}: expected a JSON string, got text that is not JSON ({exc})."
+            f"{path} must be a JSON string, got text that is not JSON ({exc})."
         ) from None
     return data(parsed, path)
 
@@ -119,11 +119,11 @@ def timestamp(value: Any, path: str) -> float | None:
     if value is None:
         return None
     if not isinstance(value, str) or len(value) > 64:
-        raise ValueError(f"{path}: expected an ISO 8601 time, got {kind(value)}.")
+        raise ValueError(f"{path} must be an ISO 8601 time, got {type_name(value)}.")
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"{path}: expected an ISO 8601 time, got {value!r}.") from None
+        raise ValueError(f"{path} must be an ISO 8601 time, got {value!r}.") from None
     if moment.tzinfo is None:
-        raise ValueError(f"{path}: expected an ISO 8601 time with its offset, got {value!r}.")
+        raise ValueError(f"{path} must be an ISO 8601 time with its offset, got {value!r}.")
     return moment.timestamp()

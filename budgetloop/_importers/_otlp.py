@@ -77,13 +77,13 @@ def _value(value: Any, path: str, depth: int = 0) -> Any:
         raw = value["doubleValue"]
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
             raise ValueError(
-                f"{at(path, 'doubleValue')}: expected a number, got {type(raw).__name__}."
+                f"{at(path, 'doubleValue')} must be a number, got {type(raw).__name__}."
             )
         try:
             return float(raw)
         except OverflowError:
             raise ValueError(
-                f"{at(path, 'doubleValue')}: expected a number, got an int past a float's range."
+                f"{at(path, 'doubleValue')} must be a number, got an int past a float's range."
             ) from None
     if "arrayValue" in value:
         array = obj(value["arrayValue"], at(path, "arrayValue"))
@@ -466,7 +466,7 @@ def _from_agent(run: Run, agent: Span) -> None:
         return
     if stop not in _STOPS:
         raise ValueError(
-            f"{agent.where('budgetloop.stop')}: expected one of {', '.join(_STOPS)}, got {stop!r}."
+            f"{agent.where('budgetloop.stop')} must be one of {', '.join(_STOPS)}, got {stop!r}."
         )
     run.stop = _STOPS[stop]
     run.detail = text(agent.get("budgetloop.stop.detail"), agent.where("budgetloop.stop.detail"))

@@ -14,17 +14,17 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from .._valid import kind, must, type_name
+from .._valid import must, type_name
 
 ATTEMPTS = 100  # how many times a path that keeps reappearing is moved aside before giving up
 
 
 def _fspath(path: object, where: str) -> str:
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{where}: expected a str or os.PathLike path, got {kind(path)}.")
+        raise TypeError(f"{where} must be a str or os.PathLike path, got {type_name(path)}.")
     text = os.fspath(path)
     if not isinstance(text, str):
-        raise TypeError(f"{where}: expected a str path, got {kind(text)}.")
+        raise TypeError(f"{where} must be a str path, got {type_name(text)}.")
     return text
 
 

@@ -182,7 +182,7 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
     if len(found) != 1:
         what = "no run (no model call)" if not found else f"{len(found)} runs"
         raise ValueError(
-            f"{os.fspath(path)}: holds {what}; load_trace reads one run. "
+            f"load_trace: {os.fspath(path)} must hold one run, got {what}; "
             "load_traces(path) returns every run a file holds, as a list."
         )
     return found[0]
@@ -267,9 +267,13 @@ def _parse(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError(f"{where}: not a trace: JSON nested too deeply to read.") from None
+        raise ValueError(
+            f"{where}: the file must be a trace, got JSON nested too deeply to read."
+        ) from None
     except ValueError as exc:
-        raise ValueError(f"{where}: not valid JSON: {exc}.") from None
+        raise ValueError(
+            f"{where}: the file must be JSON, got text that is not ({exc})."
+        ) from None
 
 
 def _decode(raw: bytes, where: str, line: int | None = None) -> str:
@@ -278,7 +282,8 @@ def _decode(raw: bytes, where: str, line: int | None = None) -> str:
     except UnicodeDecodeError as exc:
         at = raw[: exc.start].count(b"\n") + 1 if line is None else line
         raise ValueError(
-            f"{where}:{at}: not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded)."
+            f"{where}:{at}: the text must be UTF-8, got the byte 0x{raw[exc.start]:02x}, "
+            "which cannot be decoded."
         ) from None
 
 
@@ -309,25 +314,36 @@ def _from_lines(raw: bytes, where: str) -> Result:
         except RecursionError:
             if last:
                 break
-            raise ValueError(f"{at}: not a trace line: JSON nested too deeply to read.") from None
+            raise ValueError(
+                f"{at}: the line must be a trace line, got JSON nested too deeply to read."
+            ) from None
         except ValueError as exc:
             if last:
                 break  # the step in flight when the writer died
-            raise ValueError(f"{at}: not a JSON line: {exc}.") from None
+            raise ValueError(
+                f"{at}: the line must be JSON, got text that is not ({exc})."
+            ) from None
         kind = entry.get("kind") if isinstance(entry, dict) else None
         try:
             if kind == "header":
                 if header:
-                    raise ValueError("a second header line; a trace has one, on line 1.")
+                    raise ValueError(
+                        "kind must be step or end, got a second header "
+                        "(a trace has one, on line 1)."
+                    )
                 check_header(entry)
                 header = _header(entry)
                 messages.extend(header["messages"])
             elif kind not in ("step", "end"):
-                raise ValueError("expected a header, step or end line.")
+                raise ValueError(f"kind must be header, step or end, got {kind!r}.")
             elif end and kind == "end":
-                raise ValueError(f"a second end line; the first is line {end_line}.")
+                raise ValueError(
+                    f"kind must be step, got a second end line (the first is line {end_line})."
+                )
             elif end:
-                raise ValueError(f"a step line after the end line (line {end_line}).")
+                raise ValueError(
+                    f"what follows the end line (line {end_line}) must be nothing, got a step."
+                )
             elif kind == "step":
                 step = _step(entry, len(steps), seen)
                 seen[step.index] = number
@@ -387,9 +403,13 @@ def _step(entry: dict[str, Any], expected: int, seen: dict[int, int]) -> Step:
     data = as_object(get_key(entry, "", "step"), "step")
     index = as_int(get_key(data, "step", "index"), "step.index")
     if index in seen:
-        raise ValueError(f"step index {index} again; line {seen[index]} has it.")
+        raise ValueError(
+            f"step.index must be {expected}, got {index} again (line {seen[index]} has it)."
+        )
     if index != expected:
-        raise ValueError(f"step index {index} out of order; expected step {expected}.")
+        raise ValueError(
+            f"step.index must be {expected} (steps are numbered in order from 0), got {index}."
+        )
     return read_step(data, "step", expected)
 
 

@@ -25,7 +25,7 @@ from typing import Any, TypeVar, cast
 from .._budget import Projection
 from .._ceilings import CEILINGS
 from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
-from .._valid import check_int, check_number, kind
+from .._valid import check_int, check_number, type_name
 from . import _read_fast as _fast
 from ._result import (
     APPROVALS,
@@ -56,19 +56,19 @@ def get_key(data: dict[str, Any], path: str, key: str, default: Any = _MISSING) 
     if key in data:
         return data[key]
     if default is _MISSING:
-        raise ValueError(f"{_at(path, key)}: missing.")
+        raise ValueError(f"{_at(path, key)} must be present, got nothing.")
     return default
 
 
 def as_object(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ValueError(f"{path or 'the trace'}: expected an object, got {kind(value)}.")
+        raise ValueError(f"{path or 'the trace'} must be an object, got {type_name(value)}.")
     return value
 
 
 def as_list(value: Any, path: str) -> list[Any] | tuple[Any, ...]:
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"{path}: expected a list, got {kind(value)}.")
+        raise ValueError(f"{path} must be a list, got {type_name(value)}.")
     return value
 
 
@@ -77,13 +77,13 @@ def as_text(value: Any, path: str, *, optional: bool = True) -> Any:
         return None
     if not isinstance(value, str):
         expected = "a string or null" if optional else "a string"
-        raise ValueError(f"{path}: expected {expected}, got {kind(value)}.")
+        raise ValueError(f"{path} must be {expected}, got {type_name(value)}.")
     return value
 
 
 def as_int(value: Any, path: str, *, optional: bool = False) -> Any:
     try:
-        check_int(path, value, optional=optional)
+        check_int("", path, value, optional=optional)
     except TypeError as exc:
         raise ValueError(str(exc)) from None
     return value
@@ -92,21 +92,21 @@ def as_int(value: Any, path: str, *, optional: bool = False) -> Any:
 def as_number(value: Any, path: str, *, optional: bool = False) -> Any:
     """A finite number >= 0 that a float can hold (so it can be formatted and summed)."""
     try:
-        check_number(path, value, optional=optional)
+        check_number("", path, value, optional=optional)
         if value is not None:
             float(value)
     except TypeError as exc:
         raise ValueError(str(exc)) from None
     except OverflowError:
         raise ValueError(
-            f"{path}: expected a finite number >= 0, got an int past a float's range."
+            f"{path} must be a finite number >= 0, got an int past a float's range."
         ) from None
     return value
 
 
 def as_bool(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise ValueError(f"{path}: expected true or false, got {kind(value)}.")
+        raise ValueError(f"{path} must be true or false, got {type_name(value)}.")
     return value
 
 
@@ -118,18 +118,22 @@ def as_json(value: Any, path: str) -> Any:
         item, depth = stack.pop()
         if isinstance(item, (dict, list, tuple)):
             if depth >= MAX_DEPTH:
-                raise ValueError(f"{path}: nested more than {MAX_DEPTH} levels deep.")
+                raise ValueError(
+                    f"{path} must be nested at most {MAX_DEPTH} levels deep, got deeper."
+                )
             if isinstance(item, dict):
                 for key in item:
                     if not isinstance(key, str):
-                        raise ValueError(f"{path}: an object key is {kind(key)}, not a string.")
+                        raise ValueError(
+                            f"{path} must have string keys, got a key that is {type_name(key)}."
+                        )
                 stack.extend((v, depth + 1) for v in item.values())
             else:
                 stack.extend((v, depth + 1) for v in item)
         elif isinstance(item, float) and not math.isfinite(item):
-            raise ValueError(f"{path}: expected JSON data, found the number {item!r}.")
+            raise ValueError(f"{path} must be JSON data, got the number {item!r}.")
         elif item is not None and not isinstance(item, (str, int, float)):
-            raise ValueError(f"{path}: expected JSON data, found {kind(item)}.")
+            raise ValueError(f"{path} must be JSON data, got {type_name(item)}.")
     return value
 
 
@@ -187,7 +191,7 @@ def _read_tiers(value: Any, path: str) -> dict[int, Price]:
         above = as_int(get_key(data, where, "above"), _at(where, "above"))
         tier = read_price(get_key(data, where, "price"), _at(where, "price"))
         if tier is None:
-            raise ValueError(f"{_at(where, 'price')}: expected an object, got null.")
+            raise ValueError(f"{_at(where, 'price')} must be an object, got null.")
         tiers[above] = tier
     return tiers
 
@@ -238,7 +242,7 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
     status = get("status")
     if status not in STATUSES:
         raise ValueError(
-            f"{_at(path, 'status')}: expected one of {', '.join(STATUSES)}, got {status!r}."
+            f"{_at(path, 'status')} must be one of {', '.join(STATUSES)}, got {status!r}."
         )
     arguments = get("arguments")
     if arguments is not None:
@@ -290,7 +294,7 @@ def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
     number = as_int(get("index"), _at(path, "index"))
     if index is not None and number != index:
         raise ValueError(
-            f"{_at(path, 'index')}: expected {index} (steps are numbered in order from 0), "
+            f"{_at(path, 'index')} must be {index} (steps are numbered in order from 0), "
             f"got {number}."
         )
     calls = as_list(get("tool_calls", ()), _at(path, "tool_calls"))
@@ -318,7 +322,7 @@ def read_message_fully(value: Any, path: str) -> Message:
     data = as_object(value, path)
     role = get_key(data, path, "role")
     if role not in ROLES:
-        raise ValueError(f"{_at(path, 'role')}: expected one of {', '.join(ROLES)}, got {role!r}.")
+        raise ValueError(f"{_at(path, 'role')} must be one of {', '.join(ROLES)}, got {role!r}.")
     calls = []
     where = _at(path, "tool_calls")
     for i, raw in enumerate(as_list(get_key(data, path, "tool_calls", ()), where)):
@@ -374,7 +378,7 @@ def read_options(value: Any, path: str) -> RunOptions:
             continue
         least = _LEAST[name]
         try:
-            check_int(at, raw, least=least, optional=True)
+            check_int("", at, raw, least=least, optional=True)
         except TypeError as exc:
             raise ValueError(str(exc)) from None
         out[name] = raw
@@ -397,7 +401,7 @@ def read_stop(value: Any, path: str) -> Stop | None:
     if value is None:
         return None
     if not isinstance(value, str) or value not in _STOPS:
-        raise ValueError(f"{path}: expected one of {', '.join(_STOPS)} or null, got {value!r}.")
+        raise ValueError(f"{path} must be one of {', '.join(_STOPS)} or null, got {value!r}.")
     return Stop(value)
 
 
@@ -420,7 +424,7 @@ def check_spend(cost: float, steps: Sequence[Step], path: str) -> None:
     owed = sum(to_pico(s.cost_usd or 0.0) for s in steps)
     if owed - to_pico(cost) > owed >> 50:
         raise ValueError(
-            f"{path}: expected at least {_dollars(owed)}, what the steps cost (the sum of "
+            f"{path} must be at least {_dollars(owed)}, what the steps cost (the sum of "
             f"their cost_usd), got {cost!r}."
         )
 
@@ -476,14 +480,14 @@ def read_result(value: Any) -> Result:
 def read_edited(value: Any, path: str, messages: int) -> tuple[int, ...]:
     """The indexes of the messages a fork edited: ascending, each one of the ``messages``."""
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"{path}: expected a list of message indexes, got {kind(value)}.")
+        raise ValueError(f"{path} must be a list of message indexes, got {type_name(value)}.")
     out: list[int] = []
     for i, index in enumerate(value):
         if isinstance(index, bool) or not isinstance(index, int):
-            raise ValueError(f"{path}[{i}]: expected a message index, got {kind(index)}.")
+            raise ValueError(f"{path}[{i}] must be a message index, got {type_name(index)}.")
         if not 0 <= index < messages or (out and index <= out[-1]):
             raise ValueError(
-                f"{path}[{i}]: expected an index below {messages} and above the one before, "
+                f"{path}[{i}] must be an index below {messages} and above the one before, "
                 f"got {index}."
             )
         out.append(index)
@@ -497,7 +501,7 @@ def read_run_id(value: Any, path: str, content: Any) -> str:
         return content_id(content)
     text: str = as_text(value, path, optional=False)
     if not text:
-        raise ValueError(f"{path}: expected a non-empty string, got ''.")
+        raise ValueError(f"{path} must be a non-empty string, got ''.")
     return text
 
 

@@ -15,6 +15,7 @@ from .._budget import Projection
 from .._ceilings import budget_fields
 from .._printable import printable
 from .._types import Budget, Message, Price, Stop, Usage
+from .._valid import type_name
 from ._files import open_new
 from ._fork import context_starts
 from ._html import viewer
@@ -83,7 +84,7 @@ class CallRecord:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(
-                f"CallRecord.status: expected one of {', '.join(STATUSES)}, got {self.status!r}."
+                f"CallRecord: status must be one of {', '.join(STATUSES)}, got {self.status!r}."
             )
         if self.approval is not None and self.approval not in APPROVALS:
             raise ValueError(
@@ -559,10 +560,11 @@ def price_to_dict(price: Price) -> dict[str, Any]:
 def check_header(data: Any) -> None:
     """The data says it is a budgetloop trace of the version this budgetloop reads."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ValueError(f"not a budgetloop trace (no 'format': '{FORMAT}').")
+        got = repr(data.get("format")) if isinstance(data, dict) else type_name(data)
+        raise ValueError(f"format must be {FORMAT!r}, got {got}: not a budgetloop trace.")
     version = data.get("version")
     if type(version) is not int or version != VERSION:
         raise ValueError(
-            f"trace format version {version!r} is not supported; this budgetloop "
-            f"reads version {VERSION}. Upgrade budgetloop to read newer traces."
+            f"version must be {VERSION}, the trace format this budgetloop reads, got "
+            f"{version!r}. Upgrade budgetloop to read newer traces."
         )

@@ -108,16 +108,18 @@ def test_an_extra_message_is_counted_as_it_will_be_appended() -> None:
 
 
 def test_a_report_before_any_request_is_sent_is_a_mistake() -> None:
-    with pytest.raises(RuntimeError, match=r"^ContextTokens.reported: no request was sent"):
+    with pytest.raises(
+        RuntimeError, match=r"^ContextTokens\.reported: a request must be sent first, got none"
+    ):
         context().reported(10)
 
 
 @pytest.mark.parametrize(
     ("value", "error", "message"),
     [
-        (-1, ValueError, "reported input_tokens: expected an int >= 0, got -1."),
-        (True, TypeError, "reported input_tokens: expected an int >= 0, got bool."),
-        (1.5, TypeError, "reported input_tokens: expected an int >= 0, got float."),
+        (-1, ValueError, "ContextTokens.reported: input_tokens must be an int >= 0, got -1."),
+        (True, TypeError, "ContextTokens.reported: input_tokens must be an int >= 0, got bool."),
+        (1.5, TypeError, "ContextTokens.reported: input_tokens must be an int >= 0, got float."),
     ],
 )
 def test_a_report_that_is_not_a_token_count_is_refused(
@@ -236,7 +238,7 @@ def test_what_count_tokens_returns_must_be_a_token_count(
     with pytest.raises(error) as raised:
         ctx.count()
     assert str(raised.value) == (
-        "count_tokens: expected an int >= 0 from count_tokens(messages, tools), " + arrived
+        "count_tokens: what count_tokens(messages, tools) returns must be an int >= 0, " + arrived
     )
 
 
@@ -248,5 +250,5 @@ def test_a_count_tokens_that_cannot_be_called_is_refused_at_once() -> None:
     with pytest.raises(TypeError) as raised:
         ContextTokens(SCHEMAS, 3)  # type: ignore[arg-type]
     assert str(raised.value) == (
-        "count_tokens: expected a callable (messages, tools) -> int or None, got int."
+        "count_tokens must be a callable (messages, tools) -> int or None, got int."
     )

@@ -354,7 +354,8 @@ def test_a_failing_tool_with_content_on_gives_its_message(clock: FakeClock, span
 
     lookup = by_name(exporter.get_finished_spans())["execute_tool lookup"][0]
     assert lookup.status.description == "LookupError: XX is not in the price list"
-    assert "gen_ai.tool.call.result" not in (lookup.attributes or {})
+    result = (lookup.attributes or {})["gen_ai.tool.call.result"]  # what the model read
+    assert result == "error: LookupError: XX is not in the price list"
 
 
 @needs_otel
@@ -751,33 +752,36 @@ def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
         match=r"^export_trace: trace must be a Result, a dict from Result\.to_dict\(\) or a path to a saved trace, got int\.$",
     ):
         export_trace(42)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^OtelHook\.content: expected bool, got str\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: content must be bool, got str\.$"):
         OtelHook(content="yes")  # type: ignore[arg-type]
     with pytest.raises(
-        TypeError, match=r"^OtelHook\.redact: expected a function str -> str or None, got int\.$"
+        TypeError, match=r"^OtelHook: redact must be a function str -> str or None, got int\.$"
     ):
         OtelHook(redact=3)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^OtelHook\.model: expected str or None, got int\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: model must be str or None, got int\.$"):
         OtelHook(model=3)  # type: ignore[arg-type]
     with pytest.raises(
         TypeError,
-        match=r"^OtelHook\.tracer_provider: expected a TracerProvider or None, got str\.$",
+        match=r"^OtelHook: tracer_provider must be a TracerProvider or None, got str\.$",
     ):
         OtelHook("provider")
     result = three_turns(clock).run()
     with pytest.raises(
         ValueError,
-        match=r"^export_trace\.start_time: expected a finite number of seconds >= 0 since the epoch, got nan\.$",
+        match=r"^export_trace: start_time must be a finite number of seconds >= 0 since the epoch, got nan\.$",
     ):
         export_trace(result, start_time=float("nan"))
     with pytest.raises(
         TypeError,
-        match=r"^export_trace\.start_time: expected seconds since the epoch \(a number\) or None, got str\.$",
+        match=r"^export_trace: start_time must be seconds since the epoch \(a number\) or None, got str\.$",
     ):
         export_trace(result, start_time="now")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"^Result\.from_dict: not a budgetloop trace"):
+    with pytest.raises(
+        ValueError,
+        match=r"^Result\.from_dict: format must be .budgetloop-trace., got None: not a budgetloop trace",
+    ):
         export_trace({"steps": []})
-    with pytest.raises(TypeError, match=r"^OtelHook: expected a Step or None, got dict\.$"):
+    with pytest.raises(TypeError, match=r"^OtelHook: step must be a Step or None, got dict\.$"):
         OtelHook()(three_turns(clock), {})  # type: ignore[arg-type]
 
 
@@ -785,7 +789,7 @@ def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
 def test_a_redact_that_returns_no_string_is_a_type_error(clock: FakeClock, spans: Any) -> None:
     provider, _ = spans
     with pytest.raises(
-        TypeError, match=r"^export_trace\.redact: expected the function to return str, got null\.$"
+        TypeError, match=r"^export_trace: what redact returns must be a str, got None\.$"
     ):
         export_trace(three_turns(clock).run(), provider, redact=lambda s: None)  # type: ignore[arg-type,return-value]
 
@@ -799,7 +803,7 @@ def test_a_trace_with_hostile_seconds_is_refused_before_any_span(
     data["steps"][0]["tool_calls"][0]["seconds"] = "soon"
     with pytest.raises(
         ValueError,
-        match=r"steps\[0\]\.tool_calls\[0\]\.seconds: expected a finite number >= 0, got str",
+        match=r"steps\[0\]\.tool_calls\[0\]\.seconds must be a finite number >= 0, got str",
     ):
         export_trace(data, provider, start_time=0)
     data["steps"][0]["tool_calls"][0]["seconds"] = float("nan")
@@ -1162,3 +1166,30 @@ def test_the_final_answer_chat_span_lists_no_tools(spans: Any) -> None:
     chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
     offered = ["gen_ai.tool.definitions" in (s.attributes or {}) for s in chats]
     assert offered == [True, False]  # the final answer was asked for with no tools
+
+
+@needs_otel
+def test_a_failed_tools_span_has_its_output_and_an_error_mark(spans: Any) -> None:
+    from budgetloop import tool
+    from budgetloop.otel import export_trace
+
+    provider, exporter = spans
+
+    @tool
+    def lookup(q: str) -> str:
+        """Fails."""
+        raise LookupError(f"{q} is not in the list")
+
+    turn = Completion(tool_calls=[ToolCall("lookup", {"q": "a"})])
+    result = run(ScriptedModel([turn, "done"]), "go", tools=[lookup])
+    export_trace(result, provider, content=True)
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool lookup"]
+    attributes = dict(span.attributes or {})
+    assert attributes["gen_ai.tool.call.result"] == "error: LookupError: a is not in the list"
+    assert span.status.status_code is StatusCode.ERROR
+    (event,) = span.events
+    assert event.name == "exception"
+    assert dict(event.attributes or {}) == {
+        "exception.type": attributes["error.type"],
+        "exception.message": "LookupError: a is not in the list",
+    }

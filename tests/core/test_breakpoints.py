@@ -142,7 +142,9 @@ def test_on_cost_equal_to_the_amount_does_not_pass() -> None:
 
 def test_on_cost_on_a_session_without_a_price_says_why() -> None:
     session = start(ScriptedModel(["hi"]), "go")
-    with pytest.raises(ValueError, match=r"on_cost\(0\.5\): the session has no price"):
+    with pytest.raises(
+        ValueError, match=r"on_cost\(0\.5\): the session's price must be set, got None"
+    ):
         breakpoints.on_cost(0.5)(session)
 
 
@@ -154,23 +156,23 @@ def test_on_step_is_true_after_exactly_n_steps() -> None:
 
 
 def test_bad_arguments_are_named() -> None:
-    with pytest.raises(TypeError, match=r"on_tool: name: expected a tool name \(str\), got int"):
+    with pytest.raises(TypeError, match=r"on_tool: name must be a tool name \(str\), got int"):
         breakpoints.on_tool(3)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="on_tool: name: expected a tool name, got an empty"):
+    with pytest.raises(ValueError, match="on_tool: name must be a tool name, got an empty"):
         breakpoints.on_tool("")
-    with pytest.raises(ValueError, match=r"on_step: n: expected a number of steps >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"on_step: n must be a number of steps >= 0, got -1"):
         breakpoints.on_step(-1)
-    with pytest.raises(TypeError, match="on_step: n: expected an int, got float"):
+    with pytest.raises(TypeError, match="on_step: n must be an int, got float"):
         breakpoints.on_step(2.0)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="on_step: n: expected an int, got bool"):
+    with pytest.raises(TypeError, match="on_step: n must be an int, got bool"):
         breakpoints.on_step(True)
-    with pytest.raises(ValueError, match=r"on_cost: usd: expected a finite number >= 0, got nan"):
+    with pytest.raises(ValueError, match=r"on_cost: usd must be a finite number >= 0, got nan"):
         breakpoints.on_cost(math.nan)
-    with pytest.raises(ValueError, match=r"on_cost: usd: expected a finite number >= 0, got inf"):
+    with pytest.raises(ValueError, match=r"on_cost: usd must be a finite number >= 0, got inf"):
         breakpoints.on_cost(math.inf)
     with pytest.raises(ValueError, match=r"got -0\.1"):
         breakpoints.on_cost(-0.1)
-    with pytest.raises(TypeError, match="on_cost: usd: expected a number of dollars, got str"):
+    with pytest.raises(TypeError, match="on_cost: usd must be a number of dollars, got str"):
         breakpoints.on_cost("0.5")  # type: ignore[arg-type]
 
 

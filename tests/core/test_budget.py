@@ -68,7 +68,7 @@ def test_price_cost_is_exact_in_decimal() -> None:
     assert price.cost(170_000, 5_000) == 0.585
     assert Price(0.1, 0.2).cost(3, 0) == 3e-7
     with pytest.raises(
-        ValueError, match=r"Price\.input_per_mtok: expected a finite number >= 0, got -1"
+        ValueError, match=r"Price: input_per_mtok must be a finite number >= 0, got -1"
     ):
         Price(-1, 1)
 

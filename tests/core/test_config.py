@@ -426,11 +426,31 @@ def test_a_ledger_option_is_a_ledger() -> None:
 @pytest.mark.parametrize(
     ("returns", "error", "message"),
     [
-        (-3, ValueError, "count_tokens: expected an int >= 0"),
-        (2.5, TypeError, "count_tokens: expected an int >= 0"),
-        (math.nan, TypeError, "count_tokens: expected an int >= 0"),
-        ("12", TypeError, "count_tokens: expected an int >= 0"),
-        (None, TypeError, "count_tokens: expected an int >= 0"),
+        (
+            -3,
+            ValueError,
+            "count_tokens: what count_tokens\\(messages, tools\\) returns must be an int >= 0",
+        ),
+        (
+            2.5,
+            TypeError,
+            "count_tokens: what count_tokens\\(messages, tools\\) returns must be an int >= 0",
+        ),
+        (
+            math.nan,
+            TypeError,
+            "count_tokens: what count_tokens\\(messages, tools\\) returns must be an int >= 0",
+        ),
+        (
+            "12",
+            TypeError,
+            "count_tokens: what count_tokens\\(messages, tools\\) returns must be an int >= 0",
+        ),
+        (
+            None,
+            TypeError,
+            "count_tokens: what count_tokens\\(messages, tools\\) returns must be an int >= 0",
+        ),
     ],
 )
 def test_a_count_tokens_that_returns_no_count_fails_at_start(
@@ -450,7 +470,7 @@ def test_a_clock_that_goes_backwards_fails_the_step_before_any_call() -> None:
     session = start(MODEL, "go", clock=lambda: next(times, 5.0))
     calls = MODEL.calls
     with pytest.raises(
-        ValueError, match=r"clock went backwards or returned NaN \(10.0 then 5.0\)"
+        ValueError, match=r"^Session\.step: clock must be monotonic, got 10.0 then 5.0 "
     ):
         session.step()
     assert MODEL.calls == calls
@@ -458,5 +478,18 @@ def test_a_clock_that_goes_backwards_fails_the_step_before_any_call() -> None:
 
 
 def test_a_message_that_is_not_text_fails_where_it_is_made() -> None:
-    with pytest.raises(TypeError, match=r"Message.content: expected str or None, got int"):
+    with pytest.raises(TypeError, match=r"Message: content must be str or None, got int"):
         Message("user", 3)  # type: ignore[arg-type]
+
+
+def test_a_step_error_names_the_entry_point_the_user_called() -> None:
+    def clock() -> float:
+        return next(times, 5.0)
+
+    times = iter([10.0, 10.0, 5.0])  # read twice when the run starts, then at its first step
+    with pytest.raises(ValueError, match=r"^run: clock must be monotonic, got 10.0 then 5.0 "):
+        run(MODEL, "go", clock=clock)
+    times = iter([10.0, 10.0, 5.0])
+    session = start(MODEL, "go", clock=clock)
+    with pytest.raises(ValueError, match=r"^Session\.step: clock must be monotonic, got 10.0 "):
+        session.run()  # a step of a session the user started: the session's step

@@ -319,7 +319,7 @@ def test_tool_calls_that_are_not_a_list_are_a_model_error() -> None:
         return Completion(tool_calls="search")  # type: ignore[arg-type]
 
     result = run(complete, "go", tools=[search])
-    message = "TypeError: Completion.tool_calls: expected a list of ToolCall, got str."
+    message = "TypeError: Completion: tool_calls must be a list of ToolCall, got str."
     assert result.stop == "model_error"
     assert result.error == message
     assert result.steps[0].error == message
@@ -332,7 +332,7 @@ def test_a_tool_call_item_that_is_not_a_tool_call_is_a_model_error() -> None:
 
     result = run(complete, "go", tools=[search])
     assert result.stop == "model_error"
-    assert result.error == "TypeError: Completion.tool_calls[0]: expected ToolCall, got dict."
+    assert result.error == "TypeError: Completion: tool_calls[0] must be ToolCall, got dict."
 
 
 @pytest.mark.parametrize("name", ["", None])

@@ -281,5 +281,5 @@ def test_a_fork_records_which_messages_it_changed_and_the_trace_keeps_them(
     undone = fork.fork(1, messages=context, complete=fixed)
     assert undone.result.edited == (2,)  # put back as it was: still not the fork's context
     bad = result.to_dict() | {"edited": [2, 9]}
-    with pytest.raises(ValueError, match=r"edited\[1\]: expected an index below 4 and above"):
+    with pytest.raises(ValueError, match=r"edited\[1\] must be an index below 4 and above"):
         Result.from_dict(bad)

@@ -297,7 +297,7 @@ def test_the_input_token_ceiling_is_a_count(value: Any) -> None:
     with pytest.raises(error) as caught:
         Budget(max_input_tokens=value)
     assert str(caught.value) == (
-        f"Budget.max_input_tokens: expected an int >= 0 or None, got {got}."
+        f"Budget: max_input_tokens must be an int >= 0 or None, got {got}."
     )
 
 

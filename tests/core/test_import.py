@@ -206,7 +206,7 @@ def test_a_chat_log_with_a_follow_up_is_a_run_per_user_turn(tmp_path: Path) -> N
     # each replays whole: all four recorded model calls, at the price given
     again = [replay(r, price=PRICE, max_output_tokens=100) for r in (first, second)]
     assert [(r.stop, len(r.steps)) for r in again] == [(Stop.ANSWERED, 2)] * 2
-    with pytest.raises(ValueError, match=r"holds 2 runs; load_trace reads one run"):
+    with pytest.raises(ValueError, match=r"must hold one run, got 2 runs; load_traces"):
         load_trace(path)
 
 
@@ -271,10 +271,10 @@ def test_a_file_of_several_runs_says_how_many_and_load_traces_reads_them(tmp_pat
                     attribute["value"] = {"stringValue": "second"}
     lines = tmp_path / "two.jsonl"
     lines.write_text(json.dumps(json.loads(spans)) + "\n" + json.dumps(other) + "\n")
-    with pytest.raises(ValueError, match="holds 2 runs") as info:
+    with pytest.raises(ValueError, match="must hold one run, got 2 runs") as info:
         load_trace(lines)
     assert str(info.value) == (
-        f"{lines}: holds 2 runs; load_trace reads one run. "
+        f"load_trace: {lines} must hold one run, got 2 runs; "
         "load_traces(path) returns every run a file holds, as a list."
     )
     both = load_traces(lines)
@@ -292,7 +292,7 @@ def test_a_file_of_several_runs_says_how_many_and_load_traces_reads_them(tmp_pat
     assert load_traces(PEERS / "budgetloop_export_otlp.json")[0].stop is Stop.MAX_COST_USD
     empty = write(tmp_path / "empty.json", {"resourceSpans": []})
     assert load_traces(empty) == []
-    with pytest.raises(ValueError, match=r"holds no run \(no model call\)"):
+    with pytest.raises(ValueError, match=r"must hold one run, got no run \(no model call\)"):
         load_trace(empty)
 
 
@@ -435,7 +435,7 @@ def test_deep_nesting_and_huge_numbers_are_value_errors(tmp_path: Path) -> None:
         load_trace(write(tmp_path / "big.json", spans))
     assert str(info.value) == (
         f"{tmp_path / 'big.json'}: resourceSpans[0].scopeSpans[0].spans[0]."
-        "attributes['gen_ai.usage.input_tokens'].value.intValue: expected an int >= 0 below "
+        "attributes['gen_ai.usage.input_tokens'].value.intValue must be an int >= 0 below "
         "2**63, got 400 digits."
     )
     for attribute in attributes:
@@ -691,7 +691,7 @@ def test_an_imported_run_is_resumed_and_the_fork_names_it() -> None:
     assert result.steps[2].cost_usd == PRICE.usage_cost(result.steps[2].usage)  # type: ignore[arg-type]
     assert result.cost_usd is None
     with pytest.raises(
-        TypeError, match=r"^load_traces: path: expected a str or os\.PathLike path, got int\.$"
+        TypeError, match=r"^load_traces: path must be a str or os\.PathLike path, got int\.$"
     ):
         load_traces(3)  # type: ignore[arg-type]
 

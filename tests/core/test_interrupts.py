@@ -202,7 +202,9 @@ def test_two_threads_stepping_one_session_make_one_model_call() -> None:
     worker = threading.Thread(target=session.step)
     worker.start()
     entered.wait(5)
-    with pytest.raises(RuntimeError, match="another step of this session is running"):
+    with pytest.raises(
+        RuntimeError, match=r"^Session\.step: the session must be idle, got another step running"
+    ):
         session.step()
     release.set()
     worker.join()

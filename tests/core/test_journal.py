@@ -142,9 +142,11 @@ def test_a_malformed_middle_line_names_the_file_and_line(tmp_path: Path) -> None
     text = path.read_text(encoding="utf-8").splitlines(keepends=True)
     text[2] = '{"kind": "step", "step": \n'
     path.write_text("".join(text), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"^.*run\.jsonl:3: not a JSON line: ") as info:
+    with pytest.raises(
+        ValueError, match=r"^.*run\.jsonl:3: the line must be JSON, got text that is not "
+    ) as info:
         load_trace(path)
-    assert str(info.value).startswith(f"{path}:3: not a JSON line: ")
+    assert str(info.value).startswith(f"{path}:3: the line must be JSON, got text that is not (")
 
 
 def test_a_line_of_an_unknown_kind_names_the_file_and_line(tmp_path: Path) -> None:
@@ -153,9 +155,9 @@ def test_a_line_of_an_unknown_kind_names_the_file_and_line(tmp_path: Path) -> No
     text = path.read_text(encoding="utf-8").splitlines(keepends=True)
     text.insert(2, '{"kind": "comment"}\n')
     path.write_text("".join(text), encoding="utf-8")
-    with pytest.raises(ValueError, match="expected a header") as info:
+    with pytest.raises(ValueError, match="kind must be header, step or end") as info:
         load_trace(path)
-    assert str(info.value) == f"{path}:3: expected a header, step or end line."
+    assert str(info.value) == f"{path}:3: kind must be header, step or end, got 'comment'."
 
 
 @pytest.mark.parametrize("journal", [True, False])
@@ -171,11 +173,11 @@ def test_a_future_version_is_a_clear_error(tmp_path: Path, journal: bool) -> Non
         data = run(searching(1), "go", tools=[search]).to_dict()
         data["version"] = 2
         path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ValueError, match="version 2 is not supported") as info:
+    with pytest.raises(ValueError, match="version must be 1, the trace format") as info:
         load_trace(path)
     where = f"{path}:1" if journal else f"{path}"
     assert str(info.value) == (
-        f"{where}: trace format version 2 is not supported; this budgetloop reads version 1. "
+        f"{where}: version must be 1, the trace format this budgetloop reads, got 2. "
         "Upgrade budgetloop to read newer traces."
     )
 
@@ -186,7 +188,9 @@ def test_a_file_that_is_not_a_trace_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a budgetloop trace"):
         load_trace(path)
     path.write_text("not json at all", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"other\.json: not valid JSON"):
+    with pytest.raises(
+        ValueError, match=r"other\.json: the file must be JSON, got text that is not"
+    ):
         load_trace(path)
 
 
@@ -296,7 +300,7 @@ def test_loading_never_evaluates_what_the_trace_says(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"budget\.max_steps") as info:
         Result.from_dict({**data, "budget": {"max_steps": payload}})
     assert str(info.value) == (
-        "Result.from_dict: budget.max_steps: expected an int >= 0 or None, got str."
+        "Result.from_dict: budget.max_steps must be an int >= 0 or None, got str."
     )
     assert not canary.exists()
 
@@ -389,7 +393,7 @@ def test_check_trace_path_refuses_a_directory_a_missing_folder_and_a_fifo(tmp_pa
     )
     with pytest.raises(TypeError) as type_info:
         check_trace_path(3)  # type: ignore[arg-type]
-    assert str(type_info.value) == "trace_path: expected a str or os.PathLike path, got int."
+    assert str(type_info.value) == "trace_path must be a str or os.PathLike path, got int."
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "pipe"
         os.mkfifo(fifo)
@@ -462,41 +466,50 @@ def load_error(path: Path) -> str:
 def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
     path, entries = journal_lines(tmp_path)  # header, steps 0, 1 and 2, end
     write_lines(path, [*entries[:2], entries[0], *entries[2:]])
-    assert load_error(path) == ":3: a second header line; a trace has one, on line 1."
+    assert (
+        load_error(path)
+        == ":3: kind must be step or end, got a second header (a trace has one, on line 1)."
+    )
     write_lines(path, [*entries[:3], entries[2], *entries[3:]])
-    assert load_error(path) == ":4: step index 1 again; line 3 has it."
+    assert load_error(path) == ":4: step.index must be 2, got 1 again (line 3 has it)."
     write_lines(path, [entries[0], entries[2], entries[1], *entries[3:]])
-    assert load_error(path) == ":2: step index 1 out of order; expected step 0."
+    assert (
+        load_error(path) == ":2: step.index must be 0 (steps are numbered in order from 0), got 1."
+    )
     write_lines(path, [*entries, entries[-1]])
-    assert load_error(path) == ":6: a second end line; the first is line 5."
+    assert (
+        load_error(path) == ":6: kind must be step, got a second end line (the first is line 5)."
+    )
     write_lines(path, [*entries[:-1], entries[-1], entries[3]])
-    assert load_error(path) == ":6: a step line after the end line (line 5)."
+    assert (
+        load_error(path) == ":6: what follows the end line (line 5) must be nothing, got a step."
+    )
 
 
 @pytest.mark.parametrize(
     ("line", "change", "message"),
     [
-        (2, lambda e: e.pop("step"), ":2: step: missing."),
-        (2, lambda e: e["step"].pop("cost_usd"), ":2: step.cost_usd: missing."),
-        (2, lambda e: e["step"].update(index="0"), ":2: step.index: expected an int >= 0, got str."),
+        (2, lambda e: e.pop("step"), ":2: step must be present, got nothing."),
+        (2, lambda e: e["step"].pop("cost_usd"), ":2: step.cost_usd must be present, got nothing."),
+        (2, lambda e: e["step"].update(index="0"), ":2: step.index must be an int >= 0, got str."),
         (3, lambda e: e["step"]["tool_calls"][0].update(status="done"),
-         ":3: step.tool_calls[0].status: expected one of ok, error, skipped, denied, got 'done'."),
+         ":3: step.tool_calls[0].status must be one of ok, error, skipped, denied, got 'done'."),
         (2, lambda e: e["step"].update(cost_usd=-0.01),
-         ":2: step.cost_usd: expected a finite number >= 0 or None, got -0.01."),
+         ":2: step.cost_usd must be a finite number >= 0 or None, got -0.01."),
         (2, lambda e: e["step"].update(seconds=math.nan),
-         ":2: step.seconds: expected a finite number >= 0, got nan."),
+         ":2: step.seconds must be a finite number >= 0, got nan."),
         (2, lambda e: e["step"]["projection"].update(input_tokens=math.inf),
-         ":2: step.projection.input_tokens: expected an int >= 0, got float."),
-        (2, lambda e: e.update(messages={"role": "tool"}), ":2: messages: expected a list, got dict."),
-        (1, lambda e: e.pop("budget"), ":1: budget: missing."),
-        (1, lambda e: e.update(tools="search"), ":1: tools: expected a list, got str."),
+         ":2: step.projection.input_tokens must be an int >= 0, got float."),
+        (2, lambda e: e.update(messages={"role": "tool"}), ":2: messages must be a list, got dict."),
+        (1, lambda e: e.pop("budget"), ":1: budget must be present, got nothing."),
+        (1, lambda e: e.update(tools="search"), ":1: tools must be a list, got str."),
         (1, lambda e: e["options"].update(finish="no"),
-         ":1: options.finish: expected true or false, got str."),
+         ":1: options.finish must be true or false, got str."),
         (1, lambda e: e["options"].update(cycle_limit=0),
-         ":1: options.cycle_limit: expected an int >= 2 or None, got 0."),
+         ":1: options.cycle_limit must be an int >= 2 or None, got 0."),
         (5, lambda e: e.update(cost_usd=math.inf),
-         ":5: cost_usd: expected a finite number >= 0 or None, got inf."),
-        (5, lambda e: e.update(stop="finished"), ":5: stop: expected one of answered, max_steps, "
+         ":5: cost_usd must be a finite number >= 0 or None, got inf."),
+        (5, lambda e: e.update(stop="finished"), ":5: stop must be one of answered, max_steps, "
          "max_seconds, max_cost_usd, max_tool_calls, max_input_tokens, repeated, model_error, "
          "shared_budget or null, "
          "got 'finished'."),
@@ -517,10 +530,16 @@ def test_bytes_that_are_not_utf8_name_the_line(tmp_path: Path) -> None:
     raw = path.read_bytes().split(b"\n")
     raw[2] = raw[2].replace(b"found", b"f\xffund")
     path.write_bytes(b"\n".join(raw))
-    assert load_error(path) == ":3: not UTF-8 text (byte 0xff cannot be decoded)."
+    assert (
+        load_error(path)
+        == ":3: the text must be UTF-8, got the byte 0xff, which cannot be decoded."
+    )
     saved = tmp_path / "run.json"
     saved.write_bytes(b'{\n "format": "budgetloop-trace",\n "answer": "\xc3"}\n')
-    assert load_error(saved) == ":3: not UTF-8 text (byte 0xc3 cannot be decoded)."
+    assert (
+        load_error(saved)
+        == ":3: the text must be UTF-8, got the byte 0xc3, which cannot be decoded."
+    )
 
 
 def test_a_torn_multibyte_character_on_the_last_line_is_a_torn_line(tmp_path: Path) -> None:
@@ -544,10 +563,15 @@ def test_deep_nesting_is_a_value_error_not_a_recursion_error(
         text = path.read_text(encoding="utf-8").splitlines(keepends=True)
         text.insert(2, f'{{"kind": "step", "step": {deep}}}\n')
         path.write_text("".join(text), encoding="utf-8")
-        assert load_error(path) == ":3: not a trace line: JSON nested too deeply to read."
+        assert (
+            load_error(path)
+            == ":3: the line must be a trace line, got JSON nested too deeply to read."
+        )
     else:
         path.write_text(f'{{"format": "budgetloop-trace", "steps": {deep}}}', encoding="utf-8")
-        assert load_error(path) == ": not a trace: JSON nested too deeply to read."
+        assert (
+            load_error(path) == ": the file must be a trace, got JSON nested too deeply to read."
+        )
 
 
 @pytest.mark.timeout(20)

@@ -52,8 +52,14 @@ def test_an_exhausted_script_is_a_model_error_not_a_crash() -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: Completion(text="x", cost_usd=float("nan")), "ValueError: Completion.cost_usd"),
-        (lambda: Completion(text="x", usage=Usage(-5, 2)), "ValueError: Usage.input_tokens"),
+        (
+            lambda: Completion(text="x", cost_usd=float("nan")),
+            "ValueError: Completion: cost_usd must be",
+        ),
+        (
+            lambda: Completion(text="x", usage=Usage(-5, 2)),
+            "ValueError: Usage: input_tokens must be",
+        ),
     ],
 )
 def test_a_model_reporting_impossible_cost_or_usage_is_a_model_error(

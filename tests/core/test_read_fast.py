@@ -133,7 +133,10 @@ def test_loading_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> 
             gc.enable() if on else gc.disable()
             assert len(load_trace(good).steps) == 2
             assert gc.isenabled() is on
-            with pytest.raises(ValueError, match=r"bad\.jsonl:3: step index 7 out of order"):
+            with pytest.raises(
+                ValueError,
+                match=r"bad\.jsonl:3: step\.index must be 1 \(steps are numbered in order from 0\), got 7",
+            ):
                 load_trace(bad)
             assert gc.isenabled() is on
     finally:

@@ -184,31 +184,31 @@ def test_from_a_folder_of_traces_written_by_run_many(tmp_path: Path) -> None:
             [{"format": "x"}],
             {},
             ValueError,
-            "Result.from_dict: not a budgetloop trace (no 'format': 'budgetloop-trace').",
+            "Result.from_dict: format must be 'budgetloop-trace', got 'x': not a budgetloop trace.",
         ),
         (
             None,
             {"percentiles": [0]},
             ValueError,
-            "budget_report: percentiles: expected 0 < p <= 100, got 0.",
+            "budget_report: percentiles must be 0 < p <= 100, got 0.",
         ),
         (
             None,
             {"percentiles": [101]},
             ValueError,
-            "budget_report: percentiles: expected 0 < p <= 100, got 101.",
+            "budget_report: percentiles must be 0 < p <= 100, got 101.",
         ),
         (
             None,
             {"percentiles": [math.nan]},
             ValueError,
-            "budget_report: percentiles: expected 0 < p <= 100, got nan.",
+            "budget_report: percentiles must be 0 < p <= 100, got nan.",
         ),
         (
             None,
             {"percentiles": ["50"]},
             TypeError,
-            "budget_report: percentiles: expected numbers, got str.",
+            "budget_report: percentiles must be numbers, got str.",
         ),
         (
             None,
@@ -279,7 +279,10 @@ def test_a_file_that_cannot_be_read_is_skipped_and_the_report_says_which_and_why
     assert (report.runs, report.names) == (2, ("a.json", "b.json"))
     loop, gone = os.strerror(errno.ELOOP), os.strerror(errno.ENOENT)
     assert report.skipped == (
-        ("cut.jsonl", "line 1: not a budgetloop trace (no 'format': 'budgetloop-trace')."),
+        (
+            "cut.jsonl",
+            "line 1: format must be 'budgetloop-trace', got None: not a budgetloop trace.",
+        ),
         ("gone.json", f"cannot be read: {gone}."),
         ("loop.json", f"cannot be read: {loop}."),
         ("old.json", "a directory, not a regular file; nothing was read."),
@@ -301,7 +304,7 @@ def test_a_file_that_cannot_be_read_is_skipped_and_the_report_says_which_and_why
         "  max_input_tokens          1000",
         "",
         "skipped, not read as traces (4):",
-        "  cut.jsonl: line 1: not a budgetloop trace (no 'format': 'budgetloop-trace').",
+        "  cut.jsonl: line 1: format must be 'budgetloop-trace', got None: not a budgetloop trace.",
         f"  gone.json: cannot be read: {gone}.",
         f"  loop.json: cannot be read: {loop}.",
         "  old.json: a directory, not a regular file; nothing was read.",
@@ -315,7 +318,7 @@ def test_when_no_file_can_be_read_the_error_lists_them(tmp_path: Path) -> None:
         budget_report([tmp_path / "empty.json", tmp_path / "loop.json"])
     assert str(info.value) == (
         "budget_report: traces must include one that can be read, got 2 that cannot "
-        "(empty.json: not valid JSON: Expecting value: line 1 column 1 (char 0).; "
+        "(empty.json: the file must be JSON, got text that is not (Expecting value: line 1 column 1 (char 0)).; "
         f"loop.json: cannot be read: {os.strerror(errno.ELOOP)}.)."
     )
 
@@ -335,8 +338,8 @@ def test_a_file_name_cannot_forge_a_row(tmp_path: Path, runs: list[Result]) -> N
     ]
     assert lines[-2:] == [
         "skipped, not read as traces (1):",
-        "  bad\\nrow\\u200b.json: not valid JSON: Expecting property name enclosed in double"
-        " quotes: line 1 column 2 (char 1).",
+        "  bad\\nrow\\u200b.json: the file must be JSON, got text that is not (Expecting property name enclosed in double"
+        " quotes: line 1 column 2 (char 1)).",
     ]
 
 

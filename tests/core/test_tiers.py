@@ -133,14 +133,14 @@ def test_worst_case_cost_bills_each_turn_at_its_own_tier() -> None:
 
 def test_bad_tiers_are_refused_when_the_price_is_made() -> None:
     with pytest.raises(
-        TypeError, match=r"Price.tiers: expected a dict of int to Price or None, got list."
+        TypeError, match=r"Price: tiers must be a dict of int to Price or None, got list."
     ):
         Price(1, 1, tiers=[(10, Price(2, 2))])  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"Price.tiers: expected an int >= 0, got str."):
+    with pytest.raises(TypeError, match=r"Price: tiers must be an int >= 0, got str."):
         Price(1, 1, tiers={"10": Price(2, 2)})  # type: ignore[dict-item]
-    with pytest.raises(TypeError, match=r"Price.tiers\[10\]: expected a Price, got float."):
+    with pytest.raises(TypeError, match=r"Price: tiers\[10\] must be a Price, got float."):
         Price(1, 1, tiers={10: 2.0})  # type: ignore[dict-item]
-    with pytest.raises(ValueError, match=r"Price.tiers\[10\]: expected a Price without tiers"):
+    with pytest.raises(ValueError, match=r"Price: tiers\[10\] must be a Price without tiers"):
         Price(1, 1, tiers={10: Price(2, 2, tiers={20: Price(3, 3)})})
 
 
@@ -159,12 +159,12 @@ def test_reasoning_tokens_are_part_of_the_output() -> None:
     assert Price(1.0, 10.0).usage_pico(usage) == 100 * 1_000_000 + 50 * 10_000_000
     with pytest.raises(
         ValueError,
-        match=r"Usage: reasoning_tokens \(51\) is more than output_tokens \(50\); output_tokens "
+        match=r"Usage: reasoning_tokens must be at most output_tokens \(50\), got 51; output_tokens "
         r"counts the whole output, reasoning included.",
     ):
         Usage(100, 50, reasoning_tokens=51)
     with pytest.raises(
-        TypeError, match=r"Usage.reasoning_tokens: expected an int >= 0, got float."
+        TypeError, match=r"Usage: reasoning_tokens must be an int >= 0, got float."
     ):
         Usage(100, 50, reasoning_tokens=1.0)  # type: ignore[arg-type]
 
@@ -210,13 +210,14 @@ def test_a_trace_with_bad_tiers_or_reasoning_tokens_does_not_load(tmp_path: Path
     data["price"]["tiers"][0]["above"] = "many"
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match=r"price.tiers\[0\].above: expected an int"):
+    with pytest.raises(ValueError, match=r"price.tiers\[0\].above must be an int"):
         load_trace(path)
     data = tiered_run().to_dict()
     data["steps"][0]["usage"]["reasoning_tokens"] = 41
     path.write_text(json.dumps(data))
     with pytest.raises(
-        ValueError, match=r"steps\[0\].usage: Usage: reasoning_tokens \(41\) is more"
+        ValueError,
+        match=r"steps\[0\].usage: Usage: reasoning_tokens must be at most output_tokens",
     ):
         load_trace(path)
 

@@ -141,15 +141,15 @@ def test_bad_and_future_traces_are_told_apart(tmp_path: Path) -> None:
         Result.from_dict({"steps": []})
     with pytest.raises(
         ValueError,
-        match="trace format version 99 is not supported; this budgetloop reads version 1",
+        match="version must be 1, the trace format this budgetloop reads, got 99",
     ):
         Result.from_dict({**data, "version": 99})
-    with pytest.raises(ValueError, match="missing") as info:
+    with pytest.raises(ValueError, match="must be present") as info:
         Result.from_dict({k: v for k, v in data.items() if k != "steps"})
-    assert str(info.value) == "Result.from_dict: steps: missing."
+    assert str(info.value) == "Result.from_dict: steps must be present, got nothing."
     broken = tmp_path / "broken.json"
     broken.write_text('{"format": ')
-    with pytest.raises(ValueError, match=r"broken\.json: not valid JSON"):
+    with pytest.raises(ValueError, match=r"broken\.json: the file must be JSON, got text"):
         load_trace(broken)
 
 
@@ -273,7 +273,7 @@ def test_status_is_checked_and_records_take_keywords_and_lists() -> None:
         CallRecord(name="t", id="c", raw_arguments="{}", arguments=None, status="done")  # type: ignore[arg-type]
     assert (
         str(info.value)
-        == "CallRecord.status: expected one of ok, error, skipped, denied, got 'done'."
+        == "CallRecord: status must be one of ok, error, skipped, denied, got 'done'."
     )
     call = CallRecord(
         name="t",

@@ -132,75 +132,75 @@ def parse(path: str) -> list[str | int]:
         (
             "steps.0.tool_calls.0.status",
             "done",
-            "steps[0].tool_calls[0].status: expected one of ok, error, skipped, denied, got 'done'.",
+            "steps[0].tool_calls[0].status must be one of ok, error, skipped, denied, got 'done'.",
         ),
-        ("steps.1.index", "1", "steps[1].index: expected an int >= 0, got str."),
+        ("steps.1.index", "1", "steps[1].index must be an int >= 0, got str."),
         (
             "steps.1.index",
             0,
-            "steps[1].index: expected 1 (steps are numbered in order from 0), got 0.",
+            "steps[1].index must be 1 (steps are numbered in order from 0), got 0.",
         ),
-        ("steps.0.cost_usd", math.nan, "steps[0].cost_usd: expected a finite number >= 0 or None, got nan."),
-        ("steps.0.cost_usd", -0.5, "steps[0].cost_usd: expected a finite number >= 0 or None, got -0.5."),
-        ("cost_usd", math.inf, "cost_usd: expected a finite number >= 0 or None, got inf."),
-        ("seconds", -1, "seconds: expected a finite number >= 0, got -1."),
+        ("steps.0.cost_usd", math.nan, "steps[0].cost_usd must be a finite number >= 0 or None, got nan."),
+        ("steps.0.cost_usd", -0.5, "steps[0].cost_usd must be a finite number >= 0 or None, got -0.5."),
+        ("cost_usd", math.inf, "cost_usd must be a finite number >= 0 or None, got inf."),
+        ("seconds", -1, "seconds must be a finite number >= 0, got -1."),
         (
             "cost_usd",
             10**400,
-            "cost_usd: expected a finite number >= 0, got an int past a float's range.",
+            "cost_usd must be a finite number >= 0, got an int past a float's range.",
         ),
-        ("steps.0.usage.input_tokens", -3, "steps[0].usage.input_tokens: expected an int >= 0, got -3."),
+        ("steps.0.usage.input_tokens", -3, "steps[0].usage.input_tokens must be an int >= 0, got -3."),
         (
             "steps.0.usage.cache_read_tokens",
             2.0,
-            "steps[0].usage.cache_read_tokens: expected an int >= 0, got float.",
+            "steps[0].usage.cache_read_tokens must be an int >= 0, got float.",
         ),
         (
             "steps.0.usage.cache_write_tokens",
             900,
-            "steps[0].usage: Usage: cache_read_tokens + cache_write_tokens (1400) is more than "
-            "input_tokens (900); input_tokens counts the whole input, cached tokens included.",
+            "steps[0].usage: Usage: cache_read_tokens + cache_write_tokens must be at most "
+            "input_tokens (900), got 1400; input_tokens counts the whole input, cached tokens included.",
         ),
         (
             "price.cache_read_per_mtok",
             "0.3",
-            "price.cache_read_per_mtok: expected a finite number >= 0 or None, got str.",
+            "price.cache_read_per_mtok must be a finite number >= 0 or None, got str.",
         ),
-        ("steps.0.usage.output_tokens", DELETE, "steps[0].usage.output_tokens: missing."),
-        ("steps.0.projection.fits", 1, "steps[0].projection.fits: expected true or false, got int."),
-        ("steps.0.projection", [], "steps[0].projection: expected an object, got list."),
-        ("steps.0.tool_calls.0.seconds", "0.5", "steps[0].tool_calls[0].seconds: expected a finite number >= 0, got str."),
-        ("steps.0.tool_calls.0.id", None, "steps[0].tool_calls[0].id: expected a string, got null."),
-        ("steps.0.tool_calls.0.result", 118.4, "steps[0].tool_calls[0].result: expected a string or null, got float."),
-        ("steps.0.tool_calls.0.coerced", "lookup.n", "steps[0].tool_calls[0].coerced: expected a list, got str."),
-        ("steps.0.tool_calls.0.coerced.0", 7, "steps[0].tool_calls[0].coerced[0]: expected a string, got int."),
-        ("steps.0.tool_calls.0.truncated", -1, "steps[0].tool_calls[0].truncated: expected an int >= 0 or None, got -1."),
-        ("steps.0.tool_calls.0.arguments", [1], "steps[0].tool_calls[0].arguments: expected an object, got list."),
-        ("steps.0.tool_calls.0.traceback", 3, "steps[0].tool_calls[0].traceback: expected a string or null, got int."),
-        ("steps.0.traceback", [], "steps[0].traceback: expected a string or null, got list."),
-        ("steps.0.final_answer", "no", "steps[0].final_answer: expected true or false, got str."),
-        ("steps.0.tool_calls", {}, "steps[0].tool_calls: expected a list, got dict."),
-        ("stop", "done", "stop: expected one of answered, max_steps, max_seconds, max_cost_usd, "
+        ("steps.0.usage.output_tokens", DELETE, "steps[0].usage.output_tokens must be present, got nothing."),
+        ("steps.0.projection.fits", 1, "steps[0].projection.fits must be true or false, got int."),
+        ("steps.0.projection", [], "steps[0].projection must be an object, got list."),
+        ("steps.0.tool_calls.0.seconds", "0.5", "steps[0].tool_calls[0].seconds must be a finite number >= 0, got str."),
+        ("steps.0.tool_calls.0.id", None, "steps[0].tool_calls[0].id must be a string, got None."),
+        ("steps.0.tool_calls.0.result", 118.4, "steps[0].tool_calls[0].result must be a string or null, got float."),
+        ("steps.0.tool_calls.0.coerced", "lookup.n", "steps[0].tool_calls[0].coerced must be a list, got str."),
+        ("steps.0.tool_calls.0.coerced.0", 7, "steps[0].tool_calls[0].coerced[0] must be a string, got int."),
+        ("steps.0.tool_calls.0.truncated", -1, "steps[0].tool_calls[0].truncated must be an int >= 0 or None, got -1."),
+        ("steps.0.tool_calls.0.arguments", [1], "steps[0].tool_calls[0].arguments must be an object, got list."),
+        ("steps.0.tool_calls.0.traceback", 3, "steps[0].tool_calls[0].traceback must be a string or null, got int."),
+        ("steps.0.traceback", [], "steps[0].traceback must be a string or null, got list."),
+        ("steps.0.final_answer", "no", "steps[0].final_answer must be true or false, got str."),
+        ("steps.0.tool_calls", {}, "steps[0].tool_calls must be a list, got dict."),
+        ("stop", "done", "stop must be one of answered, max_steps, max_seconds, max_cost_usd, "
          "max_tool_calls, max_input_tokens, repeated, model_error, shared_budget or null, got 'done'."),
-        ("budget.max_steps", 2.5, "budget.max_steps: expected an int >= 0 or None, got float."),
-        ("budget.max_input_tokens", 2.5, "budget.max_input_tokens: expected an int >= 0 or None, got float."),
-        ("budget.max_input_tokens", -1, "budget.max_input_tokens: expected an int >= 0 or None, got -1."),
-        ("budget.max_cost_usd", True, "budget.max_cost_usd: expected a finite number >= 0 or None, got bool."),
-        ("max_output_tokens", "200", "max_output_tokens: expected an int >= 0 or None, got str."),
-        ("options", [], "options: expected an object, got list."),
-        ("options.finish", "yes", "options.finish: expected true or false, got str."),
-        ("options.budget_note", None, "options.budget_note: expected true or false, got null."),
-        ("options.warn_repeats", 1, "options.warn_repeats: expected true or false, got int."),
-        ("options.repeat_limit", 1, "options.repeat_limit: expected an int >= 2 or None, got 1."),
-        ("options.cycle_limit", 2.0, "options.cycle_limit: expected an int >= 2 or None, got float."),
-        ("options.max_result_chars", 0, "options.max_result_chars: expected an int >= 1 or None, got 0."),
-        ("messages.0.role", "robot", "messages[0].role: expected one of system, user, assistant, tool, got 'robot'."),
-        ("messages.2.tool_calls.0.name", 5, "messages[2].tool_calls[0].name: expected a string or null, got int."),
-        ("messages.3.tool_call_id", 5, "messages[3].tool_call_id: expected a string or null, got int."),
-        ("messages", {}, "messages: expected a list, got dict."),
-        ("tools.0", "lookup", "tools[0]: expected an object, got str."),
-        ("version", True, "trace format version True is not supported; this budgetloop reads "
-         "version 1. Upgrade budgetloop to read newer traces."),
+        ("budget.max_steps", 2.5, "budget.max_steps must be an int >= 0 or None, got float."),
+        ("budget.max_input_tokens", 2.5, "budget.max_input_tokens must be an int >= 0 or None, got float."),
+        ("budget.max_input_tokens", -1, "budget.max_input_tokens must be an int >= 0 or None, got -1."),
+        ("budget.max_cost_usd", True, "budget.max_cost_usd must be a finite number >= 0 or None, got bool."),
+        ("max_output_tokens", "200", "max_output_tokens must be an int >= 0 or None, got str."),
+        ("options", [], "options must be an object, got list."),
+        ("options.finish", "yes", "options.finish must be true or false, got str."),
+        ("options.budget_note", None, "options.budget_note must be true or false, got None."),
+        ("options.warn_repeats", 1, "options.warn_repeats must be true or false, got int."),
+        ("options.repeat_limit", 1, "options.repeat_limit must be an int >= 2 or None, got 1."),
+        ("options.cycle_limit", 2.0, "options.cycle_limit must be an int >= 2 or None, got float."),
+        ("options.max_result_chars", 0, "options.max_result_chars must be an int >= 1 or None, got 0."),
+        ("messages.0.role", "robot", "messages[0].role must be one of system, user, assistant, tool, got 'robot'."),
+        ("messages.2.tool_calls.0.name", 5, "messages[2].tool_calls[0].name must be a string or null, got int."),
+        ("messages.3.tool_call_id", 5, "messages[3].tool_call_id must be a string or null, got int."),
+        ("messages", {}, "messages must be a list, got dict."),
+        ("tools.0", "lookup", "tools[0] must be an object, got str."),
+        ("version", True, "version must be 1, the trace format this budgetloop reads, got True. "
+         "Upgrade budgetloop to read newer traces."),
     ],
 )  # fmt: skip
 def test_a_wrong_field_is_named_by_its_path(path: str, value: Any, message: str) -> None:
@@ -220,8 +220,8 @@ def test_nesting_past_the_limit_is_refused_and_at_the_limit_loads() -> None:
     with pytest.raises(ValueError, match="nested") as info:
         Result.from_dict(data)
     assert str(info.value) == (
-        "Result.from_dict: steps[0].tool_calls[0].raw_arguments: "
-        f"nested more than {MAX_DEPTH} levels deep."
+        "Result.from_dict: steps[0].tool_calls[0].raw_arguments "
+        f"must be nested at most {MAX_DEPTH} levels deep, got deeper."
     )
 
 
@@ -231,10 +231,12 @@ def test_values_that_are_not_json_data_are_refused() -> None:
     with pytest.raises(ValueError, match="JSON data") as info:
         Result.from_dict(data)
     assert str(info.value) == (
-        "Result.from_dict: steps[0].tool_calls[0].arguments: expected JSON data, found bytes."
+        "Result.from_dict: steps[0].tool_calls[0].arguments must be JSON data, got bytes."
     )
     data["steps"][0]["tool_calls"][0]["arguments"] = {1: "a"}
-    with pytest.raises(ValueError, match=r"arguments: an object key is int, not a string\.$"):
+    with pytest.raises(
+        ValueError, match=r"arguments must have string keys, got a key that is int\.$"
+    ):
         Result.from_dict(data)
 
 
@@ -247,12 +249,12 @@ def test_step_and_call_from_dict_name_the_field_too() -> None:
     with pytest.raises(ValueError, match="status") as info:
         Step.from_dict(data)
     assert str(info.value) == (
-        "Step.from_dict: tool_calls[1].status: expected one of ok, error, skipped, denied, got 'done'."
+        "Step.from_dict: tool_calls[1].status must be one of ok, error, skipped, denied, got 'done'."
     )
     with pytest.raises(ValueError, match="status") as info:
         CallRecord.from_dict(data["tool_calls"][1])
     assert str(info.value) == (
-        "CallRecord.from_dict: status: expected one of ok, error, skipped, denied, got 'done'."
+        "CallRecord.from_dict: status must be one of ok, error, skipped, denied, got 'done'."
     )
 
 
@@ -373,7 +375,7 @@ def test_every_wrong_typed_field_of_a_journal_is_refused_with_its_line_or_loads_
                 result = load_trace(path)
             except ValueError as exc:
                 # a step's cost raised past the run's total is named where the total is
-                total = f"{path}:{len(lines)}: cost_usd: expected at least "
+                total = f"{path}:{len(lines)}: cost_usd must be at least "
                 if where == ("step", "cost_usd") and str(exc).startswith(total):
                     continue
                 if not str(exc).startswith(f"{path}:{number}: "):
@@ -396,7 +398,7 @@ def test_every_wrong_typed_field_of_a_saved_trace_names_the_file(tmp_path: Path)
             messages.append(str(exc))
     assert len(messages) > 500
     # a step's cost raised to 2.5, past the run's total, is named where the total is
-    total = f"{path}: cost_usd: expected at least "
+    total = f"{path}: cost_usd must be at least "
     assert len([m for m in messages if m.startswith(total)]) == len(data["steps"])
     assert [m for m in messages if not m.startswith((f"{path}: steps", total))] == []
 
@@ -417,7 +419,7 @@ def test_arguments_with_a_nan_or_an_infinity_are_not_json_and_are_refused() -> N
         data["steps"][0]["tool_calls"][0]["raw_arguments"] = {"x": [bad]}
         with pytest.raises(
             ValueError,
-            match=r"steps\[0\]\.tool_calls\[0\]\.raw_arguments: expected JSON data, found the number",
+            match=r"steps\[0\]\.tool_calls\[0\]\.raw_arguments must be JSON data, got the number",
         ):
             Result.from_dict(data)
 
@@ -437,8 +439,8 @@ def tenth_and_fifth(trace_path: Path | None = None) -> Result:
     return run(model, "go", trace_path=trace_path)
 
 
-AT_LEAST = r"cost_usd: expected at least "
-BELOW = "cost_usd: expected at least 0.3, what the steps cost (the sum of their cost_usd), got {}."
+AT_LEAST = r"cost_usd must be at least "
+BELOW = "cost_usd must be at least 0.3, what the steps cost (the sum of their cost_usd), got {}."
 
 
 def test_a_total_below_its_steps_is_refused_by_from_dict() -> None:
@@ -534,9 +536,9 @@ def test_a_trace_written_before_run_ids_loads_with_a_stable_id_from_its_content(
     path = tmp_path / "old.json"
     path.write_text(json.dumps(data, indent=3), encoding="utf-8")
     assert load_trace(path).run_id == derived  # the data, not its layout in the file
-    assert load_changed("run_id", "") == "run_id: expected a non-empty string, got ''."
-    assert load_changed("run_id", 7) == "run_id: expected a string, got int."
-    assert load_changed("forked_from", 7) == "forked_from: expected a string or null, got int."
+    assert load_changed("run_id", "") == "run_id must be a non-empty string, got ''."
+    assert load_changed("run_id", 7) == "run_id must be a string, got int."
+    assert load_changed("forked_from", 7) == "forked_from must be a string or null, got int."
 
 
 def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_path: Path) -> None:
@@ -560,8 +562,8 @@ def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_pat
     data = result.to_dict()
     data["steps"][0]["finish_reason"] = 3
     with pytest.raises(
-        ValueError, match=r"steps\[0\]\.finish_reason: expected a string or null, got int\.$"
+        ValueError, match=r"steps\[0\]\.finish_reason must be a string or null, got int\.$"
     ):
         Result.from_dict(data)
-    with pytest.raises(TypeError, match=r"^Completion\.model: expected str or None, got int\.$"):
+    with pytest.raises(TypeError, match=r"^Completion: model must be str or None, got int\.$"):
         Completion("ok", model=3)  # type: ignore[arg-type]

@@ -20,60 +20,56 @@ def test_budget_defaults_and_validation() -> None:
     assert Budget() == Budget(
         max_steps=10, max_seconds=None, max_cost_usd=None, max_tool_calls=None
     )
-    with pytest.raises(
-        ValueError, match=r"Budget.max_steps: expected an int >= 0 or None, got -1"
-    ):
+    with pytest.raises(ValueError, match=r"Budget: max_steps must be an int >= 0 or None, got -1"):
         Budget(max_steps=-1)
     with pytest.raises(
-        TypeError, match=r"Budget.max_cost_usd: expected a finite number >= 0 or None, got str"
+        TypeError, match=r"Budget: max_cost_usd must be a finite number >= 0 or None, got str"
     ):
         Budget(max_cost_usd="a")  # type: ignore[arg-type]
     with pytest.raises(
-        TypeError, match=r"Budget.max_steps: expected an int >= 0 or None, got bool"
+        TypeError, match=r"Budget: max_steps must be an int >= 0 or None, got bool"
     ):
         Budget(max_steps=True)
     with pytest.raises(
-        ValueError, match=r"Budget.max_seconds: expected a finite number >= 0 or None, got nan"
+        ValueError, match=r"Budget: max_seconds must be a finite number >= 0 or None, got nan"
     ):
         Budget(max_seconds=float("nan"))
 
 
 def test_message_and_completion_validation() -> None:
     with pytest.raises(
-        ValueError, match=r"Message.role: expected one of system, user, assistant, tool, got 'bot'"
+        ValueError, match=r"Message: role must be one of system, user, assistant, tool, got 'bot'"
     ):
         Message("bot", "hi")
     assert Message("assistant", None, [ToolCall("f")]).tool_calls == (ToolCall("f", "{}"),)  # type: ignore[arg-type]
     with pytest.raises(
-        TypeError, match=r"Completion.tool_calls: expected a list of ToolCall, got str"
+        TypeError, match=r"Completion: tool_calls must be a list of ToolCall, got str"
     ):
         Completion(tool_calls="f")  # type: ignore[arg-type]
-    with pytest.raises(
-        TypeError, match=r"Completion.tool_calls\[0\]: expected ToolCall, got dict"
-    ):
+    with pytest.raises(TypeError, match=r"Completion: tool_calls\[0\] must be ToolCall, got dict"):
         Completion(tool_calls=[{"name": "f"}])  # type: ignore[list-item]
-    with pytest.raises(TypeError, match=r"Completion.text: expected str or None, got int"):
+    with pytest.raises(TypeError, match=r"Completion: text must be str or None, got int"):
         Completion(text=3)  # type: ignore[arg-type]
 
 
 def test_usage_and_reported_cost_are_validated() -> None:
-    with pytest.raises(TypeError, match=r"Usage.input_tokens: expected an int >= 0, got str"):
+    with pytest.raises(TypeError, match=r"Usage: input_tokens must be an int >= 0, got str"):
         Usage("a", 2)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"Usage.output_tokens: expected an int >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"Usage: output_tokens must be an int >= 0, got -1"):
         Usage(1, -1)
     with pytest.raises(
         ValueError,
-        match=r"Usage: cache_read_tokens \+ cache_write_tokens \(11\) is more than input_tokens \(10\)",
+        match=r"Usage: cache_read_tokens \+ cache_write_tokens must be at most input_tokens \(10\), got 11",
     ):
         Usage(10, 1, cache_read_tokens=6, cache_write_tokens=5)
     for bad in (float("nan"), -0.01, float("inf")):
         with pytest.raises(
-            ValueError, match=r"Completion.cost_usd: expected a finite number >= 0 or None"
+            ValueError, match=r"Completion: cost_usd must be a finite number >= 0 or None"
         ):
             Completion(text="x", cost_usd=bad)
     for wrong in ("0.1", True):
         with pytest.raises(
-            TypeError, match=r"Completion.cost_usd: expected a finite number >= 0 or None"
+            TypeError, match=r"Completion: cost_usd must be a finite number >= 0 or None"
         ):
             Completion(text="x", cost_usd=wrong)  # type: ignore[arg-type]
 
@@ -85,22 +81,22 @@ def test_message_fields_are_strings() -> None:
         ("name", ["f"], "list"),
         ("tool_call_id", 1.5, "float"),
     ):
-        with pytest.raises(TypeError, match=rf"Message.{field}: expected str or None, got {got}"):
+        with pytest.raises(TypeError, match=rf"Message: {field} must be str or None, got {got}"):
             Message("tool", **{field: value})  # type: ignore[arg-type]
 
 
 def test_price_validation_follows_one_convention() -> None:
     with pytest.raises(
-        TypeError, match=r"Price.input_per_mtok: expected a finite number >= 0, got str"
+        TypeError, match=r"Price: input_per_mtok must be a finite number >= 0, got str"
     ):
         Price("a", 1)  # type: ignore[arg-type]
     with pytest.raises(
-        ValueError, match=r"Price.output_per_mtok: expected a finite number >= 0, got -1"
+        ValueError, match=r"Price: output_per_mtok must be a finite number >= 0, got -1"
     ):
         Price(1, -1)
     with pytest.raises(
         ValueError,
-        match=r"Price.cache_read_per_mtok: expected a finite number >= 0 or None, got nan",
+        match=r"Price: cache_read_per_mtok must be a finite number >= 0 or None, got nan",
     ):
         Price(1, 1, cache_read_per_mtok=float("nan"))
 

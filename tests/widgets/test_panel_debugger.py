@@ -272,7 +272,7 @@ def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
     assert unpriced.until.tool.options == ()
     unpriced.until.kind.value = "cost"
     unpriced.run_button.click()
-    assert "the session has no price" in unpriced.error.value
+    assert "price must be set, got None" in unpriced.error.value
     unpriced.until.kind.value = "tool"
     unpriced.run_button.click()
     assert "the next call of a tool: the session has no tools" in unpriced.error.value
