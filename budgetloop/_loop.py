@@ -27,9 +27,8 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
-from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._approval import Decision, PendingCall, ask
@@ -84,6 +83,7 @@ if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 L = TypeVar("L", bound="Loop")
+_T = TypeVar("_T")
 # sent a Reply, then a Decided (or None) for a Hold, then a BatchDone
 Turn = Generator[Request, Any, Step | None]
 
@@ -464,7 +464,7 @@ class Loop(Holding):
                     self.state.money.spent,
                     executed=self.state.executed,
                     asked=len(calls),
-                    cheapest=cache(lambda: self._cheapest_next(calls, assistant)),
+                    cheapest=once(lambda: self._cheapest_next(calls, assistant)),
                 ),
                 None if warn else loop,
             ):
@@ -968,3 +968,16 @@ def edited_messages(
     changed = {i for i, m in enumerate(context) if i >= len(before) or m != before[i]}
     kept = {i for i in already if i < len(context) and i < len(before) and i not in changed}
     return tuple(sorted(changed | kept))
+
+
+def once(fn: Callable[[], _T]) -> Callable[[], _T]:
+    """``fn``, called at most once: later calls give its first answer (a closure, not
+    ``functools.cache``, whose wrapper costs more to make than a turn's check takes)."""
+    box: list[_T] = []
+
+    def first() -> _T:
+        if not box:
+            box.append(fn())
+        return box[0]
+
+    return first

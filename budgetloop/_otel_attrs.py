@@ -123,6 +123,9 @@ def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
         out["budgetloop.tool_calls.denied"] = len(result.denied)
     if result.cost_usd is not None:  # None only for an imported run of unknown cost
         out["budgetloop.cost_usd"] = result.cost_usd
+    if result.forked_from is not None:  # a fork: the run it came from, and the spend it carried
+        out["budgetloop.forked_from"] = result.forked_from
+        out["budgetloop.carried_usd"] = result.carried_usd
     if result.price is not None and result.price.source is not None:
         out["budgetloop.price.source"] = result.price.source  # where the rates came from
     if result.stop is not None:
@@ -351,6 +354,8 @@ def tool(
         )
         if call.result is not None:
             out["gen_ai.tool.call.result"] = redact.text(call.result)
+        elif call.status == "error":  # what the model read instead: the error
+            out["gen_ai.tool.call.result"] = redact.text(call.content)
     return out
 
 

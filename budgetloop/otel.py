@@ -122,18 +122,19 @@ class _Span:
     error: str | None = None  # the ERROR status's description ("" for none)
 
 
-def _start_agent(options: _Options, start_ns: int, run_id: str) -> Any:
+def _start_agent(options: _Options, start_ns: int, result: Result) -> Any:
     return options.tracer.start_span(
         attrs.agent_name(options.names),
         kind=SpanKind.INTERNAL,
-        attributes={**attrs.agent_start(options.names), **_conversation(run_id)},
+        attributes={**attrs.agent_start(options.names), **_conversation(result)},
         start_time=start_ns,
     )
 
 
-def _conversation(run_id: str) -> dict[str, Any]:
-    """On every span of a run: the run's id, so a viewer groups its spans as one session."""
-    return {"gen_ai.conversation.id": run_id}
+def _conversation(result: Result) -> dict[str, Any]:
+    """On every span of a run: the run's id, so a viewer groups its spans as one session (a
+    fork's run span names the run it came from: ``budgetloop.forked_from``)."""
+    return {"gen_ai.conversation.id": result.run_id}
 
 
 def _agent_end(options: _Options, result: Result) -> tuple[dict[str, Any], Status | None]:
@@ -173,7 +174,7 @@ def _plan_step(
 ) -> list[_Span]:
     """The step's ``chat`` span from ``start_ns`` and its ``execute_tool`` spans after it."""
     chat_end = start_ns + _ns(attrs.model_seconds(step))
-    run = _conversation(result.run_id)
+    run = _conversation(result)
     values = attrs.chat(
         step, options.names, result.max_output_tokens, sent, options.redact, result.price
     )
@@ -216,8 +217,12 @@ def _emit(options: _Options, parent: Any, plan: Sequence[_Span]) -> None:
             attributes=item.attributes,
             start_time=item.start,
         )
-        if item.error is not None:
+        if item.error is not None:  # an error mark, and the event the UIs show it by
             span.set_status(Status(StatusCode.ERROR, item.error or None))
+            failure = {"exception.type": str(item.attributes.get("error.type", "error"))}
+            if item.error:
+                failure["exception.message"] = item.error
+            span.add_event("exception", failure, timestamp=item.end)
         span.end(end_time=item.end)
 
 
@@ -272,7 +277,7 @@ def export_trace(
         plan += steps
         at = min(_LAST_NS, max(at + _ns(attrs.seconds(step.seconds)), *(s.end for s in steps)))
     values, status = _agent_end(options, result)
-    agent = _start_agent(options, start_ns, result.run_id)
+    agent = _start_agent(options, start_ns, result)
     _emit(options, agent, plan)
     _end_agent(agent, values, status, min(_LAST_NS, max(at, start_ns + _ns(total))))
 
@@ -339,7 +344,7 @@ class OtelHook:
                 ends = began
             closing = _agent_end(options, result) if session.done else None
             if live is None:
-                live = _Live(_start_agent(options, ends, result.run_id))
+                live = _Live(_start_agent(options, ends, result))
                 self._runs[session] = live
             _emit(options, live.span, plan)
             live.next_index = max(live.next_index, upto)

@@ -354,7 +354,8 @@ def test_a_failing_tool_with_content_on_gives_its_message(clock: FakeClock, span
 
     lookup = by_name(exporter.get_finished_spans())["execute_tool lookup"][0]
     assert lookup.status.description == "LookupError: XX is not in the price list"
-    assert "gen_ai.tool.call.result" not in (lookup.attributes or {})
+    result = (lookup.attributes or {})["gen_ai.tool.call.result"]  # what the model read
+    assert result == "error: LookupError: XX is not in the price list"
 
 
 @needs_otel
@@ -1165,3 +1166,49 @@ def test_the_final_answer_chat_span_lists_no_tools(spans: Any) -> None:
     chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
     offered = ["gen_ai.tool.definitions" in (s.attributes or {}) for s in chats]
     assert offered == [True, False]  # the final answer was asked for with no tools
+
+
+@needs_otel
+def test_a_failed_tools_span_has_its_output_and_an_error_mark(spans: Any) -> None:
+    from budgetloop import tool
+    from budgetloop.otel import export_trace
+
+    provider, exporter = spans
+
+    @tool
+    def lookup(q: str) -> str:
+        """Fails."""
+        raise LookupError(f"{q} is not in the list")
+
+    turn = Completion(tool_calls=[ToolCall("lookup", {"q": "a"})])
+    result = run(ScriptedModel([turn, "done"]), "go", tools=[lookup])
+    export_trace(result, provider, content=True)
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool lookup"]
+    attributes = dict(span.attributes or {})
+    assert attributes["gen_ai.tool.call.result"] == "error: LookupError: a is not in the list"
+    assert span.status.status_code is StatusCode.ERROR
+    (event,) = span.events
+    assert event.name == "exception"
+    assert dict(event.attributes or {}) == {
+        "exception.type": attributes["error.type"],
+        "exception.message": "LookupError: a is not in the list",
+    }
+
+
+@needs_otel
+def test_a_forks_run_span_names_the_run_it_came_from_and_the_spend_it_carried(spans: Any) -> None:
+    from budgetloop.otel import export_trace
+
+    provider, exporter = spans
+    turn = Completion(text="done", cost_usd=0.011)
+    session = start(ScriptedModel([turn, turn]), "go")
+    source = session.run()
+    fork = session.fork(0).run()  # carries the source's $0.011, and spends its own
+    assert (fork.forked_from, fork.carried_usd, fork.cost_usd) == (source.run_id, 0.011, 0.022)
+    export_trace(source, provider)
+    export_trace(fork, provider)
+    finished = exporter.get_finished_spans()
+    agents = [dict(s.attributes or {}) for s in finished if s.name.startswith("invoke_agent")]
+    assert [a.get("budgetloop.forked_from") for a in agents] == [None, source.run_id]
+    assert [a.get("budgetloop.carried_usd") for a in agents] == [None, 0.011]
+    assert [a["budgetloop.cost_usd"] for a in agents] == [0.011, 0.022]
