@@ -120,7 +120,9 @@ def pair(turns: list[Turn], executions: Sequence[Execution]) -> None:
             found = by_id.take(execution.call_id, latest, execution.name, after=True)
         if found is None:  # no id, or none that matches: by order and name
             key = _ANY if execution.name is None else execution.name
-            found = by_name.take(key, latest, execution.name, after=False)
+            found = by_name.take(
+                key, latest, execution.name, after=False, arguments=execution.arguments
+            )
         if found is None and turns:
             arguments = "{}" if execution.arguments is None else execution.arguments
             found = Call(execution.name, execution.call_id, arguments)
@@ -146,27 +148,32 @@ class _Waiting:
             turns.append(index)
         self._calls.setdefault(key, {}).setdefault(index, deque()).append(call)
 
-    def take(self, key: Any, latest: int, name: str | None, *, after: bool) -> Call | None:
+    def take(
+        self, key: Any, latest: int, name: str | None, *, after: bool, arguments: Any = None
+    ) -> Call | None:
         """The call waiting under ``key`` in the latest model call at or before ``latest``
         (with ``after``, else the earliest after it): in that call, the first of the tool
-        ``name`` if there is one, else the first."""
+        ``name`` asked with these ``arguments`` (as the execution recorded them) if there is
+        one, else the first of the tool ``name``, else the first."""
         turns = self._turns.get(key)
         if not turns:
             return None
         pos = bisect_right(turns, latest) - 1
         while pos >= 0:
-            found = self._from(key, turns, pos, name)
+            found = self._from(key, turns, pos, name, arguments)
             if found is not None:
                 return found
             pos = min(pos, len(turns)) - 1
         pos = bisect_right(turns, latest)
         while after and pos < len(turns):
-            found = self._from(key, turns, pos, name)
+            found = self._from(key, turns, pos, name, arguments)
             if found is not None:
                 return found
         return None
 
-    def _from(self, key: Any, turns: list[int], pos: int, name: str | None) -> Call | None:
+    def _from(
+        self, key: Any, turns: list[int], pos: int, name: str | None, arguments: Any = None
+    ) -> Call | None:
         """The call to answer in the model call ``turns[pos]``; an emptied one is dropped
         (the caller's position then holds the next one)."""
         waiting = self._calls[key][turns[pos]]
@@ -176,10 +183,30 @@ class _Waiting:
             del self._calls[key][turns[pos]]
             turns.pop(pos)
             return None
-        if name is None or waiting[0].name == name:  # no name to look for: the first waiting
-            return waiting[0]
-        chosen = next((c for c in waiting if c.execution is None and c.name == name), None)
-        return waiting[0] if chosen is None else chosen
+        first = waiting[0]
+        if name is None or (first.name == name and _same(first.raw_arguments, arguments)):
+            return first  # (no name to look for: the first waiting)
+        unanswered = [c for c in waiting if c.execution is None and c.name == name]
+        same = (c for c in unanswered if _same(c.raw_arguments, arguments))
+        chosen = next(same, unanswered[0] if unanswered else None)
+        return first if chosen is None else chosen
+
+
+def _same(asked: Any, ran: Any) -> bool:
+    """Whether a call's arguments are those an execution recorded (JSON text compared as the
+    data it holds); an execution that recorded none matches any."""
+    if ran is None:
+        return True
+    return bool(_data(asked) == _data(ran))
+
+
+def _data(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value) if value.strip() else {}
+        except (ValueError, RecursionError):
+            return value
+    return value
 
 
 def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRecord:

@@ -754,3 +754,25 @@ def test_a_chat_log_of_many_calls_and_results_that_name_none_pairs_them_in_order
     assert [c.result for c in first.tool_calls[:: n // 4]] == ["r0", "r16000", "r32000", "r48000"]
     assert (first.tool_calls[-1].id, first.tool_calls[-1].result) == ("c63999", "r63999")
     assert last.text == "done"
+
+
+def test_parallel_calls_to_one_tool_pair_with_the_function_span_of_their_own_input(
+    tmp_path: Path,
+) -> None:
+    exported = json.loads((PEERS / "openai_agents_trace_export.json").read_text())
+    generation = next(i for i in exported if i.get("span_data", {}).get("type") == "generation")
+    asked = next(o for o in generation["span_data"]["output"] if o.get("type") == "function_call")
+    other = {**asked, "arguments": '{"isin": "SE0000000001"}', "call_id": "call_1b", "id": "fc_1b"}
+    generation["span_data"]["output"].append(other)
+    ran = next(i for i in exported if i.get("span_data", {}).get("type") == "function")
+    first = copy.deepcopy(ran)  # the second call's run, started (and logged) before the first's
+    first["id"] = "span_other_run"
+    first["span_data"] = {**ran["span_data"], "input": '{"isin": "SE0000000001"}', "output": "7.5"}
+    first["started_at"] = generation["ended_at"]
+    exported.insert(exported.index(ran), first)
+    result = load_trace(write(tmp_path / "agents.json", exported))
+    calls = result.steps[0].tool_calls
+    assert [(c.id, c.raw_arguments, c.result) for c in calls] == [
+        ("call_1", '{"isin": "SE0000108656"}', "118.4"),
+        ("call_1b", '{"isin": "SE0000000001"}', "7.5"),
+    ]  # each with the run whose input is its own, whichever started first
