@@ -145,3 +145,12 @@ def test_a_column_of_dollars_keeps_one_precision() -> None:
     assert format_usd(0.0135) == "$0.0135"  # a figure in a sentence keeps its short form
     assert format_usd(None, column=True) == "unknown"
     assert format_usd(2e-9, column=True) == "$2.0e-09"  # never a cost that reads as zero
+
+
+def test_none_is_shown_as_none_in_a_message() -> None:
+    with pytest.raises(TypeError) as info:
+        Price(None, 1.0)  # type: ignore[arg-type]
+    assert str(info.value) == "Price: input_per_mtok must be a finite number >= 0, got None."
+    with pytest.raises(TypeError) as info:
+        Budget(max_steps="3")  # type: ignore[arg-type]
+    assert str(info.value) == "Budget: max_steps must be an int >= 0 or None, got str."
