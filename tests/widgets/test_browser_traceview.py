@@ -91,6 +91,11 @@ def drive_the_trace(browser: Browser, shot: Path | None) -> None:
     # a click on a row chooses it; the keys move from there
     view.locator(".blv-row", has_text="Checking the weather").click()
     expect(detail).to_contain_text("Step 1 ·")
+    # issue 29, item 6: the host's rule for outputs broke the context's words mid-word
+    context = view.locator(".blv-detail .blv-context pre").first
+    expect(context).to_be_visible()
+    breaks = "(el) => getComputedStyle(el).wordBreak"
+    assert page.evaluate(breaks, context.element_handle()) == "normal"
     page.keyboard.press("j")
     expect(detail).to_contain_text("Step 2 ·")
     page.keyboard.press("ArrowDown")
