@@ -287,7 +287,8 @@ def _ceiling_label(
     """Where a ceiling's label goes (its right end and baseline) and what of it is shown: at
     the right of the plot, or left of the marker where only that side holds it whole (cut to
     the wider side where neither does), so the marker never crosses it; under its line where
-    above it would sit on a label already placed or on the title."""
+    above it would sit on a label already placed or on the title. The place is added to
+    ``taken``, for the labels after it."""
     right = left + plot_w - 2
     room = plot_w - 6
     full = len(label) * CHAR_WIDTH
