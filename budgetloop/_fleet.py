@@ -44,6 +44,7 @@ from ._valid import must, type_name
 
 Dumps = Callable[[Any], bytes]
 _Stamp = tuple[int, int, int] | None  # a file's inode, mtime and size, or no file
+Task = tuple[str, int, _Stamp]  # the batch, the prompt's index, its trace path's stamp when sent
 _KEPT_JOBS = 4  # batches a worker keeps unpickled: a new batch is a new copy of everything
 
 
@@ -157,7 +158,9 @@ def run_on(
                 i = waiting.popleft()
                 stamp = _stamp(paths[i])
                 try:
-                    future = _submit(send, (batch, i), complete, prompts[i], paths[i], options)
+                    future = _submit(
+                        send, (batch, i, stamp), complete, prompts[i], paths[i], options
+                    )
                 except Exception as exc:  # a broken executor: this run's result says so
                     finish(i, _lost(exc, paths[i], stamp, options))
                     continue
@@ -176,7 +179,7 @@ def run_on(
 
 def _submit(
     send: Sender,
-    task: tuple[str, int],
+    task: Task,
     complete: Callable[..., Any],
     prompt: _one.Prompt,
     path: Path | None,
@@ -207,15 +210,31 @@ _jobs: OrderedDict[str, tuple[Callable[..., Any], ManyOptions]] = OrderedDict()
 _jobs_lock = threading.Lock()
 
 
-def run_task(
-    task: tuple[str, int], payload: bytes, prompt: _one.Prompt, path: str | None
-) -> Result:
-    """Run ``task`` (the batch, the prompt's index) on a worker: the batch's model and options
-    unpickled once per worker process, the run made here (an ``async def`` model on an event
-    loop of its own). The index makes every task distinct to an executor that names tasks by
-    their arguments (Dask), even for equal prompts."""
+def run_task(task: Task, payload: bytes, prompt: _one.Prompt, path: str | None) -> Result:
+    """Run ``task`` (the batch, the prompt's index, the stamp of its trace path before it was
+    sent) on a worker: the batch's model and options unpickled once per worker process, the run
+    made here (an ``async def`` model on an event loop of its own). The index makes every task
+    distinct to an executor that names tasks by their arguments (Dask), even for equal prompts.
+
+    An executor may run a task again after it finished: Dask computes anew a result that was
+    lost with its worker before it was gathered. A finished trace at the path, written since the
+    task was sent, is that first try: it is the result, and nothing is sent to the model twice."""
+    where = None if path is None else Path(path)
+    finished = _finished_since(where, task[2])
+    if finished is not None:
+        return finished
     complete, options = _job(task[0], payload)
-    return _run_here(complete, prompt, None if path is None else Path(path), options)
+    return _run_here(complete, prompt, where, options)
+
+
+def _finished_since(path: Path | None, stamp: _Stamp) -> Result | None:
+    if path is None or not os.path.exists(path) or _stamp(path) == stamp:
+        return None
+    try:
+        earlier = load_trace(path)
+    except (OSError, ValueError):
+        return None  # torn or unreadable: not a finished run; the new try sets it aside
+    return earlier if earlier.stop is not None else None
 
 
 def _job(batch: str, payload: bytes) -> tuple[Callable[..., Any], ManyOptions]:

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -201,6 +201,38 @@ def test_a_worker_killed_mid_batch_loses_no_billed_spend(tmp_path: Path) -> None
     _wait_for(
         lambda: ledger.reserved_pico() == 0, "the killed run's reservation to end with its lease"
     )
+
+
+class RunsEachTaskTwice(Executor):
+    """An executor that runs each task a second time after it finished and returns the second
+    try's result, as Dask does when the worker holding a finished result dies before the
+    result is gathered."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        fn(*args, **kwargs)
+        future: Future[Any] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def test_a_finished_task_run_again_returns_its_trace_and_spends_nothing_more(
+    tmp_path: Path,
+) -> None:
+    ledger = SqliteLedger(tmp_path / "spend.db", 0.0105)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "run-0001.jsonl").write_text("an earlier batch's file\n")
+    results = run_many(
+        runaway(), ["a", "b"], executor=RunsEachTaskTwice(), ledger=ledger,
+        trace_dir=tmp_path / "t", **OPTIONS,
+    )  # fmt: skip
+    assert [r.stop for r in results] == [Stop.SHARED_BUDGET] * 2
+    assert [len(r.steps) for r in results] == [9, 0]  # the first run took the whole budget
+    assert ledger.spent_pico() == 9 * STEP_PICO  # the second tries sent nothing
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == [
+        "run-0000.jsonl", "run-0001.1.jsonl", "run-0001.jsonl"
+    ]  # fmt: skip
+    assert load_trace(tmp_path / "t" / "run-0000.jsonl").steps == results[0].steps
+    assert budget_report(tmp_path / "t").total_cost_usd == pytest.approx(9 * 0.00105)
 
 
 def _kill_when_hung(marker: Path) -> None:
