@@ -23,7 +23,7 @@ from ._printable import printable
 from ._trace._journal import load_traces
 from ._trace._result import APPROVALS, Result
 from ._types import PICO, Budget, Price, format_usd, from_pico, to_pico
-from ._valid import type_name
+from ._valid import must, type_name
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
 TraceSource = str | os.PathLike[str] | Result | Mapping[str, Any]
@@ -76,27 +76,27 @@ class BudgetReport:
         ``max_input_tokens``) that would have let ``percentile``% of these runs answer (one of
         the percentiles the report was made with)."""
         if percentile not in self.percentiles:
-            raise ValueError(
-                f"BudgetReport.budget: percentile {percentile!r} is not one of "
-                f"{list(self.percentiles)}."
-            )
+            expected = f"one of the report's {list(self.percentiles)}"
+            raise ValueError(must("BudgetReport.budget", "percentile", expected, repr(percentile)))
         values = {name: by_p[percentile] for name, by_p in self.ceilings.items()}
         if self.unknown_cost:
             raise ValueError(
-                f"BudgetReport.budget: the cost of {len(self.unknown_cost)} of the {self.runs} "
-                "runs is unknown (their traces hold none), so no cost ceiling can be derived; "
-                "replay them with a price= first."
+                "BudgetReport.budget: the cost of every run must be known, got "
+                f"{len(self.unknown_cost)} of the {self.runs} runs unknown (their traces hold "
+                "none), so no cost ceiling can be derived; replay them with a price= first."
             )
         if any(v is None for v in values.values()):
+            answered = len(self.stops.get("answered", ()))
             raise ValueError(
-                f"BudgetReport.budget: fewer than {percentile}% of the {self.runs} runs "
-                "answered, so no ceiling from these traces lets that many finish."
+                f"BudgetReport.budget: the runs that answered must be at least {percentile}% of "
+                f"the {self.runs} runs, got {answered}, so no ceiling from these traces lets "
+                "that many finish."
             )
         for name, value in values.items():
             if isinstance(value, float) and math.isinf(value):
                 raise ValueError(
-                    f"BudgetReport.budget: the {name} ceiling for p{_num(percentile)} is past "
-                    "a float's range, so no Budget can hold it."
+                    f"BudgetReport.budget: the {name} ceiling for p{_num(percentile)} must be "
+                    "within a float's range, got one past it, so no Budget can hold it."
                 )
         return Budget(**values)  # type: ignore[arg-type]  # each of its type, by its ceiling
 
@@ -333,7 +333,10 @@ def _load(traces: object) -> tuple[list[str], list[Result], list[tuple[str, str]
                     f"{str(path)!r} ({exc.strerror or exc})."
                 ) from None
             if not files:
-                raise ValueError(f"budget_report: no *.json or *.jsonl traces in {str(path)!r}.")
+                expected = "a folder that holds *.json or *.jsonl traces"
+                raise ValueError(
+                    must("budget_report", "traces", expected, f"{str(path)!r}, which holds none")
+                )
             items: list[Any] = list(files)
         else:
             items = [path]
@@ -347,7 +350,7 @@ def _load(traces: object) -> tuple[list[str], list[Result], list[tuple[str, str]
             f"Results and trace dicts, got {type_name(traces)}."
         )
     if not items:
-        raise ValueError("budget_report: no traces given.")
+        raise ValueError("budget_report: traces must be at least one trace, got none.")
     names: list[str] = []
     results: list[Result] = []
     skipped: list[tuple[str, str]] = []
@@ -378,7 +381,7 @@ def _load(traces: object) -> tuple[list[str], list[Result], list[tuple[str, str]
     if not results:
         listed = "; ".join(f"{printable(name)}: {printable(why)}" for name, why in skipped)
         raise ValueError(
-            "budget_report: traces must include one that can be read, "
+            "budget_report: traces must be at least one trace that can be read, "
             f"got {len(skipped)} that cannot ({listed})."
         )
     return names, results, skipped
@@ -403,7 +406,8 @@ def _check_percentiles(percentiles: object) -> tuple[float, ...]:
             f"budget_report: percentiles must be a list of numbers, got {type_name(percentiles)}."
         )
     if not percentiles:
-        raise ValueError("budget_report: percentiles must not be empty.")
+        got = f"an empty {type_name(percentiles)}"
+        raise ValueError(must("budget_report", "percentiles", "at least one number", got))
     for p in percentiles:
         if isinstance(p, bool) or not isinstance(p, (int, float)):
             raise TypeError(f"budget_report: percentiles must be numbers, got {type_name(p)}.")

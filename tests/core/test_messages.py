@@ -171,32 +171,6 @@ NOT_YET = {
         "ValueError('{where}: expected a tool schema with a name and parameters.properties, got {json.dumps(schema, default=repr)[:80]}.')",
     ),
     (
-        "budgetloop/_report.py",
-        'ValueError("BudgetReport.budget: the {name} ceiling for p{_num(percentile)} is past a float\'s range, so no Budget can hold it.")',
-    ),
-    (
-        "budgetloop/_report.py",
-        "ValueError('BudgetReport.budget: fewer than {percentile}% of the {self.runs} runs answered, so no ceiling from these traces lets that many finish.')",
-    ),
-    (
-        "budgetloop/_report.py",
-        "ValueError('BudgetReport.budget: percentile {percentile} is not one of {list(self.percentiles)}.')",
-    ),
-    (
-        "budgetloop/_report.py",
-        "ValueError('BudgetReport.budget: the cost of {len(self.unknown_cost)} of the {self.runs} runs is unknown (their traces hold none), so no cost ceiling can be derived; replay them with a price= first.')",
-    ),
-    (
-        "budgetloop/_report.py",
-        "ValueError('budget_report: no *.json or *.jsonl traces in {str(path)}.')",
-    ),
-    ("budgetloop/_report.py", "ValueError('budget_report: no traces given.')"),
-    ("budgetloop/_report.py", "ValueError('budget_report: percentiles must not be empty.')"),
-    (
-        "budgetloop/_report.py",
-        "ValueError('budget_report: traces must include one that can be read, got {len(skipped)} that cannot ({listed}).')",
-    ),
-    (
         "budgetloop/_schema/_classes.py",
         'TypeError("{where}: the model\'s JSON schema could not be made ({exc}).")',
     ),
