@@ -19,6 +19,7 @@ from typing import Any
 from ._budget import Projection
 from ._trace._result import Approval
 from ._tracebacks import own_traceback
+from ._valid import must, type_name
 
 Approve = Callable[["PendingCall"], Any]  # returns (or, async, resolves to) a decision
 
@@ -85,7 +86,7 @@ def read(value: Any, call: PendingCall) -> Decision:
         return denied(value)
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return edited(call, value)
-    raise TypeError(f"approve returned {type(value).__name__}; expected {_RETURNS}")
+    raise TypeError(must("approve", "what it returns", _RETURNS, type_name(value)))
 
 
 def failed(exc: BaseException) -> Decision:

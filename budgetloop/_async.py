@@ -18,6 +18,7 @@ from ._session import abandoned
 from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
+from ._valid import must, type_name
 
 AsyncUntil = Callable[["AsyncSession"], bool]
 
@@ -27,15 +28,13 @@ class AsyncSession(Loop):
 
     async def run(self, until: AsyncUntil | None = None) -> Result:
         """Step until the run stops (or ``until(session)`` is True after a step: a pause)."""
+        where = self._named("run")
         if until is not None and not callable(until):
-            got = type(until).__name__
-            raise TypeError(
-                f"AsyncSession.run: until must be a function (session) -> bool, got {got}."
-            )
-        self._check_decided("AsyncSession.run")
+            expected = "a function (session) -> bool"
+            raise TypeError(must(where, "until", expected, type_name(until)))
         with self._stopping_before(until):
             while not self.done:
-                await self.step()
+                await self._step(where)
                 if self.pending:  # a batch waits for a person: the run pauses
                     break
                 if until is not None and not self.done and until(self):
@@ -44,10 +43,13 @@ class AsyncSession(Loop):
 
     async def step(self) -> Step | None:
         """Take one turn: a model call and its tool batch. None if the run stopped before it."""
+        return await self._step(self._named("step"))
+
+    async def _step(self, where: str) -> Step | None:
+        """``step()``, a refusal naming ``where``: the entry point the user called."""
         if self.done:
             return None
-        self._check_decided("AsyncSession.step")
-        started = self._begin()
+        started = self._begin(where)
         try:
             step = await self._drive(self._turn(started))
         finally:

@@ -280,7 +280,10 @@ def max_turns_for(
     while True:
         nxt = _turn_pico(turns + 1, start_tokens, tokens_per_turn, max_output_tokens, price)
         if nxt <= 0:
-            raise ValueError("max_turns_for: a turn that costs nothing fits any number of times.")
+            raise ValueError(
+                f"max_turns_for: each turn's cost must be more than $0, got $0 for turn "
+                f"{turns + 1}; a turn that costs nothing fits any number of times."
+            )
         if spent + nxt > limit:
             return turns
         spent += nxt

@@ -250,32 +250,33 @@ class Holding:
         """Let the held call ``call_id`` run; with ``arguments``, run it with those instead
         (checked against the tool's schema now: arguments that do not fit are a ValueError,
         and the call stays pending)."""
-        held, call = self._pending_call("approve", call_id)
+        where = f"{type(self).__name__}.approve"
+        held, call = self._pending_call(where, call_id)
         if arguments is None:
             held.decisions[call.id] = APPROVED
             return
         if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
             expected = "a dict of the tool's arguments or None"
-            raise TypeError(must("Session.approve", "arguments", expected, type_name(arguments)))
+            raise TypeError(must(where, "arguments", expected, type_name(arguments)))
         found = next(c for c in held.taken.calls if c.id == call.id)
         made = self._edit(found, dict(arguments))
         if isinstance(made, Ran):
             error = made.record.error or ""
             expected = f"arguments that fit {call.name}'s schema"
             got = error.removeprefix(_EDIT_MISFIT)
-            raise ValueError(must("Session.approve", "arguments", expected, got))
+            raise ValueError(must(where, "arguments", expected, got))
         held.decisions[call.id] = edited(call, arguments)
 
     def deny(self, call_id: str, reason: str = "") -> None:
         """Do not run the held call ``call_id``; the model reads that it was denied, and
         ``reason`` when one is given."""
+        where = f"{type(self).__name__}.deny"
         if not isinstance(reason, str):
-            raise TypeError(must("Session.deny", "reason", "a str", type_name(reason)))
-        held, call = self._pending_call("deny", call_id)
+            raise TypeError(must(where, "reason", "a str", type_name(reason)))
+        held, call = self._pending_call(where, call_id)
         held.decisions[call.id] = denied(reason)
 
-    def _pending_call(self, what: str, call_id: str) -> tuple[Held, PendingCall]:
-        where = f"Session.{what}"
+    def _pending_call(self, where: str, call_id: str) -> tuple[Held, PendingCall]:
         if not isinstance(call_id, str):
             raise TypeError(must(where, "call_id", "a str", type_name(call_id)))
         held = self._held
@@ -290,13 +291,15 @@ class Holding:
         )
 
     def _check_decided(self, where: str) -> None:
-        """A step cannot be taken while a held call is undecided."""
+        """A step cannot be taken while a held call is undecided; the refusal names ``where``,
+        the entry point the user called."""
         waiting = self.pending
         if waiting:
             names = ", ".join(f"{c.name} ({c.id})" for c in waiting)
             raise RuntimeError(
-                f"{where}: the run holds calls waiting for a decision: {names}; decide each "
-                "with session.approve(call_id) or session.deny(call_id, reason) first."
+                f"{where}: the calls waiting for a decision must be none, got "
+                f"{len(waiting)}: {names}; decide each with session.approve(call_id) or "
+                "session.deny(call_id, reason) first."
             )
 
     def _held_detail(self) -> str:

@@ -221,7 +221,7 @@ class Loop(Holding):
         this session has spent; its steps and tool calls count those before ``at``; its
         ``max_seconds`` counts only its own steps' time.
         """
-        return self._fork("fork", at, messages, options)
+        return self._fork(f"{type(self).__name__}.fork", at, messages, options)
 
     def _fork(
         self: L,
@@ -230,7 +230,7 @@ class Loop(Holding):
         messages: Sequence[Message] | None,
         options: Mapping[str, Any],
     ) -> L:
-        """``fork``, its errors naming ``where`` (``fork``, or ``resume``)."""
+        """``fork``, its errors naming ``where`` (``Session.fork``, ``resume``, ``replay``)."""
         check_names(where, options, option_names(ForkOptions))
         at = fork_point(self.state.steps, at, where)
         changes = dict(options)
@@ -659,9 +659,16 @@ class Loop(Holding):
 
     # -- bookkeeping ------------------------------------------------------------------------------
 
-    def _begin(self) -> float:
-        """A step starts: one at a time, on a clock that does not run backwards."""
-        where = self._caller or f"{type(self).__name__}.step"
+    def _named(self, method: str) -> str:
+        """Who a step's refusal names: the entry point that runs the session to its end
+        (``run``, ``arun``, ``run_many``, ``replay``), else the session's ``method`` the user
+        called (``Session.run``, ``AsyncSession.step``)."""
+        return self._caller or f"{type(self).__name__}.{method}"
+
+    def _begin(self, where: str) -> float:
+        """A step starts: no call waits for a decision, one step at a time, on a clock that
+        does not run backwards. A refusal names ``where`` (``_named``)."""
+        self._check_decided(where)
         if not self._stepping.acquire(blocking=False):
             raise RuntimeError(
                 f"{where}: the session must be idle, got another step running; a session "

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ._jsonable import jsonable, plain
 from ._tracebacks import MAX_TRACEBACK_CHARS, bounded
 from ._types import Message, ToolCall, arguments_text
+from ._valid import type_name
 
 if TYPE_CHECKING:
     from ._trace._result import CallRecord, Step
@@ -100,7 +101,8 @@ class Said:
 
     def __str__(self) -> str:
         raise TypeError(
-            "a Said has two forms: .real for the model, Redactor.text(said) for an output form"
+            "Said: its text must be asked for in one of its two forms, got str(); use .real for "
+            "the model, Redactor.text(said) for an output form."
         )
 
 
@@ -317,9 +319,7 @@ def strict(redact: Redact) -> Redact:
     def checked(text: str) -> str:
         out = redact(text)
         if not isinstance(out, str):
-            raise TypeError(
-                f"redact: what redact returns must be a str, got {type(out).__name__}."
-            )
+            raise TypeError(f"redact: what redact returns must be a str, got {type_name(out)}.")
         return out
 
     return checked

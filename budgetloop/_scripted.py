@@ -21,6 +21,7 @@ from ._recorded import completion_of, recorded_error
 from ._trace._journal import Trace, as_result
 from ._trace._result import Request
 from ._types import Completion, Message, Price, Usage
+from ._valid import type_name
 
 Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]
 
@@ -62,10 +63,13 @@ class ScriptedModel:
     ) -> None:
         self.script = list(script)
         if repeat_last and not self.script:
-            raise ValueError("ScriptedModel: repeat_last needs at least one entry to repeat.")
+            raise ValueError(
+                "ScriptedModel: script must be at least one entry when repeat_last=True (the "
+                "entry to repeat), got none."
+            )
         if isinstance(delay, bool) or not isinstance(delay, (int, float)):
             raise TypeError(
-                f"ScriptedModel: delay must be a number of seconds, got {type(delay).__name__}."
+                f"ScriptedModel: delay must be a number of seconds, got {type_name(delay)}."
             )
         if not (math.isfinite(delay) and delay >= 0):
             raise ValueError(f"ScriptedModel: delay must be >= 0 seconds, got {delay!r}.")
@@ -148,8 +152,8 @@ class ScriptedModel:
             time.sleep(self.delay)
         if index >= len(self.script) and not self.repeat_last:
             raise IndexError(
-                f"ScriptedModel: call {index + 1} but the script has {len(self.script)} entries; "
-                f"{self._past_end}."
+                f"ScriptedModel: each call must be one of the script's {len(self.script)} "
+                f"entries, got call {index + 1}; {self._past_end}."
             )
         entry = self.script[min(index, len(self.script) - 1)]
         if isinstance(entry, str):

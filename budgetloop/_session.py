@@ -22,6 +22,7 @@ from ._pool import Slots
 from ._trace._result import Result, Step
 from ._tracebacks import own_traceback
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
+from ._valid import must, type_name
 
 Until = Callable[["Session"], bool]
 
@@ -54,13 +55,13 @@ class Session(Loop):
         ``until(session)`` is checked after every step; when it returns True the run pauses
         (``done`` stays False) and the next ``run()`` or ``step()`` goes on from there.
         """
+        where = self._named("run")
         if until is not None and not callable(until):
-            got = type(until).__name__
-            raise TypeError(f"Session.run: until must be a function (session) -> bool, got {got}.")
-        self._check_decided("Session.run")
+            expected = "a function (session) -> bool"
+            raise TypeError(must(where, "until", expected, type_name(until)))
         with self._stopping_before(until):
             while not self.done:
-                self.step()
+                self._step(where)
                 if self.pending:  # a batch waits for a person: the run pauses
                     break
                 if until is not None and not self.done and until(self):
@@ -74,10 +75,13 @@ class Session(Loop):
         this returns the step with the model's reply (its calls wait in ``pending``, not yet in
         its ``tool_calls``), and the next ``step()`` runs the batch once each call is decided,
         then takes its own turn (returning the last step it recorded)."""
+        return self._step(self._named("step"))
+
+    def _step(self, where: str) -> Step | None:
+        """``step()``, a refusal naming ``where``: the entry point the user called."""
         if self.done:
             return None
-        self._check_decided("Session.step")
-        started = self._begin()
+        started = self._begin(where)
         try:
             if self.budget.max_seconds is None:
                 step = self._drive(self._turn(started))

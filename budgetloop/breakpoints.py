@@ -22,6 +22,7 @@ from typing import Protocol
 from ._budget import Projection
 from ._trace._result import Step
 from ._types import to_pico
+from ._valid import type_name
 
 __all__ = [
     "Breakpoint",
@@ -55,7 +56,7 @@ def on_tool(name: str) -> Breakpoint:
     """True after a step in which the model called the tool ``name`` (whatever came of the
     call: run, refused for its arguments, or skipped because the run stopped)."""
     if not isinstance(name, str):
-        raise TypeError(f"on_tool: name must be a tool name (str), got {type(name).__name__}.")
+        raise TypeError(f"on_tool: name must be a tool name (str), got {type_name(name)}.")
     if not name:
         raise ValueError("on_tool: name must be a tool name, got an empty string.")
 
@@ -74,7 +75,7 @@ def before_tool(name: str) -> Breakpoint:
     each with ``session.approve`` or ``session.deny``; the next ``run()`` runs the batch and
     goes on. True when the session holds such a batch."""
     if not isinstance(name, str):
-        raise TypeError(f"before_tool: name must be a tool name (str), got {type(name).__name__}.")
+        raise TypeError(f"before_tool: name must be a tool name (str), got {type_name(name)}.")
     if not name:
         raise ValueError("before_tool: name must be a tool name, got an empty string.")
 
@@ -114,7 +115,7 @@ def on_cost(usd: float) -> Breakpoint:
     the run is done (there is no next turn). Asked of a session with no price, it raises
     ``ValueError``: without a price the next turn's cost cannot be projected."""
     if isinstance(usd, bool) or not isinstance(usd, (int, float)):
-        raise TypeError(f"on_cost: usd must be a number of dollars, got {type(usd).__name__}.")
+        raise TypeError(f"on_cost: usd must be a number of dollars, got {type_name(usd)}.")
     if not math.isfinite(usd) or usd < 0:
         raise ValueError(f"on_cost: usd must be a finite number >= 0, got {usd!r}.")
     limit = to_pico(usd)
@@ -144,7 +145,7 @@ def on_step(n: int) -> Breakpoint:
     """True when the session has taken exactly ``n`` steps in all, so a run paused there goes
     on when it is run again."""
     if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"on_step: n must be an int, got {type(n).__name__}.")
+        raise TypeError(f"on_step: n must be an int, got {type_name(n)}.")
     if n < 0:
         raise ValueError(f"on_step: n must be a number of steps >= 0, got {n}.")
 
@@ -154,10 +155,11 @@ def on_step(n: int) -> Breakpoint:
     def ahead(session: Inspectable) -> None:
         taken = len(session.steps)
         if n <= taken:
-            are = "1 step is" if taken == 1 else f"{taken:,} steps are"
+            steps = "1 step" if taken == 1 else f"{taken:,} steps"
             raise ValueError(
-                f"on_step({n}): {are} taken already, so a run asked after its next step "
-                "never pauses there; choose a larger number."
+                f"on_step({n}): the session's steps must be fewer than {n:,}, got {steps} taken "
+                "already, so a run asked after its next step never pauses there; choose a "
+                "larger number."
             )
 
     reached.__qualname__ = f"on_step({n})"

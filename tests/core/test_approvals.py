@@ -23,6 +23,7 @@ from budgetloop import (
     Tool,
     ToolCall,
     arun,
+    astart,
     budget_report,
     load_trace,
     replay,
@@ -210,8 +211,8 @@ def test_an_approve_that_raises_denies_the_call_keeps_the_traceback_and_the_run_
     assert raised.traceback.endswith("RuntimeError: the approval service is down\n")
     assert 'raise RuntimeError("the approval service is down")' in raised.traceback
     assert nonsense.error == (
-        "approve raised TypeError: approve returned NoneType; expected True, False, a str "
-        "(deny, with the reason) or a dict (the arguments to run with)"
+        "approve raised TypeError: approve: what it returns must be True, False, a str "
+        "(deny, with the reason) or a dict (the arguments to run with), got None."
     )
     assert raised.content == "denied: not run (reason: the approval failed (RuntimeError))"
     assert result.answered
@@ -349,10 +350,10 @@ def test_a_stepped_session_holds_the_batch_until_each_call_is_decided() -> None:
     assert (turn.action, turn.stop) == ("held", None)
     assert turn.detail == "a batch waits for a decision on transfer (c2), transfer (c3)"
     assert turn.projection == session.pending[0].projection
-    for take in (session.step, session.run):
+    for take in (session.step, session.run):  # each names the method the user called
         assert message(RuntimeError, take) == (
-            f"Session.{take.__name__}: the run holds calls waiting for a decision: transfer "
-            "(c2), transfer (c3); decide each with session.approve(call_id) or "
+            f"Session.{take.__name__}: the calls waiting for a decision must be none, got 2: "
+            "transfer (c2), transfer (c3); decide each with session.approve(call_id) or "
             "session.deny(call_id, reason) first."
         )
     session.approve("c2", {"to": "bob", "amount": 800})
@@ -393,6 +394,32 @@ def test_session_run_pauses_at_a_held_batch_and_goes_on_once_decided() -> None:
     assert session.run().answered
     assert [c.approval for c in session.result.steps[0].tool_calls] == [None, "approved",
                                                                          "approved"]  # fmt: skip
+
+
+def test_an_async_session_names_its_own_method_when_a_held_batch_is_undecided() -> None:
+    async def main() -> list[str]:
+        session = astart(model(THREE), "pay", tools=payments([]))
+        await session.step()
+        said: list[str] = []
+        for take in (session.step, session.run):
+            with pytest.raises(RuntimeError) as caught:
+                await take()
+            said.append(str(caught.value))
+        said.append(message(ValueError, lambda: session.deny("c1")))
+        said.append(message(TypeError, lambda: session.approve("c2", [1])))
+        return said
+
+    waiting = (
+        "the calls waiting for a decision must be none, got 2: transfer (c2), transfer (c3); "
+        "decide each with session.approve(call_id) or session.deny(call_id, reason) first."
+    )
+    assert asyncio.run(main()) == [
+        f"AsyncSession.step: {waiting}",
+        f"AsyncSession.run: {waiting}",
+        "AsyncSession.deny: call_id must be the id of a pending call ('c2', 'c3'), got 'c1'.",
+        "AsyncSession.approve: arguments must be a dict of the tool's arguments or None, "
+        "got list.",
+    ]
 
 
 def test_deciding_a_call_that_is_not_pending_and_an_edit_that_does_not_fit() -> None:

@@ -176,6 +176,34 @@ def test_bad_arguments_are_named() -> None:
         breakpoints.on_cost("0.5")  # type: ignore[arg-type]
 
 
+def test_a_breakpoint_a_run_has_passed_says_why_it_cannot_pause_it() -> None:
+    model = ScriptedModel([call("lookup", q=str(i)) for i in range(4)] + ["done"])
+    session = start(model, "go", tools=[lookup])
+    breakpoints.check(breakpoints.on_step(1), session)  # none taken: it can pause there
+    session.step()
+    with pytest.raises(ValueError, match=r"^on_step\(1\): ") as caught:
+        breakpoints.check(breakpoints.on_step(1), session)
+    assert str(caught.value) == (
+        "on_step(1): the session's steps must be fewer than 1, got 1 step taken already, so a "
+        "run asked after its next step never pauses there; choose a larger number."
+    )
+    session.step()
+    with pytest.raises(ValueError, match=r"^on_step\(2\): ") as caught:
+        breakpoints.check(breakpoints.on_step(2), session)
+    assert str(caught.value).startswith(
+        "on_step(2): the session's steps must be fewer than 2, got 2 steps taken already, "
+    )
+
+
+def test_none_is_named_none() -> None:
+    with pytest.raises(TypeError) as caught:
+        breakpoints.before_tool(None)  # type: ignore[arg-type]
+    assert str(caught.value) == "before_tool: name must be a tool name (str), got None."
+    with pytest.raises(TypeError) as caught:
+        breakpoints.on_cost(None)  # type: ignore[arg-type]
+    assert str(caught.value) == "on_cost: usd must be a number of dollars, got None."
+
+
 def test_predicates_say_what_they_are() -> None:
     assert breakpoints.on_tool("transfer").__qualname__ == "on_tool('transfer')"
     assert breakpoints.on_cost(0.5).__qualname__ == "on_cost(0.5)"

@@ -46,6 +46,16 @@ def test_max_turns_for_is_the_largest_number_that_fits() -> None:
     assert max_turns_for(0.0, **WORKED) == 0
 
 
+def test_max_turns_for_a_turn_that_costs_nothing_is_refused() -> None:
+    free = {**WORKED, "price": Price(0.0, 0.0)}
+    with pytest.raises(ValueError, match=r"^max_turns_for: ") as caught:
+        max_turns_for(1.0, **free)
+    assert str(caught.value) == (
+        "max_turns_for: each turn's cost must be more than $0, got $0 for turn 1; a turn that "
+        "costs nothing fits any number of times."
+    )
+
+
 @given(
     limit=st.floats(min_value=0, max_value=50),
     start=st.integers(0, 50_000),

@@ -9,6 +9,7 @@ import asyncio
 import inspect
 import math
 import os
+from collections.abc import Callable
 from typing import Any, get_args
 
 import pytest
@@ -43,6 +44,7 @@ from budgetloop._schema._shapes import SUPPORTED
 MODEL = ScriptedModel(["ok"], price=Price(3.0, 15.0), max_output_tokens=100)
 SAVED = run(ScriptedModel(["ok"], price=Price(3.0, 15.0), max_output_tokens=100), "go")
 ENTRY_POINTS = ("start", "run", "astart", "arun", "fork", "resume", "replay", "run_many")
+SAID = {"fork": "Session.fork"}  # what a message names: the method the user called
 NOT_TAKEN = {"replay": {"tools", "clock", "trace_path"}, "run_many": {"trace_path"}}
 NOWHERE = os.path.join(os.sep, "no-such-folder-for-budgetloop", "run.jsonl")
 
@@ -198,9 +200,8 @@ def table() -> list[Any]:
                     "Pass it here, or give the model callable that attribute.",
                     "Pass it to replay: the trace records none.",
                 )
-            rows.append(
-                pytest.param(where, options, error, f"{where}: {message}", id=f"{where}-{name}")
-            )
+            said = f"{SAID.get(where, where)}: {message}"
+            rows.append(pytest.param(where, options, error, said, id=f"{where}-{name}"))
     return rows
 
 
@@ -236,7 +237,7 @@ REPLAY = (
 @pytest.mark.parametrize(
     ("where", "option", "message"),
     [
-        ("fork", "bugdet", f"fork: each option must be one of {REPLAY}, clock, trace_path, tools, complete, got 'bugdet'."),
+        ("fork", "bugdet", f"Session.fork: each option must be one of {REPLAY}, clock, trace_path, tools, complete, got 'bugdet'."),
         ("resume", "bugdet", f"resume: each option must be one of {REPLAY}, clock, trace_path, got 'bugdet'."),
         ("replay", "bugdet", f"replay: each option must be one of {REPLAY}, got 'bugdet'."),
         (
@@ -295,17 +296,17 @@ def test_fork_names_another_model_that_is_not_a_function() -> None:
     with pytest.raises(TypeError) as caught:
         start(MODEL, "go").fork(complete="gpt")  # type: ignore[typeddict-item]
     assert str(caught.value) == (
-        "fork: complete must be a function (messages, tools) -> Completion, got str."
+        "Session.fork: complete must be a function (messages, tools) -> Completion, got str."
     )
 
 
 @pytest.mark.parametrize(
     ("where", "arguments", "error", "message"),
     [
-        ("fork", {"at": 2}, ValueError, "fork: at must be a step index from 0 to 1, got 2."),
-        ("fork", {"at": "1"}, TypeError, "fork: at must be a step index from 0 to 1 or None, got str."),
-        ("fork", {"messages": "hi"}, TypeError, "fork: messages must be a list of Message or None, got str."),
-        ("fork", {"messages": [None]}, TypeError, "fork: messages[0] must be a Message, got None."),
+        ("fork", {"at": 2}, ValueError, "Session.fork: at must be a step index from 0 to 1, got 2."),
+        ("fork", {"at": "1"}, TypeError, "Session.fork: at must be a step index from 0 to 1 or None, got str."),
+        ("fork", {"messages": "hi"}, TypeError, "Session.fork: messages must be a list of Message or None, got str."),
+        ("fork", {"messages": [None]}, TypeError, "Session.fork: messages[0] must be a Message, got None."),
         ("resume", {"at": -1}, ValueError, "resume: at must be a step index from 0 to 1, got -1."),
         ("resume", {"at": 1.0}, TypeError, "resume: at must be a step index from 0 to 1 or None, got float."),
         ("resume", {"messages": (Message("user", "a"), "b")}, TypeError, "resume: messages[1] must be a Message, got str."),
@@ -462,7 +463,7 @@ def test_a_count_tokens_that_returns_no_count_fails_at_start(
 
 def test_a_redact_that_returns_no_text_fails_at_start() -> None:
     with pytest.raises(
-        TypeError, match=r"redact: what redact returns must be a str, got NoneType"
+        TypeError, match=r"^redact: what redact returns must be a str, got None\.$"
     ):
         start(MODEL, "go", redact=lambda text: None)
 
@@ -484,14 +485,27 @@ def test_a_message_that_is_not_text_fails_where_it_is_made() -> None:
         Message("user", 3)  # type: ignore[arg-type]
 
 
-def test_a_step_error_names_the_entry_point_the_user_called() -> None:
-    def clock() -> float:
-        return next(times, 5.0)
+BACKWARDS = (
+    "clock must be monotonic, got 10.0 then 5.0 (backwards, or NaN); pass a monotonic clock "
+    "such as time.monotonic."
+)
 
+
+@pytest.mark.parametrize(
+    ("where", "take"),
+    [
+        ("run", lambda clock: run(MODEL, "go", clock=clock)),
+        ("arun", lambda clock: asyncio.run(arun(MODEL, "go", clock=clock))),
+        ("Session.run", lambda clock: start(MODEL, "go", clock=clock).run()),
+        ("Session.step", lambda clock: start(MODEL, "go", clock=clock).step()),
+        ("AsyncSession.run", lambda clock: asyncio.run(astart(MODEL, "go", clock=clock).run())),
+        ("AsyncSession.step", lambda clock: asyncio.run(astart(MODEL, "go", clock=clock).step())),
+    ],
+)
+def test_a_step_error_names_the_entry_point_the_user_called(
+    where: str, take: Callable[[Callable[[], float]], Any]
+) -> None:
     times = iter([10.0, 10.0, 5.0])  # read twice when the run starts, then at its first step
-    with pytest.raises(ValueError, match=r"^run: clock must be monotonic, got 10.0 then 5.0 "):
-        run(MODEL, "go", clock=clock)
-    times = iter([10.0, 10.0, 5.0])
-    session = start(MODEL, "go", clock=clock)
-    with pytest.raises(ValueError, match=r"^Session\.step: clock must be monotonic, got 10.0 "):
-        session.run()  # a step of a session the user started: the session's step
+    with pytest.raises(ValueError, match=r"clock must be monotonic") as caught:
+        take(lambda: next(times, 5.0))  # session.run() steps it, and is what the user called
+    assert str(caught.value) == f"{where}: {BACKWARDS}"

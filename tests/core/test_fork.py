@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -16,6 +17,7 @@ from budgetloop import (
     Step,
     ToolCall,
     Usage,
+    astart,
     breakpoints,
     resume,
     start,
@@ -98,10 +100,16 @@ def test_fork_at_a_step_takes_the_context_as_it_stood_and_options_as_given() -> 
     assert fork.budget == Budget(max_steps=2)
     assert fork.price == PRICE  # every other option kept
     assert fork.run().stop == "max_steps"  # two steps kept, none left
-    with pytest.raises(ValueError, match=r"^fork: at must be a step index from 0 to 3, got 4\.$"):
+    with pytest.raises(ValueError, match=r"^Session\.fork: ") as at:
         s.fork(4)
-    with pytest.raises(TypeError, match=r"^fork: each option must be one of .*, got 'bugdet'\.$"):
+    assert str(at.value) == "Session.fork: at must be a step index from 0 to 3, got 4."
+    with pytest.raises(
+        TypeError, match=r"^Session\.fork: each option must be one of .*, got 'bugdet'\.$"
+    ):
         s.fork(0, bugdet=Budget())  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match=r"^AsyncSession\.fork: ") as at:
+        astart(ScriptedModel(["hi"]), "go").fork(1)
+    assert str(at.value) == "AsyncSession.fork: at must be a step index from 0 to 0, got 1."
 
 
 def test_a_ceiling_holds_across_forks() -> None:
@@ -198,11 +206,17 @@ def test_a_fork_with_a_trace_path_writes_its_whole_history(tmp_path: Any) -> Non
 
 def test_until_that_is_not_a_function_fails_before_any_step() -> None:
     s = session()
-    with pytest.raises(
-        TypeError, match=r"Session.run: until must be a function \(session\) -> bool, got int"
-    ):
+    with pytest.raises(TypeError) as caught:
         s.run(until=3)  # type: ignore[arg-type]
+    assert str(caught.value) == "Session.run: until must be a function (session) -> bool, got int."
     assert s.steps == ()
+    a = astart(ScriptedModel(["hi"]), "go")
+    with pytest.raises(TypeError) as caught:
+        asyncio.run(a.run(until="stop"))  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "AsyncSession.run: until must be a function (session) -> bool, got str."
+    )
+    assert a.steps == ()
 
 
 def test_a_fork_killed_before_its_end_loads_with_the_spend_it_inherited(tmp_path: Any) -> None:

@@ -188,6 +188,12 @@ def test_a_cancelled_model_call_in_flight_is_billed_at_its_worst_case() -> None:
     assert not session.done
 
 
+BUSY = (
+    "the session must be idle, got another step running; a session takes one turn at a time "
+    "(use fork() or another session to run in parallel)."
+)
+
+
 @pytest.mark.timeout(10)
 def test_two_threads_stepping_one_session_make_one_model_call() -> None:
     entered = threading.Event()
@@ -202,10 +208,10 @@ def test_two_threads_stepping_one_session_make_one_model_call() -> None:
     worker = threading.Thread(target=session.step)
     worker.start()
     entered.wait(5)
-    with pytest.raises(
-        RuntimeError, match=r"^Session\.step: the session must be idle, got another step running"
-    ):
-        session.step()
+    for take in (session.step, session.run):  # each names the method the user called
+        with pytest.raises(RuntimeError) as caught:
+            take()
+        assert str(caught.value) == f"Session.{take.__name__}: {BUSY}"
     release.set()
     worker.join()
     assert len(session.steps) == 1
@@ -231,7 +237,9 @@ def test_gathered_steps_of_one_async_session_make_one_call() -> None:
 
     outcomes = asyncio.run(main())
     assert calls[0] == 1
-    assert sum(isinstance(o, RuntimeError) for o in outcomes) == 1
+    assert [str(o) for o in outcomes if isinstance(o, RuntimeError)] == [
+        f"AsyncSession.step: {BUSY}"
+    ]
 
 
 @pytest.mark.parametrize(

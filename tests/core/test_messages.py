@@ -27,18 +27,6 @@ GRAMMAR = re.compile(
 # shrinks: a message added outside the grammar fails, and so does an entry that is gone.
 NOT_YET = {
     (
-        "budgetloop/_approval.py",
-        "TypeError('approve returned {type(value).__name__}; expected {_RETURNS}')",
-    ),
-    (
-        "budgetloop/_budget.py",
-        "ValueError('max_turns_for: a turn that costs nothing fits any number of times.')",
-    ),
-    (
-        "budgetloop/_held.py",
-        "RuntimeError('{where}: the run holds calls waiting for a decision: {names}; decide each with session.approve(call_id) or session.deny(call_id, reason) first.')",
-    ),
-    (
         "budgetloop/_importers/__init__.py",
         "ValueError('{_READERS[fmt][2]} is one JSON document, not JSON Lines.')",
     ),
@@ -157,10 +145,6 @@ NOT_YET = {
     (
         "budgetloop/_ledgers/_sqlite.py",
         "LedgerError('SqliteLedger: the file {self.path} is busy: another connection held its lock for the whole timeout of {self._timeout} s ({type(exc).__name__}: {exc}); try again, or give a longer timeout.')",
-    ),
-    (
-        "budgetloop/_redact.py",
-        "TypeError('a Said has two forms: .real for the model, Redactor.text(said) for an output form')",
     ),
     (
         "budgetloop/_replay.py",
@@ -301,14 +285,6 @@ NOT_YET = {
         "ValueError(\"{where}: default {default} {what} not a finite number; a default is shown to the model as JSON, which has no NaN or infinity (use None for 'no value').\")",
     ),
     (
-        "budgetloop/_scripted.py",
-        "IndexError('ScriptedModel: call {index + 1} but the script has {len(self.script)} entries; {self._past_end}.')",
-    ),
-    (
-        "budgetloop/_scripted.py",
-        "ValueError('ScriptedModel: repeat_last needs at least one entry to repeat.')",
-    ),
-    (
         "budgetloop/_trace/_files.py",
         "FileExistsError('{said} {text}: a file keeps appearing there; not overwritten.')",
     ),
@@ -392,10 +368,6 @@ NOT_YET = {
     (
         "budgetloop/adapters/_tokens.py",
         "ValueError(\"tiktoken_counter: no known encoding for model {model}; pass one of {', '.join(ENCODINGS)} instead.\")",
-    ),
-    (
-        "budgetloop/breakpoints.py",
-        "ValueError('on_step({n}): {are} taken already, so a run asked after its next step never pauses there; choose a larger number.')",
     ),
     (
         "budgetloop/mcp/__init__.py",

@@ -44,7 +44,7 @@ def test_an_exhausted_script_is_a_model_error_not_a_crash() -> None:
     result = run(ScriptedModel([]), "go")
     assert result.stop == "model_error"
     assert result.error == (
-        "IndexError: ScriptedModel: call 1 but the script has 0 entries; "
+        "IndexError: ScriptedModel: each call must be one of the script's 0 entries, got call 1; "
         "add entries or pass repeat_last=True."
     )
 

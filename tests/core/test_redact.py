@@ -22,6 +22,7 @@ from budgetloop import (
     start,
     tool,
 )
+from budgetloop._redact import PLAIN, Said
 
 SECRET = "sk-live-7Hq2ZxSECRET9"
 MASK = "[redacted]"
@@ -445,3 +446,14 @@ def test_what_the_provider_said_of_a_reply_is_redacted_in_the_trace_and_the_jour
     )  # fmt: skip
     assert_kept_out(result, secret, journal)
     assert load_trace(journal).steps == result.steps
+
+
+def test_a_sentence_that_may_quote_a_call_has_no_plain_str() -> None:
+    said = Said("the call ", None, " failed")
+    assert (said.real, PLAIN.text(said)) == ("the call None failed",) * 2
+    with pytest.raises(TypeError) as caught:
+        str(said)  # which form (the model's, or an output form's) must be chosen
+    assert str(caught.value) == (
+        "Said: its text must be asked for in one of its two forms, got str(); use .real for the "
+        "model, Redactor.text(said) for an output form."
+    )

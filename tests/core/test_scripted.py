@@ -31,8 +31,12 @@ def test_plays_back_and_records_requests() -> None:
     assert second.usage == Usage(5, 6)
     assert model.calls == 2
     assert model.requests[1].tools == ({"name": "t"},)
-    with pytest.raises(IndexError, match="call 3 but the script has 2 entries"):
+    with pytest.raises(IndexError) as caught:
         model([], [])
+    assert str(caught.value) == (
+        "ScriptedModel: each call must be one of the script's 2 entries, got call 3; add entries "
+        "or pass repeat_last=True."
+    )
 
 
 def test_counted_usage_grows_with_the_context() -> None:
@@ -201,8 +205,12 @@ def test_callable_entries_and_attributes() -> None:
     )
     assert model([Message("user", "a")] * 3, []).tool_calls == (ToolCall("f", {"n": 3}),)
     assert (model.price, model.max_output_tokens) == (Price(1, 2), 50)
-    with pytest.raises(ValueError, match="repeat_last needs at least one entry"):
+    with pytest.raises(ValueError, match=r"^ScriptedModel: script must be") as caught:
         ScriptedModel([], repeat_last=True)
+    assert str(caught.value) == (
+        "ScriptedModel: script must be at least one entry when repeat_last=True (the entry to "
+        "repeat), got none."
+    )
 
 
 def test_reset_plays_the_script_again() -> None:
@@ -271,12 +279,13 @@ def test_from_trace_plays_back_text_calls_ids_usage_and_cost(tmp_path: Path) -> 
         with pytest.raises(ConnectionError) as raised:
             model([], [])
         assert f"{type(raised.value).__name__}: {raised.value}" == "ConnectionError: reset by peer"
-        with pytest.raises(
-            IndexError,
-            match=r"call 4 but the script has 3 entries; the trace "
-            r"ends after 3 steps \(the recorded run stopped: model_error\)",
-        ):
+        with pytest.raises(IndexError) as past:
             model([], [])
+        assert str(past.value) == (
+            "ScriptedModel: each call must be one of the script's 3 entries, got call 4; the "
+            "trace ends after 3 steps (the recorded run stopped: model_error), so what the model "
+            "said next was never recorded."
+        )
 
 
 def test_a_run_driven_by_from_trace_and_the_tools_is_the_run_again() -> None:
@@ -364,6 +373,9 @@ def test_the_readmes_scripted_model_plays_as_it_says() -> None:
     assert result.steps[1].usage == Usage(900, 12)
     assert len(model.requests) == 3
     assert model.requests[2].messages[-1].content == "118.4"
-    with pytest.raises(IndexError, match="call 4 but the script has 3 entries"):
+    with pytest.raises(
+        IndexError,
+        match=r"^ScriptedModel: each call must be one of the script's 3 entries, got call 4; ",
+    ):
         model([], [])
     assert ScriptedModel(["Hello."])([], []).text == "Hello."

@@ -260,8 +260,9 @@ def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
     assert panel.wait(10)
     assert len(panel.session.steps) == 1
     assert (
-        "Run until: on_step(1): 1 step is taken already, so a run asked after its next step "
-        "never pauses there; choose a larger number." in panel.error.value
+        "Run until: on_step(1): the session's steps must be fewer than 1, got 1 step taken "
+        "already, so a run asked after its next step never pauses there; choose a larger "
+        "number." in panel.error.value
     )
     # issue 19, item 5: the last Run's pause line does not stay beside the refusal
     assert "(Run until: 1 step taken)" not in panel.status.value
