@@ -155,10 +155,9 @@ def on_step(n: int) -> Breakpoint:
     def ahead(session: Inspectable) -> None:
         taken = len(session.steps)
         if n <= taken:
-            steps = "1 step" if taken == 1 else f"{taken:,} steps"
             raise ValueError(
-                f"on_step({n}): the session's steps must be fewer than {n:,}, got {steps} taken "
-                "already, so a run asked after its next step never pauses there; choose a "
+                f"on_step({n}): the steps the session has taken must be fewer than {n:,}, got "
+                f"{taken:,}, so a run asked after its next step never pauses there; choose a "
                 "larger number."
             )
 

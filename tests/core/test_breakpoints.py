@@ -184,14 +184,14 @@ def test_a_breakpoint_a_run_has_passed_says_why_it_cannot_pause_it() -> None:
     with pytest.raises(ValueError, match=r"^on_step\(1\): ") as caught:
         breakpoints.check(breakpoints.on_step(1), session)
     assert str(caught.value) == (
-        "on_step(1): the session's steps must be fewer than 1, got 1 step taken already, so a "
-        "run asked after its next step never pauses there; choose a larger number."
+        "on_step(1): the steps the session has taken must be fewer than 1, got 1, so a run "
+        "asked after its next step never pauses there; choose a larger number."
     )
     session.step()
-    with pytest.raises(ValueError, match=r"^on_step\(2\): ") as caught:
-        breakpoints.check(breakpoints.on_step(2), session)
+    with pytest.raises(ValueError, match=r"^on_step\(1\): ") as caught:
+        breakpoints.check(breakpoints.on_step(1), session)
     assert str(caught.value).startswith(
-        "on_step(2): the session's steps must be fewer than 2, got 2 steps taken already, "
+        "on_step(1): the steps the session has taken must be fewer than 1, got 2, "
     )
 
 

@@ -260,9 +260,9 @@ def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
     assert panel.wait(10)
     assert len(panel.session.steps) == 1
     assert (
-        "Run until: on_step(1): the session's steps must be fewer than 1, got 1 step taken "
-        "already, so a run asked after its next step never pauses there; choose a larger "
-        "number." in panel.error.value
+        "Run until: on_step(1): the steps the session has taken must be fewer than 1, got 1, so "
+        "a run asked after its next step never pauses there; choose a larger number."
+        in panel.error.value
     )
     # issue 19, item 5: the last Run's pause line does not stay beside the refusal
     assert "(Run until: 1 step taken)" not in panel.status.value
@@ -410,7 +410,7 @@ def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
     assert panel.editor is None
     assert panel.fork_area.children == ()
     assert panel.open_fork(5) is None
-    assert "Fork here raised ValueError: fork: at must be a step index from 0 to 1" in (
+    assert "Fork here raised ValueError: Session.fork: at must be a step index from 0 to 1, got 5." in (
         panel.error.value
     )
 
