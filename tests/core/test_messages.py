@@ -127,38 +127,6 @@ NOT_YET = {
         "ValueError(\"{at(path, 'type')}: expected one of {', '.join(TYPES)}, got {kind}.\")",
     ),
     (
-        "budgetloop/_ledgers/_base.py",
-        'LedgerError("Reservation.settle: the store did not record ${actual_usd} ({type(failure).__name__}: {failure}); it is kept pending and recorded by the ledger\'s next operation that reaches the store.")',
-    ),
-    (
-        "budgetloop/_ledgers/_base.py",
-        "LedgerError('{type(self).__name__}.{where}: {format_usd(self.pending_usd())} of settled spend is not recorded yet ({type(failure).__name__}: {failure}); the store must take it before the ledger can answer.')",
-    ),
-    (
-        "budgetloop/_ledgers/_base.py",
-        "TypeError('{type(self).__name__}: clock must return a finite number of seconds, got {now}.')",
-    ),
-    (
-        "budgetloop/_ledgers/_base.py",
-        "ValueError('Reservation.settle: reservation {self.id} is already settled.')",
-    ),
-    (
-        "budgetloop/_ledgers/_memory.py",
-        "TypeError('MemoryLedger: it cannot be pickled: {NOT_SENT}.')",
-    ),
-    (
-        "budgetloop/_ledgers/_redis.py",
-        "ImportError(\"RedisLedger needs redis-py: pip install 'budgetloop[redis]'.\")",
-    ),
-    (
-        "budgetloop/_ledgers/_redis.py",
-        "TypeError('RedisLedger: one made from a redis.Redis client cannot be pickled (its connections belong to this process); make it from a redis:// URL to send it to other processes.')",
-    ),
-    (
-        "budgetloop/_ledgers/_sqlite.py",
-        "LedgerError('SqliteLedger: the file {self.path} is busy: another connection held its lock for the whole timeout of {self._timeout} s ({type(exc).__name__}: {exc}); try again, or give a longer timeout.')",
-    ),
-    (
         "budgetloop/_redact.py",
         "TypeError('a Said has two forms: .real for the model, Redactor.text(said) for an output form')",
     ),
