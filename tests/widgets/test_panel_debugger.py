@@ -410,8 +410,9 @@ def test_cancel_closes_the_editor_and_a_bad_fork_point_is_shown() -> None:
     assert panel.editor is None
     assert panel.fork_area.children == ()
     assert panel.open_fork(5) is None
-    assert "Fork here raised ValueError: Session.fork: at must be a step index from 0 to 1, got 5." in (
-        panel.error.value
+    assert (
+        "Fork here raised ValueError: Session.fork: at must be a step index from 0 to 1, got 5."
+        in (panel.error.value)
     )
 
 
