@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 
 from .._types import format_usd, from_pico, to_pico
+from .._valid import must, type_name
 
 PERIODS: dict[str | None, int] = {None: 0, "hour": 3600, "day": 86400}
 MAX_USD = 1_000_000  # the largest limit or settled amount, so every store's int64 holds the sum
@@ -25,20 +26,21 @@ DEFAULT_LEASE = 600.0
 Clock = Callable[[], float]
 
 
-def _kind(value: object) -> str:
-    return "None" if value is None else type(value).__name__
-
-
 def _must(where: str, expected: str, got: str) -> str:
     """The one error grammar, for ``where`` written as ``Owner.name``."""
     owner, _, name = where.rpartition(".")
-    return f"{owner}: {name} must be {expected}, got {got}."
+    return must(owner, name, expected, got)
+
+
+def said(exc: BaseException) -> str:
+    """A store's error as a message quotes it: its type, and its words when it has some."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def check_usd(where: str, value: object, *, maximum: bool = True) -> int:
     """A dollar amount as picodollars: a finite number >= 0 (at most ``MAX_USD``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(_must(where, "a number of dollars", _kind(value)))
+        raise TypeError(_must(where, "a number of dollars", type_name(value)))
     if not math.isfinite(value) or value < 0:
         raise ValueError(_must(where, "a finite number >= 0", repr(value)))
     if maximum and value > MAX_USD:
@@ -49,7 +51,7 @@ def check_usd(where: str, value: object, *, maximum: bool = True) -> int:
 def check_pico(where: str, value: object, *, maximum: bool = True) -> int:
     """Picodollars: an int >= 0 (at most ``MAX_PICO``)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(_must(where, "an int of picodollars", _kind(value)))
+        raise TypeError(_must(where, "an int of picodollars", type_name(value)))
     if value < 0:
         raise ValueError(_must(where, "picodollars >= 0", repr(value)))
     if maximum and value > MAX_PICO:
@@ -59,7 +61,7 @@ def check_pico(where: str, value: object, *, maximum: bool = True) -> int:
 
 def check_period(where: str, period: object) -> str | None:
     if period is not None and not isinstance(period, str):
-        raise TypeError(f"{where}: period must be 'hour', 'day' or None, got {_kind(period)}.")
+        raise TypeError(f"{where}: period must be 'hour', 'day' or None, got {type_name(period)}.")
     if period not in PERIODS:
         raise ValueError(f"{where}: period must be 'hour', 'day' or None, got {period!r}.")
     return period
@@ -67,7 +69,7 @@ def check_period(where: str, period: object) -> str | None:
 
 def check_lease(where: str, lease: object) -> float:
     if isinstance(lease, bool) or not isinstance(lease, (int, float)):
-        raise TypeError(f"{where}: lease_seconds must be a number, got {_kind(lease)}.")
+        raise TypeError(f"{where}: lease_seconds must be a number, got {type_name(lease)}.")
     if not math.isfinite(lease) or lease <= 0:
         raise ValueError(f"{where}: lease_seconds must be a finite number > 0, got {lease!r}.")
     return float(lease)
@@ -76,7 +78,7 @@ def check_lease(where: str, lease: object) -> float:
 def check_clock(where: str, clock: object) -> Clock:
     if not callable(clock):
         raise TypeError(
-            f"{where}: clock must be a callable returning seconds, got {_kind(clock)}."
+            f"{where}: clock must be a callable returning seconds, got {type_name(clock)}."
         )
     return clock
 
@@ -132,9 +134,9 @@ class Reservation:
         failure = self._settle_pico(pico)
         if failure is not None:
             raise LedgerError(
-                f"Reservation.settle: the store did not record ${actual_usd} "
-                f"({type(failure).__name__}: {failure}); it is kept pending and recorded by "
-                "the ledger's next operation that reaches the store."
+                f"Reservation.settle: the ${actual_usd} settled must be recorded by the store, "
+                f"got {said(failure)}; it is kept pending and recorded by the ledger's next "
+                "operation that reaches the store."
             ) from failure
 
     def _settle_pico(self, pico: int) -> Exception | None:
@@ -143,7 +145,10 @@ class Reservation:
         check_pico("Reservation.settle.pico", pico, maximum=False)
         with self._lock:
             if self._state in ("settled", "pending"):
-                raise ValueError(f"Reservation.settle: reservation {self.id} is already settled.")
+                raise ValueError(
+                    f"Reservation.settle: reservation {self.id} must be open, got one already "
+                    "settled."
+                )
             failure = self._ledger._record(self, pico)
             self._state = "settled" if failure is None else "pending"
             return failure
@@ -264,17 +269,18 @@ class Ledger(abc.ABC):
         failure = self._flush()
         if failure is not None:
             raise LedgerError(
-                f"{type(self).__name__}.{where}: {format_usd(self.pending_usd())} of settled "
-                f"spend is not recorded yet ({type(failure).__name__}: {failure}); the store must "
-                "take it before the ledger can answer."
+                f"{type(self).__name__}.{where}: the {format_usd(self.pending_usd())} of settled "
+                "spend not recorded yet must be recorded by the store before the ledger can "
+                f"answer, got {said(failure)}."
             ) from failure
 
     def _now(self) -> float:
         now = self._clock()
         if isinstance(now, bool) or not isinstance(now, (int, float)) or not math.isfinite(now):
+            got = repr(now) if isinstance(now, (int, float)) else type_name(now)
             raise TypeError(
-                f"{type(self).__name__}: clock must return a finite number of seconds, "
-                f"got {now!r}."
+                f"{type(self).__name__}: what clock returns must be a finite number of seconds, "
+                f"got {got}."
             )
         return float(now)
 

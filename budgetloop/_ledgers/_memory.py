@@ -17,12 +17,6 @@ class _Held:
     expires: float
 
 
-NOT_SENT = (
-    "a MemoryLedger lives in one process, so other processes cannot share it; "
-    "use SqliteLedger on one machine or RedisLedger across machines"
-)
-
-
 class MemoryLedger(Ledger):
     """A ledger for the threads of one process, behind one lock. It does not pickle: a copy in
     another process would be a second budget, not this one."""
@@ -71,4 +65,8 @@ class MemoryLedger(Ledger):
             return self._spent.get(period, 0), self._reserved(period)
 
     def __reduce_ex__(self, protocol: object) -> Any:
-        raise TypeError(f"MemoryLedger: it cannot be pickled: {NOT_SENT}.")
+        raise TypeError(
+            "MemoryLedger: a ledger sent to other processes (pickled) must be one they can "
+            "share, got a MemoryLedger, which lives in one process; use SqliteLedger on one "
+            "machine or RedisLedger across machines."
+        )

@@ -123,7 +123,8 @@ class RedisLedger(Ledger):
                 import redis
             except ImportError:
                 raise ImportError(
-                    "RedisLedger needs redis-py: pip install 'budgetloop[redis]'."
+                    "RedisLedger: redis-py must be installed, got none; "
+                    "pip install 'budgetloop[redis]'."
                 ) from None
             self.client: Any = redis.Redis.from_url(url_or_client)
         elif callable(getattr(url_or_client, "register_script", None)):
@@ -141,9 +142,9 @@ class RedisLedger(Ledger):
     def __reduce__(self) -> tuple[Any, ...]:
         if self._url is None:
             raise TypeError(
-                "RedisLedger: one made from a redis.Redis client cannot be pickled (its "
-                "connections belong to this process); make it from a redis:// URL to send it "
-                "to other processes."
+                "RedisLedger: a ledger sent to other processes (pickled) must be made from a "
+                "redis:// URL, got one made from a redis.Redis client, whose connections belong "
+                "to this process; make it from a redis:// URL to send it to other processes."
             )
         options = {
             "key": self.key,

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._types import from_pico
-from ._base import DEFAULT_LEASE, Clock, Ledger, LedgerError, Reservation, period_index
+from ._base import DEFAULT_LEASE, Clock, Ledger, LedgerError, Reservation, period_index, said
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS spend ("
@@ -43,7 +43,8 @@ class SqliteLedger(Ledger):
     operating-system crash can lose the last commits.
 
     Opening waits up to ``timeout`` seconds for a file another connection holds locked, then
-    raises ``LedgerError`` saying it is busy; a path it cannot open or write is a ValueError.
+    raises ``LedgerError`` saying another connection held its lock all that time; a path it
+    cannot open or write is a ValueError.
 
     It pickles as what it points at (the path, the limit, the period, the lease, the clock, the
     timeout and ``durable``): a copy in another process opens the same file and shares its spend
@@ -85,13 +86,13 @@ class SqliteLedger(Ledger):
             self.close()
             if _busy(exc):  # not a wrong path: another connection held it for the whole timeout
                 raise LedgerError(
-                    f"SqliteLedger: the file {self.path!r} is busy: another connection held its "
-                    f"lock for the whole timeout of {self._timeout:g} s "
-                    f"({type(exc).__name__}: {exc}); try again, or give a longer timeout."
+                    f"SqliteLedger: the file {self.path!r} must be free within the timeout of "
+                    f"{self._timeout:g} s, got another connection holding its lock all that "
+                    f"time ({said(exc)}); try again, or give a longer timeout."
                 ) from exc
             raise ValueError(
                 f"SqliteLedger: path must be an SQLite file this process can write, "
-                f"got {self.path!r} ({type(exc).__name__}: {exc})."
+                f"got {self.path!r} ({said(exc)})."
             ) from exc
 
     def _connection(self) -> sqlite3.Connection:

@@ -101,7 +101,10 @@ def _field_hints(cls: type, annotations: dict[str, Any], where: str) -> dict[str
                 hint, dict(vars(found)) if found else namespace, {cls.__name__: cls}
             )
         except Exception as exc:
-            raise TypeError(f"{where}: cannot resolve the hint of field {name!r}: {exc}.") from exc
+            raise TypeError(
+                f"{where}: the hint of field {name!r} must be resolvable, got "
+                f"{type(exc).__name__}: {str(exc).rstrip('.')}."
+            ) from exc
     return out
 
 
@@ -125,8 +128,8 @@ def _dataclass(shapes: Shapes, cls: type, where: str) -> Built:
     for param in signature.parameters.values() if signature else ():
         if param.default is param.empty and param.name not in names:
             raise TypeError(
-                f"{where}: its __init__ needs {param.name!r}, which is not a field a model can "
-                "send (an InitVar, or an __init__ of its own); give it a default."
+                f"{where}: what its __init__ needs must be fields a model can send, got "
+                f"{param.name!r} (an InitVar, or an __init__ of its own); give it a default."
             )
     hints = _field_hints(cls, {f.name: f.type for f in fields}, where)
     properties: dict[str, Any] = {}
@@ -219,7 +222,10 @@ def _pydantic(shapes: Shapes, cls: type, where: str) -> Built:
     try:
         raw = cls.model_json_schema()  # type: ignore[attr-defined]
     except Exception as exc:
-        raise TypeError(f"{where}: the model's JSON schema could not be made ({exc}).") from None
+        raise TypeError(
+            f"{where}: the model's JSON schema must be one model_json_schema() can make, got "
+            f"{type(exc).__name__}: {str(exc).rstrip('.')}."
+        ) from None
     raw = _no_titles(raw)
     defs = raw.pop("$defs", None) or {}
     taken = set(shapes.building.values())

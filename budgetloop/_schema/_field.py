@@ -75,9 +75,9 @@ def _field_default(field: Any, where: str) -> Default | None:
             )
         if getattr(field, "default_factory_takes_validated_data", False):
             raise TypeError(
-                f"{where}: a default_factory that takes the validated data has none to take "
-                "here (a tool's parameters are not a model's fields); give one that takes no "
-                "arguments."
+                f"{where}: default_factory must be a function of no arguments, got one that "
+                "takes the validated data, which has none to take here (a tool's parameters are "
+                "not a model's fields); give one that takes no arguments."
             )
         return Default(factory=factory, from_field=True)
     value = getattr(field, "default", None)

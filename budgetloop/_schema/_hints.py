@@ -48,7 +48,10 @@ def target(fn: Callable[..., Any], where: str) -> Target:
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{where}: cannot read the parameters of {fn!r} ({exc}).") from None
+        raise TypeError(
+            f"{where}: fn must be a callable whose parameters can be read, got {fn!r} "
+            f"({type(exc).__name__}: {exc})."
+        ) from None
     original = inspect.unwrap(inner)
     docs = [inspect.getdoc(inner) or ""]
     own = owner.__doc__ if owner is not None else None
@@ -88,7 +91,10 @@ def resolve(
     if type(hint) is type:  # a plain class: nothing in it to resolve
         return hint
     if depth > 50:
-        raise TypeError(f"the annotation {hint!r} is nested too deeply")
+        raise TypeError(
+            "an annotation must be nested at most 50 levels deep, got one nested deeper, to "
+            f"{hint!r}."
+        )
     if isinstance(hint, typing.ForwardRef):
         hint = hint.__forward_arg__
     if isinstance(hint, str):

@@ -127,7 +127,7 @@ class Shapes:
             found = self.of_class(hint, where)
             if found is not None:
                 return found
-        raise TypeError(f"{where}: type {hint_name(hint)} is not supported; use {SUPPORTED}.")
+        raise TypeError(f"{where}: type must be one of {SUPPORTED}, got {hint_name(hint)}.")
 
     def of_class(self, cls: type, where: str) -> Built | None:
         """The schema of a class this builder reads, else None: none here (``_classes.Classes``
@@ -188,13 +188,14 @@ class Shapes:
         name = kind.__name__
         if len(args) != 1:
             raise TypeError(
-                f"{where}: {name} needs its item type ({name}[str], {name}[int]...), so the "
-                "model knows what to send."
+                f"{where}: {name} must be given its item type ({name}[str], {name}[int]...) so "
+                f"the model knows what to send, got a bare {name}."
             )
         if not _hashable(args[0]):
             raise TypeError(
-                f"{where}: {name}[{hint_name(args[0])}] cannot be built: its items are not "
-                f"hashable; use list[{hint_name(args[0])}], or {name} of a hashable type."
+                f"{where}: {name}'s items must be hashable, got {name}[{hint_name(args[0])}], "
+                f"whose items are not; use list[{hint_name(args[0])}], or {name} of a hashable "
+                "type."
             )
         items, convert = self.build(args[0], where)
         return {"type": "array", "items": items, "uniqueItems": True}, _each(convert, kind)
@@ -226,7 +227,10 @@ class Shapes:
 
 def _literal(args: tuple[Any, ...], where: str) -> Built:
     if not args:
-        raise TypeError(f"{where}: Literal[()] has no values, so no argument could fit it.")
+        raise TypeError(
+            f"{where}: Literal must be given at least one value, got Literal[()], which no "
+            "argument could fit."
+        )
     values: list[Any] = []
     members: dict[tuple[type, Any], Any] = {}
     for arg in args:
@@ -234,12 +238,12 @@ def _literal(args: tuple[Any, ...], where: str) -> Built:
         if not (isinstance(value, (str, int, float, bool)) or value is None):
             raise TypeError(
                 f"{where}: Literal values must be str, int, float, bool, None or members of an "
-                "Enum with such values."
+                f"Enum with such values, got {arg!r}."
             )
         _finite(value, where)
         key = (type(value), value)
         if key in members or any(key == (type(v), v) for v in values):
-            raise TypeError(f"{where}: Literal lists the value {value!r} twice.")
+            raise TypeError(f"{where}: Literal values must be distinct, got {value!r} twice.")
         values.append(value)
         if isinstance(arg, enum.Enum):
             members[key] = arg
@@ -259,12 +263,15 @@ def _literal(args: tuple[Any, ...], where: str) -> Built:
 def _enum(cls: type[enum.Enum], where: str) -> Built:
     members = list(cls)
     if not members:
-        raise TypeError(f"{where}: the Enum {cls.__name__} has no members to choose from.")
-    values = [m.value for m in members]
-    if not all(isinstance(v, (str, int, float, bool)) or v is None for v in values):
         raise TypeError(
-            f"{where}: the Enum {cls.__name__} has values that are not str, int, float, bool "
-            "or None, so no JSON value could name its members."
+            f"{where}: the Enum {cls.__name__} must be given members to choose from, got none."
+        )
+    values = [m.value for m in members]
+    odd = [v for v in values if not (isinstance(v, (str, int, float, bool)) or v is None)]
+    if odd:
+        raise TypeError(
+            f"{where}: the values of the Enum {cls.__name__} must be str, int, float, bool or "
+            f"None so that a JSON value can name its members, got {odd[0]!r}."
         )
     for value in values:
         _finite(value, where)
@@ -283,7 +290,8 @@ def _enum(cls: type[enum.Enum], where: str) -> Built:
 def _finite(value: Any, where: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(
-            f"{where}: the value {value!r} cannot be sent: JSON has no NaN or infinity."
+            f"{where}: each value must be one JSON can send (it has no NaN or infinity), got "
+            f"{value!r}."
         )
 
 
@@ -369,6 +377,18 @@ def _kinds(schema: dict[str, Any]) -> set[str]:
     return kinds
 
 
+_KIND_NAMES = {"string": "a string", "integer": "an int", "number": "a float", "boolean": "a bool",
+               "array": "a list", "object": "a dict", "null": "None"}  # fmt: skip
+
+
+def _kinds_named(kinds: set[str]) -> str:
+    """What a constraint was put on, as the Python types its JSON types come from."""
+    order = list(_KIND_NAMES)
+    ranked = sorted(kinds, key=lambda k: order.index(k) if k in order else len(order))
+    named = [_KIND_NAMES.get(k, k) for k in ranked]
+    return " or ".join(named) if named else "any value (Any)"
+
+
 def constrain(schema: dict[str, Any], meta: Any, where: str) -> None:
     """Add the constraints ``meta`` exposes to ``schema``, as JSON Schema keywords."""
     kinds = _kinds(schema)
@@ -381,7 +401,10 @@ def constrain(schema: dict[str, Any], meta: Any, where: str) -> None:
         if not math.isfinite(value) or (attr == "multiple_of" and value <= 0):
             raise ValueError(f"{where}: {attr} must be a finite number, got {value!r}.")
         if not kinds & {"integer", "number"}:
-            raise TypeError(f"{where}: {attr}={value!r} applies to numbers only.")
+            raise TypeError(
+                f"{where}: what {attr}={value!r} applies to must be a number, got "
+                f"{_kinds_named(kinds)}."
+            )
         schema[keyword] = value
     for attr in ("min_length", "max_length"):
         value = _attribute(meta, attr)
@@ -391,7 +414,10 @@ def constrain(schema: dict[str, Any], meta: Any, where: str) -> None:
             raise TypeError(f"{where}: {attr} must be an int >= 0, got {value!r}.")
         fitting = [k for k in ("string", "array", "object") if k in kinds]
         if not fitting:
-            raise TypeError(f"{where}: {attr}={value!r} applies to strings, lists and dicts.")
+            raise TypeError(
+                f"{where}: what {attr}={value!r} applies to must be a string, list or dict, got "
+                f"{_kinds_named(kinds)}."
+            )
         for kind in fitting:
             schema[_LENGTHS[kind][attr]] = value
     pattern = _attribute(meta, "pattern")
@@ -400,11 +426,14 @@ def constrain(schema: dict[str, Any], meta: Any, where: str) -> None:
         if not isinstance(text, str):
             raise TypeError(f"{where}: pattern must be a str, got {type(text).__name__}.")
         if "string" not in kinds:
-            raise TypeError(f"{where}: pattern={text!r} applies to strings only.")
+            raise TypeError(
+                f"{where}: what pattern={text!r} applies to must be a string, got "
+                f"{_kinds_named(kinds)}."
+            )
         try:
             re.compile(text)
         except re.error as exc:
             raise ValueError(
-                f"{where}: pattern {text!r} is not a regular expression ({exc})."
+                f"{where}: pattern must be a regular expression, got {text!r} ({exc})."
             ) from None
         schema["pattern"] = text

@@ -25,14 +25,13 @@ _DROP = frozenset(
     ["default", "examples", "discriminator", "deprecated", "readOnly", "writeOnly", "$comment",
      "contentMediaType", "contentEncoding", "uniqueItems", "const", "oneOf"]
 )  # fmt: skip
-_WHY = {
-    "prefixItems": "a fixed-length tuple (prefixItems) is not accepted; use list[...] or a "
-    "dataclass",
-    "minLength": "a string's length limit (minLength) is not accepted",
-    "maxLength": "a string's length limit (maxLength) is not accepted",
-    "minProperties": "a limit on an object's size is not accepted",
-    "maxProperties": "a limit on an object's size is not accepted",
-    "allOf": "allOf is not accepted",
+_WHY = {  # what each keyword strict mode refuses stands for, and what to write instead
+    "prefixItems": "a fixed-length tuple (prefixItems); use list[...] or a dataclass",
+    "minLength": "a string's length limit (minLength)",
+    "maxLength": "a string's length limit (maxLength)",
+    "minProperties": "a limit on an object's size (minProperties)",
+    "maxProperties": "a limit on an object's size (maxProperties)",
+    "allOf": "allOf",
 }
 
 
@@ -49,8 +48,9 @@ class Strict:
     def node(self, schema: dict[str, Any], where: str, top: bool = False) -> dict[str, Any]:
         if not schema or set(schema) <= {"description", "title", "default"}:
             raise TypeError(
-                f"{where}: a value of any type (Any) cannot be expressed in strict mode, which "
-                "needs a type for every value; give it one, or use strict=False."
+                f"{where}: its schema must be one strict mode accepts, got a value of any type "
+                "(Any), and strict mode needs a type for every value; give it one, or use "
+                "strict=False."
             )
         ref = schema.get("$ref")
         if isinstance(ref, str) and top and set(schema) - {"$ref"}:
@@ -60,11 +60,13 @@ class Strict:
         out: dict[str, Any] = {}
         for key in schema:
             if key in _WHY:
-                raise TypeError(f"{where}: strict mode cannot express this: {_WHY[key]}.")
+                raise TypeError(
+                    f"{where}: its schema must be one strict mode accepts, got {_WHY[key]}."
+                )
             if key not in _KEEP and key not in _DROP:
                 raise TypeError(
-                    f"{where}: strict mode cannot express this: the keyword {key!r} is not "
-                    "accepted."
+                    f"{where}: its schema must be one strict mode accepts, got the keyword "
+                    f"{key!r}."
                 )
         if "default" in schema:
             out["description"] = _with_default(
@@ -92,8 +94,8 @@ class Strict:
             self._object(schema, out, where)
         elif "array" in kinds and "items" not in out:
             raise TypeError(
-                f"{where}: strict mode cannot express a list of any values; say what it holds "
-                "(list[str], list[int]...)."
+                f"{where}: its schema must be one strict mode accepts, got a list of any "
+                "values; say what it holds (list[str], list[int]...)."
             )
         return out
 
@@ -101,8 +103,9 @@ class Strict:
         extra = schema.get("additionalProperties")
         if "properties" not in schema or extra not in (None, False):
             raise TypeError(
-                f"{where}: strict mode cannot express an object with keys of its own choosing "
-                "(dict[str, T]); it lists every key. Use a TypedDict or a dataclass."
+                f"{where}: its schema must be one strict mode accepts, got an object with keys "
+                "of its own choosing (dict[str, T]), and strict mode lists every key; use a "
+                "TypedDict or a dataclass."
             )
         required = set(schema.get("required", ()))
         properties: dict[str, Any] = {}

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, SupportsIndex, overload
 
 from .._jsonable import jsonable
+from .._valid import type_name
 from ._check import ArgumentError, check_value
 from ._classes import Classes
 from ._docstring import parse_docstring
@@ -63,17 +64,17 @@ class Tool:
     ) -> None:
         if isinstance(fn, classmethod):
             raise TypeError(
-                "tool: expected a function, got a classmethod object; decorate the method as "
+                "tool: fn must be a function, got a classmethod object; decorate the method as "
                 "its class reaches it: tool(TheClass.method)."
             )
         if not callable(fn):
-            raise TypeError(f"tool: expected a function, got {type(fn).__name__}.")
+            raise TypeError(f"tool: fn must be a function, got {type_name(fn)}.")
         found = target(fn, f"tool {name or ''}".rstrip())
         self.fn: Callable[..., Any] = fn.__func__ if isinstance(fn, staticmethod) else fn
         self.name: str = name or found.name
         if not _NAME.match(self.name):
             raise ValueError(
-                f"tool {self.name!r}: a tool name is 1 to 64 letters, digits, '_' or '-'; "
+                f"tool: name must be 1 to 64 letters, digits, '_' or '-', got {self.name!r}; "
                 "pass name=... to choose one."
             )
         summary, arg_docs = "", dict[str, str]()
@@ -112,7 +113,10 @@ class Tool:
         try:
             hints = hints_for(found.annotations, [p.name for p in params], found.namespace)
         except Exception as exc:  # a NameError in a string annotation, say
-            raise TypeError(f"{where}: cannot resolve type hints: {exc}.") from exc
+            raise TypeError(
+                f"{where}: type hints must be resolvable, got "
+                f"{type(exc).__name__}: {str(exc).rstrip('.')}."
+            ) from exc
         shapes = Classes(self.strict)
         required = []
         converts: dict[str, Convert] = {}
@@ -121,7 +125,8 @@ class Tool:
             pname = param.name
             if pname not in hints:
                 raise TypeError(
-                    f"{where}: parameter {pname!r} has no type hint; add one ({SUPPORTED})."
+                    f"{where}: parameter {pname!r} must be given a type hint, got none; add one "
+                    f"({SUPPORTED})."
                 )
             at = f"{where}: parameter {pname!r}"
             hint, default = parameter_default(hints[pname], param, at)
@@ -244,19 +249,19 @@ def _check_kind(param: inspect.Parameter, where: str) -> None:
     pname = param.name
     if param.kind is param.VAR_POSITIONAL:
         raise TypeError(
-            f"{where}: parameter {pname!r} is *{pname}, which a model cannot pass (it sends "
-            f"named arguments); take a list instead: {pname}: list[...]."
+            f"{where}: parameter {pname!r} must be one a model can pass, got *{pname} (a model "
+            f"sends named arguments); take a list instead: {pname}: list[...]."
         )
     if param.kind is param.VAR_KEYWORD:
         raise TypeError(
-            f"{where}: parameter {pname!r} is **{pname}, which a model cannot pass (it sends "
-            f"only the arguments the schema names); name each parameter, or take a dict: "
+            f"{where}: parameter {pname!r} must be one a model can pass, got **{pname} (a model "
+            "sends only the arguments the schema names); name each parameter, or take a dict: "
             f"{pname}: dict[str, ...]."
         )
     if param.kind is param.POSITIONAL_ONLY:
         raise TypeError(
-            f"{where}: parameter {pname!r} is positional-only, which a model cannot pass (it "
-            "sends named arguments); remove the '/' from the signature."
+            f"{where}: parameter {pname!r} must be one a model can pass, got a positional-only "
+            "one (a model sends named arguments); remove the '/' from the signature."
         )
 
 
@@ -276,16 +281,17 @@ def check_default(
     value = jsonable(default)
     bad = _non_finite(value)
     if bad is not None:
-        what = "is" if bad is value else f"holds {bad!r}, which is"
+        expected = "a finite number" if bad is value else "one holding finite numbers only"
+        held = "" if bad is value else f", which holds {bad!r}"
         raise ValueError(
-            f"{where}: default {default!r} {what} not a finite number; a default is shown to "
+            f"{where}: default must be {expected}, got {default!r}{held}; a default is shown to "
             "the model as JSON, which has no NaN or infinity (use None for 'no value')."
         )
     try:
         check_value(schema, value, "default", [], strict=True, defs=defs)
     except ArgumentError as exc:
         raise TypeError(
-            f"{where}: {exc} ({default!r} does not fit the hint {hint_name(hint)})."
+            f"{where}: default must be {hint_name(hint)} (its hint), got {default!r} ({exc})."
         ) from None
     try:
         json.dumps(value, allow_nan=False)

@@ -121,9 +121,9 @@ def test_cloudpickle_sends_what_pickle_cannot_but_not_a_memory_ledger(client: An
         run_many(echo_prompt, ["hi"], executor=executor, ledger=MemoryLedger(1.0))
     assert str(caught.value) == (
         "run_many: ledger must be something cloudpickle can send to ClientExecutor's workers, "
-        "got MemoryLedger (TypeError: MemoryLedger: it cannot be pickled: a MemoryLedger lives "
-        "in one process, so other processes cannot share it; use SqliteLedger on one machine or "
-        "RedisLedger across machines.)."
+        "got MemoryLedger (TypeError: MemoryLedger: a ledger sent to other processes (pickled) "
+        "must be one they can share, got a MemoryLedger, which lives in one process; use "
+        "SqliteLedger on one machine or RedisLedger across machines.)."
     )
 
 

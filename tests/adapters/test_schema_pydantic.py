@@ -313,8 +313,8 @@ def test_a_field_default_that_does_not_fit_is_refused_at_decoration() -> None:
     with pytest.raises(TypeError) as info:
         tool(f)
     assert str(info.value) == (
-        "tool f: parameter 'n': default: expected integer, got str ('three' does not fit the "
-        "hint int)."
+        "tool f: parameter 'n': default must be int (its hint), got 'three' (default: expected "
+        "integer, got str)."
     )
 
     def g(n: dict[str, int] = Field(default_factory=lambda data: {})) -> int:
@@ -323,9 +323,9 @@ def test_a_field_default_that_does_not_fit_is_refused_at_decoration() -> None:
     with pytest.raises(TypeError) as info:
         tool(g)
     assert str(info.value) == (
-        "tool g: parameter 'n': a default_factory that takes the validated data has none to "
-        "take here (a tool's parameters are not a model's fields); give one that takes no "
-        "arguments."
+        "tool g: parameter 'n': default_factory must be a function of no arguments, got one that "
+        "takes the validated data, which has none to take here (a tool's parameters are not a "
+        "model's fields); give one that takes no arguments."
     )
 
 
@@ -443,8 +443,30 @@ def test_a_model_pydantic_cannot_write_a_schema_for_is_a_type_error() -> None:
     with pytest.raises(TypeError) as info:
         tool(keep)
     assert str(info.value).startswith(
-        "tool keep: parameter 'holder' (Holder): the model's JSON schema could not be made ("
+        "tool keep: parameter 'holder' (Holder): the model's JSON schema must be one "
+        "model_json_schema() can make, got PydanticInvalidForJsonSchema: Cannot generate a "
+        f"JsonSchema for core_schema.IsInstanceSchema ({Opaque!r})"
+    )  # then pydantic's link to its page on the error
+
+
+class Weighed(BaseModel):
+    grams: int = Field(json_schema_extra={"x-unit": "g"})
+
+
+def test_a_keyword_strict_mode_does_not_accept_is_refused_naming_it() -> None:
+    def weigh(item: Weighed) -> None:
+        """Weigh."""
+
+    with pytest.raises(TypeError) as info:
+        tool(weigh, strict=True)
+    assert str(info.value) == (
+        "tool weigh: parameter 'item', field 'grams': its schema must be one strict mode "
+        "accepts, got the keyword 'x-unit'."
     )
+    assert made(weigh).schema["parameters"]["properties"]["item"]["properties"]["grams"] == {
+        "type": "integer",
+        "x-unit": "g",
+    }  # the plain schema keeps it
 
 
 def test_a_pydantic_model_as_the_output_type() -> None:

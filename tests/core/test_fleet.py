@@ -278,9 +278,9 @@ def test_a_memory_ledger_is_an_error_naming_the_ledgers_that_travel(
         run_many(model, ["a"], executor=pool, ledger=MemoryLedger(1.0), **OPTIONS)
     assert str(caught.value) == (
         "run_many: ledger must be something pickle can send to ProcessPoolExecutor's workers, "
-        "got MemoryLedger (TypeError: MemoryLedger: it cannot be pickled: a MemoryLedger lives "
-        "in one process, so other processes cannot share it; use SqliteLedger on one machine or "
-        "RedisLedger across machines.)."
+        "got MemoryLedger (TypeError: MemoryLedger: a ledger sent to other processes (pickled) "
+        "must be one they can share, got a MemoryLedger, which lives in one process; use "
+        "SqliteLedger on one machine or RedisLedger across machines.)."
     )
     assert model.calls == 0
 
@@ -308,9 +308,10 @@ def test_a_redis_ledger_made_from_a_client_says_to_make_it_from_a_url(
         run_many(runaway(), ["a"], executor=pool, ledger=ledger, **OPTIONS)
     assert str(caught.value) == (
         "run_many: ledger must be something pickle can send to ProcessPoolExecutor's workers, "
-        "got RedisLedger (TypeError: RedisLedger: one made from a redis.Redis client cannot be "
-        "pickled (its connections belong to this process); make it from a redis:// URL to send "
-        "it to other processes.)."
+        "got RedisLedger (TypeError: RedisLedger: a ledger sent to other processes (pickled) "
+        "must be made from a redis:// URL, got one made from a redis.Redis client, whose "
+        "connections belong to this process; make it from a redis:// URL to send it to other "
+        "processes.)."
     )
 
 

@@ -118,7 +118,8 @@ def test_settle_twice_is_an_error_and_release_after_settle_a_no_op(make: MakeLed
     assert r is not None
     r.settle(0.5)
     with pytest.raises(
-        ValueError, match=rf"^Reservation.settle: reservation {r.id} is already settled.$"
+        ValueError,
+        match=rf"^Reservation\.settle: reservation {r.id} must be open, got one already settled\.$",
     ):
         r.settle(0.5)
     r.release()
@@ -265,6 +266,31 @@ def test_bad_options(
     with pytest.raises(error) as info:
         make(1.0, **options)
     assert str(info.value) == message.format(name=name)
+
+
+@pytest.mark.parametrize(("now", "got"), [(math.nan, "nan"), ("12", "str"), (None, "None")])
+def test_a_clock_that_returns_no_finite_seconds_is_named(
+    make: MakeLedger, now: object, got: str
+) -> None:
+    name = type(make(1.0)).__name__
+    with pytest.raises(TypeError) as info:
+        make(1.0, clock=lambda: now).reserve(0.5)
+    assert str(info.value) == (
+        f"{name}: what clock returns must be a finite number of seconds, got {got}."
+    )
+
+
+def test_without_redis_py_the_import_error_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['redis'] = None\n"
+        "from budgetloop.ledger import RedisLedger\n"
+        "try:\n    RedisLedger('redis://127.0.0.1:1/0', 1.0, key='k')\nexcept ImportError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == (
+        "RedisLedger: redis-py must be installed, got none; pip install 'budgetloop[redis]'."
+    )
 
 
 @pytest.mark.parametrize(
@@ -449,9 +475,9 @@ def test_an_sqlite_file_another_process_holds_locked_is_busy_after_the_timeout(
             SqliteLedger(path, 1.0, timeout=0.3)
         assert time.monotonic() - began >= 0.3  # it waited as its timeout says
         assert str(info.value) == (
-            f"SqliteLedger: the file {str(path)!r} is busy: another connection held its lock "
-            "for the whole timeout of 0.3 s (OperationalError: database is locked); try "
-            "again, or give a longer timeout."
+            f"SqliteLedger: the file {str(path)!r} must be free within the timeout of 0.3 s, "
+            "got another connection holding its lock all that time (OperationalError: "
+            "database is locked); try again, or give a longer timeout."
         )
     finally:
         holder.kill()

@@ -114,8 +114,11 @@ def test_a_locked_sqlite_file_at_settle_keeps_the_step_and_stops_before_resendin
     # it stopped before a third call, with the store's error, and said what is unrecorded
     assert result.stop is Stop.SHARED_BUDGET
     assert result.error is not None
-    assert result.error.startswith("LedgerError: SqliteLedger.reserve: $0.00105 of settled spend")
-    assert "database is locked" in result.error
+    assert result.error == (
+        "LedgerError: SqliteLedger.reserve: the $0.00105 of settled spend not recorded yet must "
+        "be recorded by the store before the ledger can answer, got OperationalError: database "
+        "is locked."
+    )
     assert result.detail == (
         "the shared ledger did not answer, so no further call was sent ($0.00105 billed here "
         "is still to be recorded in it)"
@@ -163,9 +166,9 @@ def test_settle_says_when_the_store_kept_it_pending(tmp_path: Path) -> None:
     with pytest.raises(LedgerError) as info:
         r.settle(0.25)
     assert str(info.value) == (
-        "Reservation.settle: the store did not record $0.25 (OperationalError: database is "
-        "locked); it is kept pending and recorded by the ledger's next operation that reaches "
-        "the store."
+        "Reservation.settle: the $0.25 settled must be recorded by the store, got "
+        "OperationalError: database is locked; it is kept pending and recorded by the ledger's "
+        "next operation that reaches the store."
     )
     assert r.state == "pending"
     r.release()  # spent is spent: a pending settle is not released
@@ -228,7 +231,10 @@ def test_redis_killed_mid_run_loses_no_step_and_no_money(restartable_redis: Any)
     assert (model.calls, len(result.steps), result.stop) == (3, 3, Stop.SHARED_BUDGET)
     assert result.cost_usd == pytest.approx(3 * TURN)
     assert result.error is not None
-    assert result.error.startswith("LedgerError: RedisLedger.reserve: $0.00105 of settled")
+    assert result.error.startswith(  # then redis-py's words, which name the port
+        "LedgerError: RedisLedger.reserve: the $0.00105 of settled spend not recorded yet must be "
+        "recorded by the store before the ledger can answer, got ConnectionError: "
+    )
     assert "ConnectionError" in result.error
     up()
     assert ledger.spent_usd() == pytest.approx(3 * TURN)

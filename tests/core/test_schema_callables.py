@@ -139,7 +139,7 @@ def test_a_staticmethod_object_decorates_and_a_classmethod_object_says_how() -> 
     with pytest.raises(TypeError) as info:
         tool(classmethod(double))  # type: ignore[arg-type]
     assert str(info.value) == (
-        "tool: expected a function, got a classmethod object; decorate the method as its "
+        "tool: fn must be a function, got a classmethod object; decorate the method as its "
         "class reaches it: tool(TheClass.method)."
     )
 
@@ -174,19 +174,19 @@ def test_annotated_metadata_is_never_evaluated() -> None:
     [
         (
             "def f(x: int, *items: int) -> None: ...",
-            "tool f: parameter 'items' is *items, which a model cannot pass (it sends named "
-            "arguments); take a list instead: items: list[...].",
+            "tool f: parameter 'items' must be one a model can pass, got *items (a model sends "
+            "named arguments); take a list instead: items: list[...].",
         ),
         (
             "def f(x: int, **options: str) -> None: ...",
-            "tool f: parameter 'options' is **options, which a model cannot pass (it sends only "
-            "the arguments the schema names); name each parameter, or take a dict: options: "
-            "dict[str, ...].",
+            "tool f: parameter 'options' must be one a model can pass, got **options (a model "
+            "sends only the arguments the schema names); name each parameter, or take a dict: "
+            "options: dict[str, ...].",
         ),
         (
             "def f(x: int, /, y: int) -> None: ...",
-            "tool f: parameter 'x' is positional-only, which a model cannot pass (it sends "
-            "named arguments); remove the '/' from the signature.",
+            "tool f: parameter 'x' must be one a model can pass, got a positional-only one (a "
+            "model sends named arguments); remove the '/' from the signature.",
         ),
     ],
     ids=["args", "kwargs", "positional-only"],

@@ -24,6 +24,7 @@ from budgetloop import (
     start,
     tool,
 )
+from budgetloop._schema._shapes import SUPPORTED
 
 
 def test_a_tool_that_raises_becomes_a_result_the_model_reads() -> None:
@@ -336,5 +337,8 @@ def test_plain_functions_are_decorated_and_duplicate_names_refused() -> None:
     def untyped(x):  # type: ignore[no-untyped-def]
         return x
 
-    with pytest.raises(TypeError, match="tool untyped: parameter 'x' has no type hint"):
+    with pytest.raises(TypeError) as info:
         start(model, "go", tools=[untyped])
+    assert str(info.value) == (
+        f"tool untyped: parameter 'x' must be given a type hint, got none; add one ({SUPPORTED})."
+    )
