@@ -31,8 +31,8 @@ try:
     from opentelemetry.trace import SpanKind, Status, StatusCode
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
-        "budgetloop.otel needs OpenTelemetry: pip install 'budgetloop[otel]' "
-        "(opentelemetry-api and opentelemetry-sdk)."
+        "budgetloop.otel: OpenTelemetry must be installed, got none; pip install "
+        "'budgetloop[otel]' (opentelemetry-api and opentelemetry-sdk)."
     ) from exc
 
 from . import __version__

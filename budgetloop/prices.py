@@ -54,8 +54,9 @@ def price_of(
         from genai_prices.data_snapshot import get_snapshot
     except ImportError:
         raise ImportError(
-            "price_of: genai-prices is not installed; pip install 'budgetloop[prices]', or give "
-            "the price yourself: Price(input_per_mtok, output_per_mtok)."
+            "price_of: genai-prices must be installed, got none; pip install "
+            "'budgetloop[prices]', or give the price yourself: Price(input_per_mtok, "
+            "output_per_mtok)."
         ) from None
     snapshot = get_snapshot()
     where, info = _find(snapshot, model, provider)
@@ -91,8 +92,8 @@ def _find(snapshot: Any, model: str, provider: str | None) -> tuple[Any, Any]:
         if provider.lower() not in by_id:
             close = difflib.get_close_matches(provider.lower(), list(by_id), n=3, cutoff=0.5)
             raise _Unknown(
-                f"price_of: no provider {provider!r} in genai-prices' catalog; the closest: "
-                f"{_names(close)}.",
+                "price_of: provider must be one in genai-prices' catalog, got "
+                f"{provider!r}; the closest: {_names(close)}.",
                 close,
             ) from None
         providers = [by_id[provider.lower()]]
@@ -100,8 +101,8 @@ def _find(snapshot: Any, model: str, provider: str | None) -> tuple[Any, Any]:
     close = difflib.get_close_matches(model.lower(), known, n=5, cutoff=0.5)
     within = "" if provider is None else f" for provider {provider!r}"
     raise _Unknown(
-        f"price_of: no model {model!r}{within} in genai-prices' catalog; the closest names: "
-        f"{_names(close)}.",
+        f"price_of: model must be one in genai-prices' catalog{within}, got {model!r}; the "
+        f"closest names: {_names(close)}.",
         close,
     ) from None
 

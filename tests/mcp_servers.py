@@ -175,9 +175,11 @@ HOSTILE_TOOLS = [
 ]
 
 
-def hostile() -> Server[Any]:
+def hostile(name: str = "hostile", tools: list[types.Tool] = HOSTILE_TOOLS) -> Server[Any]:
+    """A low-level server listing ``tools`` as written; each answers with what it got."""
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=HOSTILE_TOOLS)
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return types.CallToolResult(
@@ -185,7 +187,7 @@ def hostile() -> Server[Any]:
             structured_content={"tool": params.name, "got": params.arguments or {}},
         )
 
-    return Server("hostile", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(name, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
 def free_port() -> int:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall, Usage
+from .._valid import type_name
 from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
 
@@ -99,7 +100,7 @@ class AnthropicTokenCounter:
         tokens = getattr(self._count(**self.request(messages, tools)), "input_tokens", None)
         if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
             raise ValueError(
-                "anthropic_count_tokens: expected the response's input_tokens to be an int >= 0, "
+                "anthropic_count_tokens: the response's input_tokens must be an int >= 0, "
                 f"got {tokens!r}."
             )
         return tokens
@@ -120,13 +121,14 @@ def anthropic_count_tokens(client: Any, model: str, **params: Any) -> AnthropicT
     count = getattr(getattr(client, "messages", None), "count_tokens", None)
     if not callable(count):
         raise TypeError(
-            "anthropic_count_tokens: expected an anthropic.Anthropic client (with "
-            f"messages.count_tokens), got {type(client).__name__}."
+            "anthropic_count_tokens: client must be an anthropic.Anthropic client (with "
+            f"messages.count_tokens), got {type_name(client)}."
         )
     if inspect.iscoroutinefunction(inspect.unwrap(count)):
         raise TypeError(
-            "anthropic_count_tokens: the loop counts tokens synchronously; pass an "
-            "anthropic.Anthropic client, not an AsyncAnthropic one."
+            "anthropic_count_tokens: client must be an anthropic.Anthropic client (the loop "
+            f"counts tokens synchronously), got {type_name(client)}; pass an anthropic.Anthropic "
+            "client, not an AsyncAnthropic one."
         )
     return AnthropicTokenCounter(count, model, params)
 

@@ -109,6 +109,6 @@ def check_params(caller: str, params: dict[str, Any], reserved: Sequence[str]) -
     clash = sorted(set(params) & set(reserved))
     if clash:
         raise TypeError(
-            f"{caller}: {', '.join(clash)} cannot be passed as extra parameters; "
-            "the adapter sets them from its arguments and the loop's messages and tools."
+            f"{caller}: extra parameters must be ones the adapter does not set from its "
+            f"arguments and the loop's messages and tools, got {', '.join(clash)}."
         )

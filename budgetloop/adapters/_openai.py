@@ -66,8 +66,8 @@ def _message(message: Message) -> dict[str, Any]:
 def _call(call: ToolCall) -> dict[str, Any]:
     if not call.id:
         raise ValueError(
-            f"openai_chat: the tool call to {call.name!r} has no id; OpenAI pairs each tool "
-            "result with its call by id."
+            f"openai_chat: the id of the tool call to {call.name!r} must be a non-empty str, "
+            f"got {call.id!r}; OpenAI pairs each tool result with its call by id."
         )
     args = call.arguments
     return {
@@ -100,7 +100,10 @@ def completion_from_openai(response: Any) -> Completion:
     function tool calls with their ids and JSON-string arguments as sent, its usage (cached
     prompt tokens as cache reads), and the model, id and finish reason the response names."""
     if not response.choices:
-        raise ValueError("openai_chat: the response has no choices.")
+        raise ValueError(
+            "openai_chat: the response's choices must be a non-empty list, "
+            f"got {response.choices!r}."
+        )
     choice = response.choices[0]
     message = choice.message
     text = message.refusal if getattr(message, "refusal", None) else message.content
@@ -109,8 +112,8 @@ def completion_from_openai(response: Any) -> Completion:
         function = getattr(call, "function", None)
         if function is None:
             raise ValueError(
-                f"openai_chat: tool call {call.id!r} is of type {call.type!r}; "
-                "only function tool calls are supported."
+                f"openai_chat: the type of tool call {call.id!r} must be 'function' (only "
+                f"function tool calls are supported), got {call.type!r}."
             )
         calls.append(ToolCall(function.name, function.arguments, call.id))
     finish = _text(getattr(choice, "finish_reason", None))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall, Usage
+from .._valid import type_name
 from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
 
@@ -107,8 +108,9 @@ def _input(messages: Sequence[Message], carried: Carried) -> list[dict[str, Any]
 def _call(call: ToolCall) -> dict[str, Any]:
     if not call.id:
         raise ValueError(
-            f"openai_responses: the tool call to {call.name!r} has no id; the Responses API "
-            "pairs each tool result with its call by call_id."
+            f"openai_responses: the id of the tool call to {call.name!r} must be a non-empty "
+            f"str, got {call.id!r}; the Responses API pairs each tool result with its call by "
+            "call_id."
         )
     return {
         "type": "function_call",
@@ -145,7 +147,10 @@ def completion_from_responses(response: Any) -> Completion:
             if isinstance(error, dict)
             else "no error given"
         )
-        raise ValueError(f"openai_responses: the response failed ({said}).")
+        raise ValueError(
+            f"openai_responses: the response must be one that did not fail, got status "
+            f"'failed' ({said})."
+        )
     texts: list[str] = []
     calls: list[ToolCall] = []
     for i, item in enumerate(_list(body, "output", "the response")):
@@ -190,7 +195,7 @@ def _body(response: Any) -> dict[str, Any]:
         if isinstance(body, dict):
             return body
     raise ValueError(
-        f"openai_responses: the response must be a JSON object, got {type(response).__name__}."
+        f"openai_responses: the response must be a JSON object, got {type_name(response)}."
     )
 
 
@@ -200,7 +205,7 @@ def _list(data: dict[str, Any], key: str, where: str) -> list[Any]:
         return []
     if not isinstance(value, list):
         raise ValueError(
-            f"openai_responses: {where}.{key} must be a list, got {type(value).__name__}."
+            f"openai_responses: {where}.{key} must be a list, got {type_name(value)}."
         )
     return value
 
@@ -209,7 +214,7 @@ def _str(data: dict[str, Any], key: str, where: str) -> str:
     value = data.get(key)
     if not isinstance(value, str):
         raise ValueError(
-            f"openai_responses: {where}.{key} must be a string, got {type(value).__name__}."
+            f"openai_responses: {where}.{key} must be a string, got {type_name(value)}."
         )
     return value
 

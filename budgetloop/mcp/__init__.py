@@ -11,7 +11,8 @@ try:
     import mcp as _mcp  # noqa: F401 - only to say which extra is missing
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess by the tests
     raise ImportError(
-        "budgetloop.mcp needs the MCP SDK: pip install 'budgetloop[mcp]' (the mcp package)."
+        "budgetloop.mcp: the MCP SDK must be installed, got none; pip install 'budgetloop[mcp]' "
+        "(the mcp package)."
     ) from exc
 
 from ._connection import Connection, connect

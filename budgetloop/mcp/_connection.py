@@ -150,8 +150,8 @@ class Connection:
         with self._lock:
             if self._thread is not None:
                 raise RuntimeError(
-                    f"connect: the connection to {self.name!r} is open already, or was; call "
-                    "connect() again for a new one."
+                    f"connect: the connection to {self.name!r} must be a new one, got one "
+                    "opened already (open or closed); call connect() again for a new one."
                 )
             self._thread = LoopThread(f"budgetloop-mcp-{self.name}")
         ready: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
@@ -241,8 +241,9 @@ class Connection:
         """The server's tools, as budgetloop tools for ``tools=``."""
         if self._tools is None:
             raise RuntimeError(
-                f"connect: the tools of {self.name!r} are known once it is open; use them "
-                "inside `with connect(...) as server:` (or `async with`)."
+                f"connect: the connection to {self.name!r} must be opened for its tools to be "
+                "known, got one not opened yet; use them inside `with connect(...) as server:` "
+                "(or `async with`)."
             )
         return list(self._tools)
 
@@ -271,11 +272,12 @@ class Connection:
         ``ServerError`` saying so."""
         thread = self._thread
         if self._lost is not None or thread is None or thread.loop.is_closed():
+            # the model reads this
             raise ServerError(self._lost or f"the MCP server {self.name!r} is not open")
         try:
             return await thread.wait(self._call(name, arguments))
         except RuntimeError as exc:  # the loop closed under the call
-            raise ServerError(self._lost or str(exc)) from None
+            raise ServerError(self._lost or str(exc)) from None  # the model reads this
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> Any:
         client = self._client
@@ -284,19 +286,19 @@ class Connection:
                 return await client.call_tool(name, arguments)
             return await asyncio.wait_for(client.call_tool(name, arguments), self.timeout)
         except asyncio.TimeoutError:
-            raise ServerError(
+            raise ServerError(  # the model reads this
                 f"the MCP server {self.name!r} did not answer within {self.timeout:g} s"
             ) from None
         except mcp.MCPError as exc:
             if exc.code != mcp.types.CONNECTION_CLOSED:  # the server refused this request
-                raise ServerError(
+                raise ServerError(  # the model reads this
                     f"the MCP server {self.name!r} refused the call: {exc}"
                 ) from None
             self._lost = self._lost or self._why(exc)
-            raise ServerError(self._lost) from None
+            raise ServerError(self._lost) from None  # the model reads this
         except Exception as exc:  # a broken stream, a transport that failed
             self._lost = self._lost or self._why(exc)
-            raise ServerError(self._lost) from None
+            raise ServerError(self._lost) from None  # the model reads this
 
     def _why(self, exc: BaseException) -> str:
         """Why the connection is gone, with the end of the server's stderr if it wrote any."""

@@ -21,6 +21,7 @@ from .._schema._shapes import Shapes
 from .._schema._strict import make_strict
 from .._schema._tool import Tool
 from .._schema._written import checkable
+from .._valid import type_name
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -98,7 +99,10 @@ class McpTool(Tool):
         required = written.get("required") or []
         try:
             if not isinstance(defs, dict) or not isinstance(required, list):
-                raise TypeError("$defs or required is not what JSON Schema says")
+                raise TypeError(
+                    f"tool {self.name}: $defs and required must be an object and a list, got "
+                    f"{type_name(defs)} and {type_name(required)}."
+                )
             shapes.defs = dict(defs)
             where = f"tool {self.name}"
             params, strict_defs, dropped = make_strict(
@@ -156,8 +160,8 @@ def tool_names(tools: Sequence[McpTool], server: str) -> None:
         other = seen.setdefault(t.name, t)
         if other is not t:
             raise ValueError(
-                f"connect: the tools of an MCP server must have distinct names once written "
-                f"as a model calls them, got {other.remote_name!r} and {t.remote_name!r} of "
+                f"connect: the names of an MCP server's tools must be distinct once written as "
+                f"a model calls them, got {other.remote_name!r} and {t.remote_name!r} of "
                 f"{server!r}, both {t.name!r}."
             )
 
@@ -175,6 +179,7 @@ def result_of(answer: Any, wraps: bool) -> Any:
     an ``isError`` answer raises ``McpToolError`` with its text."""
     if getattr(answer, "is_error", False):
         text = content_text(getattr(answer, "content", None) or [])
+        # the model reads this
         raise McpToolError(text or "the tool reported an error and said nothing more")
     structured = getattr(answer, "structured_content", None)
     if structured is not None:

@@ -166,7 +166,22 @@ def test_a_refusal_becomes_the_text() -> None:
 def test_no_choices_is_an_error_naming_the_cause() -> None:
     body = payload("openai_chat_final_text")
     body["choices"] = []
-    with pytest.raises(ValueError, match=r"^openai_chat: the response has no choices\.$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^openai_chat: the response's choices must be a non-empty list, got \[\]\.$",
+    ):
+        OPENAI.over(Provider("openai", (200, body)))([Message("user", "go")], [])
+
+
+def test_a_tool_call_that_is_not_a_function_call_is_an_error_naming_its_type() -> None:
+    body = payload("openai_chat_two_tool_calls")
+    custom = {"id": "call_X", "type": "custom", "custom": {"name": "grep", "input": "x"}}
+    body["choices"][0]["message"]["tool_calls"] = [custom]
+    with pytest.raises(
+        ValueError,
+        match=r"^openai_chat: the type of tool call 'call_X' must be 'function' \(only function "
+        r"tool calls are supported\), got 'custom'\.$",
+    ):
         OPENAI.over(Provider("openai", (200, body)))([Message("user", "go")], [])
 
 
@@ -182,7 +197,8 @@ def test_no_choices_is_an_error_naming_the_cause() -> None:
         (
             {"max_tokens": 10, "messages": []},
             TypeError,
-            r"^openai_chat: messages cannot be passed as extra parameters",
+            r"^openai_chat: extra parameters must be ones the adapter does not set from its "
+            r"arguments and the loop's messages and tools, got messages\.$",
         ),
     ],
 )
@@ -199,7 +215,11 @@ def test_setup_mistakes_raise_before_any_request(
 def test_a_call_without_an_id_cannot_be_sent() -> None:
     provider = Provider("openai")
     history = [Message("assistant", None, (ToolCall("delete_file", "{}"),))]
-    with pytest.raises(ValueError, match=r"the tool call to 'delete_file' has no id"):
+    with pytest.raises(
+        ValueError,
+        match=r"^openai_chat: the id of the tool call to 'delete_file' must be a non-empty str, "
+        r"got None; OpenAI pairs each tool result with its call by id\.$",
+    ):
         OPENAI.over(provider)(history, [])
     assert provider.bodies == []
 

@@ -255,7 +255,8 @@ def test_a_failed_response_is_a_model_error_naming_the_cause() -> None:
 
     assert result.stop is Stop.MODEL_ERROR
     assert result.error == (
-        "ValueError: openai_responses: the response failed (server_error: The model crashed.)."
+        "ValueError: openai_responses: the response must be one that did not fail, got status "
+        "'failed' (server_error: The model crashed.)."
     )
 
 
@@ -300,8 +301,8 @@ def test_options_the_adapter_sets_are_refused_when_it_is_made(name: str) -> None
     provider = Provider("openai")
     with pytest.raises(
         TypeError,
-        match=rf"^openai_responses: {name} cannot be passed as extra parameters; the adapter "
-        "sets them from its arguments and the loop's messages and tools.$",
+        match=r"^openai_responses: extra parameters must be ones the adapter does not set from "
+        rf"its arguments and the loop's messages and tools, got {name}\.$",
     ):
         openai_responses(client(provider), MODEL, max_tokens=10, **{name: 1})
     assert provider.bodies == []

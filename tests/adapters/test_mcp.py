@@ -20,6 +20,8 @@ import pytest
 
 pytest.importorskip("mcp")
 
+import mcp.types as types
+
 from budgetloop import (
     Budget,
     CallRecord,
@@ -85,9 +87,45 @@ def test_the_tools_are_known_once_the_server_is_open() -> None:
     with pytest.raises(RuntimeError) as info:
         server.tools  # noqa: B018
     assert str(info.value) == (
-        "connect: the tools of 'demo' are known once it is open; use them inside "
-        "`with connect(...) as server:` (or `async with`)."
+        "connect: the connection to 'demo' must be opened for its tools to be known, got one "
+        "not opened yet; use them inside `with connect(...) as server:` (or `async with`)."
     )
+
+
+def test_a_connection_opens_once() -> None:
+    server = connect(demo())
+    with server:
+        pass
+    with pytest.raises(RuntimeError) as info, server:
+        pass
+    assert str(info.value) == (
+        "connect: the connection to 'demo' must be a new one, got one opened already (open or "
+        "closed); call connect() again for a new one."
+    )
+
+
+def test_two_tools_one_name_once_written_as_a_model_calls_them_fail_at_connect() -> None:
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    listed = [types.Tool(name=n, input_schema=schema) for n in ("files.read", "files_read")]
+    with (
+        pytest.raises(ValueError, match=r"^connect: the names") as info,
+        connect(hostile("twins", listed)),
+    ):
+        pass
+    assert str(info.value) == (
+        "connect: the names of an MCP server's tools must be distinct once written as a model "
+        "calls them, got 'files.read' and 'files_read' of 'twins', both 'files_read'."
+    )
+
+
+def test_a_schema_whose_defs_are_not_an_object_is_sent_not_strict() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "$defs": [1]}
+    with connect(hostile("odd", [types.Tool(name="t", input_schema=schema)]), strict=True) as s:
+        (listed,) = s.tools
+    assert (
+        listed.not_strict == "$defs and required must be an object and a list, got list and list"
+    )
+    assert "strict" not in listed.schema
 
 
 def test_a_command_that_is_not_a_server_fails_at_connect_with_its_stderr() -> None:
@@ -465,7 +503,8 @@ def test_budgetloop_never_imports_mcp_and_says_which_extra_is_missing() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=ROOT)  # fmt: skip
     assert out.stdout.strip() == (
-        "budgetloop.mcp needs the MCP SDK: pip install 'budgetloop[mcp]' (the mcp package)."
+        "budgetloop.mcp: the MCP SDK must be installed, got none; pip install 'budgetloop[mcp]' "
+        "(the mcp package)."
     )
 
 

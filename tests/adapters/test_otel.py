@@ -832,8 +832,8 @@ def test_without_opentelemetry_the_import_error_names_the_extra() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == (
-        "budgetloop.otel needs OpenTelemetry: pip install 'budgetloop[otel]' "
-        "(opentelemetry-api and opentelemetry-sdk)."
+        "budgetloop.otel: OpenTelemetry must be installed, got none; pip install "
+        "'budgetloop[otel]' (opentelemetry-api and opentelemetry-sdk)."
     )
 
 

@@ -4,6 +4,8 @@ the adapters pricing their model, and price= as a model name in run, replay and 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -110,12 +112,13 @@ def test_a_name_the_catalog_does_not_know_names_the_closest_it_does() -> None:
         price_of("gpt-4o-mimi", "openai")
     message = str(caught.value)
     assert message.startswith(
-        "price_of: no model 'gpt-4o-mimi' for provider 'openai' in genai-prices' catalog; the "
-        "closest names: gpt-4o-mini, "
+        "price_of: model must be one in genai-prices' catalog for provider 'openai', got "
+        "'gpt-4o-mimi'; the closest names: gpt-4o-mini, "
     )
     with pytest.raises(
         LookupError,
-        match=r"^price_of: no provider 'opneai' in genai-prices' catalog; the closest: openai",
+        match=r"^price_of: provider must be one in genai-prices' catalog, got 'opneai'; the "
+        r"closest: openai",  # then the others the catalog's version finds close
     ):
         price_of("gpt-4o", "opneai")
     with pytest.raises(TypeError, match=r"^price_of: model must be a non-empty str, got ''\.$"):
@@ -194,3 +197,16 @@ def test_replay_and_budget_report_price_an_imported_run_by_model_name() -> None:
     assert f"priced at:\n  genai-prices {VERSION}: openai gpt-4o: #0, #1\n" in str(report)
     given = budget_report([imported], price=Price(2.5, 10.0))
     assert given.prices == {"given: $2.5 in / $10 out a million tokens": ("#0",)}
+
+
+def test_without_genai_prices_the_import_error_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['genai_prices'] = None\n"
+        "from budgetloop.prices import price_of\n"
+        "try:\n    price_of('gpt-4o')\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == (
+        "price_of: genai-prices must be installed, got none; pip install 'budgetloop[prices]', "
+        "or give the price yourself: Price(input_per_mtok, output_per_mtok)."
+    )

@@ -156,10 +156,19 @@ def test_model_names_map_to_the_encoding_tiktoken_gives_them(model: str) -> None
 
 
 def test_setup_mistakes_name_the_cause() -> None:
-    with pytest.raises(ValueError, match=r"^tiktoken_counter: no known encoding for model 'x'"):
+    with pytest.raises(ValueError, match=r"^tiktoken_counter: model_or_encoding") as info:
         tiktoken_counter("x")
-    with pytest.raises(TypeError, match=r"got int\.$"):
-        tiktoken_counter(3)
+    assert str(info.value) == (
+        "tiktoken_counter: model_or_encoding must be a model with a known encoding or one of "
+        "cl100k_base, o200k_base, got 'x'; pass one of those encodings instead."
+    )
+    for wrong, got in ((3, "int"), (None, "None")):
+        with pytest.raises(TypeError) as info:
+            tiktoken_counter(wrong)
+        assert str(info.value) == (
+            "tiktoken_counter: model_or_encoding must be a model name, an encoding name or an "
+            f"encoding with encode(), got {got}."
+        )
 
 
 # -- the core's default estimate, against the real counts ----------------------------------------
