@@ -405,7 +405,8 @@ class Result:
         step = steps[index]
         sent = self._context_starts[0][index]
         if sent is None:
-            raise ValueError(self._context_starts[1] or f"{where}: messages are not this run's.")
+            said = f"{where}: messages must be the ones this run's steps appended, got others."
+            raise ValueError(self._context_starts[1] or said)
         if not step.final_answer:
             return Request(tuple(self.messages[:sent]), tuple(self.tools))
         told = 1 if step.error is None else 0  # a failed call's note was not kept
