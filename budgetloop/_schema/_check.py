@@ -58,15 +58,15 @@ def parse_arguments(tool_name: Any, raw: Any) -> dict[str, Any]:
         try:
             raw = json.loads(raw)
         except ValueError as exc:
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(tool_name), f": arguments are not valid JSON ({exc}); send a JSON object"
             ) from None
         except RecursionError:
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(tool_name), ": arguments are nested too deeply to read; send a flat object"
             ) from None
     if not isinstance(raw, dict):
-        raise ArgumentError(
+        raise ArgumentError(  # the model reads this
             Name(tool_name), f": arguments must be a JSON object, got {json_kind(raw)}"
         )
     return raw
@@ -82,11 +82,12 @@ def check_arguments(
     for key in args:
         if key not in params and extra is None:
             expected: Part = Name(", ".join(params)) if params else "no arguments"
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(f"{tool.name}.{key}"), ": unknown argument; expected ", expected
             )
     for key in tool.required:
         if key not in args:
+            # the model reads this
             raise ArgumentError(Name(f"{tool.name}.{key}"), ": missing required argument")
     coerced: list[str] = []
     fit = Fit(tool.defs, coerced, choices=choices)

@@ -160,7 +160,7 @@ def _dataclass(shapes: Shapes, cls: type, where: str) -> Built:
         try:
             return cls(**kwargs)
         except Exception as exc:  # the class's own checks (__post_init__) refused the value
-            raise failed(path, f"a {cls.__name__}", exc) from None
+            raise failed(path, f"a {cls.__name__}", exc) from None  # the model reads this
 
     return _object(cls, properties, required), build
 
@@ -257,8 +257,8 @@ def _validate(shapes: Shapes, cls: Any, strict: dict[str, Any]) -> Convert:
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             errors = getattr(exc, "errors", None)
             if not callable(errors):
-                raise failed(path, f"a {cls.__name__}", exc) from None
-            raise _validation_error(path, errors()) from None
+                raise failed(path, f"a {cls.__name__}", exc) from None  # the model reads this
+            raise _validation_error(path, errors()) from None  # the model reads this
 
     return validate
 

@@ -80,7 +80,7 @@ class Fit:
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                raise TooDeep(Name(path), ": nested too deeply to check")
+                raise TooDeep(Name(path), ": nested too deeply to check")  # the model reads this
             for key in _COMBINED:
                 if key in schema:
                     value = self._combined(key, schema[key], value, path)
@@ -103,7 +103,7 @@ class Fit:
         local = isinstance(ref, str) and ref.startswith("#/$defs/")
         found = self.defs.get(ref[len("#/$defs/") :]) if local else None
         if not isinstance(found, dict):
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(path), ": the schema refers to ", Name(ref, quoted=True), ", which it lacks"
             )
         return found
@@ -133,7 +133,7 @@ class Fit:
                     continue
                 self.coerced.extend(coerced)
                 return self._chose(path, i, out)
-        raise union_error(path, branches, errors, value, self.defs)
+        raise union_error(path, branches, errors, value, self.defs)  # the model reads this
 
     def _attempt(self, branch: dict[str, Any], value: Any, path: str) -> Any:
         key = (id(branch), id(value), path, self.coerced is None)
@@ -160,7 +160,7 @@ class Fit:
                 listed: list[Part] = []
                 for i, option in enumerate(options):
                     listed += [", "] * (i > 0) + [Shown(option, cut=False)]
-                raise ArgumentError(
+                raise ArgumentError(  # the model reads this
                     Name(path), ": expected one of ", *listed, ", got ", Shown(value)
                 )
         kind = schema.get("type")
@@ -192,6 +192,7 @@ class Fit:
         if numeric and isinstance(value, str) and self.coerced is not None:
             return self._written(numeric[0], value, path)
         expected = " or ".join(k for k in kinds if k != "null") or "null"
+        # the model reads this
         raise ArgumentError(Name(path), f": expected {expected}, got {json_kind(value, True)}")
 
     def _number(self, kind: str, value: Any, path: str) -> Any:
@@ -201,12 +202,15 @@ class Fit:
             except OverflowError:
                 number = math.inf
             if not math.isfinite(number):
+                # the model reads this
                 raise ArgumentError(Name(path), ": expected a finite number, got ", Shown(value))
             return number
         if isinstance(value, float):
             if not value.is_integer():
+                # the model reads this
                 raise ArgumentError(Name(path), ": expected integer, got ", Shown(value))
             if self.exact:
+                # the model reads this
                 raise ArgumentError(Name(path), ": expected integer, got float")
             return int(value)
         return value
@@ -214,11 +218,11 @@ class Fit:
     def _written(self, kind: str, value: str, path: str) -> Any:
         """A number written as a string, read as one: the one coercion."""
         if not (_INT if kind == "integer" else _NUMBER).fullmatch(value):
-            raise ArgumentError(Name(path), f": expected {kind}, got str")
+            raise ArgumentError(Name(path), f": expected {kind}, got str")  # the model reads this
         try:
             number = int(value) if kind == "integer" else float(value)
         except ValueError:  # more digits than Python will parse
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(path), f": expected {kind}, got a {len(value)}-digit string"
             ) from None
         assert self.coerced is not None
@@ -235,7 +239,7 @@ class Fit:
             for i, item in enumerate(value):
                 sub = prefix[i] if i < len(prefix) else items
                 if sub is False:
-                    raise ArgumentError(
+                    raise ArgumentError(  # the model reads this
                         Name(path), f": expected at most {len(prefix)} items, got {len(value)}"
                     )
                 out.append(
@@ -243,7 +247,7 @@ class Fit:
                 )
         least, most = schema.get("minItems"), schema.get("maxItems")
         if (least is not None and len(out) < least) or (most is not None and len(out) > most):
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(path), f": expected {_count(least, most, 'items')}, got {len(out)}"
             )
         if schema.get("uniqueItems"):
@@ -251,7 +255,7 @@ class Fit:
             for i, item in enumerate(out):
                 first = seen.setdefault(_identity(item), i)
                 if first != i:
-                    raise ArgumentError(
+                    raise ArgumentError(  # the model reads this
                         Name(path), f": expected unique items, got item {i} equal to item "
                         f"{first} (", Shown(item), ")",
                     )  # fmt: skip
@@ -264,11 +268,12 @@ class Fit:
             for key in value:
                 if key not in properties:
                     expected: Part = Name(", ".join(properties)) if properties else "no fields"
-                    raise ArgumentError(
+                    raise ArgumentError(  # the model reads this
                         Name(f"{path}.{key}"), ": unknown field; expected ", expected
                     )
         for key in schema.get("required", ()):
             if key not in value:
+                # the model reads this
                 raise ArgumentError(Name(f"{path}.{key}"), ": missing required field")
         if not properties and not isinstance(extra, dict):
             out = value
@@ -281,7 +286,7 @@ class Fit:
                 )
         least, most = schema.get("minProperties"), schema.get("maxProperties")
         if (least is not None and len(out) < least) or (most is not None and len(out) > most):
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(path), f": expected {_count(least, most, 'fields')}, got {len(out)}"
             )
         return out
@@ -300,12 +305,12 @@ def _count(least: int | None, most: int | None, what: str) -> str:
 def _string(schema: dict[str, Any], value: str, path: str) -> None:
     least, most = schema.get("minLength"), schema.get("maxLength")
     if (least is not None and len(value) < least) or (most is not None and len(value) > most):
-        raise ArgumentError(
+        raise ArgumentError(  # the model reads this
             Name(path), f": expected {_count(least, most, 'characters')}, got {len(value)}"
         )
     pattern = schema.get("pattern")
     if pattern is not None and not _compiled(pattern).search(value):
-        raise ArgumentError(
+        raise ArgumentError(  # the model reads this
             Name(path), ": expected a string matching ", Name(pattern), ", got ", Shown(value)
         )
 
@@ -343,11 +348,12 @@ def _bounds(schema: dict[str, Any], value: float, path: str) -> None:
     for key, holds, words in _BOUNDS:
         bound = schema.get(key)
         if bound is not None and not holds(value, bound):
-            raise ArgumentError(
+            raise ArgumentError(  # the model reads this
                 Name(path), f": expected a number {words} {bound!r}, got ", Shown(value)
             )
     step = schema.get("multipleOf")
     if step is not None and not _multiple(value, step):
+        # the model reads this
         raise ArgumentError(Name(path), f": expected a multiple of {step!r}, got ", Shown(value))
 
 

@@ -119,7 +119,7 @@ class Shapes:
         if origin is dict and len(args) == 2:
             if args[0] is not str:
                 raise TypeError(
-                    f"{where}: dict keys must be str (JSON object keys), got {args[0]!r}."
+                    f"{where}: dict keys must be str (JSON object keys), got {hint_name(args[0])}."
                 )
             values, convert = self.build(args[1], where)
             return {"type": "object", "additionalProperties": values}, _values(convert)

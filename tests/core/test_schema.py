@@ -93,7 +93,7 @@ class Opaque:
         (complex, f"type must be one of {SUPPORTED}, got complex."),
         (Opaque, f"type must be one of {SUPPORTED}, got Opaque."),
         (typing.Callable[[int], int], f"type must be one of {SUPPORTED}, got Callable[[int], int]."),
-        (dict[int, str], "dict keys must be str (JSON object keys), got <class 'int'>."),
+        (dict[int, str], "dict keys must be str (JSON object keys), got int."),
         (set, "set must be given its item type (set[str], set[int]...) so the model knows what to send, got a bare set."),
         (set[list[int]], "set's items must be hashable, got set[list[int]], whose items are not; use list[list[int]], or set of a hashable type."),
     ],
