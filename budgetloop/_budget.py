@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ._types import Budget, Message, Price, format_usd, from_pico, to_pico
+from ._types import Budget, Message, Price, arguments_text, format_usd, from_pico, to_pico
 
 CountTokens = Callable[[Sequence[Message], Sequence[dict[str, Any]]], int]
 
@@ -74,7 +74,9 @@ def estimate_message(message: Message) -> int:
     # One pass over the parts joined by a space (which the count treats as free).
     parts: list[Any] = [message.content, message.tool_call_id, message.name]
     for call in message.tool_calls:
-        parts += (call.name, call.arguments_text, call.id)
+        arguments = call.arguments
+        text = arguments if type(arguments) is str else arguments_text(arguments)
+        parts += (call.name, text, call.id)
     try:
         text = " ".join(filter(None, parts))
     except TypeError:  # a malformed value where text goes: counted as its text
@@ -208,7 +210,7 @@ def project(
     pico = tier = None
     if price is not None:
         pico = price.worst_pico(input_tokens, max_output_tokens or 0)
-        tier = price.tier_above(input_tokens)
+        tier = price.tier_above(input_tokens) if price.tiers else None
     limit = budget.max_cost_usd
     return (
         Projection(

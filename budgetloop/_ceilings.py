@@ -33,14 +33,11 @@ from ._types import Budget, Stop, format_usd, from_pico, to_pico
 Figure = int | float
 
 
-@dataclass(slots=True)
 class Now:
     """The run at one point of a turn, as the ceilings read it. ``cheapest`` and ``after`` are
-    asked only by a ceiling that needs them (each counts tokens)."""
+    asked only by a ceiling that needs them (each counts tokens). Made twice a turn, so a
+    plain class: what a point does not set is the class's default, not set again each time."""
 
-    taken: int  # model calls made; the next is the taken-th (from 0)
-    left: float | None  # seconds left before max_seconds (None: no max_seconds)
-    spent: int = 0  # picodollars spent
     projection: Projection | None = None  # the next call's worst case
     projected: int | None = None  # its cost in picodollars (None: no price)
     executed: int = 0  # tool calls run
@@ -49,6 +46,11 @@ class Now:
     cheapest: Callable[[], Projection | None] | None = None  # the cheapest reader of the batch
     after: Callable[[], int] | None = None  # the input tokens of a final answer after this turn
     project: Callable[[int], int | None] | None = None  # a call's worst case in picodollars
+
+    def __init__(self, taken: int, left: float | None, spent: int = 0) -> None:
+        self.taken = taken  # model calls made; the next is the taken-th (from 0)
+        self.left = left  # seconds left before max_seconds (None: no max_seconds)
+        self.spent = spent  # picodollars spent
 
 
 @dataclass(frozen=True)

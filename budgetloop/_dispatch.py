@@ -52,6 +52,7 @@ class Dispatch:
         self.tools = tools
         self._async = frozenset(name for name, tool in tools.items() if tool.is_async)
         self._servers = {name: t.server for name, t in tools.items() if t.server is not None}
+        self.any_marked = any(t.needs_approval is not False for t in tools.values())
         self.clock = clock
         self.workers = workers
         self.max_result_chars = max_result_chars
@@ -177,7 +178,7 @@ class Dispatch:
                 seconds=0.0 if started is None else self.clock() - started,
                 coerced=coerced,
                 traceback=PLAIN.traceback(traceback),
-                server=self._servers.get(call.name),
+                server=self._servers.get(call.name) if self._servers else None,
             )
             return self._ran(record, value, traceback)
         limit, truncated = self.max_result_chars, None
@@ -194,7 +195,7 @@ class Dispatch:
             seconds=0.0 if started is None else self.clock() - started,
             coerced=coerced,
             truncated=truncated,
-            server=self._servers.get(call.name),
+            server=self._servers.get(call.name) if self._servers else None,
         )
         return self._ran(record, value, None)
 

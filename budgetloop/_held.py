@@ -88,10 +88,9 @@ class Holding:
         needs approval for its checked arguments (or that a breakpoint stops before). A call
         whose own arguments failed the check is not held: it is an error the model reads."""
         forced = self._hold_tools
+        if not self._dispatch.any_marked and not forced and not self._hold_calls:
+            return ()  # the common case: no call can be held
         table = self._tool_table
-        any_marked = any(t.needs_approval is not False for t in table.values())
-        if not any_marked and not forced and not self._hold_calls:  # the common case: none held
-            return ()
         held: list[tuple[Call, dict[str, Any], bool]] = []
         for call in taken.calls:
             name = call.name

@@ -458,15 +458,7 @@ class Loop(Holding):
             elif not calls:
                 end = Ending(Stop.ANSWERED)
             elif block := self._guards.before_batch(
-                Now(
-                    index,
-                    self._left(started),
-                    self.state.money.spent,
-                    executed=self.state.executed,
-                    asked=len(calls),
-                    cheapest=once(lambda: self._cheapest_next(calls, assistant)),
-                ),
-                None if warn else loop,
+                self._before_batch(index, started, calls, assistant), None if warn else loop
             ):
                 stopped = Said("the run stopped (", block.detail, ")")
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
@@ -491,6 +483,16 @@ class Loop(Holding):
         said = completion.text or "" if end is not None and end.stop is Stop.ANSWERED else None
         return self._record(step, assistant, records, end, signature, answer=said)
 
+    def _before_batch(
+        self, index: int, started: float, calls: list[Call], assistant: Message
+    ) -> Now:
+        """The run as the ceilings read it before a batch: the cheapest turn that could read
+        its results is counted only if a ceiling asks, and then once."""
+        now = Now(index, self._left(started), self.state.money.spent)
+        now.executed, now.asked = self.state.executed, len(calls)
+        now.cheapest = once(lambda: self._cheapest_next(calls, assistant))
+        return now
+
     def _batch_turn(
         self, taken: Taken, decisions: Mapping[str, Decision], started: float, before: float = 0.0
     ) -> Generator[Batch, BatchDone, Step]:
@@ -505,9 +507,11 @@ class Loop(Holding):
             done = BatchDone([])
             if runnable:
                 done = yield Batch(runnable, self._left(started))
-            ran = iter(done.records)
-            records = [fixed[i] if i in fixed else next(ran) for i in range(len(calls))]
-            records = self._marked(calls, records, decisions)
+            records = done.records
+            if decisions:  # as decided: the fixed outcomes in their places, each call marked
+                ran = iter(records)
+                records = [fixed[i] if i in fixed else next(ran) for i in range(len(calls))]
+                records = self._marked(calls, records, decisions)
             if done.abandoned:
                 end = Ending(Stop.MAX_SECONDS, "a tool was still running at the deadline")
         except GeneratorExit:
@@ -607,7 +611,8 @@ class Loop(Holding):
                 told = final_note(last.stop, guards.ceilings)
                 note = [Message("user", told if self.options.output is None else final_ask(told))]
                 projection, projected = self._project(self._tool_less_tokens(note))
-                final = Now(taken, left, spent, projection, projected)
+                final = Now(taken, left, spent)
+                final.projection, final.projected = projection, projected
                 ending = guards.before_final(final, last, last is state.finishing)
                 return Plan(note, projection, projected, ending, last, seen)
         ending = guards.before_call(now)

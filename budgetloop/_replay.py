@@ -145,7 +145,7 @@ class RecordedTool(Tool):
             or not isinstance(required, list)
         ):
             raise ValueError(
-                f"{where}: expected a tool schema with a name and parameters.properties, "
+                f"{where} must be a tool schema with a name and parameters.properties, "
                 f"got {json.dumps(schema, default=repr)[:80]}."
             )
         self.name = name
@@ -168,7 +168,7 @@ class RecordedTool(Tool):
     def _respond(self, **args: Any) -> str:
         record = self._tape.outcome(self.name, args)
         if record is None:
-            raise LookupError(
+            raise LookupError(  # the model reads this
                 f"{self.name}: the recorded run has no result for this call (it was not run "
                 "there), so a replay cannot say what the tool would have returned"
             )

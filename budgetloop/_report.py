@@ -392,7 +392,7 @@ def _why(exc: OSError | ValueError, where: str) -> str:
     message, its line as ``line N:``; what the system said for a file it could not open."""
     if isinstance(exc, OSError):
         return f"cannot be read: {exc.strerror or exc}."
-    text = str(exc)
+    text = str(exc).removeprefix("load_traces: ")
     rest = text[len(where) :] if text.startswith(where) else ": " + text
     line, colon, said = rest[1:].partition(": ")
     if rest.startswith(":") and line.isdigit() and colon:

@@ -248,6 +248,7 @@ class Price:
     _out: int = field(init=False, repr=False, compare=False)
     _read: int = field(init=False, repr=False, compare=False)
     _write: int = field(init=False, repr=False, compare=False)
+    _dearest: int = field(init=False, repr=False, compare=False)  # of input, read and write
     # (above, price) from the highest threshold down, for the tier lookup
     _tiers: tuple[tuple[int, Price], ...] = field(init=False, repr=False, compare=False)
 
@@ -262,6 +263,7 @@ class Price:
         object.__setattr__(self, "_out", _per_token(self.output_per_mtok))
         object.__setattr__(self, "_read", rate if read is None else _per_token(read))
         object.__setattr__(self, "_write", rate if write is None else _per_token(write))
+        object.__setattr__(self, "_dearest", max(self._in, self._read, self._write))
         if self.source is not None and not isinstance(self.source, str):
             raise TypeError(f"Price: source must be a str or None, got {type_name(self.source)}.")
         tiers = _check_tiers(self.tiers)
@@ -299,7 +301,7 @@ class Price:
         of the input, cache-read and cache-write prices (which tokens a provider caches is not
         known before the call), at the dearest of the tiers such a call can fall in (its own
         tier, for tiers that cost more as the input grows)."""
-        worst = _flat_worst(self, input_tokens, output_tokens)
+        worst = input_tokens * self._dearest + output_tokens * self._out
         for above, tier in self._tiers:
             if input_tokens > above:
                 worst = max(worst, _flat_worst(tier, input_tokens, output_tokens))
@@ -337,8 +339,7 @@ def _rate(usd: float) -> str:
 
 
 def _flat_worst(price: Price, input_tokens: int, output_tokens: int) -> int:
-    dearest = max(price._in, price._read, price._write)
-    return input_tokens * dearest + output_tokens * price._out
+    return input_tokens * price._dearest + output_tokens * price._out
 
 
 def _check_tiers(tiers: Any) -> list[tuple[int, Price]] | None:

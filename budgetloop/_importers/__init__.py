@@ -16,17 +16,18 @@ import json
 from typing import Any
 
 from .._trace._result import Result
+from .._valid import type_name
 from . import _agents, _anthropic, _chat, _otlp, _pydantic_ai, _responses, _unread
 from ._build import build
 
 FORMATS = (
     "budgetloop", "otlp", "openai-agents", "pydantic-ai", "anthropic", "responses", "chat"
 )  # fmt: skip
-NOT_A_TRACE = (
-    "not a budgetloop trace (no 'format': 'budgetloop-trace'), nor a run load_trace imports: "
+TRACES = (  # what the file must be, as an error says it
+    "a budgetloop trace (with 'format': 'budgetloop-trace') or a run load_trace imports: "
     "OTLP JSON (an object with resourceSpans, or JSON Lines of them), an openai-agents trace "
     "export, pydantic-ai's messages JSON, an Anthropic Messages log, OpenAI Responses input "
-    "items, or a Chat Completions message log (a list of messages, or an object with messages)."
+    "items, or a Chat Completions message log (a list of messages, or an object with messages)"
 )
 _READERS = {  # the one-document formats: each one's test, reader and name, in the order tried
     "pydantic-ai": (_pydantic_ai.looks_like, _pydantic_ai.run, "pydantic-ai's messages JSON"),
@@ -43,7 +44,7 @@ def check_format(where: str, format: object) -> str | None:
     if not isinstance(format, str):
         raise TypeError(
             f"{where}: format must be one of {', '.join(map(repr, FORMATS))} or None, "
-            f"got {type(format).__name__}."
+            f"got {type_name(format)}."
         )
     if format not in FORMATS:
         raise ValueError(
@@ -77,12 +78,15 @@ def read(document: Any, lines: bool, fmt: str | None, where: str, raw: bytes) ->
     ``fmt`` forces a format; None recognises it. A ValueError names the file and the field."""
     found = fmt or detect(document, lines)
     if found is None or found == "budgetloop":
-        named = None if lines else _unread.named(document)
-        raise ValueError(f"{where}: {named or NOT_A_TRACE}")
+        named = "JSON Lines that are none of these" if lines else _unread.named(document)
+        raise ValueError(f"{where}: the file must be {TRACES}, got {named or _none(document)}.")
     try:
         return [build(run) for run in _runs(found, document, lines, where, raw)]
     except RecursionError:
-        raise ValueError(f"{where}: nested too deeply to read.") from None
+        raise ValueError(
+            f"{where}: the file must be a run nested shallowly enough to read, got one nested "
+            "too deeply."
+        ) from None
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
 
@@ -102,10 +106,20 @@ def _runs(fmt: str, document: Any, lines: bool, where: str, raw: bytes) -> list[
                 entries.append((item, path))
         return _agents.runs(entries, where)
     if lines:
-        raise ValueError(f"{_READERS[fmt][2]} is one JSON document, not JSON Lines.")
+        raise ValueError(
+            f"the file must be one JSON document for format={fmt!r} ({_READERS[fmt][2]}), "
+            "got JSON Lines."
+        )
     if fmt == "chat":  # a run per user turn
         return _chat.runs(document, where, raw)
     return [_READERS[fmt][1](document, where, raw)]
+
+
+def _none(document: Any) -> str:
+    """What a file that is none of the formats read holds, as an error says it."""
+    if isinstance(document, dict):
+        return "an object that is none of these"
+    return "a list that is none of these" if isinstance(document, list) else type_name(document)
 
 
 def _numbered(document: Any, lines: bool) -> list[tuple[Any, str]]:
@@ -123,7 +137,12 @@ def parse_lines(text: str, where: str) -> list[tuple[Any, int]]:
         try:
             out.append((json.loads(line), number))
         except RecursionError:
-            raise ValueError(f"{where}:{number}: JSON nested too deeply to read.") from None
+            raise ValueError(
+                f"{where}:{number}: the line must be JSON nested shallowly enough to read, got "
+                "JSON nested too deeply."
+            ) from None
         except ValueError as exc:
-            raise ValueError(f"{where}:{number}: not a JSON line: {exc}.") from None
+            raise ValueError(
+                f"{where}:{number}: the line must be JSON, got text that is not ({exc})."
+            ) from None
     return out

@@ -21,7 +21,7 @@ from .._types import Message, ToolCall, Usage
 from . import _chat
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, guarded
-from ._fields import count, data, items, obj, text, timestamp
+from ._fields import count, data, items, obj, text, timestamp, tokens_cached, tokens_reasoned
 from ._genai import as_text
 
 OBJECTS = ("trace", "trace.span")
@@ -67,8 +67,8 @@ def runs(found: list[tuple[Any, str]], path: str | None) -> list[Run]:
     if found_kinds and not out:
         shown = ", ".join(sorted(repr(k[:40]) for k in found_kinds))
         raise ValueError(
-            "holds openai-agents spans but no run: none is a generation, response or agent "
-            f"span; the span types are {shown}."
+            "the spans must be a run's: a generation, response or agent span among them, got "
+            f"openai-agents spans of the types {shown} only."
         )
     return out
 
@@ -88,7 +88,8 @@ def _times(item: dict[str, Any], where: str) -> tuple[float, float]:
     start = timestamp(item.get("started_at"), at(where, "started_at"))
     end = timestamp(item.get("ended_at"), at(where, "ended_at"))
     if start is None:
-        raise ValueError(f"{at(where, 'started_at')}: missing.")
+        got = "None" if "started_at" in item else "nothing"
+        raise ValueError(f"{at(where, 'started_at')} must be an ISO 8601 time, got {got}.")
     return start, max(start, end if end is not None else start)
 
 
@@ -127,21 +128,13 @@ def _usage(raw: Any, path: str) -> Usage | None:
     inputs_n = count(inputs, at(path, "input_tokens")) or 0
     cached_n = count(details.get("cached_tokens"), at(where, "cached_tokens")) or 0
     written_n = count(details.get("cache_write_tokens"), at(where, "cache_write_tokens")) or 0
-    if cached_n + written_n > inputs_n:
-        raise ValueError(
-            f"{at(path, 'input_tokens')}: {inputs_n} input tokens is fewer than "
-            f"the {cached_n + written_n} read from and written to the cache."
-        )
+    tokens_cached(at(path, "input_tokens"), inputs_n, cached_n + written_n)
     outputs_n = count(outputs, at(path, "output_tokens")) or 0
     out_details = usage.get("output_tokens_details") or usage.get("completion_tokens_details")
     out_where = at(path, "output_tokens_details")
     out_details = obj(out_details or {}, out_where)
     reasoning_n = count(out_details.get("reasoning_tokens"), at(out_where, "reasoning_tokens"))
-    if (reasoning_n or 0) > outputs_n:
-        raise ValueError(
-            f"{at(path, 'output_tokens')}: {outputs_n} output tokens is fewer than "
-            f"the {reasoning_n} spent reasoning."
-        )
+    tokens_reasoned(at(path, "output_tokens"), outputs_n, reasoning_n or 0)
     return Usage(inputs_n, outputs_n, cached_n, written_n, reasoning_n or 0)
 
 

@@ -56,7 +56,7 @@ def _blocks(message: dict[str, Any], path: str) -> list[tuple[str, dict[str, Any
         kind = text(get(block, at(where, i), "type"), at(at(where, i), "type"), optional=False)
         if kind not in BLOCKS:
             raise ValueError(
-                f"{at(at(where, i), 'type')}: expected one of {', '.join(BLOCKS)}, got {kind!r}."
+                f"{at(at(where, i), 'type')} must be one of {', '.join(BLOCKS)}, got {kind!r}."
             )
         out.append((kind, block, at(where, i)))
     return out
@@ -77,7 +77,7 @@ def _result(block: dict[str, Any], path: str) -> str:
         part = obj(raw, at(where, i))
         if part.get("type") != "text":
             raise ValueError(
-                f"{at(at(where, i), 'type')}: expected 'text', got {part.get('type')!r}."
+                f"{at(at(where, i), 'type')} must be 'text', got {part.get('type')!r}."
             )
         texts.append(_text(part, at(where, i)))
     return "".join(texts)
@@ -199,7 +199,7 @@ def run(document: Any, path: str | None, raw: bytes) -> Run:
                 context += [m for m in [said] if m is not None]
             executions += results
         else:
-            raise ValueError(f"{at(mpath, 'role')}: expected user or assistant, got {role!r}.")
+            raise ValueError(f"{at(mpath, 'role')} must be user or assistant, got {role!r}.")
     names_by_id(turns, executions)
     return Run(
         format="anthropic",

@@ -56,15 +56,13 @@ def content(value: Any, path: str) -> str | None:
             key = "refusal" if kind == "refusal" else "text"
             texts.append(text(get(part, where, key), at(where, key), optional=False))
         elif kind not in LEFT_OUT:
-            hint = (
-                " (an Anthropic Messages log is read with format='anthropic')"
-                if kind in ("tool_use", "tool_result")
-                else ""
-            )
-            raise ValueError(
-                f"{at(where, 'type')}: expected one of {', '.join((*TEXT_PARTS, *LEFT_OUT))}, "
-                f"got {kind!r}{hint}."
-            )
+            name, known = at(where, "type"), ", ".join((*TEXT_PARTS, *LEFT_OUT))
+            if kind in ("tool_use", "tool_result"):
+                raise ValueError(
+                    f"{name} must be one of {known}, got {kind!r}. An Anthropic Messages log is "
+                    "read with format='anthropic'."
+                )
+            raise ValueError(f"{name} must be one of {known}, got {kind!r}.")
     return "".join(texts)
 
 

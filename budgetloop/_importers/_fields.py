@@ -23,13 +23,13 @@ def content_hash(raw: bytes) -> str:
 
 
 def _named(path: str) -> str:
-    """``path: `` before a message; nothing for the file's top (the file is named already)."""
-    return f"{path}: " if path else ""
+    """The path a message names: ``the file`` for the file's top (its path is named already)."""
+    return path or "the file"
 
 
 def obj(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ValueError(f"{_named(path)}expected an object, got {type_name(value)}.")
+        raise ValueError(f"{_named(path)} must be an object, got {type_name(value)}.")
     return value
 
 
@@ -38,7 +38,7 @@ def items(value: Any, path: str, *, optional: bool = False) -> list[Any]:
     if value is None and optional:
         return []
     if not isinstance(value, list):
-        raise ValueError(f"{_named(path)}expected a list, got {type_name(value)}.")
+        raise ValueError(f"{_named(path)} must be a list, got {type_name(value)}.")
     return value
 
 
@@ -46,7 +46,7 @@ def text(value: Any, path: str, *, optional: bool = True) -> Any:
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        expected = "a string or null" if optional else "a string"
+        expected = "a string or None" if optional else "a string"
         raise ValueError(f"{path} must be {expected}, got {type_name(value)}.")
     return value
 
@@ -105,13 +105,31 @@ def embedded(value: Any, path: str) -> Any:
         parsed = json.loads(value)
     except RecursionError:
         raise ValueError(
-            f"{path}: its JSON is nested more than {MAX_DEPTH} levels deep."
+            f"{path} must be JSON nested at most {MAX_DEPTH} levels deep, got JSON nested "
+            "too deeply to read."
         ) from None
     except ValueError as exc:
         raise ValueError(
             f"{path} must be a JSON string, got text that is not JSON ({exc})."
         ) from None
     return data(parsed, path)
+
+
+def tokens_cached(path: str, inputs: int, cached: int) -> None:
+    """A call's input tokens count those read from and written to the cache (``cached``)."""
+    if cached > inputs:
+        raise ValueError(
+            f"{path} must be at least the {cached} tokens read from and written to the cache, "
+            f"got {inputs}."
+        )
+
+
+def tokens_reasoned(path: str, outputs: int, reasoning: int) -> None:
+    """A call's output tokens count those spent reasoning."""
+    if reasoning > outputs:
+        raise ValueError(
+            f"{path} must be at least the {reasoning} tokens spent reasoning, got {outputs}."
+        )
 
 
 def timestamp(value: Any, path: str) -> float | None:

@@ -17,10 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from .._types import Message, Usage
+from .._valid import type_name
 from . import _chat
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended
-from ._fields import count, embedded
+from ._fields import count, embedded, tokens_cached
 
 KIND = "openinference.span.kind"
 
@@ -45,7 +46,7 @@ def _grouped(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
 def _text(value: Any, where: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise ValueError(f"{where}: expected a string, got {type(value).__name__}.")
+    raise ValueError(f"{where} must be a string or None, got {type_name(value)}.")
 
 
 def _message(fields: dict[str, Any], where: str) -> dict[str, Any]:
@@ -93,11 +94,7 @@ def _usage(span: Any) -> Usage | None:
         "write": "llm.token_count.prompt_details.cache_write",
     }
     n = {k: count(span.get(v), span.where(v)) or 0 for k, v in keys.items()}
-    if n["read"] + n["write"] > n["input"]:
-        raise ValueError(
-            f"{span.where(keys['input'])}: {n['input']} input tokens is fewer than the "
-            f"{n['read'] + n['write']} read from and written to the cache."
-        )
+    tokens_cached(span.where(keys["input"]), n["input"], n["read"] + n["write"])
     return Usage(n["input"], n["output"], n["read"], n["write"])
 
 

@@ -19,10 +19,21 @@ from .._ceilings import CEILINGS
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._types import Budget, Message, Stop, Usage, to_pico
+from .._valid import type_name
 from . import _genai, _openinference
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, limit_named
-from ._fields import boolean, count, dollars, embedded, items, obj, text
+from ._fields import (
+    boolean,
+    count,
+    dollars,
+    embedded,
+    items,
+    obj,
+    text,
+    tokens_cached,
+    tokens_reasoned,
+)
 
 MODEL_CALLS = ("chat", "text_completion", "generate_content")
 MAX_VALUE_DEPTH = 16  # arrays of arrays in an attribute: deeper is not an exporter's
@@ -61,7 +72,10 @@ def _value(value: Any, path: str, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` as plain data."""
     value = obj(value, path)
     if depth > MAX_VALUE_DEPTH:
-        raise ValueError(f"{path}: arrays nested more than {MAX_VALUE_DEPTH} deep.")
+        raise ValueError(
+            f"{path} must be a value with arrays nested at most {MAX_VALUE_DEPTH} deep, "
+            "got one nested deeper."
+        )
     if "stringValue" in value:
         return text(value["stringValue"], at(path, "stringValue"), optional=False)
     if "boolValue" in value:
@@ -76,9 +90,7 @@ def _value(value: Any, path: str, depth: int = 0) -> Any:
     if "doubleValue" in value:
         raw = value["doubleValue"]
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            raise ValueError(
-                f"{at(path, 'doubleValue')} must be a number, got {type(raw).__name__}."
-            )
+            raise ValueError(f"{at(path, 'doubleValue')} must be a number, got {type_name(raw)}.")
         try:
             return float(raw)
         except OverflowError:
@@ -198,16 +210,17 @@ def _no_run(all_spans: list[Span]) -> str:
     many = f"{len(all_spans)} span{'s' if len(all_spans) != 1 else ''}"
     if any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.", "traceloop.")) for k in keys):
         return (
-            f"holds {many} in OpenLLMetry's format (gen_ai.prompt.N / gen_ai.completion.N "
-            "attributes), which load_trace does not read; export with the OpenTelemetry GenAI "
-            "conventions' gen_ai.input.messages and gen_ai.output.messages instead."
+            "the spans must follow the OpenTelemetry GenAI conventions, got "
+            f"{many} in OpenLLMetry's format (gen_ai.prompt.N / gen_ai.completion.N attributes), "
+            "which load_trace does not read; export with the OpenTelemetry GenAI conventions' "
+            "gen_ai.input.messages and gen_ai.output.messages instead."
         )
     names = sorted({s.name for s in all_spans})
     shown = ", ".join(repr(n[:60]) for n in names[:5]) + (", ..." if len(names) > 5 else "")
     return (
-        f"holds {many} but no run: none is a GenAI model call or run span (gen_ai.operation.name "
-        f"{', '.join(MODEL_CALLS)} or invoke_agent) or an OpenInference LLM span; the span "
-        f"names are {shown}."
+        "the spans must be a run's: a GenAI model call or run span (gen_ai.operation.name "
+        f"{', '.join(MODEL_CALLS)} or invoke_agent) or an OpenInference LLM span among them, "
+        f"got {many}, none of them one of these; the span names are {shown}."
     )
 
 
@@ -226,18 +239,10 @@ def _usage(span: Span) -> Usage | None:
     counts = {
         k: count(span.get(v), span.where(v)) or 0 for k, v in {**names, "write": write_key}.items()
     }
-    if counts["read"] + counts["write"] > counts["input"]:
-        raise ValueError(
-            f"{span.where(names['input'])}: {counts['input']} input tokens is fewer than the "
-            f"{counts['read'] + counts['write']} read from and written to the cache."
-        )
+    tokens_cached(span.where(names["input"]), counts["input"], counts["read"] + counts["write"])
     reasoning_key = "gen_ai.usage.reasoning.output_tokens"
     reasoning = count(span.get(reasoning_key), span.where(reasoning_key)) or 0
-    if reasoning > counts["output"]:
-        raise ValueError(
-            f"{span.where(names['output'])}: {counts['output']} output tokens is fewer than the "
-            f"{reasoning} spent reasoning."
-        )
+    tokens_reasoned(span.where(names["output"]), counts["output"], reasoning)
     return Usage(counts["input"], counts["output"], counts["read"], counts["write"], reasoning)
 
 

@@ -20,7 +20,7 @@ from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._types import Message, Stop, Usage
 from ._build import Call, Execution, Run, Turn
-from ._fields import content_hash, count, data, dollars, items, obj, text
+from ._fields import content_hash, count, data, dollars, items, obj, text, tokens_cached
 from ._genai import as_text
 
 KINDS = ("request", "response")
@@ -59,7 +59,7 @@ def _parts(message: dict[str, Any], path: str, known: tuple[str, ...]) -> list[A
             continue
         if kind not in known:
             expected = ", ".join((*known, *LEFT_OUT))
-            raise ValueError(f"{at(at(where, i), 'part_kind')}: expected one of {expected}, "
+            raise ValueError(f"{at(at(where, i), 'part_kind')} must be one of {expected}, "
                              f"got {kind!r}.")  # fmt: skip
         out.append((kind, part, at(where, i)))
     return out
@@ -80,12 +80,8 @@ def _usage(raw: Any, path: str) -> Usage | None:
         key: count(usage.get(key), at(path, key)) or 0
         for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
     }
-    if numbers["cache_read_tokens"] + numbers["cache_write_tokens"] > numbers["input_tokens"]:
-        raise ValueError(
-            f"{at(path, 'input_tokens')}: {numbers['input_tokens']} input tokens is fewer than "
-            f"the {numbers['cache_read_tokens'] + numbers['cache_write_tokens']} read from and "
-            "written to the cache."
-        )
+    cached = numbers["cache_read_tokens"] + numbers["cache_write_tokens"]
+    tokens_cached(at(path, "input_tokens"), numbers["input_tokens"], cached)
     return Usage(*numbers.values())
 
 

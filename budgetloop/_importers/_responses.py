@@ -46,7 +46,7 @@ def looks_like(value: Any) -> bool:
 def _kind(item: dict[str, Any], path: str) -> str:
     kind = item.get("type", "message")
     if kind not in TYPES:
-        raise ValueError(f"{at(path, 'type')}: expected one of {', '.join(TYPES)}, got {kind!r}.")
+        raise ValueError(f"{at(path, 'type')} must be one of {', '.join(TYPES)}, got {kind!r}.")
     return str(kind)
 
 
@@ -99,7 +99,8 @@ def run(document: Any, path: str | None, raw: bytes) -> Run:
             )
         elif not turns:
             if role is None:
-                raise ValueError(f"{at(ipath, 'role')}: missing.")
+                got = "None" if "role" in item else "nothing"
+                raise ValueError(f"{at(ipath, 'role')} must be a string, got {got}.")
             context.append(_chat.message({"role": role, "content": _said(item, ipath)}, ipath))
     _chat._names_by_id(turns, executions)  # a function_call_output names no tool
     return Run(

@@ -8,11 +8,11 @@ from typing import Any
 
 LANGSMITH = (
     "a LangSmith run export (runs with run_type, inputs and outputs), which load_trace does "
-    "not read."
+    "not read"
 )
 SMOLAGENTS = (
     "smolagents' memory steps (step_number, model_output, observations), which load_trace does "
-    "not read."
+    "not read"
 )
 
 

@@ -17,6 +17,7 @@ import time
 from typing import Any
 
 from .._types import from_pico
+from .._valid import type_name
 from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
 
 SETTLED_KEPT = 86400.0  # a settle retried within a day of the first is recognised
@@ -132,7 +133,7 @@ class RedisLedger(Ledger):
         else:
             raise TypeError(
                 "RedisLedger: url_or_client must be a redis:// URL or a redis.Redis client, "
-                f"got {type(url_or_client).__name__}."
+                f"got {type_name(url_or_client)}."
             )
         self._reserve = self.client.register_script(RESERVE)
         self._settle_script = self.client.register_script(SETTLE)

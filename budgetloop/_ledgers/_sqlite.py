@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._types import from_pico
+from .._valid import type_name
 from ._base import DEFAULT_LEASE, Clock, Ledger, LedgerError, Reservation, period_index, said
 
 SCHEMA = (
@@ -65,9 +66,7 @@ class SqliteLedger(Ledger):
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ValueError(f"SqliteLedger: timeout must be seconds > 0, got {timeout!r}.")
         if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(
-                f"SqliteLedger: path must be a str or path, got {type(path).__name__}."
-            )
+            raise TypeError(f"SqliteLedger: path must be a str or path, got {type_name(path)}.")
         self._configure("SqliteLedger", limit_usd, period, lease_seconds, clock)
         self.path = os.fspath(path)
         self._kind = self.period or "all"

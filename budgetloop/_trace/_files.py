@@ -39,7 +39,7 @@ def _what(mode: int) -> str:
     ):
         if test(mode):
             return name
-    return "not a regular file"
+    return "a file of another kind"
 
 
 def check_trace_path(
@@ -48,8 +48,8 @@ def check_trace_path(
     """A path a trace can be written to: its folder exists and it is not a directory (or another
     non-regular file). An existing regular file is fine: it is renamed aside, never truncated.
 
-    With ``where`` (the entry point that was given the path as ``name``) an error is in the
-    options' grammar, ``run: trace_path must be ..., got ...``; without, it starts ``name``.
+    ``where`` is the entry point that was given the path as ``name``: an error reads
+    ``run: trace_path must be ..., got ...``; without ``where`` it starts ``name``.
     """
     if where is None:
         text = _fspath(path, name)
@@ -61,29 +61,24 @@ def check_trace_path(
         raise TypeError(must(where, name, expected, got))
     problem = _trace_path_problem(text)
     if problem is not None:
-        expected, got, said = problem
-        raise ValueError(said if where is None else must(where, name, expected, got))
+        raise ValueError(must(where or "", name, *problem))
 
 
-def _trace_path_problem(text: str) -> tuple[str, str, str] | None:
-    """None for a path a trace can be written to; else what it must be, what it is, and that
-    said as a sentence about ``trace_path``."""
+def _trace_path_problem(text: str) -> tuple[str, str] | None:
+    """None for a path a trace can be written to; else what it must be, and what it is."""
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
-        said = f"trace_path {text!r}: the folder {folder!r} does not exist."
-        return "a path in a folder that exists", f"{text!r} (no folder {folder!r})", said
+        return "a path in a folder that exists", f"{text!r} (no folder {folder!r})"
     try:
         mode = os.stat(text).st_mode
     except FileNotFoundError:
         return None
     except OSError as exc:
-        said = f"trace_path {text!r}: cannot be inspected ({exc.strerror})."
-        return "a path that can be inspected", f"{text!r} ({exc.strerror})", said
+        return "a path that can be inspected", f"{text!r} ({exc.strerror})"
     if stat.S_ISREG(mode):
         return None
     renamed = "(an existing file there is renamed aside, never overwritten)"
-    said = f"trace_path {text!r} is {_what(mode)}; pass the path of a file to write {renamed}."
-    return f"the path of a file {renamed}", f"{text!r}, {_what(mode)}", said
+    return f"the path of a file {renamed}", f"{text!r}, {_what(mode)}"
 
 
 def aside_name(path: str, n: int) -> str:
@@ -138,7 +133,10 @@ def open_new(
         except FileExistsError:
             continue
         return fh, moved
-    raise FileExistsError(f"{said} {text!r}: a file keeps appearing there; not overwritten.")
+    raise FileExistsError(
+        f"{said} must be a path a new file can be created at, got {text!r}, where a file keeps "
+        "appearing; none was overwritten."
+    )
 
 
 def write_new(path: str | os.PathLike[str], text: str, *, where: str = "write_new") -> str | None:
@@ -155,25 +153,30 @@ def write_new(path: str | os.PathLike[str], text: str, *, where: str = "write_ne
 MAX_TRACE_BYTES = 1 << 30  # 1 GiB: a trace is read whole, so a larger file is not read
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
+def read_regular(path: str | os.PathLike[str], where: str = "load_trace") -> bytes:
     """The bytes of a regular file; anything else (a directory, a FIFO, a device such as
     ``/dev/zero``, a symlink to one), or a file over ``MAX_TRACE_BYTES``, is a ValueError
-    before a byte is read."""
-    text = _fspath(path, "load_trace: path")
+    before a byte is read. ``where`` (the function called) names an error."""
+    text = _fspath(path, f"{where}: path")
     mode = os.stat(text).st_mode
     if not stat.S_ISREG(mode):
-        raise ValueError(f"{text}: {_what(mode)}, not a regular file; nothing was read.")
+        raise ValueError(_not_regular(where, text, mode))
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(text, flags)
     with os.fdopen(fd, "rb") as fh:
         mode = os.fstat(fh.fileno()).st_mode  # what was opened, if it changed since the stat
         if not stat.S_ISREG(mode):
-            raise ValueError(f"{text}: {_what(mode)}, not a regular file; nothing was read.")
+            raise ValueError(_not_regular(where, text, mode))
         size = os.fstat(fh.fileno()).st_size
         raw = b"" if size > MAX_TRACE_BYTES else fh.read(MAX_TRACE_BYTES + 1)
         if size > MAX_TRACE_BYTES or len(raw) > MAX_TRACE_BYTES:  # (it may grow as it is read)
             raise ValueError(
-                f"{text}: {max(size, len(raw)):,} bytes, more than the 1 GiB "
-                f"({MAX_TRACE_BYTES:,} bytes) a trace file may hold; it was not loaded."
+                f"{where}: {text}: the file must be at most the 1 GiB ({MAX_TRACE_BYTES:,} "
+                f"bytes) a trace may hold, got {max(size, len(raw)):,} bytes; it was not loaded."
             )
         return raw
+
+
+def _not_regular(where: str, text: str, mode: int) -> str:
+    said = f"got {_what(mode)}; nothing was read"
+    return f"{where}: {text}: the file must be a regular file, {said}."

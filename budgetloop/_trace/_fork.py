@@ -81,7 +81,7 @@ def _enough(messages: Sequence[Message], steps: Sequence[Step], at: int, where: 
     added = sum(appended(s) for s in steps[at:])
     if added > len(messages):
         raise ValueError(
-            f"{where}: messages must hold the {added} messages that steps {at} to "
+            f"{where}: messages must be at least the {added} messages that steps {at} to "
             f"{len(steps) - 1} appended, got {len(messages)}; the messages are not this run's."
         )
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 from .._types import Message, from_pico, to_pico
+from .._valid import type_name
 from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._read import (
@@ -138,14 +139,18 @@ Trace = Result | Mapping[str, Any] | str | os.PathLike[str]
 def as_result(trace: Trace, where: str = "as_result", name: str = "trace") -> Result:
     """A ``Result`` from a Result, the data of ``Result.to_dict()``, or the path of a saved
     trace (``load_trace``): the one conversion every function that takes a run uses. ``where``
-    and ``name`` say, in an error, which function and which argument it was."""
+    and ``name`` say, in an error, which function and which argument it was: ``where`` names
+    a wrong field too (``replay: run.json: steps[3].status must be ...``)."""
     if isinstance(trace, Result):
         return trace
     if isinstance(trace, Mapping):
-        return Result.from_dict(dict(trace))
+        try:
+            return read_result(dict(trace))
+        except ValueError as exc:  # it names the field
+            raise ValueError(f"{where}: {exc}") from None
     if isinstance(trace, (str, os.PathLike)):
-        return load_trace(trace)
-    got = "None" if trace is None else type(trace).__name__
+        return _one_run(trace, None, where)
+    got = type_name(trace)
     raise TypeError(
         f"{where}: {name} must be a Result, a dict from Result.to_dict() or a path to a saved "
         f"trace, got {got}."
@@ -173,16 +178,22 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
     too deep, a field missing or of the wrong type, a negative or non-finite number, a second
     header, steps repeated or out of order, a ``cost_usd`` below what its steps cost), or one
     written by a newer budgetloop, is a ``ValueError`` naming the file (and line, for JSON
-    Lines) and the field. A path that is not a regular file (a directory, a FIFO, a device),
+    Lines) and the field: ``load_trace: run.jsonl:3: step.seconds must be a finite number >= 0,
+    got -1.0.`` A path that is not a regular file (a directory, a FIFO, a device),
     or a file over 1 GiB (a trace is read whole), is a ``ValueError`` before anything is read,
     saying which. Python's cyclic garbage collector is paused while
     the file is read, and restored (docs/threads.md).
     """
-    found = _read_path(path, format, "load_trace")
+    return _one_run(path, format, "load_trace")
+
+
+def _one_run(path: str | os.PathLike[str], format: object, where: str) -> Result:
+    """The one run of the file at ``path``; ``where`` (the function called) names an error."""
+    found = _read_path(path, format, where)
     if len(found) != 1:
         what = "no run (no model call)" if not found else f"{len(found)} runs"
         raise ValueError(
-            f"load_trace: {os.fspath(path)} must hold one run, got {what}; "
+            f"{where}: {os.fspath(path)}: the file must be a trace of one run, got {what}; "
             "load_traces(path) returns every run a file holds, as a list."
         )
     return found[0]
@@ -201,9 +212,12 @@ def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list
 
     chosen = check_format(where, format)
     fspath(path, f"{where}: path")  # a path of the wrong type, named by the function called
-    raw = read_regular(path)
+    raw = read_regular(path, where)
     with _collector_paused():
-        return _read(raw, os.fspath(path), chosen)
+        try:
+            return _read(raw, os.fspath(path), chosen)
+        except ValueError as exc:  # it names the file (and line) and the field
+            raise ValueError(f"{where}: {exc}") from None
 
 
 @contextlib.contextmanager

@@ -2,9 +2,10 @@
 
 Each reader takes plain data (as ``to_dict()`` writes it, or as ``json.loads`` reads it) and
 returns the object, or raises ``ValueError`` naming the field's path and what was wrong:
-``steps[3].tool_calls[0].status: expected one of ok, error, skipped, got 'done'.`` A key that is
-absent reads as its field's default where the field has one (older traces load); derived keys
-(``answered``, ``totals``, a step's ``under_projected``) are ignored; unknown keys are ignored.
+``steps[3].tool_calls[0].status must be one of ok, error, skipped, denied, got 'done'.``
+A key that is absent reads as its field's default where the field has one (older traces
+load); derived keys (``answered``, ``totals``, a step's ``under_projected``) are ignored;
+unknown keys are ignored.
 Values the trace keeps as they came (tool arguments, tool schemas) must be JSON data nested at
 most ``MAX_DEPTH`` levels deep.
 
@@ -76,7 +77,7 @@ def as_text(value: Any, path: str, *, optional: bool = True) -> Any:
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        expected = "a string or null" if optional else "a string"
+        expected = "a string or None" if optional else "a string"
         raise ValueError(f"{path} must be {expected}, got {type_name(value)}.")
     return value
 
@@ -125,7 +126,8 @@ def as_json(value: Any, path: str) -> Any:
                 for key in item:
                     if not isinstance(key, str):
                         raise ValueError(
-                            f"{path} must have string keys, got a key that is {type_name(key)}."
+                            f"{path} must be JSON data, with string keys, got a key that is "
+                            f"{type_name(key)}."
                         )
                 stack.extend((v, depth + 1) for v in item.values())
             else:
@@ -191,7 +193,7 @@ def _read_tiers(value: Any, path: str) -> dict[int, Price]:
         above = as_int(get_key(data, where, "above"), _at(where, "above"))
         tier = read_price(get_key(data, where, "price"), _at(where, "price"))
         if tier is None:
-            raise ValueError(f"{_at(where, 'price')} must be an object, got null.")
+            raise ValueError(f"{_at(where, 'price')} must be an object, got None.")
         tiers[above] = tier
     return tiers
 
@@ -253,12 +255,12 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
     approval = get("approval", None)
     if approval is not None and approval not in APPROVALS:
         raise ValueError(
-            f"{_at(path, 'approval')}: expected null or one of {', '.join(APPROVALS)}, "
+            f"{_at(path, 'approval')} must be None or one of {', '.join(APPROVALS)}, "
             f"got {approval!r}."
         )
     if (status == "denied") != (approval == "denied"):
         raise ValueError(
-            f"{_at(path, 'approval')}: expected 'denied' exactly when status is 'denied', got "
+            f"{_at(path, 'approval')} must be 'denied' exactly when status is 'denied', got "
             f"{approval!r} with status {status!r}."
         )
     return CallRecord(
@@ -401,7 +403,7 @@ def read_stop(value: Any, path: str) -> Stop | None:
     if value is None:
         return None
     if not isinstance(value, str) or value not in _STOPS:
-        raise ValueError(f"{path} must be one of {', '.join(_STOPS)} or null, got {value!r}.")
+        raise ValueError(f"{path} must be one of {', '.join(_STOPS)} or None, got {value!r}.")
     return Stop(value)
 
 

@@ -88,12 +88,12 @@ class CallRecord:
             )
         if self.approval is not None and self.approval not in APPROVALS:
             raise ValueError(
-                f"CallRecord.approval: expected None or one of {', '.join(APPROVALS)}, "
+                f"CallRecord: approval must be None or one of {', '.join(APPROVALS)}, "
                 f"got {self.approval!r}."
             )
         if (self.status == "denied") != (self.approval == "denied"):
             raise ValueError(
-                "CallRecord.approval: expected 'denied' exactly when status is 'denied', got "
+                "CallRecord: approval must be 'denied' exactly when status is 'denied', got "
                 f"approval {self.approval!r} with status {self.status!r}."
             )
         if not isinstance(self.coerced, tuple):
@@ -398,14 +398,15 @@ class Result:
         messages are fewer than its steps appended is a ValueError."""
         where, steps = "Result.request", self.steps
         if isinstance(index, bool) or not isinstance(index, int):
-            raise TypeError(f"{where}: index must be an int, got {type(index).__name__}.")
+            raise TypeError(f"{where}: index must be an int, got {type_name(index)}.")
         if not 0 <= index < len(steps):
             which = f"from 0 to {len(steps) - 1}" if steps else "of a run with steps (it has none)"
             raise ValueError(f"{where}: index must be a step index {which}, got {index}.")
         step = steps[index]
         sent = self._context_starts[0][index]
         if sent is None:
-            raise ValueError(self._context_starts[1] or f"{where}: messages are not this run's.")
+            said = f"{where}: messages must be the ones this run's steps appended, got others."
+            raise ValueError(self._context_starts[1] or said)
         if not step.final_answer:
             return Request(tuple(self.messages[:sent]), tuple(self.tools))
         told = 1 if step.error is None else 0  # a failed call's note was not kept
@@ -470,7 +471,7 @@ class Result:
         """Write the trace as JSON; ``load_trace`` reads it back. An existing file at ``path`` is
         never overwritten: it is renamed to ``<stem>.<N><suffix>`` first, and that name is
         returned (None when there was no file)."""
-        fh, moved = open_new(path)
+        fh, moved = open_new(path, "Result.save", "path")
         with fh:
             json.dump(self.to_dict(), fh, ensure_ascii=False, indent=1, default=repr)
             fh.write("\n")

@@ -61,6 +61,11 @@ ENCODINGS = ("cl100k_base", "o200k_base")
 
 def encoding_for_model(model: str) -> str:
     """The name of the encoding an OpenAI model uses, or the name itself if it is one."""
+    return _encoding(model, "encoding_for_model", "model")
+
+
+def _encoding(model: str, where: str, name: str) -> str:
+    """``encoding_for_model``, its error naming the entry point called and its parameter."""
     if model in ENCODINGS:
         return model
     if model in _MODELS:
@@ -69,7 +74,7 @@ def encoding_for_model(model: str) -> str:
         if model.startswith(prefix):
             return _PREFIXES[prefix]
     raise ValueError(
-        "tiktoken_counter: model_or_encoding must be a model with a known encoding or one of "
+        f"{where}: {name} must be a model with a known encoding or one of "
         f"{', '.join(ENCODINGS)}, got {model!r}; pass one of those encodings instead."
     )
 
@@ -133,7 +138,7 @@ def tiktoken_counter(model_or_encoding: str | Any) -> TokenCounter:
     """A token counter for an OpenAI model name (``"gpt-4o"``), an encoding name
     (``"o200k_base"``), or an encoding object with an ``encode(str)`` method."""
     if isinstance(model_or_encoding, str):
-        name = encoding_for_model(model_or_encoding)
+        name = _encoding(model_or_encoding, "tiktoken_counter", "model_or_encoding")
         return TokenCounter(load_encoding(name), name)
     if not callable(getattr(model_or_encoding, "encode", None)):
         raise TypeError(

@@ -268,11 +268,11 @@ def test_spans_that_hold_no_run_are_an_error_not_an_empty_list(tmp_path: Path) -
         set_trace_processors([])
     path = tmp_path / "custom.json"
     path.write_text(json.dumps(kept))
-    with pytest.raises(ValueError, match="no run") as caught:
+    with pytest.raises(ValueError, match="must be") as caught:
         load_traces(path)
     assert str(caught.value) == (
-        f"{path}: holds openai-agents spans but no run: none is a generation, response or "
-        "agent span; the span types are 'custom'."
+        f"load_traces: {path}: the spans must be a run's: a generation, response or agent span "
+        "among them, got openai-agents spans of the types 'custom' only."
     )
     spans = {"resourceSpans": [{"scopeSpans": [{"spans": [
         {"traceId": "t1", "spanId": "s1", "name": "GET /prices", "startTimeUnixNano": "1",
@@ -280,12 +280,13 @@ def test_spans_that_hold_no_run_are_an_error_not_an_empty_list(tmp_path: Path) -
                                                  "value": {"stringValue": "GET"}}]}]}]}]}  # fmt: skip
     path = tmp_path / "http.json"
     path.write_text(json.dumps(spans))
-    with pytest.raises(ValueError, match="no run") as caught:
+    with pytest.raises(ValueError, match="must be") as caught:
         load_traces(path)
     assert str(caught.value) == (
-        f"{path}: holds 1 span but no run: none is a GenAI model call or run span "
+        f"load_traces: {path}: the spans must be a run's: a GenAI model call or run span "
         "(gen_ai.operation.name chat, text_completion, generate_content or invoke_agent) or an "
-        "OpenInference LLM span; the span names are 'GET /prices'."
+        "OpenInference LLM span among them, got 1 span, none of them one of these; the span "
+        "names are 'GET /prices'."
     )
 
 

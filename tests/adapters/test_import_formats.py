@@ -119,9 +119,9 @@ def test_an_anthropic_log_is_never_read_as_a_chat_log(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="tool_use") as caught:
         load_trace(path, format="chat")
     assert str(caught.value) == (
-        f"{path}: messages[1].content[1].type: expected one of text, input_text, output_text, "
-        "refusal, image_url, input_image, input_audio, file, got 'tool_use' (an Anthropic "
-        "Messages log is read with format='anthropic')."
+        f"load_trace: {path}: messages[1].content[1].type must be one of text, input_text, "
+        "output_text, refusal, image_url, input_image, input_audio, file, got 'tool_use'. An "
+        "Anthropic Messages log is read with format='anthropic'."
     )
 
 
@@ -174,12 +174,21 @@ def test_pydantic_ai_messages_json_imports(tmp_path: Path) -> None:
     ]
 
 
+TRACES = (  # what a file load_trace reads must be, as its error says
+    "the file must be a budgetloop trace (with 'format': 'budgetloop-trace') or a run "
+    "load_trace imports: OTLP JSON (an object with resourceSpans, or JSON Lines of them), an "
+    "openai-agents trace export, pydantic-ai's messages JSON, an Anthropic Messages log, OpenAI "
+    "Responses input items, or a Chat Completions message log (a list of messages, or an object "
+    "with messages), got "
+)
+
+
 def unread(tmp_path: Path, document: Any) -> str:
     path = tmp_path / "file.json"
     path.write_text(json.dumps(document))
     with pytest.raises(ValueError, match="load_trace does not read") as caught:
         load_traces(path)
-    return str(caught.value).removeprefix(f"{path}: ")
+    return str(caught.value).removeprefix(f"load_traces: {path}: ")
 
 
 def test_formats_not_read_are_named(tmp_path: Path) -> None:
@@ -188,13 +197,14 @@ def test_formats_not_read_are_named(tmp_path: Path) -> None:
         {"traceId": "t1", "spanId": "s1", "name": "openai.chat", "startTimeUnixNano": "1",
          "endTimeUnixNano": "2", "attributes": [attribute]}]}]}]}  # fmt: skip
     assert unread(tmp_path, openllmetry) == (
-        "holds 1 span in OpenLLMetry's format (gen_ai.prompt.N / gen_ai.completion.N "
-        "attributes), which load_trace does not read; export with the OpenTelemetry GenAI "
-        "conventions' gen_ai.input.messages and gen_ai.output.messages instead."
+        "the spans must follow the OpenTelemetry GenAI conventions, got 1 span in OpenLLMetry's "
+        "format (gen_ai.prompt.N / gen_ai.completion.N attributes), which load_trace does not "
+        "read; export with the OpenTelemetry GenAI conventions' gen_ai.input.messages and "
+        "gen_ai.output.messages instead."
     )
     langsmith = [{"id": "r1", "name": "ChatOpenAI", "run_type": "llm", "trace_id": "r0",
                   "inputs": {"messages": []}, "outputs": {"generations": []}}]  # fmt: skip
-    assert unread(tmp_path, langsmith) == (
+    assert unread(tmp_path, langsmith) == TRACES + (
         "a LangSmith run export (runs with run_type, inputs and outputs), which load_trace "
         "does not read."
     )
@@ -202,7 +212,7 @@ def test_formats_not_read_are_named(tmp_path: Path) -> None:
                   {"task": "Price it."},
                   {"step_number": 1, "model_output": "...", "observations": "118.4",
                    "tool_calls": []}]  # fmt: skip
-    assert unread(tmp_path, smolagents) == (
+    assert unread(tmp_path, smolagents) == TRACES + (
         "smolagents' memory steps (step_number, model_output, observations), which load_trace "
         "does not read."
     )

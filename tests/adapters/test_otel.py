@@ -778,7 +778,7 @@ def test_wrong_options_are_errors_naming_the_option(clock: FakeClock) -> None:
         export_trace(result, start_time="now")  # type: ignore[arg-type]
     with pytest.raises(
         ValueError,
-        match=r"^Result\.from_dict: format must be .budgetloop-trace., got None: not a budgetloop trace",
+        match=r"^export_trace: format must be .budgetloop-trace., got None: not a budgetloop trace",
     ):
         export_trace({"steps": []})
     with pytest.raises(TypeError, match=r"^OtelHook: step must be a Step or None, got dict\.$"):

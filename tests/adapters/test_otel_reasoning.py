@@ -82,5 +82,11 @@ def test_openai_agents_reasoning_tokens_are_read_back(tmp_path: Path) -> None:
     assert first is not None
     assert first.reasoning_tokens == first.output_tokens - 1
     usage["output_tokens_details"] = {"reasoning_tokens": usage["output_tokens"] + 1}
-    with pytest.raises(ValueError, match=r"output tokens is fewer than the \d+ spent reasoning"):
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(write(tmp_path / "agents.json", data))
+    path = next(i for i, item in enumerate(data) if item is generations[0])
+    assert str(info.value) == (
+        f"load_trace: {tmp_path / 'agents.json'}: [{path}].span_data.usage.output_tokens must be "
+        f"at least the {usage['output_tokens'] + 1} tokens spent reasoning, "
+        f"got {usage['output_tokens']}."
+    )

@@ -162,6 +162,12 @@ def test_setup_mistakes_name_the_cause() -> None:
         "tiktoken_counter: model_or_encoding must be a model with a known encoding or one of "
         "cl100k_base, o200k_base, got 'x'; pass one of those encodings instead."
     )
+    with pytest.raises(ValueError, match=r"^encoding_for_model: model must be") as info:
+        encoding_for_model("x")
+    assert str(info.value) == (
+        "encoding_for_model: model must be a model with a known encoding or one of "
+        "cl100k_base, o200k_base, got 'x'; pass one of those encodings instead."
+    )
     for wrong, got in ((3, "int"), (None, "None")):
         with pytest.raises(TypeError) as info:
             tiktoken_counter(wrong)

@@ -508,17 +508,22 @@ def test_a_decision_that_does_not_fit_its_status_is_refused() -> None:
     assert message(
         ValueError, lambda: CallRecord("t", "c", "{}", {}, "ok", approval="denied")
     ) == (
-        "CallRecord.approval: expected 'denied' exactly when status is 'denied', got approval "
+        "CallRecord: approval must be 'denied' exactly when status is 'denied', got approval "
         "'denied' with status 'ok'."
     )
     assert message(ValueError, lambda: CallRecord("t", "c", "{}", {}, "ok", approval="maybe")) == (
-        "CallRecord.approval: expected None or one of approved, edited, denied, got 'maybe'."
+        "CallRecord: approval must be None or one of approved, edited, denied, got 'maybe'."
     )
     data = decided_run().to_dict()
     data["steps"][0]["tool_calls"][2]["approval"] = "approved"
     assert message(ValueError, lambda: Result.from_dict(data)) == (
-        "Result.from_dict: steps[0].tool_calls[2].approval: expected 'denied' exactly when "
+        "Result.from_dict: steps[0].tool_calls[2].approval must be 'denied' exactly when "
         "status is 'denied', got 'approved' with status 'denied'."
+    )
+    data["steps"][0]["tool_calls"][2]["approval"] = "maybe"
+    assert message(ValueError, lambda: Result.from_dict(data)) == (
+        "Result.from_dict: steps[0].tool_calls[2].approval must be None or one of approved, "
+        "edited, denied, got 'maybe'."
     )
 
 

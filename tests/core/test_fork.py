@@ -148,7 +148,7 @@ def test_resume_of_a_trace_missing_messages_is_refused_naming_the_field() -> Non
     with pytest.raises(ValueError, match="messages") as info:
         resume(data, model, tools=[rate, transfer], at=0)
     assert str(info.value) == (
-        "resume: messages must hold the 5 messages that steps 0 to 2 appended, got 3; the "
+        "resume: messages must be at least the 5 messages that steps 0 to 2 appended, got 3; the "
         "messages are not this run's."
     )
     with pytest.raises(ValueError, match="messages") as info:  # not the ones steps 1, 2 added

@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,8 +207,12 @@ def test_a_chat_log_with_a_follow_up_is_a_run_per_user_turn(tmp_path: Path) -> N
     # each replays whole: all four recorded model calls, at the price given
     again = [replay(r, price=PRICE, max_output_tokens=100) for r in (first, second)]
     assert [(r.stop, len(r.steps)) for r in again] == [(Stop.ANSWERED, 2)] * 2
-    with pytest.raises(ValueError, match=r"must hold one run, got 2 runs; load_traces"):
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(path)
+    assert str(info.value) == (
+        f"load_trace: {path}: the file must be a trace of one run, got 2 runs; "
+        "load_traces(path) returns every run a file holds, as a list."
+    )
 
 
 def test_budgetloops_own_export_imports_with_its_stop_costs_and_projections() -> None:
@@ -235,14 +240,26 @@ def test_pydantic_ai_messages_and_responses_items_are_the_same_run() -> None:
 
 
 def test_files_that_are_none_of_the_formats_say_what_is_read(tmp_path: Path) -> None:
-    with pytest.raises(
-        ValueError, match=r"not a budgetloop trace .* nor a run load_trace imports"
-    ):
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(write(tmp_path / "other.json", {"rows": [1, 2, 3]}))
-    with pytest.raises(ValueError, match=r"^.*log\.json: expected an object, got list\.$"):
+    assert str(info.value) == (
+        f"load_trace: {tmp_path / 'other.json'}: "
+        "the file must be a budgetloop trace (with 'format': 'budgetloop-trace') or a run "
+        "load_trace imports: OTLP JSON (an object with resourceSpans, or JSON Lines of them), an "
+        "openai-agents trace export, pydantic-ai's messages JSON, an Anthropic Messages log, "
+        "OpenAI Responses input items, or a Chat Completions message log (a list of messages, or "
+        "an object with messages), got an object that is none of these."
+    )
+    with pytest.raises(ValueError, match="must be") as info:
+        load_trace(write(tmp_path / "other.json", [1, 2]))
+    assert str(info.value).endswith("got a list that is none of these.")
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(
             write(tmp_path / "log.json", [{"role": "user", "content": "hi"}]), format="otlp"
         )
+    assert str(info.value) == (
+        f"load_trace: {tmp_path / 'log.json'}: the file must be an object, got list."
+    )
     with pytest.raises(
         ValueError,
         match=r"^load_trace: format must be one of 'budgetloop', 'otlp', 'openai-agents', "
@@ -253,8 +270,110 @@ def test_files_that_are_none_of_the_formats_say_what_is_read(tmp_path: Path) -> 
         TypeError, match=r"^load_traces: format must be one of .* or None, got int\.$"
     ):
         load_traces(PEERS / "pydantic_ai_spans_otlp.json", format=3)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="not a budgetloop trace"):
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(PEERS / "pydantic_ai_spans_otlp.json", format="budgetloop")
+    assert str(info.value) == (
+        f"load_trace: {PEERS / 'pydantic_ai_spans_otlp.json'}: format must be "
+        "'budgetloop-trace', got None: not a budgetloop trace."
+    )
+
+
+def span_file(*attributes: tuple[str, Any]) -> dict[str, Any]:
+    """OTLP JSON of one span with these attributes (key, AnyValue)."""
+    span = {"traceId": "t1", "spanId": "s1", "name": "chat", "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2", "attributes": [{"key": k, "value": v} for k, v in attributes]}  # fmt: skip
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+
+CHAT_SPAN = ("gen_ai.operation.name", {"stringValue": "chat"})
+SPAN = "resourceSpans[0].scopeSpans[0].spans[0].attributes"
+NESTED: dict[str, Any] = {"stringValue": "x"}
+for _ in range(17):
+    NESTED = {"arrayValue": {"values": [NESTED]}}
+AGENTS_TRACE = {"object": "trace", "id": "t1"}
+AGENTS_USAGE = {
+    "input_tokens": 10,
+    "output_tokens": 1,
+    "input_tokens_details": {"cached_tokens": 12},
+}
+
+
+@pytest.mark.parametrize(
+    ("fmt", "document", "said"),
+    [
+        ("anthropic", {"messages": [{"role": "system", "content": "Be brief."}]},
+         "messages[0].role must be user or assistant, got 'system'."),
+        ("anthropic", [{"role": "user", "content": [{"type": "image"}]}],
+         "[0].content[0].type must be one of text, tool_use, tool_result, thinking, "
+         "redacted_thinking, got 'image'."),
+        ("anthropic", [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": [{"type": "image"}]}]}],
+         "[0].content[0].content[0].type must be 'text', got 'image'."),
+        ("responses", [{"type": "web_search_call"}],
+         "[0].type must be one of message, function_call, function_call_output, reasoning, "
+         "got 'web_search_call'."),
+        ("responses", [{"type": "message", "content": "hi"}],
+         "[0].role must be a string, got nothing."),
+        ("pydantic-ai", [{"kind": "response", "parts": [{"part_kind": "video"}]}],
+         "[0].parts[0].part_kind must be one of text, tool-call, builtin-tool-return, "
+         "builtin-tool-call, retry-feedback, instruction, instruction-delta, "
+         "tool-availability-delta, capability-load-delta, model-settings-delta, "
+         "instruction-digest, instruction-baseline, thinking, compaction, file, speech, "
+         "got 'video'."),
+        ("pydantic-ai", [{"kind": "response", "parts": [], "usage": {
+            "input_tokens": 10, "cache_read_tokens": 15, "output_tokens": 1}}],
+         "[0].usage.input_tokens must be at least the 15 tokens read from and written to the "
+         "cache, got 10."),
+        ("openai-agents", [AGENTS_TRACE, {"object": "trace.span", "trace_id": "t1", "id": "s1",
+                                          "span_data": {"type": "generation"}}],
+         "[1].started_at must be an ISO 8601 time, got nothing."),
+        ("openai-agents", [AGENTS_TRACE, {"object": "trace.span", "trace_id": "t1", "id": "s1",
+                                          "started_at": "2025-01-01T00:00:00Z",
+                                          "span_data": {"type": "generation",
+                                                        "usage": AGENTS_USAGE}}],
+         "[1].span_data.usage.input_tokens must be at least the 12 tokens read from and "
+         "written to the cache, got 10."),
+        ("otlp", span_file(CHAT_SPAN, ("gen_ai.usage.input_tokens", {"intValue": "10"}),
+                           ("gen_ai.usage.output_tokens", {"intValue": "1"}),
+                           ("gen_ai.usage.cache_read.input_tokens", {"intValue": "11"})),
+         f"{SPAN}['gen_ai.usage.input_tokens'].value must be at least the 11 tokens read from "
+         "and written to the cache, got 10."),
+        ("otlp", span_file(CHAT_SPAN, ("x", NESTED)),
+         f"{SPAN}['x'].value{'.arrayValue.values[0]' * 17} must be a value with arrays nested "
+         "at most 16 deep, got one nested deeper."),
+        ("otlp", span_file(CHAT_SPAN, ("x", {"doubleValue": None})),
+         f"{SPAN}['x'].value.doubleValue must be a number, got None."),
+        ("otlp", span_file(("openinference.span.kind", {"stringValue": "LLM"}),
+                           ("llm.model_name", {"intValue": "3"})),
+         f"{SPAN}['llm.model_name'].value must be a string or None, got int."),
+    ],
+)  # fmt: skip
+def test_a_wrong_field_of_each_format_is_named_in_the_one_grammar(
+    fmt: str, document: Any, said: str, tmp_path: Path
+) -> None:
+    path = write(tmp_path / "run.json", document)
+    with pytest.raises(ValueError, match="must be") as info:
+        load_trace(path, format=fmt)  # type: ignore[arg-type]
+    assert str(info.value) == f"load_trace: {path}: {said}"
+
+
+def test_a_json_lines_file_is_named_by_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "spans.jsonl"
+    line = json.dumps(span_file(CHAT_SPAN))
+    path.write_text(f"{line}\n{line}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="must be") as info:
+        load_trace(path, format="chat")
+    assert str(info.value) == (
+        f"load_trace: {path}: the file must be one JSON document for format='chat' (a Chat "
+        "Completions message log), got JSON Lines."
+    )
+    path.write_text(f"{line}\n{{bad\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="must be") as info:
+        load_traces(path)
+    assert str(info.value) == (
+        f"load_traces: {path}:2: the line must be JSON, got text that is not (Expecting "
+        "property name enclosed in double quotes: line 1 column 2 (char 1))."
+    )
 
 
 # -- several runs in one file ---------------------------------------------------------------------
@@ -271,10 +390,10 @@ def test_a_file_of_several_runs_says_how_many_and_load_traces_reads_them(tmp_pat
                     attribute["value"] = {"stringValue": "second"}
     lines = tmp_path / "two.jsonl"
     lines.write_text(json.dumps(json.loads(spans)) + "\n" + json.dumps(other) + "\n")
-    with pytest.raises(ValueError, match="must hold one run, got 2 runs") as info:
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(lines)
     assert str(info.value) == (
-        f"load_trace: {lines} must hold one run, got 2 runs; "
+        f"load_trace: {lines}: the file must be a trace of one run, got 2 runs; "
         "load_traces(path) returns every run a file holds, as a list."
     )
     both = load_traces(lines)
@@ -292,8 +411,12 @@ def test_a_file_of_several_runs_says_how_many_and_load_traces_reads_them(tmp_pat
     assert load_traces(PEERS / "budgetloop_export_otlp.json")[0].stop is Stop.MAX_COST_USD
     empty = write(tmp_path / "empty.json", {"resourceSpans": []})
     assert load_traces(empty) == []
-    with pytest.raises(ValueError, match=r"must hold one run, got no run \(no model call\)"):
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(empty)
+    assert str(info.value) == (
+        f"load_trace: {empty}: the file must be a trace of one run, got no run (no model call); "
+        "load_traces(path) returns every run a file holds, as a list."
+    )
 
 
 # -- hostile files ----------------------------------------------------------------------------------
@@ -345,7 +468,8 @@ def test_every_wrong_field_is_refused_naming_the_file_or_loads_usable(
             try:
                 results = load_traces(path)
             except ValueError as exc:
-                unnamed += [] if str(exc).startswith(f"{path}: ") else [(where, wrong, str(exc))]
+                named = str(exc).startswith(f"load_traces: {path}: ")
+                unnamed += [] if named else [(where, wrong, str(exc))]
                 refused += 1
                 continue
             for result in results:  # what loads is usable: formatted, saved and loaded again
@@ -385,7 +509,7 @@ def test_every_wrong_field_inside_the_json_an_attribute_holds_is_refused_or_usab
                         result = load_trace(path)
                     except ValueError as exc:
                         named = str(exc).startswith(
-                            f"{path}: "
+                            f"load_trace: {path}: "
                         ) and f"['{attribute['key']}'].value" in str(exc)
                         unnamed += [] if named else [(where, wrong, str(exc))]
                         refused += 1
@@ -424,7 +548,7 @@ def test_deep_nesting_and_huge_numbers_are_value_errors(tmp_path: Path) -> None:
     ):
         path = tmp_path / "deep.json"
         path.write_text(document, encoding="utf-8")
-        with pytest.raises(ValueError, match=r"deep\.json: "):
+        with pytest.raises(ValueError, match=rf"^load_trace: {re.escape(str(path))}: "):
             load_trace(path)
     spans = json.loads((PEERS / "pydantic_ai_spans_otlp.json").read_text())
     attributes = spans["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
@@ -434,7 +558,7 @@ def test_deep_nesting_and_huge_numbers_are_value_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="400 digits") as info:
         load_trace(write(tmp_path / "big.json", spans))
     assert str(info.value) == (
-        f"{tmp_path / 'big.json'}: resourceSpans[0].scopeSpans[0].spans[0]."
+        f"load_trace: {tmp_path / 'big.json'}: resourceSpans[0].scopeSpans[0].spans[0]."
         "attributes['gen_ai.usage.input_tokens'].value.intValue must be an int >= 0 below "
         "2**63, got 400 digits."
     )
@@ -443,10 +567,13 @@ def test_deep_nesting_and_huge_numbers_are_value_errors(tmp_path: Path) -> None:
             attribute["value"] = {"intValue": "1200"}
         if attribute["key"] == "gen_ai.output.messages":
             attribute["value"] = {"stringValue": "[" * 200_000 + "]" * 200_000}
-    with pytest.raises(
-        ValueError, match=r"\['gen_ai\.output\.messages'\]\.value: its JSON is nested"
-    ):
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(write(tmp_path / "nested.json", spans))
+    assert str(info.value) == (
+        f"load_trace: {tmp_path / 'nested.json'}: resourceSpans[0].scopeSpans[0].spans[0]."
+        "attributes['gen_ai.output.messages'].value must be JSON nested at most 100 levels "
+        "deep, got JSON nested too deeply to read."
+    )
 
 
 # -- budgetloop's own spans come back --------------------------------------------------------------

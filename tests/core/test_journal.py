@@ -146,7 +146,9 @@ def test_a_malformed_middle_line_names_the_file_and_line(tmp_path: Path) -> None
         ValueError, match=r"^.*run\.jsonl:3: the line must be JSON, got text that is not "
     ) as info:
         load_trace(path)
-    assert str(info.value).startswith(f"{path}:3: the line must be JSON, got text that is not (")
+    assert str(info.value).startswith(
+        f"load_trace: {path}:3: the line must be JSON, got text that is not ("
+    )
 
 
 def test_a_line_of_an_unknown_kind_names_the_file_and_line(tmp_path: Path) -> None:
@@ -157,7 +159,9 @@ def test_a_line_of_an_unknown_kind_names_the_file_and_line(tmp_path: Path) -> No
     path.write_text("".join(text), encoding="utf-8")
     with pytest.raises(ValueError, match="kind must be header, step or end") as info:
         load_trace(path)
-    assert str(info.value) == f"{path}:3: kind must be header, step or end, got 'comment'."
+    assert str(info.value) == (
+        f"load_trace: {path}:3: kind must be header, step or end, got 'comment'."
+    )
 
 
 @pytest.mark.parametrize("journal", [True, False])
@@ -175,7 +179,7 @@ def test_a_future_version_is_a_clear_error(tmp_path: Path, journal: bool) -> Non
         path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match="version must be 1, the trace format") as info:
         load_trace(path)
-    where = f"{path}:1" if journal else f"{path}"
+    where = f"load_trace: {path}:1" if journal else f"load_trace: {path}"
     assert str(info.value) == (
         f"{where}: version must be 1, the trace format this budgetloop reads, got 2. "
         "Upgrade budgetloop to read newer traces."
@@ -185,8 +189,16 @@ def test_a_future_version_is_a_clear_error(tmp_path: Path, journal: bool) -> Non
 def test_a_file_that_is_not_a_trace_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "other.json"
     path.write_text('{"hello": "world"}', encoding="utf-8")
-    with pytest.raises(ValueError, match="not a budgetloop trace"):
+    with pytest.raises(ValueError, match="must be") as info:
         load_trace(path)
+    assert str(info.value) == (
+        f"load_trace: {path}: the file must be a budgetloop trace (with 'format': "
+        "'budgetloop-trace') or a run load_trace imports: OTLP JSON (an object with "
+        "resourceSpans, or JSON Lines of them), an openai-agents trace export, pydantic-ai's "
+        "messages JSON, an Anthropic Messages log, OpenAI Responses input items, or a Chat "
+        "Completions message log (a list of messages, or an object with messages), got an "
+        "object that is none of these."
+    )
     path.write_text("not json at all", encoding="utf-8")
     with pytest.raises(
         ValueError, match=r"other\.json: the file must be JSON, got text that is not"
@@ -382,14 +394,15 @@ def test_check_trace_path_refuses_a_directory_a_missing_folder_and_a_fifo(tmp_pa
     with pytest.raises(ValueError, match="directory") as info:
         check_trace_path(tmp_path)
     assert str(info.value) == (
-        f"trace_path {str(tmp_path)!r} is a directory; pass the path of a file to write "
-        "(an existing file there is renamed aside, never overwritten)."
+        "trace_path must be the path of a file (an existing file there is renamed aside, never "
+        f"overwritten), got {str(tmp_path)!r}, a directory."
     )
     missing = tmp_path / "no" / "run.jsonl"
-    with pytest.raises(ValueError, match="does not exist") as info:
+    with pytest.raises(ValueError, match="no folder") as info:
         check_trace_path(missing)
     assert str(info.value) == (
-        f"trace_path {str(missing)!r}: the folder {str(tmp_path / 'no')!r} does not exist."
+        f"trace_path must be a path in a folder that exists, got {str(missing)!r} "
+        f"(no folder {str(tmp_path / 'no')!r})."
     )
     with pytest.raises(TypeError) as type_info:
         check_trace_path(3)  # type: ignore[arg-type]
@@ -397,8 +410,12 @@ def test_check_trace_path_refuses_a_directory_a_missing_folder_and_a_fifo(tmp_pa
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "pipe"
         os.mkfifo(fifo)
-        with pytest.raises(ValueError, match=r"is a FIFO; pass the path of a file"):
+        with pytest.raises(ValueError, match="must be") as info:
             check_trace_path(fifo)
+        assert str(info.value) == (
+            "trace_path must be the path of a file (an existing file there is renamed aside, "
+            f"never overwritten), got {str(fifo)!r}, a FIFO."
+        )
 
 
 def test_write_new_moves_an_old_file_aside_as_save_does(tmp_path: Path) -> None:
@@ -414,6 +431,19 @@ def test_write_new_moves_an_old_file_aside_as_save_does(tmp_path: Path) -> None:
         TypeError, match=r"^save_page: path must be a str or os\.PathLike path, got int\.$"
     ):
         write_new(3, "x", where="save_page")  # type: ignore[arg-type]
+
+
+def test_save_names_itself_and_its_path_when_it_cannot_write(tmp_path: Path) -> None:
+    result = run(searching(0), "go")
+    with pytest.raises(ValueError, match="a directory") as info:
+        result.save(tmp_path)
+    assert str(info.value) == (
+        "Result.save: path must be the path of a file (an existing file there is renamed aside, "
+        f"never overwritten), got {str(tmp_path)!r}, a directory."
+    )
+    with pytest.raises(TypeError, match="got int") as type_info:
+        result.save(3)  # type: ignore[arg-type]
+    assert str(type_info.value) == "Result.save: path must be a str or os.PathLike path, got int."
 
 
 def test_a_directory_as_trace_path_fails_at_start(tmp_path: Path) -> None:
@@ -458,9 +488,9 @@ def write_lines(path: Path, entries: list[Any]) -> None:
 
 
 def load_error(path: Path) -> str:
-    with pytest.raises(ValueError, match=f"^{re.escape(str(path))}") as info:
+    with pytest.raises(ValueError, match=f"^load_trace: {re.escape(str(path))}") as info:
         load_trace(path)
-    return str(info.value).removeprefix(str(path))
+    return str(info.value).removeprefix(f"load_trace: {path}")
 
 
 def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
@@ -511,7 +541,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
          ":5: cost_usd must be a finite number >= 0 or None, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop must be one of answered, max_steps, "
          "max_seconds, max_cost_usd, max_tool_calls, max_input_tokens, repeated, model_error, "
-         "shared_budget or null, "
+         "shared_budget or None, "
          "got 'finished'."),
     ],
 )  # fmt: skip
@@ -576,16 +606,17 @@ def test_deep_nesting_is_a_value_error_not_a_recursion_error(
 
 @pytest.mark.timeout(20)
 def test_a_path_that_is_not_a_regular_file_is_refused_unread(tmp_path: Path) -> None:
-    assert load_error(tmp_path) == ": a directory, not a regular file; nothing was read."
+    said = ": the file must be a regular file, got {}; nothing was read."
+    assert load_error(tmp_path) == said.format("a directory")
     zero = Path("/dev/zero")
     if zero.exists():
         link = tmp_path / "zero.jsonl"
         link.symlink_to(zero)
-        assert load_error(link) == ": a character device, not a regular file; nothing was read."
+        assert load_error(link) == said.format("a character device")
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "pipe.jsonl"
         os.mkfifo(fifo)  # a read would wait for a writer forever
-        assert load_error(fifo) == ": a FIFO, not a regular file; nothing was read."
+        assert load_error(fifo) == said.format("a FIFO")
 
 
 HUGE_UNDER_A_MEMORY_LIMIT = """
@@ -615,9 +646,12 @@ def test_a_trace_file_over_its_size_limit_is_refused_before_it_is_read(tmp_path:
         timeout=50, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    why = "4,294,967,296 bytes, more than the 1 GiB (1,073,741,824 bytes) a trace file may hold"
+    why = (
+        "the file must be at most the 1 GiB (1,073,741,824 bytes) a trace may hold, "
+        "got 4,294,967,296 bytes"
+    )
     assert done.stdout.splitlines() == [
-        f"{huge}: {why}; it was not loaded.",
+        f"load_trace: {huge}: {why}; it was not loaded.",
         f"1 (('huge.jsonl', '{why}; it was not loaded.'),)",
     ]
 

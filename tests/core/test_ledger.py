@@ -383,6 +383,14 @@ def test_sqlite_and_redis_constructor_errors(tmp_path: Path) -> None:
         match=r"^RedisLedger: url_or_client must be a redis:// URL or a redis.Redis client, got dict.$",
     ):
         RedisLedger({}, 1.0, key="k")
+    with pytest.raises(TypeError, match=r"^SqliteLedger: path must be a str or path, got None\.$"):
+        SqliteLedger(None, 1.0)  # type: ignore[arg-type]
+    with pytest.raises(
+        TypeError,
+        match=r"^RedisLedger: url_or_client must be a redis:// URL or a redis\.Redis client, "
+        r"got None\.$",
+    ):
+        RedisLedger(None, 1.0, key="k")
 
 
 def test_sqlite_ledgers_on_one_file_share_the_budget(tmp_path: Path) -> None:

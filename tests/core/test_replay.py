@@ -283,14 +283,30 @@ def test_a_model_error_and_a_repeat_stop_replay_as_recorded() -> None:
     assert trace_of(replay(repeated)) == trace_of(repeated)
 
 
+def test_a_trace_file_that_does_not_load_is_named_by_the_function_called(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"format": "budgetloop-trace", "version": 1}), encoding="utf-8")
+    with pytest.raises(ValueError, match="must be") as info:
+        replay(path)
+    assert str(info.value) == f"replay: {path}: steps must be present, got nothing."
+    with pytest.raises(ValueError, match="must be") as info:
+        first_divergence(yesterdays_run(), path)
+    assert str(info.value) == f"first_divergence: {path}: steps must be present, got nothing."
+
+
 def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
     result = yesterdays_run()
     with pytest.raises(
         TypeError, match=r"replay: trace must be a Result, a dict from Result\.to_dict"
     ):
         replay(42)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="not a budgetloop trace"):
+    with pytest.raises(ValueError, match="must be") as info:
         replay({"steps": []})
+    assert str(info.value) == (
+        "replay: format must be 'budgetloop-trace', got None: not a budgetloop trace."
+    )
     with pytest.raises(
         TypeError, match=r"^replay: each option .*, got 'tools' \(the replay's own"
     ):
@@ -304,7 +320,7 @@ def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
     with pytest.raises(ValueError, match="messages") as info:
         replay(data)
     assert str(info.value) == (
-        "replay: messages must hold the 16 messages that steps 0 to 7 appended, got 2; the "
+        "replay: messages must be at least the 16 messages that steps 0 to 7 appended, got 2; the "
         "messages are not this run's."
     )
     data = result.to_dict()
@@ -315,8 +331,12 @@ def test_bad_traces_and_options_fail_with_the_thing_named() -> None:
     ):
         replay(data, budget=Budget(max_cost_usd=1.0))
     data["tools"] = [{"name": "search"}]
-    with pytest.raises(ValueError, match=r"replay: tools\[0\]: expected a tool schema"):
+    with pytest.raises(ValueError, match="must be") as info:
         replay(data)
+    assert str(info.value) == (
+        "replay: tools[0] must be a tool schema with a name and parameters.properties, "
+        'got {"name": "search"}.'
+    )
 
 
 # -- first_divergence -----------------------------------------------------------------------------

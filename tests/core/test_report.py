@@ -296,7 +296,7 @@ def test_a_file_that_cannot_be_read_is_skipped_and_the_report_says_which_and_why
         ),
         ("gone.json", f"cannot be read: {gone}."),
         ("loop.json", f"cannot be read: {loop}."),
-        ("old.json", "a directory, not a regular file; nothing was read."),
+        ("old.json", "the file must be a regular file, got a directory; nothing was read."),
     )
     assert str(report).splitlines() == [
         "2 runs (4 files skipped, listed below), $0.00315 in all, $0.001575 a run on average",
@@ -318,7 +318,7 @@ def test_a_file_that_cannot_be_read_is_skipped_and_the_report_says_which_and_why
         "  cut.jsonl: line 1: format must be 'budgetloop-trace', got None: not a budgetloop trace.",
         f"  gone.json: cannot be read: {gone}.",
         f"  loop.json: cannot be read: {loop}.",
-        "  old.json: a directory, not a regular file; nothing was read.",
+        "  old.json: the file must be a regular file, got a directory; nothing was read.",
     ]
 
 

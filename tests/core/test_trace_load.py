@@ -171,17 +171,17 @@ def parse(path: str) -> list[str | int]:
         ("steps.0.projection", [], "steps[0].projection must be an object, got list."),
         ("steps.0.tool_calls.0.seconds", "0.5", "steps[0].tool_calls[0].seconds must be a finite number >= 0, got str."),
         ("steps.0.tool_calls.0.id", None, "steps[0].tool_calls[0].id must be a string, got None."),
-        ("steps.0.tool_calls.0.result", 118.4, "steps[0].tool_calls[0].result must be a string or null, got float."),
+        ("steps.0.tool_calls.0.result", 118.4, "steps[0].tool_calls[0].result must be a string or None, got float."),
         ("steps.0.tool_calls.0.coerced", "lookup.n", "steps[0].tool_calls[0].coerced must be a list, got str."),
         ("steps.0.tool_calls.0.coerced.0", 7, "steps[0].tool_calls[0].coerced[0] must be a string, got int."),
         ("steps.0.tool_calls.0.truncated", -1, "steps[0].tool_calls[0].truncated must be an int >= 0 or None, got -1."),
         ("steps.0.tool_calls.0.arguments", [1], "steps[0].tool_calls[0].arguments must be an object, got list."),
-        ("steps.0.tool_calls.0.traceback", 3, "steps[0].tool_calls[0].traceback must be a string or null, got int."),
-        ("steps.0.traceback", [], "steps[0].traceback must be a string or null, got list."),
+        ("steps.0.tool_calls.0.traceback", 3, "steps[0].tool_calls[0].traceback must be a string or None, got int."),
+        ("steps.0.traceback", [], "steps[0].traceback must be a string or None, got list."),
         ("steps.0.final_answer", "no", "steps[0].final_answer must be true or false, got str."),
         ("steps.0.tool_calls", {}, "steps[0].tool_calls must be a list, got dict."),
         ("stop", "done", "stop must be one of answered, max_steps, max_seconds, max_cost_usd, "
-         "max_tool_calls, max_input_tokens, repeated, model_error, shared_budget or null, got 'done'."),
+         "max_tool_calls, max_input_tokens, repeated, model_error, shared_budget or None, got 'done'."),
         ("budget.max_steps", 2.5, "budget.max_steps must be an int >= 0 or None, got float."),
         ("budget.max_input_tokens", 2.5, "budget.max_input_tokens must be an int >= 0 or None, got float."),
         ("budget.max_input_tokens", -1, "budget.max_input_tokens must be an int >= 0 or None, got -1."),
@@ -195,8 +195,8 @@ def parse(path: str) -> list[str | int]:
         ("options.cycle_limit", 2.0, "options.cycle_limit must be an int >= 2 or None, got float."),
         ("options.max_result_chars", 0, "options.max_result_chars must be an int >= 1 or None, got 0."),
         ("messages.0.role", "robot", "messages[0].role must be one of system, user, assistant, tool, got 'robot'."),
-        ("messages.2.tool_calls.0.name", 5, "messages[2].tool_calls[0].name must be a string or null, got int."),
-        ("messages.3.tool_call_id", 5, "messages[3].tool_call_id must be a string or null, got int."),
+        ("messages.2.tool_calls.0.name", 5, "messages[2].tool_calls[0].name must be a string or None, got int."),
+        ("messages.3.tool_call_id", 5, "messages[3].tool_call_id must be a string or None, got int."),
         ("messages", {}, "messages must be a list, got dict."),
         ("tools.0", "lookup", "tools[0] must be an object, got str."),
         ("version", True, "version must be 1, the trace format this budgetloop reads, got True. "
@@ -234,10 +234,12 @@ def test_values_that_are_not_json_data_are_refused() -> None:
         "Result.from_dict: steps[0].tool_calls[0].arguments must be JSON data, got bytes."
     )
     data["steps"][0]["tool_calls"][0]["arguments"] = {1: "a"}
-    with pytest.raises(
-        ValueError, match=r"arguments must have string keys, got a key that is int\.$"
-    ):
+    with pytest.raises(ValueError, match="must be") as info:
         Result.from_dict(data)
+    assert str(info.value) == (
+        "Result.from_dict: steps[0].tool_calls[0].arguments must be JSON data, with string keys, "
+        "got a key that is int."
+    )
 
 
 def test_step_and_call_from_dict_name_the_field_too() -> None:
@@ -375,10 +377,10 @@ def test_every_wrong_typed_field_of_a_journal_is_refused_with_its_line_or_loads_
                 result = load_trace(path)
             except ValueError as exc:
                 # a step's cost raised past the run's total is named where the total is
-                total = f"{path}:{len(lines)}: cost_usd must be at least "
+                total = f"load_trace: {path}:{len(lines)}: cost_usd must be at least "
                 if where == ("step", "cost_usd") and str(exc).startswith(total):
                     continue
-                if not str(exc).startswith(f"{path}:{number}: "):
+                if not str(exc).startswith(f"load_trace: {path}:{number}: "):
                     unnamed.append((number, where, wrong, str(exc)))
                 continue
             usable(result)
@@ -398,9 +400,9 @@ def test_every_wrong_typed_field_of_a_saved_trace_names_the_file(tmp_path: Path)
             messages.append(str(exc))
     assert len(messages) > 500
     # a step's cost raised to 2.5, past the run's total, is named where the total is
-    total = f"{path}: cost_usd must be at least "
+    total = f"load_trace: {path}: cost_usd must be at least "
     assert len([m for m in messages if m.startswith(total)]) == len(data["steps"])
-    assert [m for m in messages if not m.startswith((f"{path}: steps", total))] == []
+    assert [m for m in messages if not m.startswith((f"load_trace: {path}: steps", total))] == []
 
 
 def test_a_message_the_loop_never_writes_is_still_a_message() -> None:
@@ -476,7 +478,7 @@ def test_a_saved_trace_whose_total_is_below_its_steps_is_refused(tmp_path: Path)
     path.write_text(json.dumps({**data, "cost_usd": 0.0}), encoding="utf-8")
     with pytest.raises(ValueError, match=AT_LEAST) as info:
         load_trace(path)
-    assert str(info.value) == f"{path}: " + BELOW.format(0.0)
+    assert str(info.value) == f"load_trace: {path}: " + BELOW.format(0.0)
 
 
 def test_a_journal_whose_end_line_is_below_its_steps_is_refused(tmp_path: Path) -> None:
@@ -488,7 +490,7 @@ def test_a_journal_whose_end_line_is_below_its_steps_is_refused(tmp_path: Path) 
     path.write_text("\n".join([*lines, json.dumps({**json.loads(end), "cost_usd": 0})]) + "\n")
     with pytest.raises(ValueError, match=AT_LEAST) as info:
         load_trace(path)
-    assert str(info.value) == f"{path}:4: " + BELOW.format(0)
+    assert str(info.value) == f"load_trace: {path}:4: " + BELOW.format(0)
     path.write_text("\n".join(lines) + "\n")  # no end line: the run's cost is its steps'
     assert load_trace(path).cost_usd == 0.3  # summed in picodollars, as the loop sums them
 
@@ -538,7 +540,7 @@ def test_a_trace_written_before_run_ids_loads_with_a_stable_id_from_its_content(
     assert load_trace(path).run_id == derived  # the data, not its layout in the file
     assert load_changed("run_id", "") == "run_id must be a non-empty string, got ''."
     assert load_changed("run_id", 7) == "run_id must be a string, got int."
-    assert load_changed("forked_from", 7) == "forked_from must be a string or null, got int."
+    assert load_changed("forked_from", 7) == "forked_from must be a string or None, got int."
 
 
 def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_path: Path) -> None:
@@ -562,7 +564,7 @@ def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_pat
     data = result.to_dict()
     data["steps"][0]["finish_reason"] = 3
     with pytest.raises(
-        ValueError, match=r"steps\[0\]\.finish_reason must be a string or null, got int\.$"
+        ValueError, match=r"steps\[0\]\.finish_reason must be a string or None, got int\.$"
     ):
         Result.from_dict(data)
     with pytest.raises(TypeError, match=r"^Completion: model must be str or None, got int\.$"):
