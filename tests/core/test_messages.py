@@ -25,8 +25,7 @@ GRAMMAR = re.compile(
 )
 # Written before the grammar: each goes when its module is rewritten (file, message). The list only
 # shrinks: a message added outside the grammar fails, and so does an entry that is gone.
-NOT_YET = {
-}
+NOT_YET: set[tuple[str, str]] = set()  # every message is in the grammar now
 
 PASSED_ON = re.compile(r"^(?:[^\s:{][^:]*?: |\{[^}]+\}:(?:\{[^}]+\}:)? )\{(?P<name>\w+)\}\.?$")
 
