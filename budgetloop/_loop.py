@@ -336,18 +336,19 @@ class Loop(Holding):
     # -- the turn ---------------------------------------------------------------------------------
 
     def _turn(self, started: float) -> Turn:
-        """One turn, as the module's text says: plan, call, commit. A batch the session held
-        is run first (its step recorded), and then the turn goes on."""
-        resumed = None
-        if self._held is not None:
-            held, self._held = self._held, None
-            resumed = yield from self._batch_turn(
-                held.taken, held.decisions, started, held.seconds
-            )
-            if self.done:
-                return resumed
-            started = self._restart(started)
-        step = yield from self._take(started)
+        """One turn, as the module's text says: plan, call, commit (``_take``). A batch the
+        session held is run first (its step recorded), and then the turn goes on."""
+        return self._take(started) if self._held is None else self._resume(started)
+
+    def _resume(self, started: float) -> Turn:
+        """The held batch, as decided, then the turn; the step it returns is the last one
+        recorded (the batch's, when the run ended with it)."""
+        assert self._held is not None
+        held, self._held = self._held, None
+        resumed = yield from self._batch_turn(held.taken, held.decisions, started, held.seconds)
+        if self.done:
+            return resumed
+        step = yield from self._take(self._restart(started))
         return resumed if step is None else step
 
     def _take(self, started: float) -> Turn:
@@ -504,9 +505,10 @@ class Loop(Holding):
         records: list[Ran] = []
         end: Ending | None = None
         try:
-            done = BatchDone([])
             if runnable:
                 done = yield Batch(runnable, self._left(started))
+            else:  # every call was denied, or edited to arguments that do not fit
+                done = BatchDone([])
             records = done.records
             if decisions:  # as decided: the fixed outcomes in their places, each call marked
                 ran = iter(records)

@@ -26,6 +26,7 @@ STATUSES = ("ok", "error", "skipped", "denied")
 Status = Literal["ok", "error", "skipped", "denied"]
 EXECUTED = frozenset({"ok", "error"})  # the statuses of a call that was run (or refused)
 APPROVALS = ("approved", "edited", "denied")
+_UNDECIDED = frozenset({"ok", "error", "skipped"})  # the statuses a call no one decided has
 Approval = Literal["approved", "edited", "denied"]
 T = TypeVar("T")
 
@@ -82,6 +83,8 @@ class CallRecord:
     server: str | None = None  # the MCP server the tool is on; None for a function's
 
     def __post_init__(self) -> None:
+        if self.approval is None and self.status in _UNDECIDED and type(self.coerced) is tuple:
+            return  # the loop's every call that needed no decision: nothing to check
         if self.status not in STATUSES:
             raise ValueError(
                 f"CallRecord: status must be one of {', '.join(STATUSES)}, got {self.status!r}."
