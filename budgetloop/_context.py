@@ -64,7 +64,7 @@ class ContextTokens:
         """``message`` joins the context."""
         entry = self._memo.pop(id(message), None)
         raw = entry[1] if entry is not None and entry[0] is message else estimate_message(message)
-        counted = self._scaled(raw)
+        counted = raw if self._ratio == 1.0 else self._scaled(raw)
         self._messages.append(message)
         self._counted.append(counted)
         self._counted_sum += counted

@@ -917,10 +917,14 @@ class Loop(Holding):
 
         A ``redact`` that raises (a ``KeyboardInterrupt`` in it too) withholds the text of what
         it could not redact; the turn is still recorded, and the error is raised after it."""
-        failures = [*self._unraised, *(r.redact_error for r in results if r.redact_error)]
+        failures, redacted = list(self._unraised), False
         self._unraised.clear()
+        for r in results:  # one pass: what redact raised, and whether it changed any call
+            if r.redact_error is not None:
+                failures.append(r.redact_error)
+            redacted = redacted or r.trace is not r.record
         traced = step  # its calls as the trace keeps them: redacted, when there is a redact
-        if any(r.trace is not r.record for r in results):
+        if redacted:
             traced = replace(step, tool_calls=tuple(r.trace for r in results))
         try:  # its text, error and traceback (cut only after it is redacted)
             traced = self._redactor.step(traced)
@@ -937,7 +941,7 @@ class Loop(Holding):
             self._append_result(ran, note if i == len(results) - 1 else None)
         self.state.steps.append(traced)
         self._committed.append(traced)
-        self.state.executed += sum(1 for r in step.tool_calls if r.status in EXECUTED)
+        self.state.executed += len([r for r in step.tool_calls if r.status in EXECUTED])
         if self._journal is not None:
             self._journal.step(traced, self.state.trace_messages[before:])
         if answer is not None:
