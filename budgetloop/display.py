@@ -4,7 +4,8 @@ The notebook panel and the viewer (``budgetloop_widgets``) lay these out and com
 what each stop means (``stop_means``), the projection and its worst case in words, the meter
 (the cost bar's figures and a row for each ceiling, ``meter``), what the next step will do
 (``next_turn_text``), a step's head line (``step_head``), a fork's carried spend, money
-(``format_usd``) and counts (``count``). The ceilings' words come from the ceilings themselves
+(``format_usd``), counts (``count``) and a value of the wrong type as an error names it
+(``type_name``). The ceilings' words come from the ceilings themselves
 (``_ceilings``), so a new ceiling shows in every view without a line of the views changing.
 """
 
@@ -18,6 +19,7 @@ from ._ceilings import BY_NAME, Used, count, meter_rows, stop_means
 from ._trace._result import EXECUTED, Result, Step
 from ._turn import NextTurn
 from ._types import Budget, Stop, format_usd
+from ._valid import type_name
 
 __all__ = [
     "BAR_TITLE",
@@ -34,6 +36,7 @@ __all__ = [
     "refused_by_projection",
     "step_head",
     "stop_means",
+    "type_name",
     "under_projected_text",
     "used_after",
     "used_by",

@@ -16,6 +16,7 @@ import anywidget
 import ipywidgets as widgets
 
 from budgetloop import Message, Session
+from budgetloop.display import type_name
 
 from ._text import plural, preview, text
 from ._views import message_content
@@ -35,13 +36,13 @@ def edited_messages(
     editor's text, and a text equal to what was shown (``shown[i].content``) changes nothing."""
     if len(real) != len(shown):
         raise ValueError(
-            f"fork editor: the context has {plural(len(real), 'message')} but "
-            f"{plural(len(shown), 'was', 'were')} shown"
+            f"fork editor: the messages shown must be the context's "
+            f"{plural(len(real), 'message')}, got {len(shown)}."
         )
     out = list(real)
     for i, value in edits.items():
         if not isinstance(value, str):
-            raise TypeError(f"fork editor: message {i}: expected text, got {type(value).__name__}")
+            raise TypeError(f"fork editor: message {i} must be text, got {type_name(value)}.")
         if value != (shown[i].content or ""):
             out[i] = replace(real[i], content=value)
     return out

@@ -74,7 +74,7 @@ def jump_targets(
 def jump_target(result: Result, jump: str) -> int | None:
     """The step a jump goes to; None when the trace has no such step."""
     if jump not in JUMPS:
-        raise ValueError(f"TraceView.jump: expected one of {', '.join(JUMPS)}, got {jump!r}.")
+        raise ValueError(f"TraceView.jump: jump must be one of {', '.join(JUMPS)}, got {jump!r}.")
     return jump_targets(result.steps, stopped=result.stop is not None)[jump]
 
 

@@ -108,7 +108,7 @@ def module_script() -> str:
     """The inline module: the component, then the call that draws every viewer in the page."""
     code = asset("viewer.js") + BOOT
     if "</script" in code.lower():  # pragma: no cover - the shipped file is checked by a test
-        raise RuntimeError("viewer.js must not contain '</script'")
+        raise RuntimeError("viewer page: viewer.js must be free of '</script', got one.")
     return code
 
 

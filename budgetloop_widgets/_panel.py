@@ -13,6 +13,7 @@ import ipywidgets as widgets
 
 from budgetloop import NextTurn, Projection, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
+from budgetloop.display import type_name
 
 from ._approvals import PendingCalls
 from ._fork import ForkEditor, context_before
@@ -498,7 +499,6 @@ def _built(factory: Factory) -> Session:
     session = factory()
     if not isinstance(session, Session):
         raise TypeError(
-            "RunPanel: the factory must return a budgetloop Session, "
-            f"got {type(session).__name__}."
+            f"RunPanel: factory's result must be a budgetloop Session, got {type_name(session)}."
         )
     return session

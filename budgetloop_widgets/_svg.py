@@ -327,7 +327,7 @@ def lines_chart(
     where it clears the marker, the frame and the labels before it; the marker's label sits at
     the foot of its line, clear of the title."""
     if len(series) > len(SERIES):
-        raise ValueError(f"lines_chart: at most {len(SERIES)} series, got {len(series)}.")
+        raise ValueError(f"lines_chart: series must be at most {len(SERIES)}, got {len(series)}.")
     series = [(name, _thinned(points, max_points)) for name, points in series]
     every = [p for _, points in series for p in points]
     below = KEY_ROW * len(series)

@@ -86,11 +86,15 @@ class UntilControl(widgets.HBox):  # type: ignore[misc]
         kind = self.kind.value
         if kind == TOOL:
             if self.tool.value is None:
-                raise ValueError("the next call of a tool: the session has no tools")
+                raise ValueError(
+                    "the next call of a tool: the session must be given tools, got none."
+                )
             return on_tool(self.tool.value), f"the model called {self.tool.value}"
         if kind == BEFORE:
             if self.tool.value is None:
-                raise ValueError("before a call of a tool: the session has no tools")
+                raise ValueError(
+                    "before a call of a tool: the session must be given tools, got none."
+                )
             name = self.tool.value
             return before_tool(name), f"a call of {name} waits for your decision"
         if kind == ERROR:

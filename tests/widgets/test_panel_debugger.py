@@ -276,7 +276,10 @@ def test_run_until_a_number_of_steps_and_the_choices_that_cannot_hold() -> None:
     assert "price must be set, got None" in unpriced.error.value
     unpriced.until.kind.value = "tool"
     unpriced.run_button.click()
-    assert "the next call of a tool: the session has no tools" in unpriced.error.value
+    assert (
+        "the next call of a tool: the session must be given tools, got none."
+        in unpriced.error.value
+    )
     assert unpriced.session.steps == ()
 
 
@@ -461,10 +464,11 @@ def test_editable_positions_and_edits_as_pure_functions() -> None:
     assert out[3] is messages[3]
     assert out[4] == Message("user", "changed")
     with pytest.raises(
-        ValueError, match="fork editor: the context has 6 messages but 1 was shown"
+        ValueError,
+        match=r"^fork editor: the messages shown must be the context's 6 messages, got 1\.$",
     ):
         edited_messages(messages, messages[:1], {})
-    with pytest.raises(TypeError, match="fork editor: message 3: expected text, got int"):
+    with pytest.raises(TypeError, match=r"^fork editor: message 3 must be text, got int\.$"):
         edited_messages(messages, messages, {3: 7})  # type: ignore[dict-item]
 
 

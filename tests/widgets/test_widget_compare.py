@@ -134,7 +134,7 @@ def test_cost_points_and_the_chart_of_both_runs_against_the_ceilings() -> None:
 
 
 def test_lines_chart_refuses_a_third_line_and_draws_nothing_for_no_points() -> None:
-    with pytest.raises(ValueError, match="lines_chart: at most 2 series, got 3"):
+    with pytest.raises(ValueError, match=r"^lines_chart: series must be at most 2, got 3\.$"):
         lines_chart([("a", []), ("b", []), ("c", [])], title="t")
     assert "nothing spent yet" in lines_chart([("a", []), ("b", [])], title="t")
 

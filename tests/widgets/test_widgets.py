@@ -336,7 +336,9 @@ def test_without_the_widget_a_notebook_shows_where_the_run_is() -> None:
 
 
 def test_a_factory_that_returns_something_else_is_refused() -> None:
-    with pytest.raises(TypeError, match="the factory must return a budgetloop Session, got int"):
+    with pytest.raises(
+        TypeError, match=r"^RunPanel: factory's result must be a budgetloop Session, got int\.$"
+    ):
         RunPanel(lambda: 42)  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match="source must be a Session or a function"):
         RunPanel("not a session")  # type: ignore[arg-type]
@@ -546,7 +548,10 @@ def test_choosing_a_step_from_python_and_the_jumps() -> None:
     assert view.jump("first skipped") is None
     assert view.selected == 2
     assert seen == [2, 3, 2]
-    with pytest.raises(ValueError, match=r"TraceView\.jump: expected one of first error"):
+    with pytest.raises(
+        ValueError,
+        match=r"^TraceView\.jump: jump must be one of first error, .*, got 'last error'\.$",
+    ):
         view.jump("last error")
     with pytest.raises(TypeError, match=r"TraceView\.show: index must be an int, got str"):
         view.show("2")  # type: ignore[arg-type]
