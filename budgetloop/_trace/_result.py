@@ -15,7 +15,7 @@ from .._budget import Projection
 from .._ceilings import budget_fields
 from .._printable import printable
 from .._types import Budget, Message, Price, Stop, Usage
-from .._valid import type_name
+from .._valid import must, type_name
 from ._files import open_new
 from ._fork import context_starts
 from ._html import viewer
@@ -341,6 +341,15 @@ class Result:
     # a stepped session holding a batch for a person: what its model call cost, billed (in
     # ``cost_usd``) while its step is not recorded yet
     held_usd: float = 0.0
+
+    def __post_init__(self) -> None:
+        edited = self.edited
+        if edited and (
+            not isinstance(edited, tuple)
+            or any(type(i) is not int or not 0 <= i < len(self.messages) for i in edited)
+        ):
+            expected = f"a tuple of indexes of messages (0 to {len(self.messages) - 1})"
+            raise ValueError(must("Result", "edited", expected, repr(edited)))
 
     @property
     def answered(self) -> bool:

@@ -12,6 +12,7 @@ from budgetloop import (
     Budget,
     Completion,
     Message,
+    Result,
     ScriptedModel,
     Session,
     Step,
@@ -297,3 +298,17 @@ def test_a_fork_records_which_messages_it_changed_and_the_trace_keeps_them(
     bad = result.to_dict() | {"edited": [2, 9]}
     with pytest.raises(ValueError, match=r"edited\[1\] must be an index below 4 and above"):
         Result.from_dict(bad)
+
+
+def test_a_result_made_by_hand_with_edited_indexes_outside_its_messages_is_refused() -> None:
+    said = [Message("user", "hi"), Message("assistant", "hello")]
+    ok = Result(stop=None, answer=None, steps=(), messages=tuple(said), cost_usd=0.0, seconds=0.0,
+                edited=(1,))  # fmt: skip
+    assert ok.edited == (1,)
+    for edited in [(2,), (-1,), (True,), [0]]:
+        expected = (
+            f"Result: edited must be a tuple of indexes of messages (0 to 1), got {edited!r}."
+        )
+        with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+            Result(stop=None, answer=None, steps=(), messages=tuple(said), cost_usd=0.0,
+                   seconds=0.0, edited=edited)  # type: ignore[arg-type]  # fmt: skip
