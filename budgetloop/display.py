@@ -4,9 +4,10 @@ The notebook panel and the viewer (``budgetloop_widgets``) lay these out and com
 what each stop means (``stop_means``), the projection and its worst case in words, the meter
 (the cost bar's figures and a row for each ceiling, ``meter``), what the next step will do
 (``next_turn_text``), a step's head line (``step_head``), a fork's carried spend, money
-(``format_usd``), counts (``count``) and a value of the wrong type as an error names it
-(``type_name``). The ceilings' words come from the ceilings themselves
-(``_ceilings``), so a new ceiling shows in every view without a line of the views changing.
+(``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
+a value of the wrong type as an error names it (``type_name``). The ceilings' words come from
+the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of
+the views changing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 from ._budget import Projection
 from ._ceilings import BY_NAME, Used, count, meter_rows, stop_means
-from ._trace._result import EXECUTED, Result, Step
+from ._trace._result import EXECUTED, Result, Step, message_to_dict
 from ._turn import NextTurn
 from ._types import Budget, Stop, format_usd
 from ._valid import type_name
@@ -29,6 +30,7 @@ __all__ = [
     "carried_text",
     "count",
     "format_usd",
+    "message_to_dict",
     "meter",
     "next_turn_text",
     "plural",

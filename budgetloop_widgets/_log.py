@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from budgetloop import Message, Result, Step
+from budgetloop import Result, Step
+from budgetloop.display import message_to_dict
 
 STATUSES = ("ok", "error", "skipped", "model error", "answer", "under-projected", "denied",
             "edited", "approved")  # fmt: skip
@@ -84,20 +85,6 @@ def sent_counts(result: Result) -> list[int]:
     return [0 if n is None else n for n in result.sent_counts()]
 
 
-def message_dict(message: Message) -> dict[str, Any]:
-    """A message as a request carries it: role, content, tool calls, call id and name."""
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.tool_calls:
-        out["tool_calls"] = [
-            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
-        ]
-    if message.tool_call_id is not None:
-        out["tool_call_id"] = message.tool_call_id
-    if message.name is not None:
-        out["name"] = message.name
-    return out
-
-
 def request_of(result: Result, index: int) -> dict[str, Any]:
     """The request step ``index`` sent: its messages and the tool schemas it was offered (none
     for a final answer, which is asked for without tools)."""
@@ -106,6 +93,6 @@ def request_of(result: Result, index: int) -> dict[str, Any]:
     except ValueError:  # its messages are too few to say what this step was sent
         return {"messages": [], "tools": []}
     return {
-        "messages": [message_dict(m) for m in request.messages],
+        "messages": [message_to_dict(m) for m in request.messages],
         "tools": list(request.tools),
     }
