@@ -183,11 +183,13 @@ class ScriptedModel:
         """The request as recorded, sharing what it has in common with the last one (the lock
         held). A loop's requests each begin with the last one's context, so only the messages
         past that are kept: a run of n steps is recorded in memory that grows with n, not n²."""
-        shared = _common_prefix(messages, self._last)
-        del self._last[shared:], self._tokens[shared + 1 :]
-        self._last.extend(messages[shared:])
-        context = Context(self._last_context, shared, tuple(messages[shared:]))
-        self._last_context = context
+        last = self._last
+        shared = _common_prefix(messages, last)
+        if shared < len(last):  # not the last request grown: what followed is dropped
+            del last[shared:], self._tokens[shared + 1 :]
+        own = tuple(messages[shared:])
+        last.extend(own)
+        context = self._last_context = Context(self._last_context, shared, own)
         if tuple(tools) != self._last_tools:
             self._last_tools = tuple(tools)
         return Request(context, self._last_tools)
