@@ -103,6 +103,17 @@ def failed(exc: BaseException) -> Decision:
     )
 
 
+def returned(value: object, call: PendingCall) -> Decision:
+    """What ``approve`` returned, as a decision. A value that is no decision denies the call,
+    and the trace says what came back (``approve`` raised nothing, so there is no traceback)."""
+    try:
+        return read(value, call)
+    except Exception as exc:
+        return Decision(
+            "denied", reason=f"the approval failed ({type(exc).__name__})", error=str(exc)
+        )
+
+
 def ask(approve: Approve, call: PendingCall) -> Decision:
     """Ask ``approve`` about one call, on this thread (an ``async def`` one on a loop of its
     own). Only ``KeyboardInterrupt`` and ``SystemExit`` go on; anything else denies the call."""
@@ -110,11 +121,11 @@ def ask(approve: Approve, call: PendingCall) -> Decision:
         value = approve(call)
         if inspect.isawaitable(value):
             value = asyncio.run(_awaited(value))
-        return read(value, call)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:
         return failed(exc)
+    return returned(value, call)
 
 
 async def aask(approve: Approve, call: PendingCall) -> Decision:
@@ -123,13 +134,13 @@ async def aask(approve: Approve, call: PendingCall) -> Decision:
         value = approve(call)
         if inspect.isawaitable(value):
             value = await value
-        return read(value, call)
     except (KeyboardInterrupt, SystemExit):
         raise
     except asyncio.CancelledError:
         raise  # the run's task was cancelled: the turn records it
     except BaseException as exc:
         return failed(exc)
+    return returned(value, call)
 
 
 async def _awaited(value: Any) -> Any:

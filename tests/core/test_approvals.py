@@ -210,10 +210,11 @@ def test_an_approve_that_raises_denies_the_call_keeps_the_traceback_and_the_run_
     assert raised.traceback is not None
     assert raised.traceback.endswith("RuntimeError: the approval service is down\n")
     assert 'raise RuntimeError("the approval service is down")' in raised.traceback
-    assert nonsense.error == (
-        "approve raised TypeError: approve: what it returns must be True, False, a str "
+    assert nonsense.error == (  # approve raised nothing: the trace says what it returned
+        "approve: what it returns must be True, False, a str "
         "(deny, with the reason) or a dict (the arguments to run with), got None."
     )
+    assert (nonsense.result, nonsense.traceback) == ("the approval failed (TypeError)", None)
     assert raised.content == "denied: not run (reason: the approval failed (RuntimeError))"
     assert result.answered
 
