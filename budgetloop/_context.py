@@ -24,6 +24,7 @@ from typing import Any
 
 from ._budget import REQUEST_OVERHEAD, CountTokens, estimate_message, estimate_tools
 from ._types import Message
+from ._valid import type_name
 
 
 class ContextTokens:
@@ -40,7 +41,7 @@ class ContextTokens:
         if count_tokens is not None and not callable(count_tokens):
             raise TypeError(
                 "count_tokens must be a callable (messages, tools) -> int or None, "
-                f"got {type(count_tokens).__name__}."
+                f"got {type_name(count_tokens)}."
             )
         self._schemas = list(schemas)
         self._count_tokens = count_tokens
@@ -98,7 +99,7 @@ class ContextTokens:
         if isinstance(input_tokens, bool) or not isinstance(input_tokens, int):
             raise TypeError(
                 "ContextTokens.reported: input_tokens must be an int >= 0, "
-                f"got {type(input_tokens).__name__}."
+                f"got {type_name(input_tokens)}."
             )
         if input_tokens < 0:
             raise ValueError(

@@ -26,6 +26,7 @@ from ._redact import Said
 from ._schema._check import ArgumentError, check_arguments, parse_arguments
 from ._trace._result import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
+from ._valid import type_name
 
 if TYPE_CHECKING:
     from ._schema._tool import Tool
@@ -253,7 +254,7 @@ def parse(name: str, arguments: str | dict[str, Any]) -> Parsed:
 def as_reply(value: Any) -> Reply:
     """What a model returned, as the turn takes it: a ``Completion``, or why it is not one."""
     if not isinstance(value, Completion):
-        return Reply(None, f"TypeError: the model returned {type(value).__name__}, expected a "
+        return Reply(None, f"TypeError: the model returned {type_name(value)}, expected a "
                      "Completion(text=..., tool_calls=[...])")  # fmt: skip
     return Reply(value)
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
+from .._valid import type_name
+
 _UNSET = ("PydanticUndefinedType",)  # what pydantic's "no default" is, by its type's name
 
 
@@ -71,7 +73,7 @@ def _field_default(field: Any, where: str) -> Default | None:
     if factory is not None:
         if not callable(factory):
             raise TypeError(
-                f"{where}: default_factory must be a function, got {type(factory).__name__}."
+                f"{where}: default_factory must be a function, got {type_name(factory)}."
             )
         if getattr(field, "default_factory_takes_validated_data", False):
             raise TypeError(

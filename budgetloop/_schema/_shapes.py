@@ -19,6 +19,7 @@ import typing
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union
 
+from .._valid import type_name
 from ._arg_error import ArgumentError, Name
 from ._hints import hint_name
 
@@ -397,7 +398,7 @@ def constrain(schema: dict[str, Any], meta: Any, where: str) -> None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{where}: {attr} must be a number, got {type(value).__name__}.")
+            raise TypeError(f"{where}: {attr} must be a number, got {type_name(value)}.")
         if not math.isfinite(value) or (attr == "multiple_of" and value <= 0):
             raise ValueError(f"{where}: {attr} must be a finite number, got {value!r}.")
         if not kinds & {"integer", "number"}:
@@ -424,7 +425,7 @@ def constrain(schema: dict[str, Any], meta: Any, where: str) -> None:
     if pattern is not None:
         text = getattr(pattern, "pattern", pattern)  # a compiled pattern: its text
         if not isinstance(text, str):
-            raise TypeError(f"{where}: pattern must be a str, got {type(text).__name__}.")
+            raise TypeError(f"{where}: pattern must be a str, got {type_name(text)}.")
         if "string" not in kinds:
             raise TypeError(
                 f"{where}: what pattern={text!r} applies to must be a string, got "

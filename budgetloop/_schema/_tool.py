@@ -218,7 +218,7 @@ def check_needs_approval(value: Any, where: str) -> NeedsApproval:
         return value  # type: ignore[no-any-return]
     raise TypeError(
         f"{where}: needs_approval must be True, False or a function (arguments) -> bool, "
-        f"got {type(value).__name__}."
+        f"got {type_name(value)}."
     )
 
 
@@ -353,7 +353,7 @@ def tool(
     Given a ``Tool``, returns it as it is unless an option changes it.
     """
     if strict is not None and not isinstance(strict, bool):
-        raise TypeError(f"tool: strict must be a bool, got {type(strict).__name__}.")
+        raise TypeError(f"tool: strict must be a bool, got {type_name(strict)}.")
     if needs_approval is not None:
         check_needs_approval(needs_approval, "tool")
     if fn is not None:

@@ -406,7 +406,7 @@ def test_arguments_that_are_not_an_object_are_an_error_result(arguments: Any, ki
     assert record.arguments is None
 
 
-@pytest.mark.parametrize(("returned", "kind"), [(None, "NoneType"), ("an answer", "str")])
+@pytest.mark.parametrize(("returned", "kind"), [(None, "None"), ("an answer", "str")])
 @pytest.mark.parametrize("driver", ["sync", "async"])
 def test_a_model_returning_something_else_is_a_model_error(
     returned: Any, kind: str, driver: str

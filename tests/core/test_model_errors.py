@@ -31,7 +31,7 @@ def test_a_model_that_raises_ends_the_run_with_the_steps_kept() -> None:
     assert result.steps[1].error == "RuntimeError: provider unavailable"
 
 
-@pytest.mark.parametrize(("returned", "kind"), [(None, "NoneType"), ("text", "str")])
+@pytest.mark.parametrize(("returned", "kind"), [(None, "None"), ("text", "str")])
 def test_a_model_that_returns_something_else_is_a_model_error(returned: Any, kind: str) -> None:
     result = run(lambda messages, tools: returned, "go")
     assert result.stop == "model_error"
