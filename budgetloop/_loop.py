@@ -91,6 +91,16 @@ Turn = Generator[Request, Any, Step | None]
 class Loop(Holding):
     """The loop's state and its turn; ``Session`` and ``AsyncSession`` drive it."""
 
+    # What most runs never set is a default of the class, not an attribute of each session:
+    # CPython reads an object's attributes fastest while its dict shares its keys with the
+    # class's other instances, which it does only up to 30 keys (a test keeps them fewer).
+    _caller: str | None = None  # the entry point that runs it to the end, which names errors
+    forked_from: str | None = None  # the run_id of the run this one was forked from
+    edited: tuple[int, ...] = ()  # the messages a fork changed from its context
+    _held: Held | None = None  # a batch waiting for a person (a stepped session)
+    _hold_tools: frozenset[str] = frozenset()  # breakpoints.before_tool, while running
+    _hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
+
     def __init__(
         self, complete: Model, prompt: str | Sequence[Message], **options: Unpack[StartOptions]
     ) -> None:
@@ -122,10 +132,8 @@ class Loop(Holding):
         context = initial_messages(prompt, opts.values["system"], where)
         self._build(complete, opts, context, (), 0)
         self._prompt = prompt
-        # The entry point that runs it to the end names a step's errors; else the user steps it.
-        self._caller: str | None = (
-            where if where in ("run", "arun", "run_many", "replay") else None
-        )
+        if where in ("run", "arun", "run_many", "replay"):  # else the user steps it
+            self._caller = where  # the entry point that runs it to the end names its errors
 
     def _build(
         self,
@@ -137,11 +145,8 @@ class Loop(Holding):
     ) -> None:
         self.complete = complete
         self.options = options
-        self._caller = None
         given = options.values
         self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
-        self.forked_from: str | None = None  # the run_id of the run this one was forked from
-        self.edited: tuple[int, ...] = ()  # the messages a fork changed from its context
         self.budget: Budget = options.budget  # these three are read on every turn
         self.price: Price | None = options.price
         self.max_output_tokens: int | None = given["max_output_tokens"]
@@ -162,9 +167,6 @@ class Loop(Holding):
             executed=sum(1 for s in history for r in s.tool_calls if r.status in EXECUTED),
         )
         self._kept = len(history)  # steps inherited by a fork, already in its journal header
-        self._held: Held | None = None  # a batch waiting for a person (a stepped session)
-        self._hold_tools: frozenset[str] = frozenset()  # breakpoints.before_tool, while running
-        self._hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
         self._origin = 0.0  # when the time of the step being taken is counted from
         self._committed: list[Step] = []  # the steps the step being taken has recorded
         self._unraised: list[BaseException] = []  # raised while a step was made: see _record

@@ -112,3 +112,28 @@ def test_a_new_request_is_one_entry_in_the_async_table() -> None:
     result = asyncio.run(session.run())
     assert result.stop == "answered"
     assert session.heard == ["awaited step 0?", "awaited step 1?"]
+
+
+@tool(needs_approval=True)
+def send(text: str) -> str:
+    """Send it."""
+    return text
+
+
+def test_a_session_keeps_few_enough_attributes_for_cpython_to_share_its_dict_keys() -> None:
+    """The loop reads its session's attributes many times a turn, which CPython does fastest
+    while the session's dict shares its keys with the class's other instances: only up to 30
+    keys. What most runs never set (a fork's lineage, a held batch, breakpoints' and replay's
+    holds, the entry point that names errors) is a default of the class until it is set."""
+    limit = 30
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("send", {"text": "a"})]), "done"])
+    session = Session(model, "go", tools=[send], budget=Budget(max_steps=5))
+    session.step()
+    assert [c.name for c in session.pending] == ["send"]  # a held batch
+    session.approve(session.pending[0].id)
+    session.run()
+    assert session.result.answer == "done"
+    assert len(vars(session)) <= limit, sorted(vars(session))
+    fork = session.fork(1, complete=ScriptedModel(["again"]))
+    fork.run()
+    assert len(vars(fork)) <= limit, sorted(vars(fork))
