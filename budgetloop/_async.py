@@ -35,7 +35,7 @@ class AsyncSession(Loop):
         with self._stopping_before(until):
             while not self.done:
                 await self._step(where)
-                if self.pending:  # a batch waits for a person: the run pauses
+                if self._held is not None:  # a batch waits for a person: the run pauses
                     break
                 if until is not None and not self.done and until(self):
                     break

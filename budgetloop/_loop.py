@@ -677,7 +677,8 @@ class Loop(Holding):
     def _begin(self, where: str) -> float:
         """A step starts: no call waits for a decision, one step at a time, on a clock that
         does not run backwards. A refusal names ``where`` (``_named``)."""
-        self._check_decided(where)
+        if self._held is not None:
+            self._check_decided(where)
         if not self._stepping.acquire(blocking=False):
             raise RuntimeError(
                 f"{where}: the session must be idle, got another step running; a session "
