@@ -43,7 +43,8 @@ class Now:
     executed: int = 0  # tool calls run
     asked: int = 0  # the calls this turn's batch asks for
     longest: float = 0.0  # the longest step's seconds
-    cheapest: Callable[[], Projection | None] | None = None  # the cheapest reader of the batch
+    reader: Callable[[], Projection] | None = None  # counts the batch's cheapest reader
+    _cheapest: Projection | None = None  # what ``reader`` counted, once a ceiling asked
     after: Callable[[], int] | None = None  # the input tokens of a final answer after this turn
     project: Callable[[int], int | None] | None = None  # a call's worst case in picodollars
 
@@ -51,6 +52,13 @@ class Now:
         self.taken = taken  # model calls made; the next is the taken-th (from 0)
         self.left = left  # seconds left before max_seconds (None: no max_seconds)
         self.spent = spent  # picodollars spent
+
+    def cheapest(self) -> Projection | None:
+        """The cheapest turn that could read the batch's results (they are empty), counted
+        when a ceiling first asks and only then; None where no batch is checked."""
+        if self._cheapest is None and self.reader is not None:
+            self._cheapest = self.reader()
+        return self._cheapest
 
 
 @dataclass(frozen=True)
@@ -207,7 +215,7 @@ class MaxCostUsd(Ceiling):
         return None if p is None or p.fits else cost_detail(p)
 
     def before_batch(self, now: Now) -> str | None:
-        p = None if now.cheapest is None else now.cheapest()
+        p = now.cheapest()
         return None if p is None or p.fits else cost_detail(p)
 
     def last_call(self, now: Now) -> str | None:
@@ -284,7 +292,7 @@ class MaxInputTokens(Ceiling):
         return self._over(now.projection)
 
     def before_batch(self, now: Now) -> str | None:
-        return self._over(None if now.cheapest is None else now.cheapest())
+        return self._over(now.cheapest())
 
     def last_call(self, now: Now) -> str | None:
         assert now.after is not None

@@ -25,9 +25,10 @@ marked, and the context stays a valid conversation.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import weakref
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -83,7 +84,6 @@ if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
 
 L = TypeVar("L", bound="Loop")
-_T = TypeVar("_T")
 # sent a Reply, then a Decided (or None) for a Hold, then a BatchDone
 Turn = Generator[Request, Any, Step | None]
 
@@ -493,7 +493,7 @@ class Loop(Holding):
         its results is counted only if a ceiling asks, and then once."""
         now = Now(index, self._left(started), self.state.money.spent)
         now.executed, now.asked = self.state.executed, len(calls)
-        now.cheapest = once(lambda: self._cheapest_next(calls, assistant))
+        now.reader = functools.partial(self._cheapest_next, calls, assistant)
         return now
 
     def _batch_turn(
@@ -989,16 +989,3 @@ def edited_messages(
     changed = {i for i, m in enumerate(context) if i >= len(before) or m != before[i]}
     kept = {i for i in already if i < len(context) and i < len(before) and i not in changed}
     return tuple(sorted(changed | kept))
-
-
-def once(fn: Callable[[], _T]) -> Callable[[], _T]:
-    """``fn``, called at most once: later calls give its first answer (a closure, not
-    ``functools.cache``, whose wrapper costs more to make than a turn's check takes)."""
-    box: list[_T] = []
-
-    def first() -> _T:
-        if not box:
-            box.append(fn())
-        return box[0]
-
-    return first
