@@ -10,7 +10,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-from .._trace._read import MAX_DEPTH, as_json, content_id
+from .._trace._read import MAX_DEPTH, as_json, as_text, content_id
 from .._valid import type_name
 
 MAX_INT = 2**63  # ids, counts and nanoseconds past this are not what any exporter writes
@@ -42,13 +42,7 @@ def items(value: Any, path: str, *, optional: bool = False) -> list[Any]:
     return value
 
 
-def text(value: Any, path: str, *, optional: bool = True) -> Any:
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        expected = "a string or None" if optional else "a string"
-        raise ValueError(f"{path} must be {expected}, got {type_name(value)}.")
-    return value
+text = as_text  # a string (or None), as a trace's fields are read
 
 
 def count(value: Any, path: str, *, optional: bool = True) -> int | None:
