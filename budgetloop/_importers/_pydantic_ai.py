@@ -13,12 +13,11 @@ out; a part kind not named here is refused, never skipped in silence. The record
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
-from .._types import Message, Stop, Usage
+from .._types import Message, Stop, Usage, arguments_text
 from ._build import Call, Execution, Run, Turn
 from ._fields import content_hash, count, data, dollars, items, obj, text, tokens_cached
 from ._genai import as_text
@@ -191,5 +190,5 @@ def _final(found: Run, last_results: list[Execution]) -> None:
         if call is not None and execution.result == FINAL:
             found.stop, found.stop_known = Stop.ANSWERED, True
             arguments = call.raw_arguments
-            found.answer = arguments if isinstance(arguments, str) else json.dumps(arguments)
+            found.answer = arguments_text(arguments)
             return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,14 +68,10 @@ def _call(call: ToolCall) -> dict[str, Any]:
             f"openai_chat: the id of the tool call to {call.name!r} must be a non-empty str, "
             f"got {call.id!r}; OpenAI pairs each tool result with its call by id."
         )
-    args = call.arguments
     return {
         "id": call.id,
         "type": "function",
-        "function": {
-            "name": call.name,
-            "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-        },
+        "function": {"name": call.name, "arguments": call.arguments_text},
     }
 
 

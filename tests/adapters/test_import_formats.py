@@ -174,6 +174,24 @@ def test_pydantic_ai_messages_json_imports(tmp_path: Path) -> None:
     ]
 
 
+def test_a_pydantic_ai_structured_answer_reads_as_the_model_wrote_it(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    class Quote(BaseModel):
+        isin: str
+        price: float
+
+    answer = ("final_result", {"isin": "Örebro Öst", "price": 1.5}, "call_1")
+    peer = pydantic_ai_run(tmp_path / "spans.json", [[answer]], output_type=Quote)
+    assert peer.messages is not None
+    path = tmp_path / "messages.json"
+    path.write_bytes(peer.messages)
+    result = load_trace(path)
+    assert (result.stop, result.answer) == (
+        Stop.ANSWERED, '{"isin": "Örebro Öst", "price": 1.5}'
+    )  # fmt: skip
+
+
 TRACES = (  # what a file load_trace reads must be, as its error says
     "the file must be a budgetloop trace (with 'format': 'budgetloop-trace') or a run "
     "load_trace imports: OTLP JSON (an object with resourceSpans, or JSON Lines of them), an "
