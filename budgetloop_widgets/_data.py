@@ -256,9 +256,9 @@ def call_texts(
     """The rest of each call, for the search and the detail: the arguments as the model wrote
     them (``raw``) and as the tool got them (``args``, -1 when they were not checked), the
     argument paths that were coerced (``co``), its result or error (for a denied call, what the
-    model read, and what an approve raised), traceback and full length if it was cut for the
-    model (``tr``); and the MCP server of each call (``srv``, -1 for a function's), when any
-    call was an MCP tool's."""
+    model read, and what an approve raised or returned instead of a decision), traceback and
+    full length if it was cut for the model (``tr``); and the MCP server of each call (``srv``,
+    -1 for a function's), when any call was an MCP tool's."""
     dump = json_encoder()
     raw = [arguments_json(c.raw_arguments, dump) for c in calls]
     servers = {"srv": [sid(c.server) for c in calls]} if any(c.server for c in calls) else {}
