@@ -130,7 +130,10 @@ def test_approve_is_asked_after_the_check_and_before_any_call_of_the_batch_runs(
 
     result = run(model(THREE), "pay", tools=payments(log), approve=approve,
                  budget=Budget(max_cost_usd=1.0))  # fmt: skip
-    assert log == ["asked c2", "asked c3", "transfer ann 50", "transfer bob 9000"]
+    # every ask comes before any call of the batch runs; the calls of one batch may run on
+    # different threads, so only their results (not the log) keep request order
+    assert log[:2] == ["asked c2", "asked c3"]
+    assert sorted(log[2:]) == ["transfer ann 50", "transfer bob 9000"]
     first = asked[0]
     assert (first.name, first.id, first.step) == ("transfer", "c2", 0)
     assert first.raw_arguments == {"to": "bob", "amount": 9000}
@@ -169,7 +172,7 @@ def test_a_dict_runs_the_call_with_those_arguments_checked_like_the_models() -> 
     result = run(model(THREE), "pay", tools=payments(log),
                  approve=lambda call: answers[call.id])  # fmt: skip
     edited, misfit = result.steps[0].tool_calls[1:]
-    assert log == ["transfer ann 50", "transfer bob 900"]
+    assert sorted(log) == ["transfer ann 50", "transfer bob 900"]  # one batch: any order
     assert (edited.status, edited.approval) == ("ok", "edited")
     assert edited.raw_arguments == {"to": "bob", "amount": 9000}  # as the model wrote them
     assert edited.arguments == {"to": "bob", "amount": 900.0}  # as it ran
@@ -243,7 +246,7 @@ def test_an_async_approve_is_awaited_under_arun() -> None:
 
     log: list[str] = []
     result = asyncio.run(arun(model(THREE), "pay", tools=payments(log), approve=approve))
-    assert log == ["transfer ann 50", "transfer bob 9000"]
+    assert sorted(log) == ["transfer ann 50", "transfer bob 9000"]  # one batch: any order
     assert [c.approval for c in result.steps[0].tool_calls] == [None, "approved", "denied"]
     synced = run(model(THREE), "pay", tools=payments([]), approve=approve)  # on a loop of its own
     assert synced.format() == result.format()
@@ -364,7 +367,7 @@ def test_a_stepped_session_holds_the_batch_until_each_call_is_decided() -> None:
     assert session.next_turn.detail == "the batch is decided: the next step runs it, then goes on"
     assert log == []  # nothing ran before every call was decided
     last = session.step()
-    assert log == ["transfer ann 50", "transfer bob 800"]
+    assert sorted(log) == ["transfer ann 50", "transfer bob 800"]  # one batch: any order
     assert last is not None
     assert (last.index, last.text) == (1, "done")
     assert seen == [0, 1]  # each step given to on_step once, when it is recorded
