@@ -25,10 +25,11 @@ MESSAGE_OVERHEAD = 4  # role and separators, per message
 CALL_OVERHEAD = 4  # per tool call inside an assistant message
 REQUEST_OVERHEAD = 3  # priming of the reply
 
-# Each ASCII character as its class: a lowercase letter, A uppercase, 0 digit, space, . other.
+# Each ASCII character as its class: a lowercase letter, 0 digit, space, and . for the rest
+# (capitals and other visible characters, each a token whatever follows it).
 _CLASS = str.maketrans(
-    {chr(i): "a" if chr(i).islower() else "A" if chr(i).isupper() else "0" if chr(i).isdigit()
-     else " " if i == 32 else "." for i in range(128)}
+    {chr(i): "a" if chr(i).islower() else "0" if chr(i).isdigit() else " " if i == 32
+     else "." for i in range(128)}
 )  # fmt: skip
 _SPACE_RUNS = re.compile(" {2,}")
 
@@ -40,7 +41,7 @@ def estimate_text(text: str) -> int:
     Runs of lowercase letters and runs of digits count a token per three characters (a run's
     remainder rounded up), each capital and each other visible character a token, a space before
     a digit a token, a run of spaces a token per sixteen, and text outside ASCII a token per byte.
-    Computed with string methods rather than a regex: this runs on every message appended.
+    Computed with a few string methods rather than a regex: this runs on every message appended.
     """
     if not text:
         return 0
@@ -49,24 +50,24 @@ def estimate_text(text: str) -> int:
         extra = len(text.encode("utf-8", "surrogatepass")) - len(text)
         text = text.encode("ascii", "replace").decode("ascii")
     mapped = text.translate(_CLASS)
-    lower, digits, spaces = mapped.count("a"), mapped.count("0"), mapped.count(" ")
-    count = len(mapped) - lower - digits - spaces + extra  # capitals and everything else
-    if lower:
-        count += _in_threes(mapped, lower, "a", "aa", "aaa")
-    if digits:
-        count += _in_threes(mapped, digits, "0", "00", "000") + mapped.count(" 0")
-    if "  " in mapped:
+    others, spaces = mapped.count("."), mapped.count(" ")
+    count = others + extra
+    runs = len(mapped) - others - spaces  # characters in runs of letters or of digits
+    if runs:
+        # Each run of n is n // 3 triples and a remainder of 0, 1 or 2: a token each. Taking
+        # the triples out (as "|", so two runs never join) leaves each remainder of 2 as a pair.
+        cut = mapped.replace("aaa", "|")
+        pairs = cut.count("aa")
+        if "0" in mapped:
+            cut = cut.replace("000", "|")
+            pairs += cut.count("00")
+            if spaces:
+                count += mapped.count(" 0")
+        triples = (len(mapped) - len(cut)) // 2
+        count += runs - 2 * triples - pairs  # triples + pairs + the single characters left
+    if spaces > 1 and "  " in mapped:
         count += sum((len(run) + 15) // 16 for run in _SPACE_RUNS.findall(mapped))
     return count
-
-
-def _in_threes(mapped: str, total: int, one: str, two: str, three: str) -> int:
-    """The sum over runs of ``one`` (``total`` characters in all) of the run's length divided
-    by three, rounded up: within a run ``three`` counts its length // 3 (non-overlapping), and
-    with those taken out each run is its remainder, nothing, ``one`` or ``two``."""
-    triples = mapped.count(three)
-    remainders = total - 3 * triples  # one per run left with one, two per run left with two
-    return triples + remainders - mapped.replace(three, "").count(two)
 
 
 def estimate_message(message: Message) -> int:

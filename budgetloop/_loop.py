@@ -420,7 +420,7 @@ class Loop(Holding):
         answer = self._answer_in(calls)  # output=T: the final answer is asked for as a T
         why = "the final-answer turn runs no tools"
         records = self._answer_records(calls, answer, why)
-        assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
+        assistant = Message("assistant", completion.text, tuple([c.request for c in calls]))
         step = self._call_step(index, completion, records, cost, plan.projection, started)
         self.state.output = None if answer is None else answer[1].output
         end = Ending(plan.final.stop, plan.final.detail)
@@ -443,7 +443,7 @@ class Loop(Holding):
         recorded, its calls marked, and the exception goes on."""
         index = len(self.state.steps)
         calls = received(completion.tool_calls, index)
-        assistant = Message("assistant", completion.text, tuple(c.request for c in calls))
+        assistant = Message("assistant", completion.text, tuple([c.request for c in calls]))
         signature = self._repeats.signature(calls) if calls else None
         loop = None if signature is None else self._repeats.loop(signature)
         warn = self._repeats.warns(loop)  # warn_repeats=True: the first loop is told, not stopped
@@ -890,7 +890,7 @@ class Loop(Holding):
         return Step(
             index=index,
             text=completion.text,
-            tool_calls=tuple(r.record for r in records),
+            tool_calls=tuple([r.record for r in records]),
             usage=completion.usage,
             cost_usd=self.state.money.usd(cost),
             projection=projection,
@@ -937,11 +937,13 @@ class Loop(Holding):
         if signature is not None:
             self._repeats.add(signature, warned=warned)
         before = len(self.state.trace_messages)
-        for message in [*told, *([assistant] if assistant is not None else [])]:
-            failure = self._append_recorded(message)
-            failures += [failure] if failure is not None else []
-        for i, ran in enumerate(results):
-            self._append_result(ran, note if i == len(results) - 1 else None)
+        for message in (*told, assistant) if told else (assistant,):
+            if message is not None and (failure := self._append_recorded(message)) is not None:
+                failures.append(failure)
+        for ran in results[:-1] if note is not None else results:
+            self._append_result(ran)
+        if note is not None and results:
+            self._append_result(results[-1], note)
         self.state.steps.append(traced)
         self._committed.append(traced)
         self.state.executed += len([r for r in step.tool_calls if r.status in EXECUTED])

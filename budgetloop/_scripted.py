@@ -184,8 +184,9 @@ class ScriptedModel:
         held). A loop's requests each begin with the last one's context, so only the messages
         past that are kept: a run of n steps is recorded in memory that grows with n, not n²."""
         last = self._last
-        shared = _common_prefix(messages, last)
-        if shared < len(last):  # not the last request grown: what followed is dropped
+        shared = len(last)
+        if len(messages) < shared or messages[:shared] != last:  # not the last request grown
+            shared = _common_prefix(messages, last)  # and what followed that is dropped
             del last[shared:], self._tokens[shared + 1 :]
         own = tuple(messages[shared:])
         last.extend(own)

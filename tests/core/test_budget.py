@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import string
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -106,6 +109,26 @@ def test_estimate_counts_letters_digits_and_symbols() -> None:
     assert estimate_text("line\nline") == 5
     assert estimate_text("é") == 2  # one token per UTF-8 byte outside ASCII
     assert estimate_text("日本") == 6
+
+
+def _estimate_by_the_rule(text: str) -> int:
+    """The estimate as its docstring states it, one regex match at a time (slow and plain)."""
+    count = 0
+    for run in re.findall(r"[a-z]+|[0-9]+| +|[\x00-\x7f]|[^\x00-\x7f]", text):
+        if run[0] in string.ascii_lowercase or run[0] in string.digits:
+            count += -(-len(run) // 3)  # a token per three characters, the remainder rounded up
+        elif run[0] == " ":
+            count += 0 if len(run) == 1 else -(-len(run) // 16)  # one space is free
+        elif run.isascii():
+            count += 1  # a capital or any other character
+        else:
+            count += len(run.encode("utf-8", "surrogatepass"))  # a token per byte
+    return count + len(re.findall(r" (?=[0-9])", text))  # a space before a digit
+
+
+@given(st.text(alphabet=st.sampled_from('abz019 \t\n.,{}"AZé😀'), max_size=60) | st.text())
+def test_estimate_is_the_rule_it_states(text: str) -> None:
+    assert estimate_text(text) == _estimate_by_the_rule(text)
 
 
 def test_estimate_of_a_request_adds_overheads_per_message_and_tools() -> None:
