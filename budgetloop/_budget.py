@@ -214,14 +214,16 @@ def project(
         tier = price.tier_above(input_tokens) if price.tiers else None
     limit = budget.max_cost_usd
     return (
+        # By position, in the fields' order: in a loop's turn, matching keywords to a record's
+        # fields cost more than making it (benchmarks/instructions.py).
         Projection(
-            input_tokens=input_tokens,
-            output_tokens=max_output_tokens,
-            cost_usd=None if pico is None else from_pico(pico),
-            spent_usd=from_pico(spent_pico),
-            limit_usd=limit,
-            fits=cost_fits(budget, spent_pico, pico),
-            tier=tier,
+            input_tokens,
+            max_output_tokens,  # output_tokens
+            None if pico is None else from_pico(pico),  # cost_usd
+            from_pico(spent_pico),  # spent_usd
+            limit,  # limit_usd
+            cost_fits(budget, spent_pico, pico),  # fits
+            tier,
         ),
         pico,
     )

@@ -185,17 +185,20 @@ class Dispatch:
         if limit is not None and len(content) > limit:
             truncated = len(content)
             content = cut_result(content, limit, truncated)
-        record = CallRecord(
-            name=call.name,
-            id=call_id,
-            raw_arguments=call.arguments,
-            arguments=args,
-            status="ok",
-            result=content,
-            seconds=0.0 if started is None else self.clock() - started,
-            coerced=coerced,
-            truncated=truncated,
-            server=self._servers.get(call.name) if self._servers else None,
+        record = CallRecord(  # by position, as project() makes a Projection
+            call.name,  # name
+            call_id,  # id
+            call.arguments,  # raw_arguments
+            args,  # arguments
+            "ok",  # status
+            content,  # result
+            None,  # error
+            0.0 if started is None else self.clock() - started,  # seconds
+            coerced,
+            truncated,
+            None,  # traceback
+            None,  # approval
+            self._servers.get(call.name) if self._servers else None,  # server
         )
         return self._ran(record, value, None)
 

@@ -887,17 +887,20 @@ class Loop(Holding):
         projection: Projection,
         started: float,
     ) -> Step:
-        return Step(
-            index=index,
-            text=completion.text,
-            tool_calls=tuple([r.record for r in records]),
-            usage=completion.usage,
-            cost_usd=self.state.money.usd(cost),
-            projection=projection,
-            seconds=self._step_seconds(started),
-            model=completion.model,
-            response_id=completion.response_id,
-            finish_reason=completion.finish_reason,
+        return Step(  # by position, as project() makes a Projection
+            index,
+            completion.text,  # text
+            tuple([r.record for r in records]),  # tool_calls
+            completion.usage,  # usage
+            self.state.money.usd(cost),  # cost_usd
+            projection,
+            self._step_seconds(started),  # seconds
+            None,  # error
+            False,  # final_answer
+            None,  # traceback
+            completion.model,  # model
+            completion.response_id,  # response_id
+            completion.finish_reason,  # finish_reason
         )
 
     def _record(

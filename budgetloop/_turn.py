@@ -129,10 +129,11 @@ class Ran:
 
     def __post_init__(self) -> None:
         r, t = self.record, self.trace
-        message = Message("tool", r.content, tool_call_id=r.id, name=r.name)
+        # by position (tool_calls, tool_call_id, name), as project() makes a Projection
+        message = Message("tool", r.content, (), r.id, r.name)
         self.message = message
         if t is not r:  # already redacted: not to be redacted again
-            message = Message("tool", t.content, tool_call_id=t.id, name=t.name)
+            message = Message("tool", t.content, (), t.id, t.name)
         self.trace_message = message
 
 

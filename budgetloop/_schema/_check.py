@@ -90,7 +90,7 @@ def check_arguments(
             # the model reads this
             raise ArgumentError(Name(f"{tool.name}.{key}"), ": missing required argument")
     coerced: list[str] = []
-    fit = Fit(tool.defs, coerced, choices=choices)
+    fit = Fit(tool.defs, coerced, False, choices)
     checked = {
         key: fit.check(params.get(key, extra) or {}, value, f"{tool.name}.{key}")
         for key, value in args.items()
