@@ -56,10 +56,11 @@ MAX_RESULT_CHARS = 100_000
 # -- reading one option -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Reading:
     """One option being read: the entry point the caller called, the option's name, and the
-    model callable (whose attributes some options default to)."""
+    model callable (whose attributes some options default to). Made for each option of each
+    run, so not frozen: a frozen dataclass sets each field with a call."""
 
     where: str
     name: str
