@@ -923,15 +923,19 @@ class Loop(Holding):
 
         A ``redact`` that raises (a ``KeyboardInterrupt`` in it too) withholds the text of what
         it could not redact; the turn is still recorded, and the error is raised after it."""
-        failures, redacted = list(self._unraised), False
-        self._unraised.clear()
-        for r in results:  # one pass: what redact raised, and whether it changed any call
-            if r.redact_error is not None:
-                failures.append(r.redact_error)
-            redacted = redacted or r.trace is not r.record
+        failures: list[BaseException] = []
+        if self._unraised:
+            failures += self._unraised
+            self._unraised.clear()
         traced = step  # its calls as the trace keeps them: redacted, when there is a redact
-        if redacted:
-            traced = replace(step, tool_calls=tuple(r.trace for r in results))
+        if self._redactor.fn is not None:  # (without one, each call's trace form is its record)
+            redacted = False
+            for r in results:  # one pass: what redact raised, and whether it changed any call
+                if r.redact_error is not None:
+                    failures.append(r.redact_error)
+                redacted = redacted or r.trace is not r.record
+            if redacted:
+                traced = replace(step, tool_calls=tuple([r.trace for r in results]))
         try:  # its text, error and traceback (cut only after it is redacted)
             traced = self._redactor.step(traced)
         except BaseException as exc:
