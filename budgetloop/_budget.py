@@ -208,10 +208,8 @@ def project(
     budget: Budget,
 ) -> tuple[Projection, int | None]:
     """The projection, and its cost in picodollars (None without a price)."""
-    pico = tier = None
-    if price is not None:
-        pico = price.worst_pico(input_tokens, max_output_tokens or 0)
-        tier = price.tier_above(input_tokens) if price.tiers else None
+    pico = worst_pico(input_tokens, max_output_tokens, price)
+    tier = price.tier_above(input_tokens) if price is not None and price.tiers else None
     limit = budget.max_cost_usd
     return (
         # By position, in the fields' order: in a loop's turn, matching keywords to a record's
@@ -227,6 +225,13 @@ def project(
         ),
         pico,
     )
+
+
+def worst_pico(
+    input_tokens: int, max_output_tokens: int | None, price: Price | None
+) -> int | None:
+    """The most a call of ``input_tokens`` can cost, in picodollars (None without a price)."""
+    return None if price is None else price.worst_pico(input_tokens, max_output_tokens or 0)
 
 
 def cost_fits(budget: Budget, spent_pico: int, projected_pico: int | None) -> bool:

@@ -34,30 +34,43 @@ Figure = int | float
 
 
 class Now:
-    """The run at one point of a turn, as the ceilings read it. ``cheapest`` and ``after`` are
-    asked only by a ceiling that needs them (each counts tokens). Made twice a turn, so a
-    plain class: what a point does not set is the class's default, not set again each time."""
+    """The run at one point of a turn, as the ceilings read it. The cheapest reader of a batch
+    (``cheapest_tokens``, ``cheapest``) and ``after`` are counted only when a ceiling asks
+    (each counts tokens). Made twice a turn, so a plain class: what a point does not set is
+    the class's default, not set again each time."""
 
     projection: Projection | None = None  # the next call's worst case
     projected: int | None = None  # its cost in picodollars (None: no price)
     executed: int = 0  # tool calls run
     asked: int = 0  # the calls this turn's batch asks for
     longest: float = 0.0  # the longest step's seconds
-    reader: Callable[[], Projection] | None = None  # counts the batch's cheapest reader
-    _cheapest: Projection | None = None  # what ``reader`` counted, once a ceiling asked
+    reader: Callable[[], int] | None = None  # counts the input tokens of the cheapest reader
+    _tokens: int | None = None  # what ``reader`` counted, once a ceiling asked
+    _cheapest: Projection | None = None  # its projection, once a ceiling asked for its words
     after: Callable[[], int] | None = None  # the input tokens of a final answer after this turn
     project: Callable[[int], int | None] | None = None  # a call's worst case in picodollars
+    projection_of: Callable[[int], Projection] | None = None  # a call's whole projection
 
     def __init__(self, taken: int, left: float | None, spent: int = 0) -> None:
         self.taken = taken  # model calls made; the next is the taken-th (from 0)
         self.left = left  # seconds left before max_seconds (None: no max_seconds)
         self.spent = spent  # picodollars spent
 
+    def cheapest_tokens(self) -> int | None:
+        """The input tokens of the cheapest turn that could read the batch's results (they
+        are empty), counted when a ceiling first asks and only then; None where no batch is
+        checked."""
+        if self._tokens is None and self.reader is not None:
+            self._tokens = self.reader()
+        return self._tokens
+
     def cheapest(self) -> Projection | None:
-        """The cheapest turn that could read the batch's results (they are empty), counted
-        when a ceiling first asks and only then; None where no batch is checked."""
-        if self._cheapest is None and self.reader is not None:
-            self._cheapest = self.reader()
+        """That turn's projection, made only when a ceiling asks for it (for the words of its
+        stop: a ceiling's check reads numbers)."""
+        if self._cheapest is None and self.projection_of is not None:
+            tokens = self.cheapest_tokens()
+            if tokens is not None:
+                self._cheapest = self.projection_of(tokens)
         return self._cheapest
 
 
@@ -215,8 +228,16 @@ class MaxCostUsd(Ceiling):
         return None if p is None or p.fits else cost_detail(p)
 
     def before_batch(self, now: Now) -> str | None:
+        tokens = now.cheapest_tokens()
+        if tokens is None:
+            return None
+        assert now.project is not None
+        worst = now.project(tokens)
+        if worst is not None and self._fits(now.spent + worst):
+            return None
         p = now.cheapest()
-        return None if p is None or p.fits else cost_detail(p)
+        assert p is not None
+        return cost_detail(p)
 
     def last_call(self, now: Now) -> str | None:
         # The final answer after this turn reads a context grown by it.
@@ -224,7 +245,7 @@ class MaxCostUsd(Ceiling):
         assert now.project is not None
         after = now.project(now.after())
         projected = now.projected or 0
-        if after is not None and now.spent + projected + after <= self.pico:
+        if after is not None and self._fits(now.spent + projected + after):
             return None
         limit, turn, answer = self.limit, from_pico(projected), from_pico(after or 0)
         return (
@@ -232,6 +253,10 @@ class MaxCostUsd(Ceiling):
             f"and a final answer after it ({format_usd(answer)}) would not both fit on "
             f"{format_usd(from_pico(now.spent))} spent, so this step was the final answer"
         )
+
+    def _fits(self, total: int) -> bool:
+        """Spent plus what is projected (picodollars) within the ceiling: equality fits."""
+        return total <= self.pico
 
     def left(self, now: Now) -> str | None:
         money = from_pico(max(0, self.pico - now.spent))
@@ -280,19 +305,20 @@ class MaxInputTokens(Ceiling):
     )
     reason = "The context is at its size limit (max_input_tokens={limit})"
 
-    def _over(self, p: Projection | None) -> str | None:
-        if p is None or p.input_tokens <= self.limit:
+    def _over(self, tokens: int | None) -> str | None:
+        if tokens is None or tokens <= self.limit:
             return None
         return (
-            f"the next request counts {p.input_tokens:,} input tokens, over "
+            f"the next request counts {tokens:,} input tokens, over "
             f"max_input_tokens={self.limit:,}"
         )
 
     def before_call(self, now: Now) -> str | None:
-        return self._over(now.projection)
+        p = now.projection
+        return self._over(None if p is None else p.input_tokens)
 
     def before_batch(self, now: Now) -> str | None:
-        return self._over(now.cheapest())
+        return self._over(now.cheapest_tokens())
 
     def last_call(self, now: Now) -> str | None:
         assert now.after is not None

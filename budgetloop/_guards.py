@@ -47,7 +47,7 @@ class Guards:
     def before_batch(self, now: Now, loop: Said | None) -> Ending | None:
         """Before the batch of ``now.asked`` calls: is there a later model call to read its
         results? ``loop`` is a repetition found (None: none, or only warned); the ceilings that
-        project ask ``now.cheapest()``, the cheapest turn that could read them."""
+        project ask ``now.cheapest_tokens()``, the cheapest turn that could read them."""
         for ceiling in self.plain:
             detail = ceiling.before_batch(now)
             if detail is not None:

@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._approval import Decision, PendingCall, ask
-from ._budget import MESSAGE_OVERHEAD, Projection
+from ._budget import MESSAGE_OVERHEAD, Projection, worst_pico
 from ._budget import project as project_cost
 from ._ceilings import Now, Used
 from ._context import ContextTokens, checked
@@ -493,7 +493,8 @@ class Loop(Holding):
         its results is counted only if a ceiling asks, and then once."""
         now = Now(index, self._left(started), self.state.money.spent)
         now.executed, now.asked = self.state.executed, len(calls)
-        now.reader = functools.partial(self._cheapest_next, calls, assistant)
+        now.reader = functools.partial(self._cheapest_tokens, calls, assistant)
+        now.project, now.projection_of = self._project_pico, self._projection_of
         return now
 
     def _batch_turn(
@@ -644,6 +645,10 @@ class Loop(Holding):
 
     def _cheapest_next(self, calls: list[Call], assistant: Message) -> Projection:
         """The cheapest turn that could read a batch's results: they are empty."""
+        return self._project(self._cheapest_tokens(calls, assistant))[0]
+
+    def _cheapest_tokens(self, calls: list[Call], assistant: Message) -> int:
+        """That turn's input tokens."""
         if (
             self.options.values["count_tokens"] is None
         ):  # a lower bound: an overhead per result, no text
@@ -654,7 +659,7 @@ class Loop(Holding):
                 tokens = self._tool_less_tokens([assistant, *empty])
             else:
                 tokens = self._count.count([assistant, *empty])
-        return self._project(tokens)[0]
+        return tokens
 
     def _tool_less_tokens(self, extra: list[Message]) -> int:
         """The input tokens of the context and ``extra`` sent without tool schemas (but the
@@ -821,7 +826,11 @@ class Loop(Holding):
         )
 
     def _project_pico(self, tokens: int) -> int | None:
-        return self._project(tokens)[1]
+        """``_project``'s cost alone: no projection made."""
+        return worst_pico(tokens, self.max_output_tokens, self.price)
+
+    def _projection_of(self, tokens: int) -> Projection:
+        return self._project(tokens)[0]
 
     def _append(self, message: Message) -> None:
         self.state.messages.append(message)
