@@ -50,9 +50,9 @@ def estimate_text(text: str) -> int:
         extra = len(text.encode("utf-8", "surrogatepass")) - len(text)
         text = text.encode("ascii", "replace").decode("ascii")
     mapped = text.translate(_CLASS)
-    others, spaces = mapped.count("."), mapped.count(" ")
+    size, others, spaces = len(mapped), mapped.count("."), mapped.count(" ")
     count = others + extra
-    runs = len(mapped) - others - spaces  # characters in runs of letters or of digits
+    runs = size - others - spaces  # characters in runs of letters or of digits
     if runs:
         # Each run of n is n // 3 triples and a remainder of 0, 1 or 2: a token each. Taking
         # the triples out (as "|", so two runs never join) leaves each remainder of 2 as a pair.
@@ -63,7 +63,7 @@ def estimate_text(text: str) -> int:
             pairs += cut.count("00")
             if spaces:
                 count += mapped.count(" 0")
-        triples = (len(mapped) - len(cut)) // 2
+        triples = (size - len(cut)) // 2
         count += runs - 2 * triples - pairs  # triples + pairs + the single characters left
     if spaces > 1 and "  " in mapped:
         count += sum((len(run) + 15) // 16 for run in _SPACE_RUNS.findall(mapped))
@@ -74,7 +74,8 @@ def estimate_message(message: Message) -> int:
     """The estimated tokens one message adds to a request."""
     # One pass over the parts joined by a space (which the count treats as free).
     parts: list[Any] = [message.content, message.tool_call_id, message.name]
-    for call in message.tool_calls:
+    calls = message.tool_calls
+    for call in calls:
         arguments = call.arguments
         text = arguments if type(arguments) is str else arguments_text(arguments)
         parts += (call.name, text, call.id)
@@ -82,7 +83,7 @@ def estimate_message(message: Message) -> int:
         text = " ".join(filter(None, parts))
     except TypeError:  # a malformed value where text goes: counted as its text
         text = " ".join(_str(p) for p in parts if p)
-    return MESSAGE_OVERHEAD + CALL_OVERHEAD * len(message.tool_calls) + estimate_text(text)
+    return MESSAGE_OVERHEAD + CALL_OVERHEAD * len(calls) + estimate_text(text)
 
 
 def _texts(message: Message) -> list[str]:

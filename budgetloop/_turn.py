@@ -215,7 +215,7 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
         parsed: Parsed
         if not isinstance(name, str):
             name = "" if name is None else _shown(name)
-        if _json_safe(arguments):
+        if type(arguments) is str or _json_safe(arguments):
             parsed = parse(name, arguments)
         else:
             arguments = _shown(arguments)

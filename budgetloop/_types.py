@@ -13,6 +13,7 @@ from typing import Any
 from ._valid import check_int, check_number, type_name
 
 ROLES = ("system", "user", "assistant", "tool")
+_TEXT_OR_NONE = frozenset({str, type(None)})  # a message's texts, as the loop makes them
 
 # Money is kept as whole picodollars so that sums and comparisons are exact:
 # a ceiling of $0.585 and a spend of $0.585 are equal, not a rounding error apart.
@@ -113,11 +114,7 @@ class Message:
                 f"Message: role must be one of {', '.join(ROLES)}, got {self.role!r}."
             )
         content, call_id, name = self.content, self.tool_call_id, self.name
-        if not (
-            (content is None or type(content) is str)
-            and (call_id is None or type(call_id) is str)
-            and (name is None or type(name) is str)
-        ):
+        if not _TEXT_OR_NONE.issuperset((type(content), type(call_id), type(name))):
             for field_name, value in (("content", content), ("tool_call_id", call_id),
                                       ("name", name)):  # fmt: skip
                 if value is not None and not isinstance(value, str):
