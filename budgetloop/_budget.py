@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ._frozen import fast_init
 from ._types import Budget, Message, Price, arguments_text, format_usd, from_pico, to_pico
 
 CountTokens = Callable[[Sequence[Message], Sequence[dict[str, Any]]], int]
@@ -156,6 +157,7 @@ def _schema_json(schema: object) -> str:
         return repr(schema)
 
 
+@fast_init
 @dataclass(frozen=True)
 class Projection:
     """The worst-case cost of the next turn, computed before it is dispatched.

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from typing import Any
 
+from ._frozen import fast_init
 from ._valid import check_int, check_number, type_name
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -70,6 +71,7 @@ class Stop(str, enum.Enum):
         return self.value
 
 
+@fast_init
 @dataclass(frozen=True)
 class ToolCall:
     """A tool call as the model sent it: ``arguments`` is a JSON string or a dict."""
@@ -98,6 +100,7 @@ def arguments_text(arguments: object) -> str:
             return f"<{type(arguments).__name__} object>"
 
 
+@fast_init
 @dataclass(frozen=True)
 class Message:
     """One entry of the conversation sent to the model."""
@@ -125,6 +128,7 @@ class Message:
             object.__setattr__(self, "tool_calls", _calls_tuple(self.tool_calls, "Message"))
 
 
+@fast_init
 @dataclass(frozen=True)
 class Usage:
     """Tokens a model call consumed, as the provider reported them.
@@ -172,6 +176,7 @@ class Usage:
         return self.input_tokens - self.cache_read_tokens - self.cache_write_tokens
 
 
+@fast_init
 @dataclass(frozen=True)
 class Completion:
     """What the model returned: text, tool calls, or both. No tool calls means an answer.

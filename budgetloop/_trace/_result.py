@@ -13,6 +13,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 
 from .._budget import Projection
 from .._ceilings import budget_fields
+from .._frozen import fast_init
 from .._printable import printable
 from .._types import Budget, Message, Price, Stop, Usage
 from .._valid import must, type_name
@@ -48,6 +49,7 @@ class RunOptions(TypedDict, total=False):
 RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
 
 
+@fast_init
 @dataclass(frozen=True)
 class Request:
     """What one call to the model was sent. ``messages`` reads as a tuple (a
@@ -57,6 +59,7 @@ class Request:
     tools: tuple[dict[str, Any], ...]
 
 
+@fast_init
 @dataclass(frozen=True)
 class CallRecord:
     """One tool call: as the model wrote it, as it was checked, and what came of it.
@@ -139,6 +142,7 @@ class CallRecord:
         return _reading("CallRecord.from_dict", READERS.call, data)
 
 
+@fast_init
 @dataclass(frozen=True)
 class Step:
     """One turn: the model call, the projection made before it, and its tool batch.
@@ -299,6 +303,7 @@ class Imported:
         }
 
 
+@fast_init
 @dataclass(frozen=True)
 class Result:
     """How a run ended, and everything it did on the way. Valid for a run still going too.
