@@ -139,3 +139,14 @@ def test_what_fast_init_cannot_stand_for_is_refused_when_defined() -> None:
             fast_init(cls)
         assert str(error.value).startswith(f"fast_init({cls.__qualname__}): ")
         assert words in str(error.value)
+
+
+def test_a_default_the_class_does_not_hold_is_stored() -> None:
+    @dataclass(frozen=True)
+    class Setting:
+        level: int = 1
+
+    Setting.level = 2  # type: ignore[misc]  # the class's attribute is no longer the default
+    made = fast_init(Setting)()
+    assert made.level == 1
+    assert vars(made) == {"level": 1}
