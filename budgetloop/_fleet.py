@@ -38,6 +38,7 @@ from typing import Any
 from . import _one, _progress
 from ._dispatch import describe
 from ._options import ManyOptions
+from ._output import FinalAnswer
 from ._trace._journal import end_journal, load_trace
 from ._trace._result import Result
 from ._valid import must, type_name
@@ -221,9 +222,9 @@ def run_task(task: Task, payload: bytes, prompt: _one.Prompt, path: str | None) 
     task was sent, is that first try: it is the result, and nothing is sent to the model twice."""
     where = None if path is None else Path(path)
     finished = _finished_since(where, task[2])
-    if finished is not None:
-        return finished
     complete, options = _job(task[0], payload)
+    if finished is not None:
+        return _typed(finished, options)
     return _run_here(complete, prompt, where, options)
 
 
@@ -235,6 +236,15 @@ def _finished_since(path: Path | None, stamp: _Stamp) -> Result | None:
     except (OSError, ValueError):
         return None  # torn or unreadable: not a finished run; the new try sets it aside
     return earlier if earlier.stop is not None else None
+
+
+def _typed(result: Result, options: ManyOptions) -> Result:
+    """A finished run read back from its trace, its ``output`` an instance of the batch's
+    ``output=`` type again (a trace keeps it as JSON), as the first try returned it."""
+    output = options.get("output")
+    if output is None or result.output is None:
+        return result
+    return replace(result, output=FinalAnswer(output, "run_many").read_back(result.output))
 
 
 def _job(batch: str, payload: bytes) -> tuple[Callable[..., Any], ManyOptions]:

@@ -21,6 +21,7 @@ from ._schema._hints import hint_name
 from ._schema._shapes import SUPPORTED, Convert
 from ._schema._tool import Tool
 from ._turn import Call, checked
+from ._types import ToolCall
 from ._valid import must, type_name
 
 FINAL_ANSWER = "final_answer"
@@ -138,6 +139,15 @@ class FinalAnswer(Tool):
             return exc
         text = json.dumps(args[_WRAPPED] if self.wraps else args, ensure_ascii=False)
         return Answer(output, text, args, coerced)
+
+    def read_back(self, value: Any) -> Any:
+        """A final answer as a trace keeps it (its JSON) made an instance of ``T`` again, checked
+        as it was when it was given; the JSON as it is where it no longer fits."""
+        args = {_WRAPPED: value} if self.wraps else value
+        if not isinstance(args, dict):
+            return value
+        answer = self.accept(Call(ToolCall(FINAL_ANSWER, args, "read_back"), "read_back", args))
+        return answer.output if isinstance(answer, Answer) else value
 
     def __repr__(self) -> str:
         kind = "a recorded schema" if isinstance(self.output, dict) else hint_name(self.output)

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ from budgetloop import (
 )
 from budgetloop.ledger import RedisLedger
 from tests.fleet_support import (
+    PRICE,
+    STEP,
     HangsOnce,
     async_answer,
     echo_prompt,
@@ -233,6 +236,31 @@ def test_a_finished_task_run_again_returns_its_trace_and_spends_nothing_more(
     ]  # fmt: skip
     assert load_trace(tmp_path / "t" / "run-0000.jsonl").steps == results[0].steps
     assert budget_report(tmp_path / "t").total_cost_usd == pytest.approx(9 * 0.00105)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A typed answer (module level, so a worker unpickles the batch's ``output=``)."""
+
+    label: str
+    score: int
+
+
+def test_a_typed_answer_run_again_comes_back_an_instance_not_its_json(tmp_path: Path) -> None:
+    answer = Completion(
+        tool_calls=[ToolCall("final_answer", {"label": "ok", "score": "3"})], usage=STEP
+    )  # "3": coerced to 3 as it was checked, and checked the same way when read back
+    model = ScriptedModel([answer], repeat_last=True, price=PRICE, max_output_tokens=100)
+    results = run_many(
+        model, ["a", "b"], executor=RunsEachTaskTwice(), trace_dir=tmp_path / "t",
+        output=Verdict, progress=False,
+    )  # fmt: skip
+    assert [r.output for r in results] == [Verdict("ok", 3), Verdict("ok", 3)]
+    assert [r.stop for r in results] == [Stop.ANSWERED, Stop.ANSWERED]
+    assert [len(r.steps) for r in results] == [1, 1]  # each second try sent nothing
+    assert sorted(p.name for p in (tmp_path / "t").iterdir()) == [
+        "run-0000.jsonl", "run-0001.jsonl"
+    ]  # fmt: skip
 
 
 def _kill_when_hung(marker: Path) -> None:

@@ -28,7 +28,7 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._output import ASK_AGAIN
+from budgetloop._output import ASK_AGAIN, FinalAnswer
 
 
 @dataclass
@@ -224,3 +224,21 @@ def test_a_tool_named_final_answer_is_refused_with_output() -> None:
         "run: tools must be free of the name 'final_answer' with output= given, got a tool "
         "named 'final_answer'. The model gives its answer by calling that tool; rename yours."
     )
+
+
+def test_an_answer_read_back_from_its_json_is_an_instance_again() -> None:
+    @dataclass
+    class Point:
+        x: int
+        y: int = 0
+
+    point = FinalAnswer(Point, "test")
+    assert point.read_back({"x": "2"}) == Point(2, 0)  # checked (and coerced) as it was given
+    assert point.read_back({"x": "two"}) == {"x": "two"}  # no longer fits: the JSON as it is
+    assert point.read_back([1, 2]) == [1, 2]
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    assert FinalAnswer(Colour, "test").read_back("red") is Colour.RED  # a wrapped answer
+    assert FinalAnswer(Literal["yes", "no"], "test").read_back("no") == "no"
