@@ -303,7 +303,7 @@ class Price:
         of the input, cache-read and cache-write prices (which tokens a provider caches is not
         known before the call), at the dearest of the tiers such a call can fall in (its own
         tier, for tiers that cost more as the input grows)."""
-        worst = input_tokens * self._dearest + output_tokens * self._out
+        worst = _flat_worst(self, input_tokens, output_tokens)
         for above, tier in self._tiers:
             if input_tokens > above:
                 worst = max(worst, _flat_worst(tier, input_tokens, output_tokens))
