@@ -4,8 +4,6 @@ the adapters pricing their model, and price= as a model name in run, replay and 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -27,6 +25,7 @@ from budgetloop import (
 )
 from budgetloop.adapters import anthropic_messages, openai_chat, openai_responses
 from budgetloop.prices import price_of
+from tests.extras_support import printed_without
 from tests.provider_server import Provider
 
 VERSION = genai_prices.__version__
@@ -201,12 +200,10 @@ def test_replay_and_budget_report_price_an_imported_run_by_model_name() -> None:
 
 def test_without_genai_prices_the_import_error_names_the_extra() -> None:
     code = (
-        "import sys; sys.modules['genai_prices'] = None\n"
         "from budgetloop.prices import price_of\n"
         "try:\n    price_of('gpt-4o')\nexcept ImportError as e:\n    print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == (
+    assert printed_without("genai_prices", code) == (
         "price_of: genai-prices must be installed, got none; pip install 'budgetloop[prices]', "
         "or give the price yourself: Price(input_per_mtok, output_per_mtok)."
     )
