@@ -45,6 +45,6 @@ def files_server(folder: Path) -> MCPServer:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python examples/files_server.py FOLDER")
+    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
+        sys.exit(f"usage: python examples/files_server.py FOLDER (a folder), got {sys.argv[1:]}")
     files_server(Path(sys.argv[1])).run("stdio")
