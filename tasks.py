@@ -39,7 +39,7 @@ def setup(extras: str) -> None:
 
 
 def demo() -> None:
-    setup("notebooks")
+    setup("notebooks,mcp")  # mcp: notebooks/mcp_tools.ipynb serves and connects to an MCP server
     sh(PY, "examples/offline.py")
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     sh(PY, "-m", "jupyterlab", *as_root, "notebooks/")
