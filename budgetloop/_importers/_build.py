@@ -211,14 +211,12 @@ def _data(value: Any) -> Any:
 
 def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRecord:
     """The call as the trace keeps it. ``unread``: why no model read its result (the run ended
-    first), for a call that has none to show: it failed or the source records none."""
+    first), for a call the source records no run of: it was not run. A call the source records
+    running was run, read or not: it is ``ok`` or ``error`` as its run says."""
     run = call.execution
     raw = call.raw_arguments
-    if unread is not None and (run is None or run.error is not None or run.status == "error"):
-        name = cast(str, call.name)
-        return CallRecord(name, call.call_id or "", raw, None, "skipped", error=unread)
     if run is None:
-        why = skipped.pop(0) if skipped else NO_RESULT
+        why = unread if unread is not None else skipped.pop(0) if skipped else NO_RESULT
         name = cast(str, call.name)  # a call may have no name; the trace keeps None
         return CallRecord(name, call.call_id or "", raw, None, "skipped", error=why)
     status: Status = "error" if run.error is not None else "ok"
