@@ -96,6 +96,7 @@ class Run:
     max_output_tokens: int | None = None
     timed: bool = True  # the source records when things happened
     content: bool = True  # the source records what was said
+    flags_errors: bool = True  # the source marks a tool's result that is an error
     read: dict[str, str] = field(default_factory=dict)  # call id -> what a model call was sent
     raised: bool = False  # the source's run ended in ``error`` (an exception, a tripped guard)
 
@@ -418,4 +419,6 @@ def _lacks(run: Run, steps: list[Step]) -> tuple[str, ...]:
         out.append("timing")
     if any(not c.id for s in steps for c in s.tool_calls):
         out.append("tool call ids")
+    if not run.flags_errors and any(c.status == "ok" for s in steps for c in s.tool_calls):
+        out.append("tool error flags")  # a call shown ok may have failed
     return tuple(out)
