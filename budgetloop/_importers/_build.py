@@ -35,6 +35,7 @@ class Execution:
     seconds: float = 0.0
     result: str | None = None
     error: str | None = None  # set when the run failed
+    traceback: str | None = None  # the failure's, where the source keeps one
     status: str | None = None  # budgetloop's own spans say it
     checked: dict[str, Any] | None = None  # budgetloop's own: the arguments the tool got
     coerced: tuple[str, ...] = ()
@@ -65,6 +66,7 @@ class Turn:
     usage: Usage | None = None
     cost: float | None = None
     error: str | None = None
+    traceback: str | None = None  # the model call's failure's, where the source keeps one
     model: str | None = None
     response_id: str | None = None
     finish_reason: str | None = None
@@ -248,6 +250,7 @@ def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRe
         status=status,
         result=(run.read if run.read is not None else run.result) if status == "ok" else None,
         error=(run.read or run.error or "") if status == "error" else None,
+        traceback=run.traceback if status == "error" else None,
         seconds=run.seconds,
         coerced=run.coerced,
         truncated=run.truncated,
@@ -315,6 +318,7 @@ def _step(index: int, turn: Turn, records: tuple[CallRecord, ...], timed: bool) 
         projection=turn.projection,
         seconds=max(0.0, max(ends) - turn.start) if timed else 0.0,
         error=turn.error,
+        traceback=turn.traceback,
         model=turn.model,
         response_id=turn.response_id,
         finish_reason=turn.finish_reason,
