@@ -35,6 +35,7 @@ class Execution:
     seconds: float = 0.0
     result: str | None = None
     error: str | None = None  # set when the run failed
+    traceback: str | None = None  # the failure's, where the source keeps one
     status: str | None = None  # budgetloop's own spans say it
     checked: dict[str, Any] | None = None  # budgetloop's own: the arguments the tool got
     coerced: tuple[str, ...] = ()
@@ -65,6 +66,7 @@ class Turn:
     usage: Usage | None = None
     cost: float | None = None
     error: str | None = None
+    traceback: str | None = None  # the model call's failure's, where the source keeps one
     model: str | None = None
     response_id: str | None = None
     finish_reason: str | None = None
@@ -96,6 +98,7 @@ class Run:
     max_output_tokens: int | None = None
     timed: bool = True  # the source records when things happened
     content: bool = True  # the source records what was said
+    flags_errors: bool = True  # the source marks a tool's result that is an error
     read: dict[str, str] = field(default_factory=dict)  # call id -> what a model call was sent
     raised: bool = False  # the source's run ended in ``error`` (an exception, a tripped guard)
 
@@ -211,14 +214,12 @@ def _data(value: Any) -> Any:
 
 def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRecord:
     """The call as the trace keeps it. ``unread``: why no model read its result (the run ended
-    first), for a call that has none to show: it failed or the source records none."""
+    first), for a call the source records no run of: it was not run. A call the source records
+    running was run, read or not: it is ``ok`` or ``error`` as its run says."""
     run = call.execution
     raw = call.raw_arguments
-    if unread is not None and (run is None or run.error is not None or run.status == "error"):
-        name = cast(str, call.name)
-        return CallRecord(name, call.call_id or "", raw, None, "skipped", error=unread)
     if run is None:
-        why = skipped.pop(0) if skipped else NO_RESULT
+        why = unread if unread is not None else skipped.pop(0) if skipped else NO_RESULT
         name = cast(str, call.name)  # a call may have no name; the trace keeps None
         return CallRecord(name, call.call_id or "", raw, None, "skipped", error=why)
     status: Status = "error" if run.error is not None else "ok"
@@ -249,6 +250,7 @@ def _record(call: Call, skipped: list[str], unread: str | None = None) -> CallRe
         status=status,
         result=(run.read if run.read is not None else run.result) if status == "ok" else None,
         error=(run.read or run.error or "") if status == "error" else None,
+        traceback=run.traceback if status == "error" else None,
         seconds=run.seconds,
         coerced=run.coerced,
         truncated=run.truncated,
@@ -316,6 +318,7 @@ def _step(index: int, turn: Turn, records: tuple[CallRecord, ...], timed: bool) 
         projection=turn.projection,
         seconds=max(0.0, max(ends) - turn.start) if timed else 0.0,
         error=turn.error,
+        traceback=turn.traceback,
         model=turn.model,
         response_id=turn.response_id,
         finish_reason=turn.finish_reason,
@@ -420,4 +423,6 @@ def _lacks(run: Run, steps: list[Step]) -> tuple[str, ...]:
         out.append("timing")
     if any(not c.id for s in steps for c in s.tool_calls):
         out.append("tool call ids")
+    if not run.flags_errors and any(c.status == "ok" for s in steps for c in s.tool_calls):
+        out.append("tool error flags")  # a call shown ok may have failed
     return tuple(out)

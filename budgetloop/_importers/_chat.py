@@ -4,7 +4,9 @@
 Each user turn is a run (a follow-up after a reply begins the next, with all before it as its
 context); each assistant message is a step; its ``tool_calls`` are paired with the ``tool``
 messages that answer them by ``tool_call_id``, else by order and name. A log holds no usage,
-cost or time: those are left unknown, never made up."""
+cost or time: those are left unknown, never made up. A ``tool`` message has no flag for a
+failure: its call is ``ok``, its result what the model read, and ``imported.lacks`` names
+``tool error flags``."""
 
 from __future__ import annotations
 
@@ -163,6 +165,7 @@ def _run(found: list[Message], first: int, end: int, path: str | None, run_id: s
         run_id=run_id,
         seconds=0.0,
         timed=False,
+        flags_errors=False,
     )
 
 

@@ -9,7 +9,10 @@ carry one, else by order and name. The first model call's ``llm.input_messages.*
 context, and every call's input says what the model read as each earlier call's result (its
 ``tool`` messages, by ``tool_call_id``): a program that runs its tools itself, with no ``TOOL``
 span, still has them. The tools offered are ``llm.tools.*.tool.json_schema``. A root span that
-failed is the run's end: its status message, else its exception.
+failed is the run's end. A failed span's error is its exception event's type and message (not
+its status message, where LangChain's tracer puts the exception's repr and whole traceback),
+and the event's stacktrace is the step's or the call's ``traceback``, kept apart as a native
+run keeps it.
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ def _turn(span: Any, failure: str) -> Turn:
     turn = Turn(start=span.start, end=span.end, usage=_usage(span), order=span.order)
     turn.model = _text(span.get("llm.model_name"), span.where("llm.model_name"))
     if span.failed:
-        turn.error = failure
+        turn.error, turn.traceback = failure, span.traceback
         return turn
     said = _messages(span, "llm.output_messages.")
     if said:
@@ -124,6 +127,7 @@ def _execution(span: Any, failure: str) -> Execution:
         seconds=span.end - span.start,
         result=None if result is None or span.failed else str(result),
         error=failure if span.failed else None,
+        traceback=span.traceback if span.failed else None,
         order=span.order,
     )
 

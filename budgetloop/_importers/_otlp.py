@@ -18,6 +18,7 @@ from .._budget import Projection
 from .._ceilings import CEILINGS
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
+from .._tracebacks import bounded
 from .._types import Budget, Message, Stop, Usage, to_pico
 from .._valid import type_name
 from . import _genai, _openinference
@@ -54,6 +55,7 @@ class Span:
     scope: str
     events: list[str] = field(default_factory=list)  # exception events' texts
     raised: list[tuple[str, str]] = field(default_factory=list)  # exception types, messages
+    traceback: str | None = None  # the first exception event's stacktrace, cut to its end
     order: int = 0  # its place in the file
     parent: str | None = None  # its parent span's id; None for a trace's root
 
@@ -131,7 +133,7 @@ def _span(raw: Any, path: str, scope: str) -> Span:
     attributes, paths = _attributes(span.get("attributes"), at(path, "attributes"))
     status = obj(span.get("status") or {}, at(path, "status"))
     code = status.get("code")
-    events, raised = [], []
+    events, raised, stacks = [], [], []
     for i, event in enumerate(items(span.get("events"), at(path, "events"), optional=True)):
         where = at(at(path, "events"), i)
         event = obj(event, where)
@@ -141,6 +143,8 @@ def _span(raw: Any, path: str, scope: str) -> Span:
             if isinstance(kind, str) and isinstance(message, str):  # as budgetloop says errors
                 events.append(f"{kind.rsplit('.', 1)[-1]}: {message}")
                 raised.append((kind, message))
+                stack = found.get("exception.stacktrace")
+                stacks.append(bounded(stack) if isinstance(stack, str) and stack else None)
     start = _nanos(get(span, path, "startTimeUnixNano"), at(path, "startTimeUnixNano"))
     end = _nanos(get(span, path, "endTimeUnixNano"), at(path, "endTimeUnixNano"))
     return Span(
@@ -155,6 +159,7 @@ def _span(raw: Any, path: str, scope: str) -> Span:
         scope=scope,
         events=events,
         raised=raised,
+        traceback=stacks[0] if stacks else None,
         parent=text(span.get("parentSpanId"), at(path, "parentSpanId")) or None,
     )
 
@@ -268,13 +273,18 @@ def _projection(span: Span, max_tokens: int | None) -> Projection | None:
 
 
 def _failure(span: Span, own: bool = False) -> str:
-    """What a failed span says went wrong: its status message, an exception event, or its
-    ``error.type``; "" when it says nothing (budgetloop's own spans: the message only, which
-    is the error's text as recorded, when content was exported)."""
-    if span.message or own:
+    """What a failed span says went wrong, as budgetloop says an error (``Kind: message``):
+    its exception event, else its status message, else its ``error.type``; "" when it says
+    nothing. The event comes first: a status message may be anything (OpenInference's
+    LangChain tracer writes the exception's repr and its whole traceback there), and the
+    traceback is kept apart (``Span.traceback``). budgetloop's own spans: the message only,
+    which is the error's text as recorded, when content was exported."""
+    if own:
         return span.message or ""
     if span.events:
         return span.events[0]
+    if span.message:
+        return span.message
     kind = span.get("error.type")
     return kind if isinstance(kind, str) else ""
 
@@ -295,7 +305,7 @@ def _turn(span: Span, own: bool) -> Turn:
     turn.response_id = text(span.get("gen_ai.response.id"), span.where("gen_ai.response.id"))
     reasons = span.get("gen_ai.response.finish_reasons")
     if span.failed:
-        turn.error = _failure(span, own)
+        turn.error, turn.traceback = _failure(span, own), span.traceback
         return turn
     raw = span.get("gen_ai.output.messages")
     said = (
@@ -345,6 +355,7 @@ def _execution(span: Span, own: bool) -> Execution:
         seconds=span.end - span.start,
         result=None if result is None else _genai.as_text(result),
         error=_failure(span, own) if span.failed or status == "error" else refused,
+        traceback=span.traceback if span.failed else None,
         status=status,
         checked=checked,
         coerced=tuple(
@@ -485,7 +496,7 @@ def _source_end(run: Run, agent: Span) -> None:
     structured answer as its JSON)."""
     if agent.failed:
         kind, message = agent.raised[0] if agent.raised else ("", _failure(agent))
-        said = agent.message or _failure(agent) or "an error the source does not describe"
+        said = _failure(agent) or "an error the source does not describe"
         limit = limit_named(message) if kind.endswith("UsageLimitExceeded") else None
         run.stop, run.detail = ended(said, limit)
         run.error, run.raised, run.stop_known = said, True, True

@@ -6,7 +6,9 @@ Messages are items with a ``role`` (``user``, ``system``, ``developer``, ``assis
 model read), paired by ``call_id``. The model's items in a row (its message, its calls, its
 reasoning) are one model call, a step; the items before the first of them are the context.
 Reasoning is left out; an item of a type not named here (a hosted tool's call, a computer
-action) is refused, never skipped in silence. The items hold no usage, time or cost.
+action) is refused, never skipped in silence. The items hold no usage, time or cost, and no
+flag for a tool's failure: a call with an output is ``ok``, its result what the model read, and
+``imported.lacks`` names ``tool error flags``.
 """
 
 from __future__ import annotations
@@ -113,4 +115,5 @@ def run(document: Any, path: str | None, raw: bytes) -> Run:
         run_id=content_hash(raw),
         seconds=0.0,
         timed=False,
+        flags_errors=False,
     )

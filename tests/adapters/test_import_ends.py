@@ -43,8 +43,9 @@ def test_a_pydantic_ai_run_whose_tool_raised_says_so(tmp_path: Path) -> None:
     assert result.detail == f"the source's run raised {said}"
     assert calls(result) == [
         ("price", "ok", "118.4"),
-        ("price", "skipped", f"the run ended before a model read its result: {said}"),
+        ("price", "error", said),  # it ran: the error it raised, not "skipped"
     ]
+    assert "stop=model_error tools=2 failed=1 cost=unknown" in result.format().splitlines()
     # the context is what was sent: no model read the failed call's result
     assert [m.role for m in result.messages] == [
         "system",
@@ -68,10 +69,8 @@ def test_a_pydantic_ai_usage_limit_is_the_stop_it_names(tmp_path: Path) -> None:
     assert result.stop is Stop.MAX_STEPS
     assert result.error == f"UsageLimitExceeded: {peer.raised}"
     assert result.detail == f"the source's request_limit stopped the run: {result.error}"
-    # the retry prompt was made, but the run stopped before a model read it
-    assert calls(result) == [
-        ("price", "skipped", f"the run ended before a model read its result: {result.error}")
-    ]
+    # the tool ran and asked for a retry, but the run stopped before a model read it
+    assert calls(result) == [("price", "error", "ToolRetryError: XX is not in the price list")]
     assert not result.answered
 
     peer = pydantic_ai_run(
@@ -83,6 +82,8 @@ def test_a_pydantic_ai_usage_limit_is_the_stop_it_names(tmp_path: Path) -> None:
     result = load_trace(peer.path)
     assert result.stop is Stop.MAX_TOOL_CALLS
     assert result.detail == f"the source's tool_calls_limit stopped the run: {result.error}"
+    # pydantic-ai checks the limit before it runs a batch: neither call ran
+    assert [c.status for c in result.steps[0].tool_calls] == ["skipped", "skipped"]
 
     peer = pydantic_ai_run(
         tmp_path / "retries.json",
@@ -94,6 +95,25 @@ def test_a_pydantic_ai_usage_limit_is_the_stop_it_names(tmp_path: Path) -> None:
         Stop.MODEL_ERROR,
         f"UnexpectedModelBehavior: {peer.raised}",
     )
+
+
+def test_a_pydantic_ai_call_that_failed_as_the_run_ended_ran(tmp_path: Path) -> None:
+    """A tool that asked for retries until pydantic-ai gave up: its last call ran, and its span
+    says ERROR with the exception pydantic-ai raised; it failed, it was not skipped."""
+    peer = pydantic_ai_run(
+        tmp_path / "spans.json",
+        [[("price", {"isin": "XX"}, f"call_{n}")] for n in range(7)],
+    )
+    assert type(peer.raised).__name__ == "UnexpectedModelBehavior"  # past its 5 retries
+    result = load_trace(peer.path)
+    raised = f"UnexpectedModelBehavior: {peer.raised}"
+    assert str(peer.raised).startswith("Tool 'price' exceeded max retries count of 5.")
+    assert calls(result) == [
+        *[("price", "error", "XX is not in the price list")] * 5,  # what the model read
+        ("price", "error", raised),  # what the span's exception event says
+    ]
+    assert "stop=model_error tools=6 failed=6 cost=unknown" in result.format().splitlines()
+    assert (result.stop, result.error) == (Stop.MODEL_ERROR, raised)
 
 
 def test_a_pydantic_ai_structured_answer_is_the_answer(tmp_path: Path) -> None:
@@ -214,15 +234,21 @@ def test_openai_agents_tool_guardrails(tmp_path: Path) -> None:
     result = load_trace(peer.path)
     said = f"Error in agent run: {peer.raised}"
     assert (result.stop, result.error, result.answer) == (Stop.MODEL_ERROR, said, None)
+    # the tool ran; the guardrail failed its output
     assert calls(result) == [
-        ("price", "skipped", f"the run ended before a model read its result: {said}")
-    ]
+        ("price", "error", "Error running tool: Tool output guardrail ToolOutputGuardrail "
+                           "triggered tripwire")
+    ]  # fmt: skip
 
 
 def test_an_openai_agents_failure_is_what_the_model_read(tmp_path: Path) -> None:
     replies = [[("price", {"isin": "BOOM"}, "call_1")], ["It is not listed."]]
-    result = load_trace(openai_agents_run(tmp_path / "export.json", replies).path)
-    read = "An error occurred while running the tool. Please try again."
+    peer = openai_agents_run(tmp_path / "export.json", replies)
+    result = load_trace(peer.path)
+    # what openai-agents sent the model, as its own record of the run says (its words vary
+    # by version: "An error occurred while running the tool." and more)
+    (read,) = [i["output"] for i in peer.items if i.get("type") == "function_call_output"]
+    assert read.startswith("An error occurred while running the tool.")
     assert calls(result) == [("price", "error", read)]  # not "Error details are redacted."
     assert result.messages[-2].content == read
 

@@ -134,10 +134,17 @@ def test_openai_responses_input_items_import(tmp_path: Path) -> None:
     assert result.imported is not None
     assert result.imported.format == "responses"
     assert [s.text for s in result.steps] == ["Looking it up.", None, "It is 118.4."]
-    assert calls(result) == [
-        ("price", "ok", str(PRICE)),
-        ("price", "ok", "An error occurred while running the tool. Please try again."),
-    ]
+    # what openai-agents sent the model for the call that raised (its words vary by version)
+    failed = [i["output"] for i in peer.items if i.get("type") == "function_call_output"][1]
+    assert failed.startswith("An error occurred while running the tool.")
+    # the items have no flag for a failed call: it shows what the model read, as ok, and
+    # imported.lacks says the status cannot be told
+    assert calls(result) == [("price", "ok", str(PRICE)), ("price", "ok", failed)]
+    assert result.imported.lacks == (
+        "cost", "token usage", "projections", "price", "budget", "max_output_tokens",
+        "tool schemas", "timing", "tool error flags",
+    )  # fmt: skip
+    assert result.imported.describe().endswith(", timing, tool error flags")
     assert [c.id for c in result.tool_calls] == ["call_1", "call_2"]
     assert (result.stop, result.answer) == (Stop.ANSWERED, "It is 118.4.")
     assert [m.role for m in result.messages[:1]] == ["user"]
@@ -302,3 +309,115 @@ def test_openinference_spans_import(tmp_path: Path) -> None:
         ("system", "Answer briefly."),
         ("user", "Tidy up."),
     ]
+
+
+def openinference_spans(path: Path, program: Any, *replies: tuple[int, dict[str, Any]]) -> Path:
+    """``program(client, tracer)`` run with the real openai client over ``replies``, traced by
+    OpenInference's OpenAI instrumentation, its spans written to ``path`` as OTLP JSON."""
+    openai = pytest.importorskip("openai", reason="the dev extra has it")
+    instrumentation = pytest.importorskip(
+        "openinference.instrumentation.openai", reason="the dev extra has it"
+    )
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = openai.OpenAI(
+        api_key="sk-test", max_retries=0, http_client=Provider("openai", *replies).client()
+    )
+    instrumentor = instrumentation.OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        program(client, provider.get_tracer("my-agent"))
+    finally:
+        instrumentor.uninstrument()
+    path.write_text(json.dumps(MessageToDict(encode_spans(exporter.get_finished_spans()))))
+    return path
+
+
+def test_an_openinference_error_is_its_exception_with_the_traceback_apart(tmp_path: Path) -> None:
+    """A failed OpenInference span's error is its exception event's type and message, as a
+    native run says an error; the event's stacktrace is kept apart, as the call's or the step's
+    ``traceback``. The status message is not the error: OpenInference's LangChain tracer writes
+    the exception's repr and its whole traceback there, as the tool and agent spans here do."""
+    import traceback
+
+    from opentelemetry.trace import Status, StatusCode
+
+    def failed_as_langchain_records_it(span: Any, exc: BaseException) -> None:
+        span.record_exception(exc)
+        said = repr(exc) + "".join(traceback.format_exception(exc))  # LangChain's run.error
+        span.set_status(Status(StatusCode.ERROR, said))
+
+    def tool(tracer: Any, name: str, call_id: str, fails: bool) -> str:
+        attributes = {"openinference.span.kind": "TOOL", "tool.name": name,
+                      "tool_call.id": call_id}  # fmt: skip
+        with tracer.start_as_current_span(name, attributes=attributes, record_exception=False,
+                                          set_status_on_exception=False) as span:  # fmt: skip
+            try:
+                if fails:
+                    raise PermissionError("test.txt is read-only")
+                span.set_attribute("output.value", "deleted")
+                return "deleted"
+            except PermissionError as exc:
+                failed_as_langchain_records_it(span, exc)
+                raise
+
+    def program(client: Any, tracer: Any) -> None:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "Tidy up."}]
+        with tracer.start_as_current_span("agent", attributes={"openinference.span.kind": "AGENT"},
+                                          record_exception=False,
+                                          set_status_on_exception=False) as agent:  # fmt: skip
+            try:
+                asked = client.chat.completions.create(model="gpt-4o", messages=messages)
+                for n, call in enumerate(asked.choices[0].message.tool_calls):
+                    tool(tracer, call.function.name, call.id, fails=n == 1)
+            except PermissionError as exc:
+                failed_as_langchain_records_it(agent, exc)
+
+    first = payload("openai_chat_two_tool_calls")["choices"][0]["message"]["tool_calls"]
+    path = openinference_spans(
+        tmp_path / "tool.json", program, (200, payload("openai_chat_two_tool_calls"))
+    )
+    assert "Traceback (most recent call last)" in path.read_text()  # in the status messages
+    result = load_trace(path)
+    said = "PermissionError: test.txt is read-only"
+    assert calls(result) == [
+        (first[0]["function"]["name"], "ok", "deleted"),
+        (first[1]["function"]["name"], "error", said),  # it ran: not skipped
+    ]
+    assert (result.stop, result.error) == (Stop.MODEL_ERROR, said)
+    assert result.detail == f"the source's run raised {said}"
+    kept = result.steps[0].tool_calls[1].traceback
+    assert kept is not None
+    assert kept.startswith("Traceback (most recent call last):\n")
+    assert kept.endswith("\nPermissionError: test.txt is read-only\n")
+    assert 'in tool\n    raise PermissionError("test.txt is read-only")' in kept
+    assert result.steps[0].tool_calls[0].traceback is None
+
+    def model_fails(client: Any, tracer: Any) -> None:
+        with tracer.start_as_current_span(
+            "agent", attributes={"openinference.span.kind": "AGENT"}
+        ):
+            messages: list[dict[str, Any]] = [{"role": "user", "content": "Tidy up."}]
+            client.chat.completions.create(model="gpt-4o", messages=messages)
+
+    def program_raised(client: Any, tracer: Any) -> None:
+        with pytest.raises(Exception, match="overloaded"):
+            model_fails(client, tracer)
+
+    overloaded = {"error": {"message": "the model is overloaded", "type": "server_error"}}
+    path = openinference_spans(tmp_path / "model.json", program_raised, (500, overloaded))
+    result = load_trace(path)
+    said = "InternalServerError: Error code: 500 - the model is overloaded"
+    assert [s.error for s in result.steps] == [said]
+    assert (result.stop, result.error) == (Stop.MODEL_ERROR, said)
+    kept = result.steps[0].traceback
+    assert kept is not None
+    assert kept.startswith("Traceback (most recent call last):\n")
+    assert kept.endswith(f"\nopenai.{said}\n")
