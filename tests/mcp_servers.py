@@ -5,8 +5,10 @@ error it reports (``isError``), an exception, an image, a call that hangs, and (
 only) one that makes the server exit mid-run. ``hostile()`` is a low-level server whose tools
 have the names, descriptions and schemas a hostile or careless server might list; each answers
 with the arguments it got, so a test sees what reached the server. ``python
-tests/mcp_servers.py`` serves ``demo(can_exit=True)`` over stdio; ``serve_http`` serves one
-over streamable HTTP on 127.0.0.1 on a free port, in a thread, until the block ends.
+tests/mcp_servers.py`` serves ``demo(can_exit=True)`` over stdio (``--chatty``: saying so on its
+stderr as it starts and as it ends); ``serve_http`` serves one over streamable HTTP on 127.0.0.1
+on a free port, in a thread, until the block ends. ``NEVER_ANSWERS`` (a script) and
+``never_answering_http`` are servers that take the request to start and never answer it.
 """
 
 from __future__ import annotations
@@ -221,5 +223,49 @@ def serve_http(server: MCPServer) -> Iterator[str]:
         sock.close()
 
 
+NEVER_ANSWERS = """\
+import sys
+sys.stderr.write("stuck: reading stdin, answering nothing\\n")
+sys.stderr.flush()
+for line in sys.stdin:
+    pass
+"""  # a stdio server that reads every request and answers none (it ends when its stdin does)
+
+
+@contextlib.contextmanager
+def never_answering_http() -> Iterator[str]:
+    """A server on 127.0.0.1 that accepts each connection and never answers on it, until the
+    block ends: yields a URL on it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.05)
+    done = threading.Event()
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while not done.is_set():
+            with contextlib.suppress(TimeoutError):
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        done.set()
+        thread.join(10)
+        listener.close()
+        for sock in held:
+            sock.close()
+
+
 if __name__ == "__main__":
+    chatty = "--chatty" in sys.argv[1:]
+    if chatty:
+        sys.stderr.write("demo: up on stdio\n")
+        sys.stderr.flush()
     demo(can_exit=True).run("stdio")
+    if chatty:
+        sys.stderr.write("demo: stdin closed, bye\n")
+        sys.stderr.flush()

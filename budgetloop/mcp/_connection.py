@@ -5,7 +5,9 @@ task groups ask for that), which holds it open until ``close()``. Each tool call
 its own there, reached from any thread or loop (``LoopThread``). A server that exits, a
 connection that breaks, a call past ``timeout``: each is an error result for that call, and the
 connection, once lost, answers every later call at once with why, so a run never hangs or
-raises on it.
+raises on it. A start that does not finish within ``timeout`` is cut short by the SDK's own
+cancellation (which still stops a subprocess), and ``close()`` waits a bounded time for that:
+a stuck server costs its ``timeout`` and a little more, never a wait of its own.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import re
 import tempfile
 import threading
 from collections.abc import Mapping, Sequence
-from typing import IO, Any, cast
+from typing import Any, TextIO, cast
 
+import anyio
 import mcp
 from mcp.client.stdio import stdio_client
 
@@ -32,9 +35,11 @@ from ._tools import McpTool, ServerError, tool_names
 __all__ = ["Connection", "connect"]
 
 _OPEN_TIMEOUT = 30.0  # seconds to start and list the tools, when ``timeout`` is None
-_CLOSE_TIMEOUT = 10.0  # seconds to wait for the client to close before its loop is ended
+_CLOSE_TIMEOUT = 10.0  # seconds to wait for an open client to close before it is cut short
+_CUT_SHORT = 0.5  # seconds to wait for a start cut short to end; the rest ends on its own loop
 _STDERR_TAIL = 2_000  # characters of a subprocess's stderr an error message quotes
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_URL = re.compile(r"([a-z]+://)([^/?#]*)(.*)", re.DOTALL)  # scheme, authority, the rest
 
 
 def connect(
@@ -69,7 +74,7 @@ def connect(
 class Connection:
     """An MCP server's connection: ``.tools`` are its tools while it is open (``with`` or
     ``async with``); ``.name`` is the server's name, as it gives it (else one made from the
-    target); ``.stderr`` what a subprocess wrote to its stderr so far."""
+    target); ``.stderr`` what a subprocess wrote to its stderr so far, kept after it closes."""
 
     def __init__(
         self,
@@ -81,6 +86,8 @@ class Connection:
         strict: bool = False,
     ) -> None:
         self._client_target, self.name = _read_target(target)
+        # what error messages call an HTTP target: its URL as given (a password hidden)
+        self._url = _shown_url(target) if isinstance(target, str) else None
         self._approval = _read_approval(needs_approval)
         if not isinstance(strict, bool):
             raise TypeError(must("connect", "strict", "True or False", type_name(strict)))
@@ -101,10 +108,13 @@ class Connection:
         self._tools: list[McpTool] | None = None
         self._thread: LoopThread | None = None
         self._client: Any = None
-        self._closing: asyncio.Event | None = None
+        self._closing = asyncio.Event()  # set on the loop by close(): the client is left
+        self._opening: anyio.CancelScope | None = None  # cancelled to cut a start short
         self._held: concurrent.futures.Future[None] | None = None
+        self._closed = False
         self._lost: str | None = None  # why the connection is gone, once it is
-        self._stderr: IO[str] | None = None
+        self._stderr: TextIO | None = None
+        self._stderr_kept = ""  # what the file held when it was closed
         self._lock = threading.Lock()
 
     # -- opening and closing --------------------------------------------------------------------
@@ -120,7 +130,9 @@ class Connection:
             listed = ready.result(self.timeout or _OPEN_TIMEOUT)
         except BaseException as exc:
             error = self._unreachable(exc)
-            self.close()
+            self._close(_CUT_SHORT)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
             raise error from None
         self._made(listed)
         return self
@@ -136,7 +148,7 @@ class Connection:
             )
         except BaseException as exc:
             error = self._unreachable(exc)
-            await asyncio.to_thread(self.close)
+            await asyncio.to_thread(self._close, _CUT_SHORT)
             if isinstance(exc, asyncio.CancelledError):
                 raise
             raise error from None
@@ -154,6 +166,9 @@ class Connection:
                     "opened already (open or closed); call connect() again for a new one."
                 )
             self._thread = LoopThread(f"budgetloop-mcp-{self.name}")
+            if isinstance(self._client_target, mcp.StdioServerParameters):
+                # the subprocess writes to it, error messages quote it, close() keeps it
+                self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         ready: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         self._held = self._thread.submit(self._hold(ready))
         return ready
@@ -161,39 +176,65 @@ class Connection:
     def close(self) -> None:
         """Close the connection (a subprocess is stopped); its tools answer with an error
         result from then on. Closing twice is fine."""
-        thread, held = self._thread, self._held
-        if thread is None:
-            return
+        self._close(_CLOSE_TIMEOUT if self._client is not None else _CUT_SHORT)
+
+    def _close(self, seconds: float) -> None:
+        """Leave the client, waiting ``seconds`` at most: a client still starting is cut short,
+        one that takes longer to close is cut short then, and what is left of either ends on
+        the connection's loop, which stops once it has (a subprocess is still stopped)."""
+        with self._lock:
+            thread, held = self._thread, self._held
+            if thread is None or held is None or self._closed:
+                return
+            self._closed = True
         self._lost = self._lost or f"the connection to the MCP server {self.name!r} was closed"
-        closing = self._closing
-        if closing is not None and not thread.loop.is_closed():
-            with contextlib.suppress(RuntimeError):
-                thread.loop.call_soon_threadsafe(closing.set)
-        if held is not None:
-            with contextlib.suppress(BaseException):
-                held.result(_CLOSE_TIMEOUT)
-        thread.stop()
-        if self._stderr is not None:
-            with contextlib.suppress(OSError):
-                self._stderr.close()
+        self._on_loop(thread, self._leave)
+        with contextlib.suppress(BaseException):
+            held.result(seconds)
+        if held.done():
+            thread.stop()
+        else:
+            self._on_loop(thread, self._cut_short)
+            held.add_done_callback(lambda _: thread.stop())
+        self._keep_stderr()
+
+    @staticmethod
+    def _on_loop(thread: LoopThread, callback: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed already
+            thread.loop.call_soon_threadsafe(callback)
+
+    def _leave(self) -> None:
+        """On the loop: an open client is left as it closes; a start is cut short."""
+        self._closing.set()
+        if self._client is None:
+            self._cut_short()
+
+    def _cut_short(self) -> None:
+        """On the loop: cancel the client's task by the SDK's own means (anyio), under which it
+        still stops a subprocess; cancelling the task itself could leave one running."""
+        if self._opening is not None:
+            self._opening.cancel()
 
     async def _hold(self, ready: concurrent.futures.Future[list[Any]]) -> None:
         """Open the client, list the tools, and keep it open until ``close()``."""
-        self._closing = asyncio.Event()
         try:
-            async with mcp.Client(self._transport()) as client:
-                listed = await _list_tools(client)
-                # The SDK checks each answer with jsonschema, imported at its first call (some
-                # seconds on a busy machine): imported now, so that no call pays for it.
-                with contextlib.suppress(ImportError):
-                    importlib.import_module("jsonschema")
-                info = getattr(client, "server_info", None)
-                name = getattr(info, "name", None)
-                if isinstance(name, str) and name.strip():
-                    self.name = name
-                self._client = client
-                ready.set_result(listed)
-                await self._closing.wait()
+            with anyio.CancelScope() as self._opening:
+                if self._closing.is_set():  # closed before this task began
+                    return
+                async with mcp.Client(self._transport()) as client:
+                    listed = await _list_tools(client)
+                    # The SDK checks each answer with jsonschema, imported at its first call
+                    # (some seconds on a busy machine): imported now, so no call pays for it.
+                    with contextlib.suppress(ImportError):
+                        importlib.import_module("jsonschema")
+                    info = getattr(client, "server_info", None)
+                    name = getattr(info, "name", None)
+                    if isinstance(name, str) and name.strip():
+                        self.name = name
+                    self._client = client
+                    if not ready.done():  # else given up on (``async with`` cancels it)
+                        ready.set_result(listed)
+                    await self._closing.wait()
         except BaseException as exc:  # kept as why the connection is gone
             if not ready.done():
                 ready.set_exception(exc)
@@ -202,18 +243,35 @@ class Connection:
                 raise
         finally:
             self._lost = self._lost or f"the MCP server {self.name!r} closed the connection"
+            if not ready.done():  # cut short by close()
+                ready.set_exception(ConnectionError(self._lost))
 
     def _transport(self) -> Any:
         target = self._client_target
         if isinstance(target, mcp.StdioServerParameters):
-            # open until close(): the subprocess writes to it, error messages quote it
-            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+            if self._stderr is None:  # closed before this task began
+                raise ConnectionError(self._lost)
             return stdio_client(target, errlog=self._stderr)
         return target
 
+    def _keep_stderr(self) -> None:
+        """Keep what the subprocess wrote, as the file that holds it is closed."""
+        with self._lock:
+            file = self._stderr
+            if file is None:
+                return
+            self._stderr_kept = self._read_stderr(file)
+            self._stderr = None
+            with contextlib.suppress(OSError):
+                file.close()
+
     def _made(self, listed: list[Any]) -> None:
         tools = [McpTool(self, spec) for spec in listed]
-        tool_names(tools, self.name)
+        try:
+            tool_names(tools, self.name)
+        except ValueError:
+            self.close()
+            raise
         rules = self._approval
         if isinstance(rules, Mapping):
             unknown = [name for name in rules if name not in {t.remote_name for t in tools}]
@@ -249,14 +307,18 @@ class Connection:
 
     @property
     def stderr(self) -> str:
-        """What the server's subprocess wrote to its stderr so far ("" for other targets)."""
-        file = self._stderr
-        if file is None or file.closed:
-            return ""
+        """What the server's subprocess wrote to its stderr so far, kept after ``close()`` ("" for
+        other targets)."""
+        with self._lock:
+            file = self._stderr
+            return self._stderr_kept if file is None else self._read_stderr(file)
+
+    @staticmethod
+    def _read_stderr(file: TextIO) -> str:
         try:
             file.flush()
             return os.pread(file.fileno(), 1 << 20, 0).decode("utf-8", "replace")
-        except OSError:
+        except (OSError, ValueError):  # ValueError: closed
             return ""
 
     def __repr__(self) -> str:
@@ -317,8 +379,9 @@ class Connection:
         tail = self.stderr.strip()[-_STDERR_TAIL:]
         if tail:
             reason += f"; its stderr ends: {tail}"
+        shown = self._url or self.name
         return ConnectionError(
-            must("connect", "target", "an MCP server that answers", f"{self.name!r} ({reason})")
+            must("connect", "target", "an MCP server that answers", f"{shown!r} ({reason})")
         )
 
 
@@ -389,6 +452,18 @@ def _read_target(target: Any) -> tuple[Any, str]:
         name = getattr(target, "name", None)
         return target, name if isinstance(name, str) and name else type(target).__name__
     raise TypeError(must("connect", "target", expected, type_name(target)))
+
+
+def _shown_url(url: str) -> str:
+    """``url`` as given, but a password in it (``http://ann:***@host/mcp``)."""
+    parts = _URL.match(url)
+    if parts is None:
+        return url
+    start, authority, rest = parts.groups()
+    userinfo, at, host = authority.rpartition("@")
+    if ":" in userinfo:
+        authority = userinfo.split(":", 1)[0] + ":***" + at + host
+    return start + authority + rest
 
 
 def _command_name(command: Sequence[str]) -> str:

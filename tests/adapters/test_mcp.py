@@ -35,7 +35,14 @@ from budgetloop import (
     tool,
 )
 from budgetloop.mcp import connect
-from tests.mcp_servers import PNG, demo, hostile, serve_http
+from tests.mcp_servers import (
+    NEVER_ANSWERS,
+    PNG,
+    demo,
+    hostile,
+    never_answering_http,
+    serve_http,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 STDIO = [sys.executable, str(ROOT / "tests" / "mcp_servers.py")]
@@ -116,6 +123,7 @@ def test_two_tools_one_name_once_written_as_a_model_calls_them_fail_at_connect()
         "connect: the names of an MCP server's tools must be distinct once written as a model "
         "calls them, got 'files.read' and 'files_read' of 'twins', both 'files_read'."
     )
+    assert "budgetloop-mcp-twins" not in {t.name for t in threading.enumerate()}  # closed
 
 
 def test_a_schema_whose_defs_are_not_an_object_is_sent_not_strict() -> None:
@@ -383,12 +391,70 @@ def test_a_stdio_server_is_stopped_at_exit() -> None:
     ]  # fmt: skip
 
 
-def _children() -> list[int]:
-    """This process's children that run the test servers' script (other tests of the session
-    may have children of their own, a redis-server or a kernel, coming and going)."""
-    out = subprocess.run(["pgrep", "-P", str(__import__("os").getpid()), "-f", "mcp_servers.py"],
+def _children(script: str = "mcp_servers.py") -> list[int]:
+    """This process's children that run ``script`` (other tests of the session may have
+    children of their own, a redis-server or a kernel, coming and going)."""
+    out = subprocess.run(["pgrep", "-P", str(__import__("os").getpid()), "-f", script],
                          capture_output=True, text=True, check=False)  # fmt: skip
     return [int(p) for p in out.stdout.split()]
+
+
+def _open_and_fail(server: Any, how: str) -> None:
+    """Open ``server`` as a user would (``with``, ``open()`` then ``close()``, ``async with``),
+    for a start that fails."""
+    if how == "with":
+        with server:
+            pass
+    elif how == "open, then close":
+        try:
+            server.open()
+        finally:
+            server.close()
+    else:
+
+        async def main() -> None:
+            async with server:
+                pass
+
+        asyncio.run(main())
+
+
+STARTS = ["with", "open, then close", "async with"]
+
+
+@pytest.mark.parametrize("how", STARTS)
+def test_a_stdio_server_that_never_answers_fails_within_its_timeout(
+    tmp_path: Path, how: str
+) -> None:
+    script = tmp_path / "never_answers.py"
+    script.write_text(NEVER_ANSWERS)
+    server = connect([sys.executable, str(script)], timeout=1)
+    started = time.monotonic()
+    with pytest.raises(ConnectionError) as info:
+        _open_and_fail(server, how)
+    assert time.monotonic() - started < 3.5  # its 1 s and a second, on a busy machine (was 11 s)
+    assert str(info.value) == (
+        "connect: target must be an MCP server that answers, got 'never_answers.py' (it did "
+        "not start within 1 s; its stderr ends: stuck: reading stdin, answering nothing)."
+    )
+    deadline = time.monotonic() + 10
+    while _children("never_answers.py") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _children("never_answers.py")  # stopped, if after the error
+    started = time.monotonic()
+    server.close()  # once more: at once
+    assert time.monotonic() - started < 0.5
+
+
+def test_the_stderr_of_a_stdio_server_is_kept_after_the_block() -> None:
+    with connect([*STDIO, "--chatty"], timeout=30) as server:
+        result = run(calls([ToolCall("greet", {"name": "Hal"}, "c1")]), "go", tools=server.tools)
+        assert server.stderr == "demo: up on stdio\n"
+    assert outcomes(result) == [("greet", "ok", "Hello, Hal!")]
+    assert server.stderr == "demo: up on stdio\ndemo: stdin closed, bye\n"  # to its last line
+    server.close()
+    assert server.stderr == "demo: up on stdio\ndemo: stdin closed, bye\n"
+    assert connect(demo()).stderr == ""  # a server in this process has none
 
 
 # -- streamable HTTP --------------------------------------------------------------------------------
@@ -415,17 +481,41 @@ def test_a_server_over_streamable_http() -> None:
     assert outcomes(async_result) == [("greet", "ok", "Hello, Gu!")]
 
 
-def test_a_url_with_no_server_behind_it_fails_at_connect() -> None:
+def test_a_url_with_no_server_behind_it_fails_at_connect_naming_the_url() -> None:
     from tests.mcp_servers import free_port
 
-    with (
-        pytest.raises(ConnectionError) as info,
-        connect(f"http://127.0.0.1:{free_port()}/mcp", timeout=10),
-    ):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(ConnectionError) as info, connect(url, timeout=10):
         pass
     assert str(info.value).startswith(
-        "connect: target must be an MCP server that answers, got '127.0.0.1:"
+        f"connect: target must be an MCP server that answers, got '{url}' (ConnectError: "
     )
+
+
+@pytest.mark.parametrize("how", STARTS)
+def test_a_url_that_never_answers_fails_within_its_timeout_naming_the_url(how: str) -> None:
+    with never_answering_http() as url:
+        server = connect(url, timeout=1)
+        started = time.monotonic()
+        with pytest.raises(ConnectionError) as info:
+            _open_and_fail(server, how)
+        assert time.monotonic() - started < 3.5  # its 1 s and a second, on a busy machine
+    assert str(info.value) == (
+        f"connect: target must be an MCP server that answers, got '{url}' (it did not start "
+        "within 1 s)."
+    )
+
+
+def test_a_url_is_named_as_given_but_its_password() -> None:
+    with never_answering_http() as url:
+        given = url.replace("//", "//ann:s3cret@") + "/?session=a%20b#top"
+        with pytest.raises(ConnectionError) as info, connect(given, timeout=0.5):
+            pass
+    assert str(info.value) == (
+        "connect: target must be an MCP server that answers, got "
+        f"'{url.replace('//', '//ann:***@')}/?session=a%20b#top' (it did not start within 0.5 s)."
+    )
+    assert connect(given).name == url.split("/")[2]
 
 
 # -- hostile servers --------------------------------------------------------------------------------
