@@ -109,19 +109,19 @@ class Tape:
 
     def outcome(self, name: str, args: dict[str, Any]) -> CallRecord | None:
         """The recorded record of this call in the current step: the first unused one with this
-        name and these checked arguments, else the first unused one with this name that a
-        person did not edit (an edited call's result answers only the arguments it ran with)."""
+        name and these checked arguments (or arguments the recording does not know: a call
+        abandoned at the deadline). A result answers only the arguments it ran with: a call
+        whose arguments differ (a person edited it, in the recording or in the replay) has
+        none."""
         with self._lock:
             if self._step is None:
                 return None
-            found = [(i, r) for i, r in enumerate(self._step.tool_calls)
-                     if i not in self._used and r.name == name and _ran(r)]  # fmt: skip
-            exact = next(((i, r) for i, r in found if r.arguments == args), None)
-            # a call a person edited ran with their arguments: only those get its result
-            loose = [(i, r) for i, r in found if r.approval != "edited"]
-            if exact is None and not loose:
+            found = next(((i, r) for i, r in enumerate(self._step.tool_calls)
+                          if i not in self._used and r.name == name and _ran(r)
+                          and r.arguments in (args, None)), None)  # fmt: skip
+            if found is None:
                 return None
-            i, record = exact or loose[0]
+            i, record = found
             self._used.add(i)
             start = self._batch_start
         self.clock.at_least(start + record.seconds)
@@ -238,7 +238,8 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     model call takes its recorded time, a tool batch its longest call's. A run that would go
     on past the last recorded step (a larger budget) ends with ``stop`` None and a ``detail``
     saying so: what the model said next was never recorded. A call the recorded run did not
-    run (it was skipped, or denied) comes back as an error saying it has no recorded result.
+    run (it was skipped, or denied), or did not run with these arguments (``approve=fn``
+    edited it), comes back as an error saying it has no recorded result.
 
     The calls a person decided (``CallRecord.approval``) are held again and decided as
     recorded: approved, edited (run with the recorded arguments) or denied (with the recorded
