@@ -273,8 +273,9 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     ends = _source_ends(result)
     replayed = _run_again(result, model, _prompt(result), given, frozenset(decided), ends)
     recorded = len(result.steps)
-    if ends and replayed.stop is None and len(replayed.steps) == recorded:
-        # the recording is over, and so is the run: its source ended it here, as it says
+    if ends and replayed.stop in (None, Stop.ANSWERED) and len(replayed.steps) == recorded:
+        # the recording is over, and so is the run: its source ended it here, as it says (a
+        # reply the loop takes as the answer too: the source may have withheld it)
         return with_fields(replayed, stop=result.stop, answer=result.answer,
                            output=result.output, error=result.error,
                            detail=result.detail)  # fmt: skip
@@ -357,7 +358,11 @@ def _run_again(
         source._hold_calls = holds
     source.forked_from = result.forked_from  # the same lineage as the run it replays
     recorded = len(result.steps)
-    return source.run(lambda session: len(session.steps) >= recorded) if ends else source.run()
+    if not ends:
+        return source.run()
+    if not recorded:  # the source ended it before any model call (an input guardrail)
+        return source.result
+    return source.run(lambda session: len(session.steps) >= recorded)
 
 
 def _inherited(result: Result, carried: int) -> int:

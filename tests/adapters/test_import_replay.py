@@ -165,3 +165,28 @@ def test_a_pydantic_ai_structured_answer_replays_to_that_answer(tmp_path: Path) 
         assert (again.error, again.detail) == (None, None)
         assert calls(again) == calls(result)
         assert first_divergence(result, again) is None
+
+
+def test_a_run_an_openai_agents_guardrail_ended_replays_as_it_ended(tmp_path: Path) -> None:
+    from agents import GuardrailFunctionOutput, input_guardrail, output_guardrail
+
+    @input_guardrail
+    def on_topic(context: Any, agent: Any, given: Any) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info="off topic", tripwire_triggered=True)
+
+    @output_guardrail
+    def no_quotes(context: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(output_info="a quote", tripwire_triggered=True)
+
+    before = openai_agents_run(
+        tmp_path / "in.json", [["It is 118.4."]], agent_options={"input_guardrails": [on_topic]}
+    )
+    after = openai_agents_run(
+        tmp_path / "out.json", [["It is 118.4."]], agent_options={"output_guardrails": [no_quotes]}
+    )
+    for peer, steps in ((before, 0), (after, 1)):
+        result = load_trace(peer.path)
+        again = replay(result)
+        assert ending(again) == ending(result)
+        assert (again.stop, len(again.steps), again.answered) == (Stop.MODEL_ERROR, steps, False)
+        assert first_divergence(result, again) is None
