@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from ._pool import Slots, Workers
+from ._recorded import RecordedError
 from ._redact import PLAIN, WITHHOLD, Redactor, Said, cut_result, to_content
 from ._schema._check import ArgumentError, Name
 from ._schema._tool import Tool
@@ -447,7 +448,10 @@ def _unawaited(value: Any) -> TypeError:
 
 
 def describe(exc: BaseException) -> str:
-    """``Type: message``; a message that itself cannot be shown is said to be so."""
+    """``Type: message``; a message that itself cannot be shown is said to be so. An error
+    played back from a trace is the recorded text, as the model read it then."""
+    if isinstance(exc, RecordedError):
+        return exc.recorded
     try:
         return f"{type(exc).__name__}: {exc}"
     except Exception:

@@ -14,11 +14,15 @@ from ._types import Completion, Price, ToolCall, to_pico
 
 
 class RecordedError(Exception):
-    """An error played back from a trace; ``Type: message`` of it is the recorded text."""
+    """An error played back from a trace. It is described (``describe``, as the loop writes a
+    tool's or a model's error) as the recorded text, word for word: that is what the model
+    read, whether or not it had the loop's ``Type: message`` shape (an imported run's error
+    is the source's own words)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, recorded: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.recorded = message if recorded is None else recorded
 
     def __str__(self) -> str:
         return self.message
@@ -38,13 +42,14 @@ def _error_class(name: str) -> type[RecordedError]:
 
 
 def recorded_error(text: str) -> RecordedError:
-    """An exception whose ``f"{type(exc).__name__}: {exc}"`` is ``text``, when ``text`` has
-    that shape (every error the loop records from an exception does). Named after a builtin
-    exception, it is one (a subclass), so the same ``except`` catches it."""
+    """An exception described as ``text``; when ``text`` has the shape ``Type: message`` (every
+    error the loop records from an exception does), its ``f"{type(exc).__name__}: {exc}"`` is
+    ``text`` too. Named after a builtin exception, it is one (a subclass), so the same
+    ``except`` catches it."""
     name, sep, message = text.partition(": ")
     if not sep:
         return RecordedError(text)
-    return _error_class(name)(message)
+    return _error_class(name)(message, text)
 
 
 def played_cost(step: Step, price: Price | None, where: str) -> float | None:

@@ -109,19 +109,19 @@ class Tape:
 
     def outcome(self, name: str, args: dict[str, Any]) -> CallRecord | None:
         """The recorded record of this call in the current step: the first unused one with this
-        name and these checked arguments, else the first unused one with this name that a
-        person did not edit (an edited call's result answers only the arguments it ran with)."""
+        name and these checked arguments (or arguments the recording does not know: a call
+        abandoned at the deadline). A result answers only the arguments it ran with: a call
+        whose arguments differ (a person edited it, in the recording or in the replay) has
+        none."""
         with self._lock:
             if self._step is None:
                 return None
-            found = [(i, r) for i, r in enumerate(self._step.tool_calls)
-                     if i not in self._used and r.name == name and _ran(r)]  # fmt: skip
-            exact = next(((i, r) for i, r in found if r.arguments == args), None)
-            # a call a person edited ran with their arguments: only those get its result
-            loose = [(i, r) for i, r in found if r.approval != "edited"]
-            if exact is None and not loose:
+            found = next(((i, r) for i, r in enumerate(self._step.tool_calls)
+                          if i not in self._used and r.name == name and _ran(r)
+                          and r.arguments in (args, None)), None)  # fmt: skip
+            if found is None:
                 return None
-            i, record = exact or loose[0]
+            i, record = found
             self._used.add(i)
             start = self._batch_start
         self.clock.at_least(start + record.seconds)
@@ -234,11 +234,16 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     ``cost_usd`` and its steps' are None.
 
     The functions are not in the trace: each tool is a stand-in with its recorded schema that
-    returns, per call, the recorded result or raises the recorded error. Time is virtual: a
-    model call takes its recorded time, a tool batch its longest call's. A run that would go
-    on past the last recorded step (a larger budget) ends with ``stop`` None and a ``detail``
-    saying so: what the model said next was never recorded. A call the recorded run did not
-    run (it was skipped, or denied) comes back as an error saying it has no recorded result.
+    returns, per call, the recorded result or raises the recorded error (recorded again as
+    its recorded text, word for word: what the model read). Time is virtual: a model call
+    takes its recorded time, a tool batch its longest call's. A run that would go on past the
+    last recorded step (a larger budget) ends with ``stop`` None and a ``detail`` saying so:
+    what the model said next was never recorded. But a run imported from another framework,
+    whose end its source recorded and whose limits it did not, ends there as the source ended
+    it (the recorded ``stop``, ``answer``, ``error`` and ``detail``: its limit, the exception
+    it raised, or the structured answer it took from a tool call). A call the recorded run did not
+    run (it was skipped, or denied), or did not run with these arguments (``approve=fn``
+    edited it), comes back as an error saying it has no recorded result.
 
     The calls a person decided (``CallRecord.approval``) are held again and decided as
     recorded: approved, edited (run with the recorded arguments) or denied (with the recorded
@@ -262,12 +267,18 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
         max_output_tokens=result.max_output_tokens,
         count_usage=False,
     )
-    prompt = list(result.messages[: context_before(result.messages, result.steps, 0, "replay")])
     decided = {(s.index, r.id): r for s in result.steps for r in s.tool_calls if r.approval}
     given = {"tools": tools, "clock": clock, "approve": _recorded_decisions(decided),
              **_defaults(result), **options}  # fmt: skip
-    replayed = _run_again(result, model, prompt, given, frozenset(decided))
+    ends = _source_ends(result)
+    replayed = _run_again(result, model, _prompt(result), given, frozenset(decided), ends)
     recorded = len(result.steps)
+    if ends and replayed.stop in (None, Stop.ANSWERED) and len(replayed.steps) == recorded:
+        # the recording is over, and so is the run: its source ended it here, as it says (a
+        # reply the loop takes as the answer too: the source may have withheld it)
+        return with_fields(replayed, stop=result.stop, answer=result.answer,
+                           output=result.output, error=result.error,
+                           detail=result.detail)  # fmt: skip
     if model.calls <= recorded:
         return replayed
     # The run asked the model for a step the recording does not have: it would have gone on.
@@ -284,18 +295,48 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     )
 
 
+def _source_ends(result: Result) -> bool:
+    """Whether the recording ends where the run's source ended it, by rules the trace does
+    not hold: an imported run whose end is known and whose limits are not (another
+    framework's request limit, an exception it raised, the structured answer it took from a
+    tool call). A replay that gets there ends as the source did; budgetloop's own runs, and
+    imports that keep their budget, are ended by the rules the replay applies again."""
+    imported = result.imported
+    return imported is not None and "budget" in imported.lacks and result.stop is not None
+
+
+def _prompt(result: Result) -> list[Message]:
+    """The context the run began with. An imported run its source ended right after a turn
+    that asked for tools has that turn's assistant message last, and no results after it (no
+    model read them): the context is found from the messages before it."""
+    messages, steps = result.messages, result.steps
+    last = steps[-1] if steps else None
+    if (
+        _source_ends(result)
+        and last is not None
+        and last.error is None
+        and last.tool_calls
+        and messages
+        and messages[-1].role == "assistant"
+    ):
+        messages, steps = messages[:-1], steps[:-1]
+    return list(messages[: context_before(messages, steps, 0, "replay")])
+
+
 def _run_again(
     result: Result,
     model: ScriptedModel,
     prompt: list[Message],
     given: dict[str, Any],
     holds: frozenset[tuple[int, str]],
+    ends: bool,
 ) -> Result:
     """The replayed run. A fork is replayed as it ran: the steps it inherited are taken again
     as its source took them (no ceiling of the fork's stops them; of the source's, the trace
     keeps the cost limit its projections saw), then the fork goes on from there under its own
     options, on all the spend it carried. ``holds`` are the calls the recording held for a
-    person."""
+    person; ``ends``: the run pauses once it has taken every recorded step (its source ended
+    it there)."""
     carried = to_pico(result.carried_usd)  # its source's spend after the fork point
     inherited = _inherited(result, carried)
     opening = given
@@ -316,7 +357,12 @@ def _run_again(
         source = source._fork("replay", None, None, {"budget": given["budget"]})
         source._hold_calls = holds
     source.forked_from = result.forked_from  # the same lineage as the run it replays
-    return source.run()
+    recorded = len(result.steps)
+    if not ends:
+        return source.run()
+    if not recorded:  # the source ended it before any model call (an input guardrail)
+        return source.result
+    return source.run(lambda session: len(session.steps) >= recorded)
 
 
 def _inherited(result: Result, carried: int) -> int:

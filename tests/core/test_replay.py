@@ -626,3 +626,33 @@ def test_replay_asks_for_a_missing_price_or_max_output_tokens_in_words_it_can_fo
         replay(imported, budget=Budget(max_cost_usd=1.0))
     assert "Pass them to replay: the trace records none." in str(info.value)
     assert "model callable" not in str(info.value)  # replay gives no way to set its model's
+
+
+def test_a_call_approve_edits_in_a_replay_has_no_recorded_result() -> None:
+    """The recorded result answers the arguments the call ran with, and no others: a call a
+    replay's ``approve`` edits was never run with its new arguments."""
+
+    @tool(needs_approval=True)
+    def transfer(to: str, amount: float) -> str:
+        """Send money."""
+        return f"sent {amount:g} to {to}"
+
+    paying = Completion(tool_calls=[ToolCall("transfer", {"to": "a", "amount": 50}, "c1")])
+    model = ScriptedModel([paying, "done"], price=PRICE, max_output_tokens=100)
+    recorded = run(model, "pay", tools=[transfer], approve=lambda call: True)
+    assert recorded.steps[0].tool_calls[0].result == "sent 50 to a"
+    again = replay(recorded, approve=lambda call: {"to": "a", "amount": 1})
+    (call,) = again.steps[0].tool_calls
+    assert (call.approval, call.arguments, call.status, call.result) == (
+        "edited",
+        {"to": "a", "amount": 1.0},
+        "error",
+        None,
+    )
+    assert call.error == (
+        "LookupError: transfer: the recorded run has no result for this call (it was not run "
+        "there), so a replay cannot say what the tool would have returned"
+    )
+    # approved as recorded, the same call is given its recorded result
+    same = replay(recorded, approve=lambda call: True)
+    assert same.steps[0].tool_calls[0].result == "sent 50 to a"
