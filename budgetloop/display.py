@@ -3,7 +3,10 @@
 The notebook panel and the viewer (``budgetloop_widgets``) lay these out and compute nothing:
 what each stop means (``stop_means``), the projection and its worst case in words, the meter
 (the cost bar's figures and a row for each ceiling, ``meter``), what the next step will do
-(``next_turn_text``), a step's head line (``step_head``), a fork's carried spend, money
+(``next_turn_text``), what kind of figure a projection is (``why_text``), a batch held for a
+person as a view shows it, through ``redact=`` (``held_batch``), and what an edit of it
+written over the redacted form means (``edited_arguments``), a step's head line
+(``step_head``), a fork's carried spend, money
 (``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
 a value of the wrong type as an error names it (``type_name``). The ceilings' words come from
 the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of

@@ -1,6 +1,9 @@
-"""The calls a session holds for a person, in the panel: each with its raw and checked arguments,
-the batch's worst case against the ceiling, and Approve, Edit (a JSON editor filled with the
-checked arguments) and Deny (with a reason).
+"""The batch a session holds for a person, in the panel: the held turn (its cost and text), each
+call with its raw and checked arguments, the batch's worst case against the ceiling, Approve,
+Edit (a JSON editor filled with the checked arguments) and Deny (with a reason), and each call
+decided, with its decision, until the batch runs. What it shows is the core's view of the batch
+(``budgetloop.display.held_batch``), through the session's ``redact=``; an edit is read back
+by the core too (``edited_arguments``: a redaction mark left in place stands for its value).
 
 Every decision is the core's: Approve and Deny call ``session.approve`` and ``session.deny``,
 and an edit is checked by ``session.approve(call_id, arguments=...)`` itself; an edit it refuses
@@ -86,8 +89,9 @@ def batch_html(batch: HeldBatch) -> str:
         if projection is None
         else f"the turn that reads its results, {projection_text(projection)}"
     )
+    kind = "bl-warn" if n else "bl-ready"  # a call waits, or the batch is ready to run
     return (
-        f'<div class="bl-pending-batch"><div class="bl-warn">{escape(head)}</div>'
+        f'<div class="bl-pending-batch"><div class="{kind}">{escape(head)}</div>'
         f'<div class="bl-projection">{escape(worst)}</div></div>'
     )
 
@@ -182,6 +186,9 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         """Run the call with the editor's arguments, if the core takes them; else say why."""
         try:
             value = json.loads(self.editor.value)
+        except RecursionError:
+            self._refused("not JSON this panel can read: it nests too deeply; nothing was sent")
+            return
         except ValueError as exc:
             self._refused(f"not JSON: {exc}; nothing was sent")
             return
@@ -199,6 +206,9 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
     def _decide(self, decide: Callable[[], None]) -> None:
         try:
             decide()
+        except RecursionError:
+            self._refused("the arguments nest too deeply to be read; nothing was sent")
+            return
         except (TypeError, ValueError) as exc:  # the core refused it: said, not sent
             self._refused(str(exc))
             if self.call not in self.session.pending:  # decided elsewhere (in code): redrawn
