@@ -3,7 +3,10 @@
 The notebook panel and the viewer (``budgetloop_widgets``) lay these out and compute nothing:
 what each stop means (``stop_means``), the projection and its worst case in words, the meter
 (the cost bar's figures and a row for each ceiling, ``meter``), what the next step will do
-(``next_turn_text``), a step's head line (``step_head``), a fork's carried spend, money
+(``next_turn_text``), what kind of figure a projection is (``why_text``), a batch held for a
+person as a view shows it, through ``redact=`` (``held_batch``), and what an edit of it
+written over the redacted form means (``edited_arguments``), a step's head line
+(``step_head``), a fork's carried spend, money
 (``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
 a value of the wrong type as an error names it (``type_name``). The ceilings' words come from
 the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of
@@ -12,29 +15,42 @@ the views changing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import copy
+import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from ._approval import Decision, PendingCall
 from ._budget import Projection
 from ._ceilings import BY_NAME, Used, count, meter_rows, stop_means
+from ._redact import WITHHOLD, Redactor
 from ._trace._result import EXECUTED, Result, Step, message_to_dict
 from ._turn import NextTurn
 from ._types import Budget, Stop, format_usd
 from ._valid import type_name
 
+if TYPE_CHECKING:
+    from ._loop import Loop
+
 __all__ = [
     "BAR_TITLE",
     "NO_PROJECTION",
+    "HeldBatch",
+    "HeldCall",
     "Meter",
     "Used",
     "carried_text",
     "count",
+    "edited_arguments",
     "format_usd",
+    "held_batch",
     "message_to_dict",
     "meter",
     "next_turn_text",
     "plural",
     "projection_text",
+    "redacted_text",
     "refused_by_projection",
     "step_head",
     "stop_means",
@@ -42,6 +58,7 @@ __all__ = [
     "under_projected_text",
     "used_after",
     "used_by",
+    "why_text",
     "worst_case_text",
 ]
 
@@ -52,8 +69,9 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 
 def projection_text(p: Projection) -> str:
-    """The projection of the next step in one line, with its verdict."""
-    out = "?" if p.output_tokens is None else count(p.output_tokens)
+    """The projection of the next step in one line, with its verdict. With no
+    ``max_output_tokens`` the reply's tokens are not counted: it says 0 out, as it costs it."""
+    out = "0" if p.output_tokens is None else count(p.output_tokens)
     head = f"projected: {count(p.input_tokens)} in + {out} out tokens"
     if p.cost_usd is None:
         return head + "; no price, so no cost projected"
@@ -68,10 +86,24 @@ def projection_text(p: Projection) -> str:
 
 
 def worst_case_text(p: Projection) -> str:
-    """Why the projection is a worst case: the output tokens it assumes, and where from."""
+    """The output tokens the projection assumes, and where from."""
     if p.output_tokens is None:
         return "0 output tokens assumed: no max_output_tokens is set"
     return f"{plural(p.output_tokens, 'output token')} assumed: max_output_tokens"
+
+
+def why_text(p: Projection) -> str:
+    """What kind of figure the projection is, in one line: a worst case (the reply at
+    ``max_output_tokens``), or, with no ``max_output_tokens``, not one (its output uncounted)."""
+    if p.output_tokens is None:
+        return (
+            f"not a worst case: {worst_case_text(p)}, so the reply's output is not counted and "
+            "a step's reported cost is higher by what the model writes"
+        )
+    return (
+        f"worst case: {worst_case_text(p)}; the model usually writes fewer, so a step's "
+        "reported cost is lower"
+    )
 
 
 def carried_text(carried: float) -> str:
@@ -89,14 +121,16 @@ class Meter:
     ``bar`` is the cost bar: the spent part, the projected next step and the ceiling, each as a
     percentage of the bar's width, and whether the next step fits (None: no cost ceiling or
     no price). ``projection`` and ``worst_case`` say the projection in words (None: none was
-    made), ``tier`` the price tier it was projected at, when the price has tiers, and ``rows``
-    is each ceiling's label and what is used of it, and of what."""
+    made), ``why`` what kind of figure it is (``why_text``), ``tier`` the price tier it was
+    projected at, when the price has tiers, and ``rows`` is each ceiling's label and what is
+    used of it, and of what."""
 
     bar: tuple[float, float, float, bool] | None
     projection: str | None
     worst_case: str | None
     rows: tuple[tuple[str, str], ...]
     tier: str | None = None
+    why: str | None = None
 
 
 NO_PROJECTION = "no projection: an imported run's step"
@@ -115,6 +149,7 @@ def meter(projection: Projection | None, used: Used, budget: Budget) -> Meter:
         worst_case_text(projection),
         rows,
         projection.tier_note,
+        why_text(projection),
     )
 
 
@@ -196,3 +231,218 @@ def step_head(step: Step) -> str:
         parts += [cost, f"{tokens} tokens reported{said}"]
     parts.append(f"{step.seconds:.3f} s")
     return " · ".join(parts)
+
+
+# -- a batch held for a person, as a view shows it: through ``redact=`` ------------------------
+
+
+@dataclass(frozen=True)
+class HeldCall:
+    """One call of a held batch as a view shows it, every text through the session's
+    ``redact=`` (as its trace keeps it): the tool's ``name``, the call's ``shown_id``, its
+    arguments as the model wrote them (``written``) and as checked (``checked``, JSON), the
+    checked arguments as an editor starts from them (``editable``, indented JSON: a redaction
+    mark stands where a hidden value is, see ``edited_arguments``), and the person's decision
+    in words (None while it waits). ``call`` is the call itself, real values and all: what the
+    session is asked to decide by, never shown."""
+
+    call: PendingCall
+    name: str
+    shown_id: str
+    written: str
+    checked: str
+    editable: str
+    decision: str | None
+
+
+@dataclass(frozen=True)
+class HeldBatch:
+    """The batch a stepped session holds for a person, as a view shows it: the held turn's
+    ``step`` (the model's reply, billed: its text, usage and cost, through ``redact=``; its
+    calls are not in it until the batch runs) and each held call (``HeldCall``), in request
+    order, decided or not."""
+
+    step: Step
+    calls: tuple[HeldCall, ...]
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for a decision."""
+        return sum(1 for c in self.calls if c.decision is None)
+
+
+def held_batch(session: Loop) -> HeldBatch | None:
+    """The batch ``session`` holds for a person, as a view shows it (None: it holds none)."""
+    held = session._held
+    if held is None:
+        return None
+    redactor = _shown_by(session)
+    calls = tuple(_held_call(redactor, c, held.decisions.get(c.id)) for c in held.pending)
+    return HeldBatch(held.step, calls)
+
+
+def redacted_text(session: Loop, text: str) -> str:
+    """``text`` as the session's output forms keep it (through ``redact=``): for words a
+    view shows that may quote a held call's values (an error the core raised about an edit)."""
+    try:
+        return session._redactor.text(text)
+    except Exception:
+        return WITHHOLD.text(text)
+
+
+def _shown_by(session: Loop) -> Redactor:
+    return session._redactor
+
+
+def _held_call(redactor: Redactor, call: PendingCall, decision: Decision | None) -> HeldCall:
+    try:
+        return _shown_call(redactor, call, decision)
+    except Exception:  # redact raised: nothing of the call is shown, as a trace withholds it
+        return _shown_call(WITHHOLD, call, decision)
+
+
+def _shown_call(redactor: Redactor, call: PendingCall, decision: Decision | None) -> HeldCall:
+    name = redactor.value(call.name)
+    shown_id = redactor.value(call.id)
+    checked = redactor.value(call.arguments)
+    words: str | None = None
+    if decision is not None:
+        words = decision.approval
+        if decision.approval == "edited":
+            words = f"edited to {redactor.json(decision.arguments)}"
+        elif decision.approval == "denied" and decision.reason:
+            words = f"denied (reason: {redactor.text(decision.reason)})"
+    return HeldCall(
+        call=call,
+        name=name if isinstance(name, str) else str(name),
+        shown_id=shown_id if isinstance(shown_id, str) else str(shown_id),
+        written=redactor.arguments_text(call.raw_arguments),
+        checked=redactor.json(call.arguments),
+        editable=json.dumps(checked, ensure_ascii=False, indent=1, default=repr),
+        decision=words,
+    )
+
+
+def edited_arguments(session: Loop, call: PendingCall, edited: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a person wrote in a view's editor, started from ``HeldCall.editable``
+    (the checked arguments through ``redact=``), with each redaction mark left in place
+    standing for the value it hides: a value (or key) equal to the one shown at the same place
+    (the same keys down to it; a list the same length) is the real one. A mark moved elsewhere
+    or edited is refused (a ValueError), since it would send the mark's text and not the
+    value: write the value itself, or put the mark back where it was shown."""
+    redactor = _shown_by(session)
+    try:
+        shown = redactor.value(call.arguments)
+    except Exception:
+        redactor, shown = WITHHOLD, WITHHOLD.value(call.arguments)
+    if shown == call.arguments:  # nothing is hidden: the edit is what was written
+        return edited
+    marks = sorted(set(_marks(redactor, shown, call.arguments)), key=len, reverse=True)
+    restored = _unmarked(redactor, edited, shown, call.arguments, marks, "arguments")
+    assert isinstance(restored, dict)
+    return restored
+
+
+def _unmarked(
+    redactor: Redactor, edited: Any, shown: Any, real: Any, marks: Sequence[str], path: str
+) -> Any:
+    """``edited`` with what is still as shown at its place put back to the real value."""
+    if shown != real and _same(edited, shown):
+        return copy.deepcopy(real)
+    if isinstance(edited, dict) and isinstance(shown, dict) and isinstance(real, dict):
+        keys = _shown_keys(redactor, real)
+        out: dict[str, Any] = {}
+        for key, value in edited.items():
+            real_key = keys.get(key)
+            if real_key is None or key not in shown:  # a key not shown here: as typed
+                _refuse_marks(key, marks, f"{path} key {key!r}")
+                out[key] = _unmarked(redactor, value, None, None, marks, f"{path}.{key}")
+            else:
+                out[real_key] = _unmarked(
+                    redactor, value, shown[key], real[real_key], marks, f"{path}.{key}"
+                )
+        return out
+    if (
+        isinstance(edited, list)
+        and isinstance(shown, list)
+        and isinstance(real, list)
+        and len(edited) == len(shown) == len(real)
+    ):
+        return [
+            _unmarked(redactor, e, s, r, marks, f"{path}[{i}]")
+            for i, (e, s, r) in enumerate(zip(edited, shown, real, strict=True))
+        ]
+    for where, text in _texts(edited, path):  # as typed: no mark may be in it
+        _refuse_marks(text, marks, where)
+    return edited
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON says it (``1`` is not ``true``)."""
+    return type(a) is type(b) and a == b if not isinstance(a, (dict, list)) else a == b
+
+
+def _shown_keys(redactor: Redactor, real: dict[str, Any]) -> dict[str, str | None]:
+    """Each key as shown, and the real key it stands for (None: it stands for more than one)."""
+    keys: dict[str, str | None] = {}
+    for key in real:
+        shown = next(iter(redactor.value({key: None})))
+        keys[shown] = None if shown in keys else key
+    return keys
+
+
+def _marks(redactor: Redactor, shown: Any, real: Any) -> Iterator[str]:
+    """The redaction marks in ``shown``: what stands where ``real`` differs, in a text the
+    common start and end cut away."""
+    if isinstance(shown, dict) and isinstance(real, dict):
+        keys = _shown_keys(redactor, real)
+        for key, value in shown.items():
+            real_key = keys.get(key)
+            if real_key != key:
+                yield from _mark(key, real_key)
+            if real_key is not None:
+                yield from _marks(redactor, value, real[real_key])
+    elif isinstance(shown, list) and isinstance(real, list) and len(shown) == len(real):
+        for s, r in zip(shown, real, strict=True):
+            yield from _marks(redactor, s, r)
+    elif shown != real and isinstance(shown, str):
+        yield from _mark(shown, real)
+
+
+def _mark(shown: str, real: Any) -> Iterator[str]:
+    if not isinstance(real, str):
+        if shown:
+            yield shown
+        return
+    start = 0
+    while start < min(len(shown), len(real)) and shown[start] == real[start]:
+        start += 1
+    end = 0
+    while end < min(len(shown), len(real)) - start and shown[-1 - end] == real[-1 - end]:
+        end += 1
+    mark = shown[start : len(shown) - end]
+    if mark:
+        yield mark
+
+
+def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Every text in a JSON value (keys too), with where it is."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield f"{path} key {key!r}", key
+            yield from _texts(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _texts(item, f"{path}[{i}]")
+
+
+def _refuse_marks(text: str, marks: Sequence[str], where: str) -> None:
+    for mark in marks:
+        if mark in text:
+            raise ValueError(
+                f"edit: {where} must be the value itself, or a redaction mark left where it "
+                f"was shown (a mark stands for the value it hides only there), got the mark "
+                f"{mark!r} moved or changed."
+            )

@@ -1,6 +1,9 @@
-"""The calls a session holds for a person, in the panel: each with its raw and checked arguments,
-the batch's worst case against the ceiling, and Approve, Edit (a JSON editor filled with the
-checked arguments) and Deny (with a reason).
+"""The batch a session holds for a person, in the panel: the held turn (its cost and text), each
+call with its raw and checked arguments, the batch's worst case against the ceiling, Approve,
+Edit (a JSON editor filled with the checked arguments) and Deny (with a reason), and each call
+decided, with its decision, until the batch runs. What it shows is the core's view of the batch
+(``budgetloop.display.held_batch``), through the session's ``redact=``; an edit is read back
+by the core too (``edited_arguments``: a redaction mark left in place stands for its value).
 
 Every decision is the core's: Approve and Deny call ``session.approve`` and ``session.deny``,
 and an edit is checked by ``session.approve(call_id, arguments=...)`` itself; an edit it refuses
@@ -16,57 +19,91 @@ from html import escape
 
 import ipywidgets as widgets
 
-from budgetloop import PendingCall, Session
+from budgetloop import Session, Step
+from budgetloop.display import (
+    HeldBatch,
+    HeldCall,
+    edited_arguments,
+    redacted_text,
+    step_head,
+)
 
-from ._text import text
+from ._text import preview, text
 from ._views import projection_text
 
 Decided = Callable[[], None]  # the panel redraws after a decision
 
 
-def pending_head(call: PendingCall) -> str:
-    """A held call's header: the tool, its id, and its arguments as written and as checked."""
-    raw = call.raw_arguments
-    written = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-    checked = json.dumps(call.arguments, ensure_ascii=False)
+def pending_head(call: HeldCall) -> str:
+    """A held call's header: the tool, its id, and its arguments as written and as checked,
+    each as the session's output forms keep it (through ``redact=``)."""
     return (
         f'<div class="bl-pending-head"><b>{text(call.name)}</b> '
-        f'<span class="bl-muted">call {text(call.id)}, step {call.step}</span></div>'
+        f'<span class="bl-muted">call {text(call.shown_id)}, step {call.call.step}</span></div>'
         f'<div class="bl-pending-args"><span class="bl-muted">as the model wrote them</span> '
-        f"<code>{text(written)}</code></div>"
+        f"<code>{text(call.written)}</code></div>"
         f'<div class="bl-pending-args"><span class="bl-muted">as checked</span> '
-        f"<code>{text(checked)}</code></div>"
+        f"<code>{text(call.checked)}</code></div>"
     )
 
 
-def batch_html(pending: tuple[PendingCall, ...]) -> str:
+def decided_html(call: HeldCall) -> str:
+    """A decided call of the held batch, until Step runs it: what it is, and the decision."""
+    return (
+        f'<div class="bl-decided"><b>{text(call.name)}</b> '
+        f'<span class="bl-muted">call {text(call.shown_id)}, step {call.call.step}</span> '
+        f"<code>{text(call.checked)}</code> → <b>{text(call.decision or '')}</b>"
+        '<span class="bl-muted">: runs as decided when Step or Run goes on</span></div>'
+    )
+
+
+def held_step_html(step: Step) -> str:
+    """The held turn: the model was called (its cost and tokens, its text); its step is
+    recorded, in the list below, once its batch runs."""
+    said = (
+        f'<pre class="bl-text">{text(preview(step.text))}</pre>'
+        if step.text
+        else '<div class="bl-muted">the model wrote no text, only the calls</div>'
+    )
+    return (
+        f'<div class="bl-held-step"><div class="bl-held-head">{text(step_head(step))} · held: '
+        "the model was called and its reply billed; the step is recorded in the list below "
+        f"once its batch runs</div>{said}</div>"
+    )
+
+
+def batch_html(batch: HeldBatch) -> str:
     """What the held batch is about to cost: the turn that reads its results, at worst, against
     the ceiling (the core's projection, as the cost guard made it)."""
-    n = len(pending)
-    head = (
-        f"{n} call{'s' if n != 1 else ''} of this batch wait{'s' if n == 1 else ''} for your "
-        "decision; nothing in the batch runs until each is decided"
-    )
-    projection = pending[0].projection if pending else None
+    n = batch.waiting
+    if n:
+        head = (
+            f"{n} call{'s' if n != 1 else ''} of this batch wait{'s' if n == 1 else ''} for "
+            "your decision; nothing in the batch runs until each is decided"
+        )
+    else:
+        head = "every call of this batch is decided: Step or Run runs the batch, then goes on"
+    projection = batch.calls[0].call.projection if batch.calls else None
     worst = (
         "the turn that reads its results: no price, so no cost projected"
         if projection is None
         else f"the turn that reads its results, {projection_text(projection)}"
     )
+    kind = "bl-warn" if n else "bl-ready"  # a call waits, or the batch is ready to run
     return (
-        f'<div class="bl-pending-batch"><div class="bl-warn">{escape(head)}</div>'
+        f'<div class="bl-pending-batch"><div class="{kind}">{escape(head)}</div>'
         f'<div class="bl-projection">{escape(worst)}</div></div>'
     )
 
 
 class PendingRow(widgets.VBox):  # type: ignore[misc]
-    """One held call: what it is, and Approve, Edit, Deny."""
+    """One held call waiting for a decision: what it is, and Approve, Edit, Deny."""
 
-    def __init__(self, session: Session, call: PendingCall, decided: Decided):
+    def __init__(self, session: Session, shown: HeldCall, decided: Decided):
         self.session = session
-        self.call = call
+        self.call = shown.call  # the call itself: what the session decides by, never shown
         self._decided = decided
-        self.head = widgets.HTML(pending_head(call))
+        self.head = widgets.HTML(pending_head(shown))
         self.approve_button = widgets.Button(
             description="Approve", tooltip="run this call as checked"
         )
@@ -83,8 +120,10 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
             continuous_update=False,
             layout=widgets.Layout(width="320px"),
         )
+        # the checked arguments as shown (through redact=): a mark left in place stands for the
+        # value it hides (``budgetloop.display.edited_arguments``)
         self.editor = widgets.Textarea(
-            value=json.dumps(call.arguments, ensure_ascii=False, indent=1),
+            value=shown.editable,
             rows=4,
             continuous_update=False,
             layout=widgets.Layout(width="100%", display="none"),
@@ -135,33 +174,53 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
     def open_editor(self) -> None:
         for part in (self.editor, self.send_button, self.cancel_button):
             part.layout.display = None
+        self.editor.focus()
 
     def close_editor(self) -> None:
         for part in (self.editor, self.send_button, self.cancel_button):
             part.layout.display = "none"
         self.error.value = ""
+        self.edit_button.focus()
 
     def send_edit(self) -> None:
         """Run the call with the editor's arguments, if the core takes them; else say why."""
         try:
             value = json.loads(self.editor.value)
+        except RecursionError:
+            self._refused("not JSON this panel can read: it nests too deeply; nothing was sent")
+            return
         except ValueError as exc:
-            self.error.value = _error(f"not JSON: {exc}; nothing was sent")
+            self._refused(f"not JSON: {exc}; nothing was sent")
             return
         if not isinstance(value, dict):
             kind = type(value).__name__
-            self.error.value = _error(f"expected a JSON object of arguments, got {kind}")
+            self._refused(f"expected a JSON object of arguments, got {kind}")
             return
-        self._decide(lambda: self.session.approve(self.call.id, arguments=value))
+
+        def send() -> None:
+            arguments = edited_arguments(self.session, self.call, value)
+            self.session.approve(self.call.id, arguments=arguments)
+
+        self._decide(send)
 
     def _decide(self, decide: Callable[[], None]) -> None:
         try:
             decide()
+        except RecursionError:
+            self._refused("the arguments nest too deeply to be read; nothing was sent")
+            return
         except (TypeError, ValueError) as exc:  # the core refused it: said, not sent
-            self.error.value = _error(str(exc))
+            self._refused(str(exc))
+            if self.call not in self.session.pending:  # decided elsewhere (in code): redrawn
+                self._decided()
             return
         self.error.value = ""
         self._decided()
+
+    def _refused(self, message: str) -> None:
+        """Why nothing was sent, as the session's output forms keep it (an edit the core
+        refuses may quote the value refused)."""
+        self.error.value = _error(redacted_text(self.session, message))
 
     def set_disabled(self, disabled: bool) -> None:
         for part in (
@@ -176,33 +235,64 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
             part.disabled = disabled
 
 
+def _close_all(widget: widgets.Widget) -> None:
+    """Close a widget and every widget in it: a closed one is in no saved widget state."""
+    for child in getattr(widget, "children", ()):
+        _close_all(child)
+    widget.close()
+
+
 def _error(message: str) -> str:
     return f'<div class="bl-error-title">{text(message)}</div>'
 
 
 class PendingCalls(widgets.VBox):  # type: ignore[misc]
-    """The calls a session holds, a row each, redrawn when they change; empty when none."""
+    """The batch a session holds, redrawn when it changes; empty when none: the held turn
+    (what the model said and cost), a row for each call waiting (Approve, Edit, Deny), and
+    each decided call with its decision until Step or Run runs the batch."""
 
     def __init__(self, decided: Decided) -> None:
         self._decided = decided
-        self._shown: tuple[object, tuple[str, ...]] = (None, ())
+        self._shown: tuple[object, ...] = (None,)
+        self.held_step = widgets.HTML()
         self.batch = widgets.HTML()
+        self.decided = widgets.HTML()
         self.rows: tuple[PendingRow, ...] = ()
         super().__init__([])
         self.add_class("bl-pending")
 
-    def update(self, session: Session, busy: bool) -> None:
-        """Show the calls ``session`` holds now: a decided call's row goes, the others stay as
-        they are (what is typed in them, and the focus, with them)."""
-        pending = session.pending
-        key = (session, tuple(c.id for c in pending))
+    def update(self, session: Session, batch: HeldBatch | None, busy: bool) -> None:
+        """Show the batch ``session`` holds now (``budgetloop.display.held_batch``): a decided
+        call's row goes (its decision is said instead), the others stay as they are (what is
+        typed in them, and the focus, with them)."""
+        calls = () if batch is None else batch.calls
+        key = (session, batch is None, tuple((c.call.id, c.decision) for c in calls))
         if key != self._shown:
             kept = {r.call.id: r for r in self.rows if r.session is session}
             self._shown = key
+            waiting = [c for c in calls if c.decision is None]
             self.rows = tuple(
-                kept.get(call.id) or PendingRow(session, call, self._decided) for call in pending
+                kept.pop(c.call.id) if c.call.id in kept else PendingRow(session, c, self._decided)
+                for c in waiting
             )
-            self.batch.value = batch_html(pending) if pending else ""
-            self.children = (self.batch, *self.rows) if pending else ()
+            for gone in kept.values():  # its call is decided: nothing of it stays live
+                _close_all(gone)
+            if batch is None:
+                self.held_step.value = self.batch.value = self.decided.value = ""
+                self.children = ()
+            else:
+                self.held_step.value = held_step_html(batch.step)
+                self.batch.value = batch_html(batch)
+                self.decided.value = "".join(
+                    decided_html(c) for c in calls if c.decision is not None
+                )
+                self.children = (self.held_step, self.batch, *self.rows, self.decided)
         for row in self.rows:
             row.set_disabled(busy)
+
+    def focus_first(self) -> bool:
+        """Put the focus on the first waiting call's Approve; False when none waits."""
+        if not self.rows:
+            return False
+        self.rows[0].approve_button.focus()
+        return True

@@ -218,7 +218,7 @@ def step_texts(
         out["usd"].append(sid(format_usd(step.cost_usd, column=True)))  # one precision a column
         out["under"].append(sid(under_projected_text(step)))
         out["proj"].append(sid(figures.projection or NO_PROJECTION))
-        out["worst"].append(sid(figures.worst_case))
+        out["worst"].append(sid(figures.why))
         out["bar"].append(None if figures.bar is None else [*figures.bar[:3], int(figures.bar[3])])
         out["mr"].append([sid(text) for _, text in figures.rows])
         used = used_after(used, (step,))

@@ -13,13 +13,15 @@ import ipywidgets as widgets
 
 from budgetloop import NextTurn, Projection, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
-from budgetloop.display import type_name
+from budgetloop.display import HeldBatch, held_batch, type_name
 
 from ._approvals import PendingCalls
 from ._fork import ForkEditor, context_before
 from ._status import (
     error_html,
     held_html,
+    held_note,
+    held_words,
     idle_html,
     ledger_html,
     paused_html,
@@ -125,7 +127,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         ):
             button.add_class(f"bl-{name}-button")
         self.until = UntilControl(session.tools)
-        self.pending = PendingCalls(self.refresh)  # calls held for a person: Approve, Edit, Deny
+        # the batch held for a person: its turn, Approve, Edit, Deny, and what was decided
+        self.pending = PendingCalls(self._after_decision)
         self.status = widgets.HTML()
         self.error = widgets.HTML()
         self.meter = widgets.HTML()
@@ -133,7 +136,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         # every step, the chosen one in detail with Fork here, and the context now: the viewer
         self.steps = StepList(
             session, self.open_fork, self._on_hello, context_shown=context_shown,
-            context_head=self._context_head(),
+            context_head=self._context_head(), held=self._held_note(),
         )  # fmt: skip
         self.fork_area = widgets.VBox()
         self.editor: ForkEditor | None = None
@@ -172,6 +175,10 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         result = self.session.result
         if result.stop is not None:
             return f"RunPanel: {stop_lines(result)[0][1]}"
+        batch = held_batch(self.session)
+        if batch is not None and not self._running:
+            words = held_words(len(result.steps), batch, spent_words(result), for_you=False)
+            return f"RunPanel: {words}"
         if self._running:
             state = f"running: {plural(len(result.steps), 'step')} taken"
         elif result.steps:
@@ -194,13 +201,17 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     # -- from code: what each button does ------------------------------------------------------
 
     def step(self) -> None:
-        """Take one turn, as the Step button does."""
+        """Take one turn, as the Step button does (the session as it is now: a held batch
+        decided in code with ``session.approve``/``deny`` runs)."""
+        self.refresh()
         if not self.step_button.disabled:
             self._on_step()
 
     def run(self) -> None:
         """Run in the background until the run stops, Pause, or the "Run until" breakpoint, as
-        the Run button does; returns at once (``wait()`` blocks until it is over)."""
+        the Run button does; returns at once (``wait()`` blocks until it is over). Like
+        ``step()``, it goes on from the session as it is now."""
+        self.refresh()
         if not self.run_button.disabled:
             self._on_run()
 
@@ -313,6 +324,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     def _on_step(self, _button: object = None) -> None:
         self._drive("Step", self.session.step)
+        self._focus_next()
 
     def _on_reset(self, _button: object = None) -> None:
         def reset() -> None:
@@ -321,11 +333,28 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             self._adopt(session)
 
         self._drive("Reset", reset)
+        self._focus_next()
+
+    def _after_decision(self) -> None:
+        """A call was decided in the panel: redrawn, and the focus moved on."""
+        self.refresh()
+        self._focus_next()
+
+    def _focus_next(self) -> None:
+        """Where the keyboard goes after a button it pressed is gone or disabled: the next
+        call waiting for a decision (its Approve), else Step, else Reset."""
+        with self._lock:
+            if self.pending.focus_first():
+                return
+            for button in (self.step_button, self.reset_button):
+                if not button.disabled:
+                    button.focus()
+                    return
 
     def _adopt(self, session: Session) -> None:
         with self._lock:
             self.session = session
-            self.steps.reset(session, self._context_head())
+            self.steps.reset(session, self._context_head(), self._held_note())
             self.until.set_tools(session.tools)
             self.close_fork()
 
@@ -412,10 +441,15 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             )
         return head
 
+    def _held_note(self, batch: HeldBatch | None = None) -> str:
+        """What the step list says of a held turn ("": none is held)."""
+        batch = held_batch(self.session) if batch is None else batch
+        return "" if batch is None else held_note(batch)
+
     def _on_hello(self) -> None:
         """A page drawn after the first asks for the run: every page gets it whole."""
         with self._lock:
-            self.steps.reset(self.session, self.steps.head)
+            self.steps.reset(self.session, self.steps.head, self.steps.held)
 
     def _redraw(self) -> None:
         session = self.session
@@ -436,9 +470,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         elif session.done:  # an ended run has no next step: nothing to project or to fit
             label, projection, nxt = "After the run", None, None
             missing = "the run has ended: there is no next step"
-        pending = session.pending
-        if pending and not self._running:
-            self.status.value = waiting_html(len(result.steps), len(pending))
+        batch = held_batch(session)
+        if batch is not None and not self._running:
+            self.status.value = waiting_html(len(result.steps), batch, spent_words(result))
         elif self._running:
             self.status.value = running_html(len(result.steps))
         elif self._paused_by is not None and not session.done:
@@ -458,12 +492,15 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         # after a stop a projection made, the projection that stopped the run is still the
         # crossing point
         drawn = projection if not session.done or stopped_by_projection(result) else None
+        # a held turn was taken and billed: the charts draw it, though the list records it
+        # once its batch runs
+        steps = result.steps if batch is None else (*result.steps, batch.step)
         self.charts.value = charts_html(
-            result.steps, session.budget, drawn, max_points=self.chart_points,
-            carried=result.carried_usd,
+            steps, session.budget, drawn, max_points=self.chart_points,
+            carried=result.carried_usd, refused=session.done and drawn is not None,
         )  # fmt: skip
-        self.steps.update(session, self._context_head(projection))
-        self.pending.update(session, self._running or self._busy)
+        self.steps.update(session, self._context_head(projection), self._held_note(batch))
+        self.pending.update(session, batch, self._running or self._busy)
         self._set_busy()
 
 

@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from budgetloop import Result
-from budgetloop.display import stop_means
+from budgetloop.display import HeldBatch, stop_means
 
 from ._text import plural, preview, text, usd
 
@@ -120,13 +120,32 @@ def paused_html(steps: int, why: str) -> str:
     )
 
 
-def waiting_html(steps: int, calls: int) -> str:
-    """The line shown while the session holds a batch for a person's decisions."""
+def held_words(steps: int, batch: HeldBatch, spent: str, *, for_you: bool = True) -> str:
+    """A held batch in words: the turn was taken (the model called, its reply billed: what the
+    run has ``spent``), and how many calls wait for a decision, or that every call is decided.
+    ``for_you``: said to the person at the panel (the controls are below)."""
+    taken = f"held after {plural(steps, 'step')}: step {batch.step.index} called the model"
+    taken += f" ({spent} so far)" if for_you else f", {spent}"
+    waiting = batch.waiting
+    if not waiting:
+        return f"{taken}; every call is decided: Step or Run runs the batch, then goes on"
+    calls = plural(waiting, "call waits", "calls wait")
+    if not for_you:
+        return f"{taken}; {calls} for a decision"
     return (
-        f'<div class="bl-paused bl-waiting">held after {plural(steps, "step")}: '
-        f"{plural(calls, 'call waits', 'calls wait')} for your decision below (Approve, Edit or "
-        "Deny each); Step and Run go on once every call is decided</div>"
+        f"{taken}; {calls} for your decision below (Approve, Edit or Deny each); Step and Run "
+        "go on once every call is decided"
     )
+
+
+def waiting_html(steps: int, batch: HeldBatch, spent: str) -> str:
+    """The line shown while the session holds a batch for a person's decisions."""
+    return f'<div class="bl-paused bl-waiting">{text(held_words(steps, batch, spent))}</div>'
+
+
+def held_note(batch: HeldBatch) -> str:
+    """What the step list says beside its count while a turn is held: where it is."""
+    return f"step {batch.step.index} is held above: recorded here once its batch runs"
 
 
 def held_html(why: str) -> str:

@@ -72,15 +72,16 @@ class StepList(Viewer):
         *,
         context_shown: int = 40,
         context_head: str = "",
+        held: str = "",
     ) -> None:
         self.on_fork = on_fork
         self.on_hello = on_hello
         self.context_shown = context_shown
-        data, strings = self._start(session, context_head)
+        data, strings = self._start(session, context_head, held)
         super().__init__(data, strings, binary=False)  # the page appends to its columns
         self.add_class("bl-steplist")
 
-    def _start(self, session: Session, head: str) -> tuple[dict[str, Any], Strings]:
+    def _start(self, session: Session, head: str, held: str) -> tuple[dict[str, Any], Strings]:
         """A fresh string table and the session's run whole, as the page's first data."""
         result = session.result
         strings = Strings()
@@ -95,9 +96,11 @@ class StepList(Viewer):
         self._jumps.extend(result.steps, run["steps"]["fl"], stopped=self._stopped)
         self._next_sent = _next_sent(result, run["sent"])
         self._head = head
+        self._held = held
         data = document(
-            "panel", "", [run], strings, context_head=head, context_shown=self.context_shown
-        )
+            "panel", "", [run], strings, context_head=head, context_shown=self.context_shown,
+            held=held,
+        )  # fmt: skip
         return data, strings
 
     @property
@@ -105,29 +108,43 @@ class StepList(Viewer):
         """The line above the context now, as last sent."""
         return self._head
 
-    def reset(self, session: Session, head: str = "") -> None:
+    @property
+    def held(self) -> str:
+        """What the list says of a held turn not recorded yet, as last sent ("": none)."""
+        return self._held
+
+    def reset(self, session: Session, head: str = "", held: str = "") -> None:
         """Another session (a Reset, a fork), or a page that asked: every page gets the run
         whole, with a new string table."""
-        data, self._strings = self._start(session, head)
+        data, self._strings = self._start(session, head, held)
         self.data = encode(data)
 
-    def update(self, session: Session, head: str = "") -> None:
-        """Send the page what the session has that it does not: one message per refresh."""
-        delta = self.delta(session.result, session.message_tokens, head)
+    def update(self, session: Session, head: str = "", held: str = "") -> None:
+        """Send the page what the session has that it does not: one message per refresh.
+        ``held`` is what the list says beside its count while the session holds a turn whose
+        step is not recorded yet ("": it holds none)."""
+        delta = self.delta(session.result, session.message_tokens, head, held)
         if delta is not None:
             self.send(delta)
 
     def delta(
-        self, result: Result, tokens: Sequence[int], head: str = ""
+        self, result: Result, tokens: Sequence[int], head: str = "", held: str = ""
     ) -> dict[str, Any] | None:
         """What is new since the last draw or delta, as the page appends it; None when nothing
-        is (the same steps, messages and head)."""
+        is (the same steps, messages, head and held turn)."""
         steps = result.steps[self._steps :]
         messages = result.messages[self._messages :]
         stopped = result.stop is not None
-        if not steps and not messages and head == self._head and stopped == self._stopped:
+        if (
+            not steps
+            and not messages
+            and head == self._head
+            and stopped == self._stopped
+            and held == self._held
+        ):
             return None
         self._stopped = stopped
+        self._held = held
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
         columns.update(step_texts(steps, result.budget, sid, self._used, self._spent))
@@ -158,6 +175,7 @@ class StepList(Viewer):
             "tokens": list(tokens[base_messages : self._messages]),
             "jumps": self._jumps.extend(steps, columns["fl"], stopped=stopped),
             "context_head": head,
+            "held": held,
         }
 
     def answer(self, content: dict[str, Any]) -> dict[str, Any] | None:

@@ -99,10 +99,7 @@ def meter_html(
     else:
         parts.append(_cost_bar(figures.bar))
         parts.append(f'<div class="bl-projection">{escape(figures.projection)}</div>')
-        parts.append(
-            f'<div class="bl-why">worst case: {escape(figures.worst_case or "")}; '
-            "the model usually writes fewer, so a step's reported cost is lower</div>"
-        )
+        parts.append(f'<div class="bl-why">{escape(figures.why or "")}</div>')
         if figures.tier is not None:
             parts.append(f'<div class="bl-tier">{escape(figures.tier)}</div>')
     if price is not None and price.source is not None:
@@ -171,9 +168,12 @@ def charts_html(
     *,
     max_points: int = MAX_POINTS,
     carried: float = 0.0,
+    refused: bool = False,
 ) -> str:
     """The two charts of ``chart_svgs`` side by side."""
-    svgs = chart_svgs(steps, budget, next_projection, max_points=max_points, carried=carried)
+    svgs = chart_svgs(
+        steps, budget, next_projection, max_points=max_points, carried=carried, refused=refused
+    )
     return f'<div class="bl-charts">{"".join(svgs)}</div>'
 
 
@@ -184,18 +184,19 @@ def chart_svgs(
     *,
     max_points: int = MAX_POINTS,
     carried: float = 0.0,
+    refused: bool = False,
 ) -> list[str]:
     """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG, each
     drawn from at most ``max_points`` points.
 
     The cost starts at ``carried`` (``Result.carried_usd``: a fork's spend inherited from its
-    source); ``next_projection`` (the next step's, or the one that stopped the run) is drawn as
-    a hollow point at spent + projected.
+    source); ``next_projection`` (the next step's, or with ``refused`` the one that stopped the
+    run) is drawn as a hollow point at spent + projected, and the chart's title says which.
     """
     figures = series_of(steps, carried)
     return charts_of(
         figures.tokens, figures.points, budget, next_projection, len(steps),
-        max_points=max_points, carried=carried,
+        max_points=max_points, carried=carried, refused=refused,
     )  # fmt: skip
 
 
@@ -208,6 +209,7 @@ def charts_of(
     *,
     max_points: int = MAX_POINTS,
     carried: float = 0.0,
+    refused: bool = False,
 ) -> list[str]:
     """``chart_svgs`` from the figures themselves: each step's reported input tokens, and the
     cost so far after each of the ``steps`` steps (``Series.points``)."""
@@ -217,9 +219,10 @@ def charts_of(
         projected = (steps + 1, next_projection.total_usd)
         points = points or [(0, 0.0)]
     ceiling = budget.max_cost_usd
-    title = "cost so far (○ = + next step, projected)"
-    if carried:
-        title = f"cost so far, from {usd(carried)} carried (○ = + next step)"
+    title = "cost so far" if not carried else f"cost so far, from {usd(carried)} carried"
+    if projected is not None:  # the hollow point is said only where one is drawn
+        which = "the step that did not fit" if refused else "next step"
+        title += f" (○ = + {which}, projected)" if not carried else f" (○ = + {which})"
     line = line_chart(
         points,
         title=title,

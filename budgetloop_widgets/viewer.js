@@ -538,7 +538,7 @@ function meter(run, i) {
   }
   box.append(h("div", { class: "blv-projection", text: run.s(st.proj[i]) }));
   if (st.worst[i] >= 0) {
-    box.append(h("div", { class: "blv-muted", text: `worst case: ${run.s(st.worst[i])}; the model usually writes fewer, so a step's reported cost is lower` }));
+    box.append(h("div", { class: "blv-muted", text: run.s(st.worst[i]) }));
   }
   if (st.ptier && st.ptier[i] >= 0) { box.append(h("div", { class: "blv-tier", text: run.s(st.ptier[i]) })); }
   // the carried spend is said where the meter's spend holds it: from the step after the fork
@@ -924,10 +924,10 @@ class StepsView {
   apply(prefer = this.selected) {
     const entries = this.matches();
     const n = this.run.n;
-    this.list.setEntries(entries, n ? "no step matches the filters and the search" : "this trace has no steps");
-    this.count.textContent = entries.length === n
+    this.list.setEntries(entries, n ? "no step matches the filters and the search" : this.noSteps());
+    this.count.textContent = (entries.length === n
       ? plural(n, "step")
-      : `${count(entries.length)} of ${plural(n, "step")} match`;
+      : `${count(entries.length)} of ${plural(n, "step")} match`) + this.heldNote();
     this.byKey = true; // typed: the detail waits for the keys to rest, as for a move
     if (!entries.length) { this.show(-1); }
     else if (this.list.indexOf(prefer) >= 0) { this.list.select(prefer); }
@@ -935,6 +935,12 @@ class StepsView {
     else { this.list.select(this.selected); }
     this.byKey = false;
   }
+
+  // A panel's session holding a batch for a person: its turn was taken, its step is recorded
+  // here once the batch runs (the panel's words: ``doc.held``).
+  heldNote() { return this.doc.held ? ` · ${this.doc.held}` : ""; }
+
+  noSteps() { return this.doc.held || "this trace has no steps"; }
 
   jumpTo(i) {
     if (!Number.isInteger(i) || i < 0 || i >= this.run.n) { return; }
@@ -945,7 +951,7 @@ class StepsView {
       this.search.reset();
       const entries = this.matches();
       this.list.setEntries(entries, "");
-      this.count.textContent = plural(this.run.n, "step");
+      this.count.textContent = plural(this.run.n, "step") + this.heldNote();
     }
     this.list.select(i);
   }
@@ -974,7 +980,7 @@ class StepsView {
   drawDetail() {
     const i = this.selected;
     if (i < 0) {
-      this.detail.replaceChildren(h("div", { class: "blv-muted", text: this.run.n ? "no step matches: the detail shows nothing" : "this trace has no steps" }));
+      this.detail.replaceChildren(h("div", { class: "blv-muted", text: this.run.n ? "no step matches: the detail shows nothing" : this.noSteps() }));
     } else {
       this.detail.replaceChildren(detailOf(this, this.run, i, this.opts.meter !== false));
     }
@@ -1050,6 +1056,7 @@ function panelView(host, doc, el) {
     if (delta.tokens) { d.tokens = d.tokens || []; extend(d.tokens, delta.tokens); }
     d.jumps = delta.jumps;
     doc.context_head = delta.context_head;
+    doc.held = delta.held || "";
     run.grow();
     view.search.reset();
     view.fillTools();

@@ -9,7 +9,10 @@ import re
 from html import unescape
 from typing import Any
 
+import pytest
+
 from budgetloop import Budget, Completion, ScriptedModel, Session, ToolCall, start, tool
+from budgetloop.display import format_usd
 from budgetloop_widgets import RunPanel
 from tests.core.test_approvals import THREE, payments
 from tests.widgets.test_widgets import Page
@@ -51,9 +54,11 @@ def test_a_held_batch_shows_each_call_and_step_and_run_wait_for_every_decision()
     assert projection is not None
     assert "the turn that reads its results, projected: " in batch
     assert "of max_cost_usd $1.00: fits" in batch
+    spent = format_usd(panel.session.result.cost_usd)
     assert text_of(panel.status.value) == (
-        "held after 0 steps: 2 calls wait for your decision below (Approve, Edit or Deny each); "
-        "Step and Run go on once every call is decided"
+        f"held after 0 steps: step 0 called the model ({spent} spent so far); 2 calls wait for "
+        "your decision below (Approve, Edit or Deny each); Step and Run go on once every call is "
+        "decided"
     )
     assert text_of(panel.meter.value).endswith(
         "The run holds a batch for a person: a batch waits for a decision on transfer (c2), "
@@ -67,7 +72,7 @@ def test_a_held_batch_shows_each_call_and_step_and_run_wait_for_every_decision()
     last = panel.pending.rows[0]
     last.reason.value = "over the limit"
     last.deny_button.click()
-    assert panel.pending.children == ()
+    assert panel.pending.rows == ()
     assert (panel.step_button.disabled, panel.run_button.disabled) == (False, False)
     assert log == []  # nothing ran before every call was decided
     panel.step_button.click()
@@ -121,7 +126,8 @@ def test_run_pauses_at_a_held_batch_and_goes_on_once_it_is_decided() -> None:
     panel.run_button.click()
     assert panel.wait(10)
     assert [c.id for c in panel.session.pending] == ["c2", "c3"]
-    assert text_of(panel.status.value).startswith("held after 0 steps: 2 calls wait")
+    assert text_of(panel.status.value).startswith("held after 0 steps: step 0 called the model")
+    assert "; 2 calls wait for your decision below" in text_of(panel.status.value)
     for row in panel.pending.rows:
         row.deny_button.click()
     panel.run_button.click()
@@ -146,8 +152,9 @@ def test_run_until_before_a_call_of_a_tool_holds_it_though_it_is_not_marked() ->
     assert log == []
     assert [(c.id, c.tool_marked) for c in panel.session.pending] == [("b1", False)]
     assert text_of(panel.status.value) == (
-        "held after 0 steps: 1 call waits for your decision below (Approve, Edit or Deny each); "
-        "Step and Run go on once every call is decided"
+        f"held after 0 steps: step 0 called the model ({format_usd(panel.session.result.cost_usd)}"
+        " spent so far); 1 call waits for your decision below (Approve, Edit or Deny each); Step and "
+        "Run go on once every call is decided"
     )
     panel.pending.rows[0].approve_button.click()
     panel.run_button.click()
@@ -175,3 +182,202 @@ def test_what_a_held_call_holds_is_shown_as_text() -> None:
     head = panel.pending.rows[0].head.value
     assert xss not in head
     assert "&lt;img src=x onerror=alert(1)&gt;" in head
+
+
+# -- a held call's secrets: the panel shows what every other view shows ------------------------
+
+SECRET = "sk-live-4242"
+
+
+def secret_session(log: list[str]) -> Session:
+    """A held batch of two calls carrying a secret, one of them inside a longer text."""
+
+    @tool(needs_approval=True)
+    def call_api(url: str, key: str, headers: dict[str, str] | None = None) -> str:
+        """Call an API."""
+        log.append(f"{url} {key}" + ("" if headers is None else f" {headers}"))
+        return "called"
+
+    first = Completion(
+        text=f"calling with {SECRET}",
+        tool_calls=[
+            ToolCall(
+                "call_api", {"url": "a.example", "key": SECRET, "headers": {SECRET: "on"}}, "k1"
+            ),
+            ToolCall("call_api", {"url": "b.example", "key": f"Bearer {SECRET}"}, "k2"),
+        ],
+    )
+    from tests.conftest import PRICE
+
+    model = ScriptedModel([first, "done"], price=PRICE, max_output_tokens=100)
+    return start(
+        model, "go", tools=[call_api], redact=lambda s: s.replace(SECRET, "***"),
+        **PRICE_OPTIONS,
+    )  # fmt: skip
+
+
+def saved_state() -> str:
+    """Every live widget's state, as a notebook saved with its widget state keeps it."""
+    import ipywidgets as widgets
+
+    return json.dumps(widgets.Widget.get_manager_state(drop_defaults=False), default=str)
+
+
+def test_the_panel_shows_a_held_calls_secret_redacted_and_saves_none() -> None:
+    log: list[str] = []
+    panel = RunPanel(secret_session(log))
+    panel.step_button.click()
+    first, second = panel.pending.rows
+    assert text_of(first.head.value) == (
+        "call_api call k1, step 0"
+        'as the model wrote them {"url": "a.example", "key": "***", "headers": {"***": "on"}}'
+        'as checked {"url": "a.example", "key": "***", "headers": {"***": "on"}}'
+    )
+    assert json.loads(first.editor.value) == {
+        "url": "a.example",
+        "key": "***",
+        "headers": {"***": "on"},
+    }
+    assert second.editor.value == '{\n "url": "b.example",\n "key": "Bearer ***"\n}'
+    assert "calling with ***" in text_of(panel.pending.held_step.value)
+    # an edit the core refuses quotes the value refused (here a key the mark stands for)
+    first.editor.value = '{"url": "a.example", "key": "***", "headers": {"***": 5}}'
+    first.send_button.click()
+    assert text_of(first.error.value) == (
+        "Session.approve: arguments must be arguments that fit call_api's schema, got "
+        "call_api.headers.***: expected string, got int."
+    )
+    assert SECRET not in saved_state()
+    assert log == []
+
+
+def test_an_edit_keeps_a_mark_left_in_place_as_the_value_it_hides() -> None:
+    log: list[str] = []
+    panel = RunPanel(secret_session(log))
+    panel.step_button.click()
+    first, second = panel.pending.rows
+    first.edit_button.click()
+    # each mark left where it was, a key's too
+    first.editor.value = '{"url": "c.example", "key": "***", "headers": {"***": "off"}}'
+    first.send_button.click()
+    assert first.error.value == ""
+    # a mark moved elsewhere, or changed, would send the mark's text: refused, nothing sent
+    second.editor.value = '{"url": "***", "key": "Bearer ***"}'
+    second.send_button.click()
+    assert text_of(second.error.value) == (
+        "edit: arguments.url must be the value itself, or a redaction mark left where it was "
+        "shown (a mark stands for the value it hides only there), got the mark '***' moved or "
+        "changed."
+    )
+    second.editor.value = '{"url": "b.example", "key": "Bearer ***x"}'
+    second.send_button.click()
+    assert text_of(second.error.value).startswith("edit: arguments.key must be the value itself")
+    assert [c.id for c in panel.session.pending] == ["k2"]
+    second.editor.value = '{"url": "b.example", "key": "Bearer new-key"}'  # a value written
+    second.send_button.click()
+    assert panel.session.pending == ()
+    panel.step_button.click()
+    assert log == [f"c.example {SECRET} {{'{SECRET}': 'off'}}", "b.example Bearer new-key"]
+    assert SECRET not in saved_state()
+
+
+def test_a_held_batch_reads_as_a_turn_taken_and_billed_and_shows_its_text() -> None:
+    panel = RunPanel(held())
+    page = Page(panel)
+    panel.step_button.click()
+    session = panel.session
+    spent = format_usd(session.result.cost_usd)
+    assert session.result.cost_usd  # the model was called and billed
+    assert repr(panel) == (
+        f"<RunPanel: held after 0 steps: step 0 called the model, {spent} spent; 2 calls wait "
+        "for a decision>"
+    )
+    step = panel.session.result  # the step is recorded once its batch runs
+    assert step.steps == ()
+    shown = text_of(panel.pending.held_step.value)
+    assert shown.endswith(
+        "· held: the model was called and its reply billed; the step is recorded in the list "
+        "below once its batch runs" + "paying"  # the held turn's own text
+    )
+    assert shown.startswith(f"Step 0 · {spent} reported · ")
+    # the step list says where the turn is, and the charts draw it
+    assert page.first["held"] == ""  # drawn before the Step
+    assert page.appends[-1]["held"] == "step 0 is held above: recorded here once its batch runs"
+    assert "no steps yet" not in panel.charts.value
+    assert "nothing spent yet" not in panel.charts.value
+    panel.pending.rows[0].approve_button.click()
+    panel.pending.rows[0].deny_button.click()
+    assert text_of(panel.status.value) == (
+        f"held after 0 steps: step 0 called the model ({spent} spent so far); every call is "
+        "decided: Step or Run runs the batch, then goes on"
+    )
+    assert repr(panel) == (
+        f"<RunPanel: held after 0 steps: step 0 called the model, {spent} spent; every call is "
+        "decided: Step or Run runs the batch, then goes on>"
+    )
+    panel.step_button.click()
+    assert page.appends[-1]["held"] == ""  # recorded: the list has it now
+    assert page.steps() == 2
+
+
+def test_decisions_stay_shown_until_step_runs_them() -> None:
+    panel = RunPanel(held())
+    panel.step_button.click()
+    panel.pending.rows[0].approve_button.click()
+    panel.pending.rows[0].reason.value = "over the limit"
+    panel.pending.rows[0].deny_button.click()
+    assert text_of(panel.pending.decided.value) == (
+        'transfer call c2, step 0 {"to": "bob", "amount": 9000.0} → approved'
+        ": runs as decided when Step or Run goes on"
+        'transfer call c3, step 0 {"to": "cy", "amount": 20000.0} → denied (reason: over the '
+        "limit): runs as decided when Step or Run goes on"
+    )
+    assert text_of(panel.pending.batch.value).startswith(
+        "every call of this batch is decided: Step or Run runs the batch, then goes on"
+    )
+    panel.step_button.click()
+    assert panel.pending.children == ()
+
+
+def test_run_and_step_go_on_after_decisions_made_in_code() -> None:
+    for go in ("run", "step"):
+        log: list[str] = []
+        panel = RunPanel(held(log))
+        panel.step()
+        for call in panel.session.pending:
+            panel.session.approve(call.id)
+        getattr(panel, go)()  # no refresh() between: the panel reads the session as it is
+        assert panel.wait(10)
+        assert log[:3] == ["transfer ann 50", "transfer bob 9000", "transfer cy 20000"], go
+
+
+def test_a_card_decided_in_code_is_redrawn_when_pressed() -> None:
+    panel = RunPanel(held())
+    panel.step()
+    panel.session.deny("c2", "no")
+    panel.pending.rows[0].approve_button.click()  # the stale card: the session says no
+    assert [r.call.id for r in panel.pending.rows] == ["c3"]
+    assert "denied (reason: no)" in text_of(panel.pending.decided.value)
+
+
+def test_focus_moves_to_the_next_call_then_to_step_after_each_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ipywidgets as widgets
+
+    focused: list[object] = []  # what ipywidgets was asked to focus, in the page
+    monkeypatch.setattr(widgets.DOMWidget, "focus", lambda self: focused.append(self))
+    panel = RunPanel(held())
+    panel.step_button.click()
+    first, second = panel.pending.rows
+    assert focused == [first.approve_button]  # Step is disabled while calls wait
+    first.approve_button.click()
+    assert focused[-1] is second.approve_button
+    second.edit_button.click()
+    assert focused[-1] is second.editor
+    second.cancel_button.click()
+    assert focused[-1] is second.edit_button
+    second.deny_button.click()
+    assert focused[-1] is panel.step_button  # none is left: Step runs the batch
+    panel.reset_button.click()
+    assert focused[-1] is panel.step_button

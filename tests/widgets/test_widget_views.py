@@ -82,7 +82,7 @@ def test_projection_text_says_whether_the_turn_fits() -> None:
     assert projection_text(projection(fits=False)).endswith(": does NOT fit")
     assert projection_text(projection(limit_usd=None)).endswith("= $0.041202, no max_cost_usd")
     assert projection_text(projection(cost_usd=None, output_tokens=None)) == (
-        "projected: 1,234 in + ? out tokens; no price, so no cost projected"
+        "projected: 1,234 in + 0 out tokens; no price, so no cost projected"
     )
 
 
@@ -431,3 +431,36 @@ def test_a_step_that_lasted_near_the_largest_float_is_shown(tmp_path: Path) -> N
     CompareView(loaded, result)
     to_html(loaded, tmp_path / "run.html")
     assert loaded._repr_html_().startswith("<")
+
+
+def test_a_projection_without_max_output_tokens_says_it_counts_no_output() -> None:
+    unbounded = projection(output_tokens=None, cost_usd=0.003702, spent_usd=0.0)
+    assert projection_text(unbounded) == (
+        "projected: 1,234 in + 0 out tokens = $0.003702; spent $0.00 + $0.003702 = $0.003702 of "
+        "max_cost_usd $0.05: fits"
+    )
+    html = meter_html(unbounded, Used(0, 0.0, 0), Budget(max_cost_usd=0.05), done=False)
+    assert (
+        '<div class="bl-why">not a worst case: 0 output tokens assumed: no max_output_tokens is '
+        "set, so the reply&#x27;s output is not counted and a step&#x27;s reported cost is "
+        "higher by what the model writes</div>"
+    ) in html
+    assert "? out" not in html
+    assert "usually writes fewer" not in html
+
+
+def test_the_cost_chart_names_its_hollow_point_only_where_one_is_drawn() -> None:
+    steps = [make_step(cost_usd=0.01, index=i) for i in range(2)]
+
+    def title(html: str) -> str:
+        found = re.findall(r"<title>([^<]*)</title>", html)
+        return found[-1]
+
+    assert title(charts_html(steps, Budget(max_cost_usd=0.1))) == "cost so far"
+    nxt = projection(cost_usd=0.01, spent_usd=0.02, limit_usd=0.1)
+    assert title(charts_html(steps, Budget(max_cost_usd=0.1), nxt)) == (
+        "cost so far (○ = + next step, projected)"
+    )
+    assert title(charts_html(steps, Budget(max_cost_usd=0.1), nxt, refused=True)) == (
+        "cost so far (○ = + the step that did not fit, projected)"
+    )

@@ -806,3 +806,13 @@ def test_the_string_table_is_escaped_as_each_text_alone(items: list[str]) -> Non
         assert seen == expected
         seen.encode("utf-8")
     assert escaped(["a\ue000b", "\x1b"]) == ["a\ue000b", "\\x1b"]  # the separator, in a text
+
+
+def test_an_ended_runs_cost_chart_draws_and_names_no_next_step() -> None:
+    panel = RunPanel(make)
+    assert "cost so far (○ = + next step, projected)" in panel.charts.value
+    panel.run()
+    assert panel.wait(10)
+    assert panel.session.result.answered
+    assert "<title>cost so far</title>" in panel.charts.value
+    assert "○" not in panel.charts.value
