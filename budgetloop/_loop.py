@@ -385,7 +385,8 @@ class Loop(Holding):
         index = len(self.state.steps)
         tools = list(self._final_tools) if final else list(self.schemas)
         try:
-            reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left)
+            with self.state.money.renewing(reservation):  # its lease is kept while it runs
+                reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left)
         except GeneratorExit:
             raise
         except BaseException as exc:

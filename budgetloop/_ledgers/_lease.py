@@ -1,0 +1,114 @@
+"""Leases kept alive: a reservation whose call is still running is renewed until it is let go.
+
+A run keeps its reservation (``Keeper.keep``) while its model call is in flight and lets it go
+(``Keeper.let_go``) before settling it. Each ledger object has one ``Keeper`` per process, and
+the keeper one thread, started by the first reservation it keeps and ended once it has kept
+none for a whole interval. Every third of ``lease_seconds`` it renews each reservation it keeps
+(``Reservation.renew``), so a lease ends only when its process no longer runs, never while its
+call does. A renewal that fails (the store did not answer, or no longer held the reservation:
+its lease had ended and another run reserved the money, or someone took it away) is the last
+one: it is kept on the ``Kept`` for the run to read when it lets go, and the run stops before
+its next call.
+
+The thread renews while holding the keeper's lock, so ``let_go`` waits for a renewal in flight
+and then reads its outcome: a run never settles while its own renewal runs, and never misses a
+renewal that failed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._base import Reservation
+
+
+class Kept:
+    """One reservation being kept: when it is next renewed (``time.monotonic``), and why its
+    last renewal failed (the store's error, or None when the store no longer held it) once one
+    has."""
+
+    __slots__ = ("due", "error", "lapsed", "reservation")
+
+    def __init__(self, reservation: Reservation, due: float) -> None:
+        self.reservation = reservation
+        self.due = due
+        self.lapsed = False  # a renewal failed: the lease may have ended while the call ran
+        self.error: Exception | None = None  # the store's error, when it did not answer
+
+
+class Keeper:
+    """Renews the reservations a ledger's runs keep in this process, every ``interval``
+    seconds, on one thread."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.pid = os.getpid()  # a forked child makes its own: this one's thread is not there
+        self._cond = threading.Condition()
+        self._kept: dict[str, Kept] = {}  # by reservation id, soonest due first
+        self._thread: threading.Thread | None = None
+
+    def keep(self, reservation: Reservation) -> Kept:
+        """Renew ``reservation`` from one interval from now until it is let go."""
+        kept = Kept(reservation, time.monotonic() + self.interval)
+        with self._cond:
+            self._kept[reservation.id] = kept
+            if self._thread is None:
+                thread = threading.Thread(
+                    target=self._renew_all, name="budgetloop-lease", daemon=True
+                )
+                try:
+                    thread.start()
+                except RuntimeError as exc:  # no thread to spare: this lease cannot be kept
+                    del self._kept[reservation.id]
+                    kept.lapsed, kept.error = True, exc
+                    return kept
+                self._thread = thread
+        return kept
+
+    def let_go(self, kept: Kept) -> None:
+        """Stop renewing (after a renewal in flight, whose outcome ``kept`` then holds)."""
+        with self._cond:
+            self._kept.pop(kept.reservation.id, None)
+
+    def _renew_all(self) -> None:
+        """The thread: renew each kept reservation when it is due; end after an interval with
+        none kept (a later ``keep`` starts another). It waits without being told of new ones:
+        each is due one interval after it was kept, later than any wait already begun ends."""
+        idle = False
+        with self._cond:
+            while True:
+                if not self._kept:
+                    if idle:
+                        self._thread = None
+                        return
+                    idle = True
+                    self._cond.wait(self.interval)
+                    continue
+                idle = False
+                kept = next(iter(self._kept.values()))
+                wait = kept.due - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                del self._kept[kept.reservation.id]
+                if self._renewed(kept):
+                    kept.due = time.monotonic() + self.interval
+                    self._kept[kept.reservation.id] = kept  # last in line: due last
+
+    @staticmethod
+    def _renewed(kept: Kept) -> bool:
+        """Renew one reservation; False (and why, on ``kept``) when that was its last."""
+        reservation = kept.reservation
+        try:
+            if reservation.renew():
+                return True
+        except Exception as exc:
+            kept.lapsed, kept.error = True, exc
+            return False
+        # settled or released meanwhile (nothing left to keep), or the store no longer holds it
+        kept.lapsed = reservation.state == "held"
+        return False
