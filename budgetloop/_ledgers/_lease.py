@@ -3,16 +3,17 @@
 A run keeps its reservation (``Keeper.keep``) while its model call is in flight and lets it go
 (``Keeper.let_go``) before settling it. Each ledger object has one ``Keeper`` per process, and
 the keeper one thread, started by the first reservation it keeps and ended once it has kept
-none for a whole interval. Every third of ``lease_seconds`` it renews each reservation it keeps
-(``Reservation.renew``), so a lease ends only when its process no longer runs, never while its
-call does. A renewal that fails (the store did not answer, or no longer held the reservation:
-its lease had ended and another run reserved the money, or someone took it away) is the last
-one: it is kept on the ``Kept`` for the run to read when it lets go, and the run stops before
-its next call.
+none for a while (an interval, at most ``IDLE`` seconds). Every third of ``lease_seconds`` the
+thread renews each reservation it keeps (``Reservation.renew``), so a lease runs out while its
+call runs only when renewing it fails: the store did not answer, or no longer held the
+reservation (its lease had ended and another run reserved the money, or someone took it away).
+That renewal is the last: why it failed is kept on the ``Kept`` for the run to read when it
+lets go, and the run stops before its next call.
 
-The thread renews while holding the keeper's lock, so ``let_go`` waits for a renewal in flight
-and then reads its outcome: a run never settles while its own renewal runs, and never misses a
-renewal that failed.
+The thread renews outside the keeper's lock (a store that is slow to answer holds up no run that
+keeps or lets go of another reservation), and ``let_go`` waits for a renewal of its own
+reservation in flight, then reads its outcome: a run never settles while its own renewal runs,
+and never misses a renewal that failed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ._base import Reservation
+
+IDLE = 1.0  # seconds: the longest a keeper's thread waits with nothing to renew before it ends
 
 
 class Kept:
@@ -49,6 +52,7 @@ class Keeper:
         self.pid = os.getpid()  # a forked child makes its own: this one's thread is not there
         self._cond = threading.Condition()
         self._kept: dict[str, Kept] = {}  # by reservation id, soonest due first
+        self._renewing: Kept | None = None  # the one being renewed, out of ``_kept`` meanwhile
         self._thread: threading.Thread | None = None
 
     def keep(self, reservation: Reservation) -> Kept:
@@ -72,21 +76,22 @@ class Keeper:
     def let_go(self, kept: Kept) -> None:
         """Stop renewing (after a renewal in flight, whose outcome ``kept`` then holds)."""
         with self._cond:
+            while self._renewing is kept:
+                self._cond.wait()
             self._kept.pop(kept.reservation.id, None)
 
     def _renew_all(self) -> None:
-        """The thread: renew each kept reservation when it is due; end after an interval with
-        none kept (a later ``keep`` starts another). It waits without being told of new ones:
-        each is due one interval after it was kept, later than any wait already begun ends."""
+        """The thread: renew each kept reservation when it is due; end after a while with none
+        kept (a later ``keep`` starts another). It waits without being told of new ones: each
+        is due one interval after it was kept, later than any wait already begun ends."""
         idle = False
         with self._cond:
             while True:
                 if not self._kept:
                     if idle:
-                        self._thread = None
-                        return
+                        break
                     idle = True
-                    self._cond.wait(self.interval)
+                    self._cond.wait(min(self.interval, IDLE))
                     continue
                 idle = False
                 kept = next(iter(self._kept.values()))
@@ -95,9 +100,18 @@ class Keeper:
                     self._cond.wait(wait)
                     continue
                 del self._kept[kept.reservation.id]
-                if self._renewed(kept):
+                self._renewing = kept
+                self._cond.release()
+                try:
+                    renewed = self._renewed(kept)
+                finally:
+                    self._cond.acquire()
+                    self._renewing = None
+                    self._cond.notify_all()
+                if renewed:  # back in line, last: due last (``let_go`` may take it out now)
                     kept.due = time.monotonic() + self.interval
-                    self._kept[kept.reservation.id] = kept  # last in line: due last
+                    self._kept[kept.reservation.id] = kept
+            self._thread = None
 
     @staticmethod
     def _renewed(kept: Kept) -> bool:

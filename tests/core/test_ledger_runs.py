@@ -204,3 +204,34 @@ def test_a_call_that_outlasts_its_lease_keeps_its_money_held(
         )
         assert [r.cost_usd for r in results] == [0.0075, 0.0, 0.0]
         assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.0075, 0.0)
+
+
+def test_an_interrupted_or_cancelled_call_is_billed_and_its_lease_let_go() -> None:
+    ledger = MemoryLedger(0.02, lease_seconds=LEASE)
+    held: list[float] = []
+
+    def interrupted(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        time.sleep(2 * LEASE)
+        held.append(ledger.reserved_usd())  # renewed: still held two leases in
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(interrupted, "go", ledger=ledger, **LONG_CALL)
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(arun(slow_async_model, "go", ledger=ledger, **LONG_CALL))
+        await asyncio.sleep(2 * LEASE)
+        held.append(ledger.reserved_usd())
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    assert held == [0.0075, 0.0075]
+    # each call may have been billed: its worst case is settled, and nothing is held
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.015, 0.0)
+    # nothing renews them any more: the keeper's thread ends once it has nothing to keep
+    deadline = time.monotonic() + 10
+    while any(t.name == "budgetloop-lease" for t in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
