@@ -101,7 +101,8 @@ class LedgerError(RuntimeError):
 
 
 class Reservation:
-    """Money set aside before a call: ``settle`` it at the actual cost, or ``release`` it.
+    """Money set aside before a call: ``settle`` it at the actual cost, or ``release`` it;
+    ``renew`` its lease while the call runs (a run does, every third of ``lease_seconds``).
 
     ``settle`` may be called once; it records the spend even after ``release`` or after the
     lease ended (money spent is never forgotten), and a second ``settle`` is a ``ValueError``.

@@ -1,6 +1,6 @@
 """``RedisLedger``: a ledger on a Redis server, shared by processes on many machines.
 
-Reserve, settle and release are each one Lua script, which Redis runs without interleaving.
+Reserve, settle, release and renew are each one Lua script, which Redis runs without interleaving.
 Amounts are integer picodollars handled by ``INCRBY``/``DECRBY`` (exact in 64 bits) and compared
 as decimal strings, never as Lua's doubles. Keys, with ``{key}`` as a hash tag so that a cluster
 keeps them in one slot, per period P: ``{key}:spent:P`` (settled), ``{key}:used:P`` (settled plus
