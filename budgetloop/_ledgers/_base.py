@@ -224,13 +224,15 @@ class Ledger(abc.ABC):
         self._clock = check_clock(where, clock)
         self._pending: dict[str, tuple[Reservation, int]] = {}  # settles the store did not take
         self._pending_lock = threading.Lock()
-        self._keeper = Keeper(self.lease_seconds / 3)
+        self._keeper: Keeper | None = None
 
     def _keeper_here(self) -> Keeper:
-        """The keeper that renews this process's running reservations (a forked child's own)."""
-        if self._keeper.pid != os.getpid():
-            self._keeper = Keeper(self.lease_seconds / 3)
-        return self._keeper
+        """The keeper that renews this process's running reservations, every third of the
+        lease (made on first use, and again in a forked child)."""
+        keeper = self._keeper
+        if keeper is None or keeper.pid != os.getpid():
+            keeper = self._keeper = Keeper(self.lease_seconds / 3)
+        return keeper
 
     @property
     def limit_pico(self) -> int:

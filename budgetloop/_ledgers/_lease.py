@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._base import Reservation
 
-IDLE = 1.0  # seconds: the longest a keeper's thread waits with nothing to renew before it ends
+IDLE = 1.0  # seconds: the longest a keeper's thread waits at once, and idles before it ends
+SOONEST = 0.001  # seconds: the shortest interval, so a lease of microseconds is no busy loop
 
 
 class Kept:
@@ -45,10 +46,10 @@ class Kept:
 
 class Keeper:
     """Renews the reservations a ledger's runs keep in this process, every ``interval``
-    seconds, on one thread."""
+    seconds (a millisecond at least), on one thread."""
 
     def __init__(self, interval: float) -> None:
-        self.interval = interval
+        self.interval = max(interval, SOONEST)
         self.pid = os.getpid()  # a forked child makes its own: this one's thread is not there
         self._cond = threading.Condition()
         self._kept: dict[str, Kept] = {}  # by reservation id, soonest due first
@@ -96,8 +97,8 @@ class Keeper:
                 idle = False
                 kept = next(iter(self._kept.values()))
                 wait = kept.due - time.monotonic()
-                if wait > 0:
-                    self._cond.wait(wait)
+                if wait > 0:  # a while at most: a lease of years is a wait no clock can time
+                    self._cond.wait(min(wait, IDLE))
                     continue
                 del self._kept[kept.reservation.id]
                 self._renewing = kept
