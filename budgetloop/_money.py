@@ -5,11 +5,11 @@ ledger's part in both.
 worst case before a model call (a shared ledger may refuse, or not answer: either stops the run
 before the call), keeps the reservation's lease ``renewing`` while the call runs (a renewal that
 failed stops the run at its next ``reserve``), then asks it to ``bill`` the call the moment it
-is over. Billing adds to the run's
-spend first and settles the ledger second; a store that does not answer keeps the settle pending
-in the ledger (see ``budgetloop._ledgers``), never raises into the turn, and the run's next
-``reserve`` stops it, with the store's error, rather than send anything more. So a call that was
-billed is always recorded as a step, and the ledger never ends below what was billed.
+is over. Billing adds to the run's spend first and settles the ledger second; a store that does
+not answer keeps the settle pending in the ledger (see ``budgetloop._ledgers``), never raises
+into the turn, and the run's next ``reserve`` stops it, with the store's error, rather than
+send anything more. So a call that was billed is always recorded as a step, and the ledger
+never ends below what was billed.
 """
 
 from __future__ import annotations
