@@ -6,8 +6,8 @@ yields what it needs done, a model call and then a tool batch, and is sent back 
 
 1. plan: the turn's worst case, whether it is the final answer (``finish=True``), and the stop
    before it if a ceiling says so (``Guards``, the policies of ``_finish``);
-2. call: reserve the worst case, call the model, bill the call the moment it is over
-   (``Money``), interrupts included;
+2. call: reserve the worst case, call the model (its lease renewed while it runs), bill the
+   call the moment it is over (``Money``), interrupts included;
 3. commit: the call failed, or it was the final answer, or its tool batch ran, or was skipped
    because no later call could read the results.
 
@@ -385,7 +385,8 @@ class Loop(Holding):
         index = len(self.state.steps)
         tools = list(self._final_tools) if final else list(self.schemas)
         try:
-            reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left)
+            with self.state.money.renewing(reservation):  # its lease is kept while it runs
+                reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left)
         except GeneratorExit:
             raise
         except BaseException as exc:

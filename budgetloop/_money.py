@@ -3,17 +3,23 @@ ledger's part in both.
 
 ``Money`` is the only code that changes what a run has spent. A turn asks it to ``reserve`` the
 worst case before a model call (a shared ledger may refuse, or not answer: either stops the run
-before the call), then to ``bill`` the call the moment it is over. Billing adds to the run's
-spend first and settles the ledger second; a store that does not answer keeps the settle pending
-in the ledger (see ``budgetloop._ledgers``), never raises into the turn, and the run's next
-``reserve`` stops it, with the store's error, rather than send anything more. So a call that was
-billed is always recorded as a step, and the ledger never ends below what was billed.
+before the call), keeps the reservation's lease ``renewing`` while the call runs (a renewal that
+failed stops the run at its next ``reserve``), then asks it to ``bill`` the call the moment it
+is over. Billing adds to the run's spend first and settles the ledger second; a store that does
+not answer keeps the settle pending in the ledger (see ``budgetloop._ledgers``), never raises
+into the turn, and the run's next ``reserve`` stops it, with the store's error, rather than
+send anything more. So a call that was billed is always recorded as a step, and the ledger
+never ends below what was billed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from ._dispatch import describe
 from ._ledgers import Ledger, Reservation
+from ._ledgers._lease import Kept
 from ._turn import Ending, Reply
 from ._types import Price, Stop, Usage, format_usd, from_pico, to_pico
 
@@ -21,12 +27,13 @@ from ._types import Price, Stop, Usage, format_usd, from_pico, to_pico
 class Money:
     """What the run has spent (whole picodollars) and its reservations in a shared ledger."""
 
-    __slots__ = ("known", "ledger", "spent", "unrecorded")
+    __slots__ = ("known", "lapsed", "ledger", "spent", "unrecorded")
 
     def __init__(self, spent: int, ledger: Ledger | None) -> None:
         self.spent = spent
         self.ledger = ledger
         self.unrecorded: Exception | None = None  # the store's error when a settle was kept
+        self.lapsed: Kept | None = None  # a call's lease that could not be renewed
         self.known = True  # False: the run goes on from spend no one knows (an imported run's)
 
     def usd(self, pico: int) -> float | None:
@@ -44,6 +51,8 @@ class Money:
         ledger = self.ledger
         if ledger is None:
             return None, None
+        if self.lapsed is not None:
+            return None, self._lapsed_ending(self.lapsed)
         amount = projected or 0
         try:
             reservation = ledger._reserve_pico(amount)
@@ -72,6 +81,34 @@ class Money:
             Stop.SHARED_BUDGET,
             f"{refused}: {format_usd(spent)} spent and {format_usd(reserved)}"
             f" reserved of {format_usd(ledger.limit_usd)}",
+        )
+
+    @contextmanager
+    def renewing(self, reservation: Reservation | None) -> Iterator[None]:
+        """The reservation's lease renewed while its call is in flight (the block), and stopped
+        before the call is billed; a renewal that failed stops the run at its next ``reserve``."""
+        if reservation is None:
+            yield
+            return
+        kept = None
+        try:
+            with reservation._running() as kept:
+                yield
+        finally:
+            if kept is not None and kept.lapsed:
+                self.lapsed = kept
+
+    def _lapsed_ending(self, kept: Kept) -> Ending:
+        """The stop after a call whose lease could not be renewed while it ran."""
+        if kept.error is None:
+            why = "no longer held the last call's reservation when its lease was renewed"
+        else:
+            why = "did not answer when the last call's lease was renewed"
+        return Ending(
+            Stop.SHARED_BUDGET,
+            f"the shared ledger {why}, so another run may have reserved that money, and no "
+            f"further call was sent{self._pending_words()}",
+            None if kept.error is None else describe(kept.error),
         )
 
     def carry(self, spent: int) -> None:

@@ -10,8 +10,10 @@ the actual cost after it; a refused reservation stops the run with ``shared_budg
 
 Each takes ``period=None | "hour" | "day"`` (UTC; spend starts from zero in each new period, and
 a reservation is settled into the period it was made in), ``lease_seconds`` (a reservation not
-settled or released by then, say because its process was killed, stops counting; settling it
-later still records the spend) and ``clock`` (seconds since the epoch; ``time.time``).
+settled, released or renewed by then, say because its process was killed, stops counting;
+settling it later still records the spend; a run renews its reservation every third of it for
+as long as the call runs, and stops with ``shared_budget`` before its next call when a renewal
+fails) and ``clock`` (seconds since the epoch; ``time.time``).
 """
 
 from __future__ import annotations

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import abc
 import math
+import os
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from .._types import format_usd, from_pico, to_pico
 from .._valid import must, type_name
+from ._lease import Keeper, Kept
 
 PERIODS: dict[str | None, int] = {None: 0, "hour": 3600, "day": 86400}
 MAX_USD = 1_000_000  # the largest limit or settled amount, so every store's int64 holds the sum
@@ -98,7 +101,8 @@ class LedgerError(RuntimeError):
 
 
 class Reservation:
-    """Money set aside before a call: ``settle`` it at the actual cost, or ``release`` it.
+    """Money set aside before a call: ``settle`` it at the actual cost, or ``release`` it;
+    ``renew`` its lease while the call runs (a run does, every third of ``lease_seconds``).
 
     ``settle`` may be called once; it records the spend even after ``release`` or after the
     lease ended (money spent is never forgotten), and a second ``settle`` is a ``ValueError``.
@@ -153,6 +157,40 @@ class Reservation:
             self._state = "settled" if failure is None else "pending"
             return failure
 
+    def renew(self) -> bool:
+        """Extend the lease to ``lease_seconds`` from now, for a call that is still running
+        (a run renews its reservation every third of the lease while its call is in flight).
+        False when there is nothing to renew: the reservation is settled, pending or released,
+        or the store no longer holds it (its lease ended and another reserve dropped it, or it
+        was deleted), so its money may be another's. ``LedgerError`` when the store does not
+        answer."""
+        with self._lock:
+            if self._state != "held":
+                return False
+            ledger = self._ledger
+            expires = ledger._now() + ledger.lease_seconds
+            try:
+                held = ledger._renew(self, expires)
+            except Exception as exc:
+                raise LedgerError(
+                    f"Reservation.renew: the lease of reservation {self.id} must be renewed by "
+                    f"the store, got {said(exc)}."
+                ) from exc
+            if held:
+                self.expires = expires
+            return held
+
+    @contextmanager
+    def _running(self) -> Iterator[Kept]:
+        """Renewed while the block runs (its call is in flight), by its ledger's keeper; the
+        ``Kept`` says, once the block is over, whether a renewal failed."""
+        keeper = self._ledger._keeper_here()
+        kept = keeper.keep(self)
+        try:
+            yield kept
+        finally:
+            keeper.let_go(kept)
+
     def _recorded(self) -> None:
         """A pending settle reached the store."""
         self._state = "settled"
@@ -186,6 +224,15 @@ class Ledger(abc.ABC):
         self._clock = check_clock(where, clock)
         self._pending: dict[str, tuple[Reservation, int]] = {}  # settles the store did not take
         self._pending_lock = threading.Lock()
+        self._keeper: Keeper | None = None
+
+    def _keeper_here(self) -> Keeper:
+        """The keeper that renews this process's running reservations, every third of the
+        lease (made on first use, and again in a forked child)."""
+        keeper = self._keeper
+        if keeper is None or keeper.pid != os.getpid():
+            keeper = self._keeper = Keeper(self.lease_seconds / 3)
+        return keeper
 
     @property
     def limit_pico(self) -> int:
@@ -292,6 +339,11 @@ class Ledger(abc.ABC):
     def _settle(self, reservation: Reservation, pico: int) -> None:
         """Atomically: drop the reservation (if still held) and add ``pico`` to its period,
         once: a retried settle of a reservation the store has already recorded adds nothing."""
+
+    @abc.abstractmethod
+    def _renew(self, reservation: Reservation, expires: float) -> bool:
+        """Atomically: if the store still holds the reservation, move its lease's end to
+        ``expires`` and return True; False when it holds it no longer."""
 
     @abc.abstractmethod
     def _release(self, reservation: Reservation) -> None:

@@ -54,6 +54,14 @@ class MemoryLedger(Ledger):
             self._held.pop(reservation.id, None)
             self._spent[reservation.period] = self._spent.get(reservation.period, 0) + pico
 
+    def _renew(self, reservation: Reservation, expires: float) -> bool:
+        with self._lock:
+            held = self._held.get(reservation.id)
+            if held is None:
+                return False
+            held.expires = expires
+            return True
+
     def _release(self, reservation: Reservation) -> None:
         with self._lock:
             self._held.pop(reservation.id, None)

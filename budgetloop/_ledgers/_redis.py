@@ -1,6 +1,6 @@
 """``RedisLedger``: a ledger on a Redis server, shared by processes on many machines.
 
-Reserve, settle and release are each one Lua script, which Redis runs without interleaving.
+Reserve, settle, release and renew are each one Lua script, which Redis runs without interleaving.
 Amounts are integer picodollars handled by ``INCRBY``/``DECRBY`` (exact in 64 bits) and compared
 as decimal strings, never as Lua's doubles. Keys, with ``{key}`` as a hash tag so that a cluster
 keeps them in one slot, per period P: ``{key}:spent:P`` (settled), ``{key}:used:P`` (settled plus
@@ -84,6 +84,12 @@ redis.call('ZREM', KEYS[4], ARGV[1])
 return 1
 """
 
+RENEW = """
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+"""
+
 TOTALS = (
     _EXPIRE
     + """
@@ -138,6 +144,7 @@ class RedisLedger(Ledger):
         self._reserve = self.client.register_script(RESERVE)
         self._settle_script = self.client.register_script(SETTLE)
         self._release_script = self.client.register_script(RELEASE)
+        self._renew_script = self.client.register_script(RENEW)
         self._totals_script = self.client.register_script(TOTALS)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -168,6 +175,10 @@ class RedisLedger(Ledger):
         now = self._now()
         args = [reservation.id, str(pico), repr(now), repr(now - SETTLED_KEPT)]
         self._settle_script(keys=self._keys(reservation.period), args=args)
+
+    def _renew(self, reservation: Reservation, expires: float) -> bool:
+        lease = self._keys(reservation.period)[3]
+        return bool(self._renew_script(keys=[lease], args=[reservation.id, repr(expires)]))
 
     def _release(self, reservation: Reservation) -> None:
         self._release_script(keys=self._keys(reservation.period), args=[reservation.id])

@@ -157,6 +157,13 @@ class SqliteLedger(Ledger):
                 (self._kind, reservation.period, pico),
             )
 
+    def _renew(self, reservation: Reservation, expires: float) -> bool:
+        with self._transaction() as db:
+            renewed = db.execute(
+                "UPDATE held SET expires = ? WHERE id = ?", (expires, reservation.id)
+            )
+            return renewed.rowcount == 1
+
     def _release(self, reservation: Reservation) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM held WHERE id = ?", (reservation.id,))

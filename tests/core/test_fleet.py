@@ -34,6 +34,7 @@ from budgetloop import (
     SqliteLedger,
     Stop,
     ToolCall,
+    Usage,
     budget_report,
     load_trace,
     run,
@@ -117,6 +118,34 @@ def test_200_runaway_runs_through_one_sqlite_ledger(
     assert budget_report(tmp_path / "t").total_cost_usd == pytest.approx(
         ledger.spent_usd(), abs=1e-12
     )
+
+
+def test_a_worker_renews_its_reservation_while_its_call_runs(
+    pool: ProcessPoolExecutor, tmp_path: Path
+) -> None:
+    # the worker's one call outlasts its lease five times over: the money stays held meanwhile
+    ledger = SqliteLedger(tmp_path / "spend.db", 0.01, lease_seconds=0.6)
+    model = ScriptedModel([Completion(text="done", usage=Usage(1000, 6500))], delay=3.0)
+    options: dict[str, Any] = {"price": PRICE, "max_output_tokens": 6500, "progress": False}
+    done: list[Any] = []
+
+    def batch() -> None:  # its worst case: 7,500 tokens at $1 per million
+        done.extend(
+            run_many(model, ["go"], executor=pool, ledger=ledger, count_tokens=thousand, **options)
+        )
+
+    thread = threading.Thread(target=batch)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while ledger.reserved_usd() == 0.0:  # the worker reserved and sent its call
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(1.5)  # two and a half leases in
+    assert ledger.reserved_usd() == 0.0075
+    assert ledger.reserve(0.005) is None  # no other run can take what it still holds
+    thread.join(60)
+    assert [r.stop for r in done] == [Stop.ANSWERED]
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.0075, 0.0)
 
 
 def test_results_come_back_in_prompt_order_each_made_on_a_worker(

@@ -167,6 +167,38 @@ def test_a_lease_counts_until_it_ends_then_is_released(make: MakeLedger) -> None
     assert ledger.reserve(1e-12) is None
 
 
+def test_renew_moves_the_lease_end_while_the_store_still_holds_it(make: MakeLedger) -> None:
+    clock = Clock()
+    ledger = make(1.0, lease_seconds=60, clock=clock)
+    r = ledger.reserve(0.7)
+    assert r is not None
+    clock.now += 50
+    assert r.renew() is True
+    assert r.expires == clock.now + 60
+    clock.now += 59.999  # past the first lease's end, inside the renewed one
+    assert ledger.reserved_usd() == 0.7
+    assert ledger.reserve(0.5) is None
+    clock.now += 0.001  # the renewed lease's end
+    assert ledger.reserved_usd() == 0.0
+    assert ledger.reserve(0.5) is not None  # the money went to another, so r's lease is over
+    assert r.renew() is False
+    assert (r.state, ledger.reserved_usd()) == ("held", 0.5)
+    r.settle(0.6)  # its spend is still recorded
+    assert r.renew() is False  # nothing left to renew
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.6, 0.5)
+
+
+def test_renew_after_settle_or_release_holds_nothing_again(make: MakeLedger) -> None:
+    ledger = make(1.0)
+    settled, released = ledger.reserve(0.3), ledger.reserve(0.3)
+    assert settled is not None
+    assert released is not None
+    settled.settle(0.2)
+    released.release()
+    assert (settled.renew(), released.renew()) == (False, False)
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.2, 0.0)
+
+
 def test_a_period_starts_from_zero_and_settles_into_its_own_period(make: MakeLedger) -> None:
     day = 86400
     clock = Clock(19_000 * day + day - 1)  # one second before a UTC midnight

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -336,3 +337,65 @@ def test_a_ledger_that_refuses_and_then_goes_away_is_a_shared_budget_stop() -> N
     assert [r.stop for r in many] == [Stop.SHARED_BUDGET] * 2
     assert [r.detail for r in many] == [result.detail] * 2
     assert model.calls == 0
+
+
+# -- a lease that could not be renewed while its call ran ----------------------------------------
+
+LEASE = 0.6  # renewed every 0.2 s while a call runs
+
+
+def test_a_lease_redis_could_not_renew_stops_the_run_before_its_next_call(
+    restartable_redis: Any,
+) -> None:
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    url, up, down = restartable_redis
+    client = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0))  # fails at once, no retries
+
+    def outage() -> None:  # the server is away for five renewals of call 2, then back
+        down()
+        time.sleep(1.0)
+        up()
+
+    ledger = RedisLedger(client, 1.0, key="renewal", lease_seconds=LEASE)
+    model = Counting(5, {2: outage})
+    result = run(model, "go", ledger=ledger, **OPTIONS)
+    assert (model.calls, len(result.steps), result.stop) == (2, 2, Stop.SHARED_BUDGET)
+    assert result.detail == (
+        "the shared ledger did not answer when the last call's lease was renewed, so another "
+        "run may have reserved that money, and no further call was sent"
+    )
+    assert result.error is not None
+    assert result.error.startswith("LedgerError: Reservation.renew: the lease of reservation ")
+    assert "must be renewed by the store, got ConnectionError: " in result.error
+    # the call's spend is recorded all the same: the server was back when it was settled
+    assert result.cost_usd == pytest.approx(2 * TURN)
+    assert ledger.spent_usd() == pytest.approx(2 * TURN)
+    assert (ledger.pending_usd(), ledger.reserved_usd()) == (0.0, 0.0)
+
+
+def test_a_reservation_taken_from_the_store_mid_call_stops_the_run_before_its_next_call(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ledger.db"
+
+    def taken_away() -> None:  # someone clears the file's reservations while call 2 runs
+        with closing(sqlite3.connect(path, isolation_level=None)) as db:
+            db.execute("DELETE FROM held")
+        time.sleep(1.0)  # five renewals fall due
+
+    ledger = SqliteLedger(path, 1.0, lease_seconds=LEASE)
+    model = Counting(5, {2: taken_away})
+    result = run(model, "go", ledger=ledger, trace_path=tmp_path / "run.jsonl", **OPTIONS)
+    assert (model.calls, len(result.steps), result.stop) == (2, 2, Stop.SHARED_BUDGET)
+    said = (
+        "the shared ledger no longer held the last call's reservation when its lease was "
+        "renewed, so another run may have reserved that money, and no further call was sent"
+    )
+    assert (result.detail, result.error) == (said, None)
+    saved = load_trace(tmp_path / "run.jsonl")
+    assert (saved.stop, saved.detail, len(saved.steps)) == (Stop.SHARED_BUDGET, said, 2)
+    assert ledger.spent_usd() == pytest.approx(2 * TURN) == result.cost_usd
+    assert ledger.reserved_usd() == 0.0

@@ -1,12 +1,20 @@
 """Runs sharing a ledger, end to end: each model call's worst case is reserved before it is sent
 and settled at its actual cost after; a refused reservation stops the run with
-``shared_budget``; settled spend never passes the ledger's limit, across run_many's threads too.
+``shared_budget``; settled spend never passes the ledger's limit, across run_many's threads too,
+and a reservation's lease is renewed for as long as its call runs, whatever drives the run.
 
 The fixture's turns are sent 1,000 tokens and write 50 of at most 100, at $1 per million: a turn
 is projected at $0.0011 and costs $0.00105."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +26,20 @@ from budgetloop import (
     MemoryLedger,
     Message,
     Price,
+    Result,
+    ScriptedModel,
     SqliteLedger,
     Stop,
     ToolCall,
     Usage,
+    arun,
     load_trace,
     run,
     run_many,
+    start,
 )
+from budgetloop.ledger import Ledger, RedisLedger
+from tests.ledger_support import NO_REDIS, redis_server
 
 PRICE = Price(1.0, 1.0)
 
@@ -109,3 +123,115 @@ def test_run_many_through_one_ledger_never_settles_past_it(kind: str, tmp_path: 
     assert ledger.reserved_usd() == 0.0
     for i, result in enumerate(results):
         assert load_trace(tmp_path / "t" / f"run-{i:04d}.jsonl").stop == result.stop
+
+
+# A call that outlasts its lease three times over, and runs started further apart than a lease: a
+# lease that lapsed mid-call let the second and third runs reserve money the first still held
+# (three $0.0075 calls through a $0.01 ledger settled $0.0225).
+LEASE, CALL, APART = 0.45, 1.4, 0.55
+LONG_CALL: dict[str, Any] = {  # 1,000 tokens in and 6,500 out at most: $0.0075 projected
+    "price": PRICE,
+    "max_output_tokens": 6500,
+    "count_tokens": lambda m, t: 1000,
+}
+ANSWER = Completion(text="done", usage=Usage(1000, 6500))  # costs its whole $0.0075
+
+
+def slow_model() -> ScriptedModel:
+    return ScriptedModel([ANSWER], repeat_last=True, delay=CALL)
+
+
+async def slow_async_model(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+    await asyncio.sleep(CALL)
+    return ANSWER
+
+
+def by_run(ledger: Ledger) -> Result:
+    return run(slow_model(), "go", ledger=ledger, **LONG_CALL)
+
+
+def by_session(ledger: Ledger) -> Result:
+    session = start(slow_model(), "go", ledger=ledger, **LONG_CALL)
+    while session.step() is not None:
+        pass
+    return session.result
+
+
+def by_arun(ledger: Ledger) -> Result:
+    return asyncio.run(arun(slow_async_model, "go", ledger=ledger, **LONG_CALL))
+
+
+def runs_apart(ledger: Ledger, drive: Callable[[Ledger], Result]) -> list[Result]:
+    """Three runs through ``ledger``, each started ``APART`` seconds after the last."""
+    results: list[Result | None] = [None, None, None]
+
+    def one(i: int) -> None:
+        results[i] = drive(ledger)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+        time.sleep(APART)
+    for thread in threads:
+        thread.join(30)
+    assert all(r is not None for r in results)
+    return [r for r in results if r is not None]
+
+
+@pytest.mark.parametrize(
+    ("kind", "drive"),
+    [("memory", by_run), ("sqlite", by_session), ("redis", by_arun), ("memory", by_arun)],
+)
+def test_a_call_that_outlasts_its_lease_keeps_its_money_held(
+    kind: str, drive: Callable[[Ledger], Result], tmp_path: Path
+) -> None:
+    with redis_server() if kind == "redis" else nullcontext() as url:
+        if kind == "redis" and url is None:
+            warnings.warn(NO_REDIS, stacklevel=1)
+            pytest.skip(NO_REDIS)
+        ledger: Ledger
+        if kind == "memory":
+            ledger = MemoryLedger(0.01, lease_seconds=LEASE)
+        elif kind == "sqlite":
+            ledger = SqliteLedger(tmp_path / "l.db", 0.01, lease_seconds=LEASE)
+        else:
+            ledger = RedisLedger(url, 0.01, key=uuid.uuid4().hex, lease_seconds=LEASE)
+        results = runs_apart(ledger, drive)
+        assert [r.stop for r in results] == [Stop.ANSWERED, Stop.SHARED_BUDGET, Stop.SHARED_BUDGET]
+        assert results[1].detail == (  # the first call, three leases in, still holds its money
+            "the shared ledger refused the next turn's worst case $0.0075: $0.00 spent and "
+            "$0.0075 reserved of $0.01"
+        )
+        assert [r.cost_usd for r in results] == [0.0075, 0.0, 0.0]
+        assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.0075, 0.0)
+
+
+def test_an_interrupted_or_cancelled_call_is_billed_and_its_lease_let_go() -> None:
+    ledger = MemoryLedger(0.02, lease_seconds=LEASE)
+    held: list[float] = []
+
+    def interrupted(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        time.sleep(2 * LEASE)
+        held.append(ledger.reserved_usd())  # renewed: still held two leases in
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(interrupted, "go", ledger=ledger, **LONG_CALL)
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(arun(slow_async_model, "go", ledger=ledger, **LONG_CALL))
+        await asyncio.sleep(2 * LEASE)
+        held.append(ledger.reserved_usd())
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    assert held == [0.0075, 0.0075]
+    # each call may have been billed: its worst case is settled, and nothing is held
+    assert (ledger.spent_usd(), ledger.reserved_usd()) == (0.015, 0.0)
+    # nothing renews them any more: the keeper's thread ends once it has nothing to keep
+    deadline = time.monotonic() + 10
+    while any(t.name == "budgetloop-lease" for t in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
