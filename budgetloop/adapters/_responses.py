@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall, Usage
+from .._types import Completion, Message, Price, ToolCall
 from .._valid import type_name
 from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
+from ._usage import openai_usage
 
 _RESERVED = ("input", "model", "tools", "max_output_tokens")
 _ENCRYPTED = "reasoning.encrypted_content"
@@ -135,7 +136,9 @@ def completion_from_responses(response: Any) -> Completion:
     """A ``Completion`` from a Responses API body (the JSON object, or the SDK's ``Response``):
     the text of its message items (a refusal as its text), its ``function_call`` items as tool
     calls with their ``call_id``s and JSON-string arguments as sent, its usage (cached input as
-    cache reads, reasoning as part of the output), and the model, id and why it ended:
+    cache reads, reasoning as part of the output; None when it cannot be read, so the call is
+    billed at its worst case: see ``budgetloop.adapters._usage``), and the model, id and why it
+    ended:
     ``length`` for a reply cut at ``max_output_tokens``, ``tool_call`` for calls, else
     ``stop``. A failed response, or one that is not of this shape, raises ``ValueError``."""
     body = _body(response)
@@ -179,7 +182,7 @@ def completion_from_responses(response: Any) -> Completion:
     return Completion(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
-        usage=_usage(body.get("usage")),
+        usage=openai_usage(body.get("usage")),
         model=_text(body.get("model")),
         response_id=_text(body.get("id")),
         finish_reason=finish,
@@ -221,26 +224,3 @@ def _str(data: dict[str, Any], key: str, where: str) -> str:
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _count(data: Any, key: str) -> int:
-    """A token count the usage holds, or 0 for anything else (a field a server left out)."""
-    value = data.get(key) if isinstance(data, dict) else None
-    return value if type(value) is int and value > 0 else 0
-
-
-def _usage(usage: Any) -> Usage | None:
-    """The Responses API's usage: ``input_tokens`` is the whole input, ``cached_tokens`` and
-    ``cache_write_tokens`` parts of it; ``reasoning_tokens`` is part of ``output_tokens``. A
-    part reported above its whole (a server that reports it wrongly) is read as all of it, so
-    the call is still billed rather than failing the run."""
-    if not isinstance(usage, dict):
-        return None
-    inp, out = _count(usage, "input_tokens"), _count(usage, "output_tokens")
-    details = usage.get("input_tokens_details")
-    read = min(_count(details, "cached_tokens"), inp)
-    write = min(_count(details, "cache_write_tokens"), inp - read)
-    thinking = min(_count(usage.get("output_tokens_details"), "reasoning_tokens"), out)
-    return Usage(
-        inp, out, cache_read_tokens=read, cache_write_tokens=write, reasoning_tokens=thinking
-    )
