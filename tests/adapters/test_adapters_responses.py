@@ -403,6 +403,69 @@ def test_a_reply_with_any_usage_shape_is_never_billed_below_what_the_provider_bi
         assert step.usage == report.true
 
 
+@pytest.mark.parametrize("status", ["queued", "in_progress", "cancelled"])
+def test_a_response_that_has_not_ended_is_a_model_error_naming_its_status(status: str) -> None:
+    body = response([], status=status)  # what a background response says before it ends
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.stop is Stop.MODEL_ERROR
+    assert result.answer is None
+    assert result.error == (
+        "ValueError: openai_responses: the response's status must be 'completed' or "
+        f"'incomplete' (a response that has ended), got '{status}'."
+    )
+
+
+def test_an_output_item_the_adapter_does_not_read_is_a_model_error_naming_it() -> None:
+    custom = {
+        "type": "custom_tool_call",
+        "id": "ctc_1",
+        "call_id": "call_C",
+        "name": "shell",
+        "input": "rm -rf /",
+        "status": "completed",
+    }
+    body = response([reasoning("rs_1", encrypted="blob"), custom])
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.stop is Stop.MODEL_ERROR
+    assert result.answer is None
+    assert result.error == (
+        "ValueError: openai_responses: output[1].type must be one of 'message', "
+        "'function_call', 'reasoning', got 'custom_tool_call'."
+    )
+
+
+@pytest.mark.parametrize(
+    ("output", "said"),
+    [
+        (["Done."], "output[0] must be a JSON object, got str."),
+        ([{"id": "x"}], "output[0].type must be one of 'message', 'function_call', "
+         "'reasoning', got None."),
+        ([{"type": "message", "content": [{"type": "output_audio", "data": "..."}]}],
+         "output[0].content[0].type must be one of 'output_text', 'refusal', "
+         "got 'output_audio'."),
+    ],
+)  # fmt: skip
+def test_output_the_adapter_cannot_read_is_never_an_empty_answer(
+    output: list[Any], said: str
+) -> None:
+    body = response([])
+    body["output"] = output
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.stop is Stop.MODEL_ERROR
+    assert result.error == f"ValueError: openai_responses: {said}"
+
+
+def test_a_response_without_a_status_is_read_as_one_that_ended() -> None:
+    body = response([message("Done.")])
+    del body["status"]  # as some compatible servers send it
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert (result.stop, result.answer) == ("answered", "Done.")
+
+
 def test_a_completion_carries_the_model_id_and_why_it_ended() -> None:
     provider = Provider("openai", (200, two_calls()))
     completion = model_over(provider)([Message("user", "go")], [])
