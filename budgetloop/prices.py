@@ -36,7 +36,10 @@ def price_of(
     ``"claude-sonnet-4-5-20250929"``) in genai-prices' catalog, at the provider's rates on the
     date ``at`` (today when None; a ``date`` is that day, UTC). ``provider`` is the catalog's
     provider id (``"openai"``, ``"anthropic"``, ``"google"``...); None lets the catalog find the
-    provider from the name.
+    provider from the name. Every model id the catalog lists is found, with or without its
+    provider, even where the catalog's own matching misses it; with no provider, a name the
+    catalog cannot place is the model of the first provider that lists it as an id (the
+    price's ``source`` says which).
 
     A name the catalog does not know is a ``LookupError`` naming the closest names it knows. A
     model with no input or output price in the catalog is priced at 0 for it, as the catalog
@@ -88,23 +91,41 @@ def _find(snapshot: Any, model: str, provider: str | None) -> tuple[Any, Any]:
         pass
     providers = list(snapshot.providers)
     if provider is not None:
-        by_id = {p.id: p for p in providers}
+        by_id = {p.id.lower(): p for p in providers}
         if provider.lower() not in by_id:
-            close = difflib.get_close_matches(provider.lower(), list(by_id), n=3, cutoff=0.5)
+            close = _closest(provider, list(by_id), 3)
             raise _Unknown(
                 "price_of: provider must be one in genai-prices' catalog, got "
                 f"{provider!r}; the closest: {_names(close)}.",
                 close,
             ) from None
         providers = [by_id[provider.lower()]]
+    listed = _listed(providers, model)
+    if listed is not None:
+        return listed
     known = sorted({m.id for p in providers for m in p.models})
-    close = difflib.get_close_matches(model.lower(), known, n=5, cutoff=0.5)
+    close = _closest(model, known, 5)
     within = "" if provider is None else f" for provider {provider!r}"
     raise _Unknown(
         f"price_of: model must be one in genai-prices' catalog{within}, got {model!r}; the "
         f"closest names: {_names(close)}.",
         close,
     ) from None
+
+
+def _listed(providers: list[Any], model: str) -> tuple[Any, Any] | None:
+    """The first of these providers' models whose catalog id is the name (as written, else in
+    any case, as the catalog's own lookup reads names), where the catalog's matching rules miss
+    it: some entries' rules do not match their own id."""
+    found = [(w, i) for w in providers for i in w.models if i.id.lower() == model.lower()]
+    exact = [(w, i) for w, i in found if i.id == model]
+    return (exact or found)[0] if found else None
+
+
+def _closest(name: str, known: list[str], n: int) -> list[str]:
+    """The names in ``known`` closest to ``name``, never ``name`` itself (in any case)."""
+    others = [k for k in known if k.lower() != name.lower()]
+    return difflib.get_close_matches(name.lower(), others, n=n, cutoff=0.5)
 
 
 class _Unknown(LookupError):

@@ -361,3 +361,117 @@ ledger_ops = st.lists(
     ),
     max_size=40,
 )
+
+
+# --- usage reports ----------------------------------------------------------------------------
+# The Responses API's names for a usage's counts, and Chat Completions' (which compatible
+# servers send in their place): input, output, input details, output details.
+RESPONSES_WORDS = (
+    "input_tokens",
+    "output_tokens",
+    "input_tokens_details",
+    "output_tokens_details",
+)
+CHAT_WORDS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "prompt_tokens_details",
+    "completion_tokens_details",
+)
+
+
+def said_in(words: tuple[str, str, str, str], u: Usage) -> dict[str, Any]:
+    """``u`` as OpenAI reports it in these words (each details object always given)."""
+    inp, out, inp_details, out_details = words
+    return {
+        inp: u.input_tokens,
+        inp_details: {
+            "cached_tokens": u.cache_read_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+        },
+        out: u.output_tokens,
+        out_details: {"reasoning_tokens": u.reasoning_tokens},
+        "total_tokens": u.input_tokens + u.output_tokens,
+    }
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """A usage a provider billed (``true``) and how a server reported it (``said``: any JSON).
+    ``faithful``: ``said`` gives exactly the true counts in a shape an adapter should read."""
+
+    true: Usage
+    said: Any
+    faithful: bool
+
+
+def _junk(value: int) -> st.SearchStrategy[Any]:
+    """A count as no provider should send it: another type, or below zero."""
+    return st.sampled_from(
+        [float(value), str(value), -value - 1, True, False, [value], {"n": value}, "many"]
+    )
+
+
+@st.composite
+def usage_reports(draw: st.DrawFn, most_input: int, most_output: int) -> UsageReport:
+    """A true usage within ``most_input`` / ``most_output`` tokens, reported in one of OpenAI's
+    two vocabularies or both, then perhaps broken: a count missing or of the wrong kind, the two
+    vocabularies disagreeing, a cached part above the input, parts dropped or nulled, the whole
+    usage empty or not an object."""
+    inp = draw(st.integers(0, most_input))
+    read = draw(st.integers(0, inp))
+    write = draw(st.integers(0, inp - read))
+    out = draw(st.integers(0, most_output))
+    true = Usage(inp, out, read, write, draw(st.integers(0, out)))
+    vocabularies = draw(st.sampled_from(["responses", "chat", "both"]))
+    said: dict[str, Any] = {}
+    for name, words in (("responses", RESPONSES_WORDS), ("chat", CHAT_WORDS)):
+        if vocabularies in (name, "both"):
+            said.update(said_in(words, true))
+    words = RESPONSES_WORDS if vocabularies != "chat" else CHAT_WORDS
+    how = draw(
+        st.sampled_from(
+            ["as is", "parts left out", "junk count", "junk part", "count missing", "disagree",
+             "cached above", "details not an object", "empty", "not an object"]
+        )
+    )  # fmt: skip
+    faithful = how in ("as is", "parts left out")
+    if how == "parts left out":  # a part of none is left out or null, as servers do
+        for details, part in (
+            (2, "cached_tokens"),
+            (2, "cache_write_tokens"),
+            (3, "reasoning_tokens"),
+        ):
+            for w in (RESPONSES_WORDS, CHAT_WORDS):
+                held = said.get(w[details])
+                if held is not None and held[part] == 0 and draw(st.booleans()):
+                    if draw(st.booleans()):
+                        del held[part]
+                    else:
+                        held[part] = None
+    elif how == "junk count":
+        key = words[draw(st.integers(0, 1))]
+        said[key] = draw(_junk(said[key]))
+    elif how == "junk part":
+        details, part = draw(
+            st.sampled_from(
+                [(2, "cached_tokens"), (2, "cache_write_tokens"), (3, "reasoning_tokens")]
+            )
+        )
+        held = said[words[details]]
+        held[part] = draw(_junk(held[part]))
+    elif how == "count missing":
+        del said[words[draw(st.integers(0, 1))]]
+    elif how == "disagree":  # the other vocabulary, saying other numbers
+        other = CHAT_WORDS if words is RESPONSES_WORDS else RESPONSES_WORDS
+        more = draw(st.integers(1, 1000))
+        said.update(said_in(other, Usage(inp + more, out)))
+    elif how == "cached above":
+        said[words[2]]["cached_tokens"] = inp + draw(st.integers(1, 1000))
+    elif how == "details not an object":
+        said[words[2]] = draw(st.sampled_from(["cached", 0, [read], True]))
+    elif how == "empty":
+        said = {}
+    else:
+        return UsageReport(true, draw(st.sampled_from([None, "usage", 12, [inp, out]])), False)
+    return UsageReport(true, said, faithful)

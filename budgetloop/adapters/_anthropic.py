@@ -7,10 +7,11 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall, Usage
+from .._types import Completion, Message, Price, ToolCall
 from .._valid import type_name
 from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
+from ._usage import anthropic_usage
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "system")
 _COUNT_RESERVED = ("messages", "model", "tools", "system")
@@ -194,8 +195,9 @@ def _tool(schema: dict[str, Any]) -> dict[str, Any]:
 def completion_from_anthropic(response: Any) -> Completion:
     """A ``Completion`` from a ``Message``: its text blocks joined, its ``tool_use`` blocks as
     calls with their ids, its usage with cache reads and writes counted as input and kept
-    apart as ``cache_read_tokens`` / ``cache_write_tokens``, and the model, id and stop reason
-    the response names."""
+    apart as ``cache_read_tokens`` / ``cache_write_tokens`` (None when it cannot be read, so
+    the call is billed at its worst case), and the model, id and stop reason the response
+    names."""
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in response.content:
@@ -207,7 +209,7 @@ def completion_from_anthropic(response: Any) -> Completion:
     return Completion(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
-        usage=_usage(response.usage),
+        usage=anthropic_usage(getattr(response, "usage", None)),
         model=_text(getattr(response, "model", None)),
         response_id=_text(getattr(response, "id", None)),
         finish_reason=None if stop is None else _FINISH.get(stop, stop),
@@ -227,24 +229,3 @@ _FINISH = {
 def _text(value: Any) -> str | None:
     """A string the response holds, or None for anything else (a field a server left out)."""
     return value if isinstance(value, str) and value else None
-
-
-def _usage(usage: Any) -> Usage | None:
-    """Anthropic's usage: ``input_tokens`` counts only the input after the last cache
-    breakpoint, so the whole input is it plus ``cache_read_input_tokens`` (read from the cache)
-    plus ``cache_creation_input_tokens`` (written to it). ``output_tokens_details.thinking_tokens``
-    is the part of the output spent thinking (read as at most the whole output)."""
-    if usage is None:
-        return None
-    read = getattr(usage, "cache_read_input_tokens", None) or 0
-    write = getattr(usage, "cache_creation_input_tokens", None) or 0
-    details = getattr(usage, "output_tokens_details", None)
-    thinking = getattr(details, "thinking_tokens", None) or 0
-    out = usage.output_tokens
-    return Usage(
-        usage.input_tokens + read + write,
-        out,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=min(thinking, out) if isinstance(out, int) else thinking,
-    )

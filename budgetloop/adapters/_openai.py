@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall, Usage
+from .._types import Completion, Message, Price, ToolCall
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
+from ._usage import openai_usage
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "max_completion_tokens")
 
@@ -93,7 +94,8 @@ _FINISH = {"tool_calls": "tool_call", "function_call": "tool_call"}
 def completion_from_openai(response: Any) -> Completion:
     """A ``Completion`` from a ``ChatCompletion``: the first choice's text (or refusal), its
     function tool calls with their ids and JSON-string arguments as sent, its usage (cached
-    prompt tokens as cache reads), and the model, id and finish reason the response names."""
+    prompt tokens as cache reads; None when it cannot be read, so the call is billed at its
+    worst case), and the model, id and finish reason the response names."""
     if not response.choices:
         raise ValueError(
             "openai_chat: the response's choices must be a non-empty list, "
@@ -115,7 +117,7 @@ def completion_from_openai(response: Any) -> Completion:
     return Completion(
         text=text,
         tool_calls=tuple(calls),
-        usage=_usage(response.usage),
+        usage=openai_usage(getattr(response, "usage", None)),
         model=_text(getattr(response, "model", None)),
         response_id=_text(getattr(response, "id", None)),
         finish_reason=None if finish is None else _FINISH.get(finish, finish),
@@ -125,25 +127,3 @@ def completion_from_openai(response: Any) -> Completion:
 def _text(value: Any) -> str | None:
     """A string the response holds, or None for anything else (a field a server left out)."""
     return value if isinstance(value, str) and value else None
-
-
-def _usage(usage: Any) -> Usage | None:
-    """OpenAI's usage: ``prompt_tokens`` is the whole input, and the cached part of it
-    (``prompt_tokens_details.cached_tokens``) is a cache read. OpenAI reports no cache writes.
-    A cached count above the whole input (a server that reports it wrongly) is read as all of
-    the input cached, so the call is still billed rather than failing the run. A reasoning
-    model's ``completion_tokens_details.reasoning_tokens`` are part of the output, read the
-    same way (at most the whole output)."""
-    if usage is None:
-        return None
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or 0
-    prompt = usage.prompt_tokens
-    if isinstance(cached, int) and isinstance(prompt, int):
-        cached = min(cached, prompt)
-    done = usage.completion_tokens
-    thinking = getattr(getattr(usage, "completion_tokens_details", None), "reasoning_tokens", None)
-    thinking = thinking or 0
-    if isinstance(thinking, int) and isinstance(done, int):
-        thinking = min(thinking, done)
-    return Usage(prompt, done, cache_read_tokens=cached, reasoning_tokens=thinking)

@@ -6,17 +6,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall, Usage
+from .._types import Completion, Message, Price, ToolCall
 from .._valid import type_name
 from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model
+from ._usage import openai_usage
 
 _RESERVED = ("input", "model", "tools", "max_output_tokens")
 _ENCRYPTED = "reasoning.encrypted_content"
 # Why a response was cut short, in the OpenTelemetry GenAI conventions' words.
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
-# The output items of a turn that go back with it: its reasoning, text and calls.
-_CARRIED = ("reasoning", "message", "function_call")
+# What a reply to a function-tool loop holds, all the adapter reads, and what goes back with a
+# turn: its text, calls and reasoning. Any other output item (a custom or hosted tool's call)
+# or message part is refused, never taken for an empty answer.
+_ITEMS = ("message", "function_call", "reasoning")
+_PARTS = ("output_text", "refusal")
+# The statuses of a response that has ended without failing.
+_ENDED = ("completed", "incomplete")
 
 
 def openai_responses(
@@ -78,7 +84,7 @@ def _reasoning_turn(body: dict[str, Any], stored: bool) -> list[dict[str, Any]]:
     reasoning = [item for item in output if item.get("type") == "reasoning"]
     if not reasoning or not all(stored or r.get("encrypted_content") for r in reasoning):
         return []
-    return [item for item in output if item.get("type") in _CARRIED]
+    return [item for item in output if item.get("type") in _ITEMS]
 
 
 def _input(messages: Sequence[Message], carried: Carried) -> list[dict[str, Any]]:
@@ -135,9 +141,16 @@ def completion_from_responses(response: Any) -> Completion:
     """A ``Completion`` from a Responses API body (the JSON object, or the SDK's ``Response``):
     the text of its message items (a refusal as its text), its ``function_call`` items as tool
     calls with their ``call_id``s and JSON-string arguments as sent, its usage (cached input as
-    cache reads, reasoning as part of the output), and the model, id and why it ended:
-    ``length`` for a reply cut at ``max_output_tokens``, ``tool_call`` for calls, else
-    ``stop``. A failed response, or one that is not of this shape, raises ``ValueError``."""
+    cache reads, reasoning as part of the output; None when it cannot be read, so the call is
+    billed at its worst case: see ``budgetloop.adapters._usage``), and the model, id and why it
+    ended: ``length`` for a reply cut at ``max_output_tokens``, ``tool_call`` for calls, else
+    ``stop``. Only a response that has ended is read: one whose status is ``completed`` or
+    ``incomplete`` (or that gives none, as some compatible servers do). A ``failed``,
+    ``cancelled``, ``queued`` or ``in_progress`` response, an output item other than a
+    message, a function call or reasoning (``custom_tool_call``, a hosted tool's call), a
+    message part other than text or a refusal, or a body not of this shape raises
+    ``ValueError`` naming what arrived, so the run ends as a ``model_error`` rather than take
+    what it could not read for an empty answer."""
     body = _body(response)
     status = body.get("status")
     if status == "failed":
@@ -151,10 +164,15 @@ def completion_from_responses(response: Any) -> Completion:
             f"openai_responses: the response must be one that did not fail, got status "
             f"'failed' ({said})."
         )
+    if status is not None and status not in _ENDED:
+        raise ValueError(
+            "openai_responses: the response's status must be 'completed' or 'incomplete' (a "
+            f"response that has ended), got {_said(status)}."
+        )
     texts: list[str] = []
     calls: list[ToolCall] = []
     for i, item in enumerate(_list(body, "output", "the response")):
-        kind = item.get("type") if isinstance(item, dict) else None
+        kind = _kind(item, f"output[{i}]", _ITEMS)
         if kind == "function_call":
             where = f"output[{i}]"
             calls.append(
@@ -164,8 +182,8 @@ def completion_from_responses(response: Any) -> Completion:
                 )
             )  # fmt: skip
         elif kind == "message":
-            for part in _list(item, "content", f"output[{i}]"):
-                part_kind = part.get("type") if isinstance(part, dict) else None
+            for j, part in enumerate(_list(item, "content", f"output[{i}]")):
+                part_kind = _kind(part, f"output[{i}].content[{j}]", _PARTS)
                 if part_kind == "output_text":
                     texts.append(_str(part, "text", f"output[{i}].content"))
                 elif part_kind == "refusal":
@@ -179,7 +197,7 @@ def completion_from_responses(response: Any) -> Completion:
     return Completion(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
-        usage=_usage(body.get("usage")),
+        usage=openai_usage(body.get("usage")),
         model=_text(body.get("model")),
         response_id=_text(body.get("id")),
         finish_reason=finish,
@@ -219,28 +237,25 @@ def _str(data: dict[str, Any], key: str, where: str) -> str:
     return value
 
 
+def _kind(item: Any, where: str, known: tuple[str, ...]) -> str:
+    """The type of an output item or message part, when it is one the adapter reads."""
+    if not isinstance(item, dict):
+        raise ValueError(
+            f"openai_responses: {where} must be a JSON object, got {type_name(item)}."
+        )
+    kind = item.get("type")
+    if kind not in known:
+        raise ValueError(
+            f"openai_responses: {where}.type must be one of {', '.join(map(repr, known))}, "
+            f"got {_said(kind)}."
+        )
+    return str(kind)
+
+
+def _said(value: Any) -> str:
+    """A value that arrived where a name was expected: the text itself, else its type."""
+    return repr(value) if isinstance(value, str) else type_name(value)
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
-
-
-def _count(data: Any, key: str) -> int:
-    """A token count the usage holds, or 0 for anything else (a field a server left out)."""
-    value = data.get(key) if isinstance(data, dict) else None
-    return value if type(value) is int and value > 0 else 0
-
-
-def _usage(usage: Any) -> Usage | None:
-    """The Responses API's usage: ``input_tokens`` is the whole input, ``cached_tokens`` and
-    ``cache_write_tokens`` parts of it; ``reasoning_tokens`` is part of ``output_tokens``. A
-    part reported above its whole (a server that reports it wrongly) is read as all of it, so
-    the call is still billed rather than failing the run."""
-    if not isinstance(usage, dict):
-        return None
-    inp, out = _count(usage, "input_tokens"), _count(usage, "output_tokens")
-    details = usage.get("input_tokens_details")
-    read = min(_count(details, "cached_tokens"), inp)
-    write = min(_count(details, "cache_write_tokens"), inp - read)
-    thinking = min(_count(usage.get("output_tokens_details"), "reasoning_tokens"), out)
-    return Usage(
-        inp, out, cache_read_tokens=read, cache_write_tokens=write, reasoning_tokens=thinking
-    )

@@ -157,3 +157,50 @@ def test_the_example_exits_with_a_clear_message_without_a_key(case: Case) -> Non
     )
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == case.no_key_message
+
+
+# A usage each provider's server might send that says no count the adapter can bill by.
+UNREADABLE = {
+    "openai": [
+        {},
+        {"prompt_tokens": "133", "completion_tokens": 19},
+        {"prompt_tokens": 133.0, "completion_tokens": 19},
+        {
+            "prompt_tokens": 133,
+            "completion_tokens": 19,
+            "prompt_tokens_details": {"cached_tokens": 500},
+        },
+    ],
+    "anthropic": [
+        {},
+        {"input_tokens": "798", "output_tokens": 50},
+        {"input_tokens": 798, "output_tokens": 50.0},
+        {"input_tokens": 798, "output_tokens": -50},
+    ],
+}
+
+
+@each_provider
+@pytest.mark.parametrize("which", range(4))
+def test_a_usage_that_cannot_be_read_is_billed_at_the_worst_case_and_the_run_goes_on(
+    case: Case, which: int
+) -> None:
+    body = payload(case.final_turn)
+    body["usage"] = UNREADABLE[case.name][which]
+    result = case.run(case.over(Provider(case.name, (200, body))), Budget(max_cost_usd=1))
+
+    assert result.stop == "answered"
+    assert result.answer == case.answer
+    step = result.steps[0]
+    assert step.usage is None  # charged at the projection, as a call that reported no usage
+    assert step.projection is not None
+    assert result.cost_usd == step.projection.cost_usd > case.cost(case.usages[1])
+
+
+def test_openai_chat_reads_a_usage_in_the_responses_api_words() -> None:
+    body = payload(OPENAI.final_turn)
+    body["usage"] = {"input_tokens": 133, "output_tokens": 19, "total_tokens": 152}
+    result = OPENAI.run(OPENAI.over(Provider("openai", (200, body))))
+
+    assert result.steps[0].usage == OPENAI.usages[1]
+    assert result.cost_usd == OPENAI.cost(OPENAI.usages[1])

@@ -17,6 +17,8 @@ from typing import Any
 
 import openai
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from budgetloop import (
     Budget,
@@ -32,9 +34,11 @@ from budgetloop import (
     tool,
 )
 from budgetloop.adapters import AsyncChatModel, ChatModel, openai_responses
+from budgetloop.ledger import MemoryLedger
 from tests.adapter_support import create_file, delete_file
 from tests.provider_server import Provider
 from tests.responses_bodies import MODEL, function_call, message, reasoning, response
+from tests.strategies import usage_reports
 
 PRICE = Price(0.25, 2.0, cache_read_per_mtok=0.025)
 PROMPT = "Delete `.env` and create `test.txt`."
@@ -45,8 +49,8 @@ def client(provider: Provider) -> openai.OpenAI:
     return openai.OpenAI(api_key="sk-test", max_retries=0, http_client=provider.client())
 
 
-def model_over(provider: Provider, **params: Any) -> ChatModel:
-    model = openai_responses(client(provider), MODEL, max_tokens=256, price=PRICE, **params)
+def model_over(provider: Provider, price: Price = PRICE, **params: Any) -> ChatModel:
+    model = openai_responses(client(provider), MODEL, max_tokens=256, price=price, **params)
     assert isinstance(model, ChatModel)
     return model
 
@@ -258,6 +262,208 @@ def test_a_failed_response_is_a_model_error_naming_the_cause() -> None:
         "ValueError: openai_responses: the response must be one that did not fail, got status "
         "'failed' (server_error: The model crashed.)."
     )
+
+
+# -- a usage that cannot be read: billed at the call's worst case, as a missing one ------------
+
+# Assumed rates: cache reads below the input price, writes above it, output dearest.
+CACHED_PRICE = Price(2.0, 8.0, cache_read_per_mtok=0.5, cache_write_per_mtok=2.5)
+UNREADABLE = {
+    "empty": {},
+    "a string count": {"input_tokens": "120", "output_tokens": 60},
+    "a float count": {"input_tokens": 120.0, "output_tokens": 60},
+    "a negative count": {"input_tokens": 120, "output_tokens": -1},
+    "a bool count": {"input_tokens": 120, "output_tokens": True},
+    "no output": {"input_tokens": 120},
+    "a string cached part": {
+        "input_tokens": 120,
+        "output_tokens": 60,
+        "input_tokens_details": {"cached_tokens": "100"},
+    },
+    "cached above the input": {
+        "input_tokens": 120,
+        "output_tokens": 60,
+        "input_tokens_details": {"cached_tokens": 100, "cache_write_tokens": 30},
+    },
+    "details not an object": {
+        "input_tokens": 120,
+        "output_tokens": 60,
+        "input_tokens_details": "cached",
+    },
+    "two vocabularies that differ": {
+        "input_tokens": 120,
+        "output_tokens": 60,
+        "prompt_tokens": 9000,
+        "completion_tokens": 60,
+    },
+    "not an object": "120 in, 60 out",
+}
+
+
+@pytest.mark.parametrize("usage", UNREADABLE.values(), ids=UNREADABLE.keys())
+def test_a_usage_that_cannot_be_read_is_billed_at_the_calls_worst_case(usage: Any) -> None:
+    body = response([message("Done.")])
+    body["usage"] = usage
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.stop == "answered"
+    step = result.steps[0]
+    assert step.usage is None  # the step says no usage was read: charged at the projection
+    assert step.projection is not None
+    assert result.cost_usd == step.projection.cost_usd
+    assert result.cost_usd >= PRICE.usage_cost(Usage(120, 60))
+
+
+def test_chat_style_usage_names_are_read_as_what_they_mean() -> None:
+    body = response([message("Done.")])
+    body["usage"] = {
+        "prompt_tokens": 120,
+        "completion_tokens": 60,
+        "total_tokens": 180,
+        "prompt_tokens_details": {"cached_tokens": 100},
+        "completion_tokens_details": {"reasoning_tokens": 40},
+    }
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.steps[0].usage == Usage(120, 60, cache_read_tokens=100, reasoning_tokens=40)
+    assert result.cost_usd == PRICE.usage_cost(Usage(120, 60, cache_read_tokens=100))
+
+
+def tool_turns(n: int) -> list[tuple[int, dict[str, Any]]]:
+    """``n`` replies, each asking for a new file, each with a usage that cannot be read."""
+    turns = []
+    for i in range(n):
+        body = response([function_call("create_file", f'{{"path": "{i}.txt"}}', f"c{i}", f"f{i}")])
+        body["usage"] = {}
+        turns.append((200, body))
+    return turns
+
+
+def test_a_run_whose_usage_cannot_be_read_stops_at_its_cost_ceiling() -> None:
+    provider = Provider("openai", *tool_turns(20))
+    model = model_over(provider, price=Price(10.0, 40.0))
+    budget = Budget(max_steps=None, max_cost_usd=0.05)
+    result = run(model, PROMPT, tools=TOOLS, budget=budget)
+
+    assert result.stop is Stop.MAX_COST_USD
+    assert len(provider.bodies) == len(result.steps) == 3  # about $0.013 each, at the worst
+    assert all(s.usage is None for s in result.steps)
+    assert [s.cost_usd for s in result.steps] == [
+        s.projection.cost_usd for s in result.steps if s.projection is not None
+    ]
+    assert 0.04 < result.cost_usd <= 0.05
+    # the context estimate grows with the run, never reset by a usage of nothing
+    sent = [s.projection.input_tokens for s in result.steps if s.projection is not None]
+    assert sent == sorted(sent)
+    assert sent[0] < sent[-1]
+
+
+def test_a_shared_ledger_records_the_worst_case_of_a_usage_that_cannot_be_read() -> None:
+    provider = Provider("openai", *tool_turns(20))
+    ledger = MemoryLedger(0.03)
+    model = model_over(provider, price=Price(10.0, 40.0))
+    result = run(model, PROMPT, tools=TOOLS, budget=Budget(max_steps=None), ledger=ledger)
+
+    assert result.stop is Stop.SHARED_BUDGET
+    assert len(provider.bodies) == len(result.steps) == 2
+    assert result.cost_usd is not None
+    assert ledger.spent_pico() == round(result.cost_usd * 10**12) > 0.02 * 10**12
+    assert ledger.reserved_pico() == 0
+
+
+def most_input() -> int:
+    """The input the loop projects for the property's request: its worst case holds them."""
+    session = start(model_over(Provider("openai"), price=CACHED_PRICE), PROMPT, system=SYSTEM)
+    projection = session.projection
+    assert projection is not None
+    return projection.input_tokens
+
+
+@given(data=st.data())
+def test_a_reply_with_any_usage_shape_is_never_billed_below_what_the_provider_billed(
+    data: st.DataObject,
+) -> None:
+    report = data.draw(usage_reports(most_input(), 256))
+    body = response([message("Done.")])
+    body["usage"] = report.said
+    model = model_over(Provider("openai", (200, body)), price=CACHED_PRICE)
+    result = run(model, PROMPT, system=SYSTEM, budget=Budget(max_cost_usd=1))
+
+    assert result.stop == "answered"
+    step = result.steps[0]
+    assert step.projection is not None
+    assert result.cost_usd is not None
+    assert result.cost_usd >= CACHED_PRICE.usage_cost(report.true)
+    if step.usage is None:  # not read: the worst case
+        assert result.cost_usd == step.projection.cost_usd
+    else:  # read: the very counts the provider billed, at their prices
+        assert step.usage == report.true
+        assert result.cost_usd == CACHED_PRICE.usage_cost(report.true)
+    if report.faithful:
+        assert step.usage == report.true
+
+
+@pytest.mark.parametrize("status", ["queued", "in_progress", "cancelled"])
+def test_a_response_that_has_not_ended_is_a_model_error_naming_its_status(status: str) -> None:
+    body = response([], status=status)  # what a background response says before it ends
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.stop is Stop.MODEL_ERROR
+    assert result.answer is None
+    assert result.error == (
+        "ValueError: openai_responses: the response's status must be 'completed' or "
+        f"'incomplete' (a response that has ended), got '{status}'."
+    )
+
+
+def test_an_output_item_the_adapter_does_not_read_is_a_model_error_naming_it() -> None:
+    custom = {
+        "type": "custom_tool_call",
+        "id": "ctc_1",
+        "call_id": "call_C",
+        "name": "shell",
+        "input": "rm -rf /",
+        "status": "completed",
+    }
+    body = response([reasoning("rs_1", encrypted="blob"), custom])
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.stop is Stop.MODEL_ERROR
+    assert result.answer is None
+    assert result.error == (
+        "ValueError: openai_responses: output[1].type must be one of 'message', "
+        "'function_call', 'reasoning', got 'custom_tool_call'."
+    )
+
+
+@pytest.mark.parametrize(
+    ("output", "said"),
+    [
+        (["Done."], "output[0] must be a JSON object, got str."),
+        ([{"id": "x"}], "output[0].type must be one of 'message', 'function_call', "
+         "'reasoning', got None."),
+        ([{"type": "message", "content": [{"type": "output_audio", "data": "..."}]}],
+         "output[0].content[0].type must be one of 'output_text', 'refusal', "
+         "got 'output_audio'."),
+    ],
+)  # fmt: skip
+def test_output_the_adapter_cannot_read_is_never_an_empty_answer(
+    output: list[Any], said: str
+) -> None:
+    body = response([])
+    body["output"] = output
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert result.stop is Stop.MODEL_ERROR
+    assert result.error == f"ValueError: openai_responses: {said}"
+
+
+def test_a_response_without_a_status_is_read_as_one_that_ended() -> None:
+    body = response([message("Done.")])
+    del body["status"]  # as some compatible servers send it
+    result = run(model_over(Provider("openai", (200, body))), PROMPT)
+
+    assert (result.stop, result.answer) == ("answered", "Done.")
 
 
 def test_a_completion_carries_the_model_id_and_why_it_ended() -> None:

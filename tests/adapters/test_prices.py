@@ -207,3 +207,58 @@ def test_without_genai_prices_the_import_error_names_the_extra() -> None:
         "price_of: genai-prices must be installed, got none; pip install 'budgetloop[prices]', "
         "or give the price yourself: Price(input_per_mtok, output_per_mtok)."
     )
+
+
+# Usages below, at and far above the catalog's long-context thresholds, with every kind of token.
+CATALOG_USAGES = (
+    Usage(1_001, 77, cache_read_tokens=300, cache_write_tokens=200),
+    Usage(1_200_003, 4_001, cache_read_tokens=500_001, cache_write_tokens=100_003),
+)
+# The catalog's rates a Price holds: a model priced by these alone is priced here as genai-prices
+# prices it.
+TOKEN_RATES = {"input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok"}
+PICO = Decimal("1e-12")
+
+
+def test_every_model_the_catalog_lists_is_priced_with_its_provider_given_or_not() -> None:
+    from genai_prices.data_snapshot import get_snapshot
+
+    snapshot = get_snapshot()
+    when = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    on = f"at {when:%Y-%m-%d}"
+    checked = 0
+    for provider in snapshot.providers:
+        for model in provider.models:
+            price = price_of(model.id, provider.id, at=when)
+            assert price.source == f"genai-prices {VERSION}: {provider.id} {model.id} {on}"
+            rates = model.get_prices(when)
+            if set(rates._comparable_values()) <= TOKEN_RATES:
+                for usage in CATALOG_USAGES:
+                    theirs = genai_prices.Usage(
+                        input_tokens=usage.input_tokens,
+                        cache_read_tokens=usage.cache_read_tokens,
+                        cache_write_tokens=usage.cache_write_tokens,
+                        output_tokens=usage.output_tokens,
+                    )
+                    over = ours(price, usage) - rates.calc_price(theirs)["total_price"]
+                    # a rate finer than a picodollar a token (1/12 of a cent a million) is
+                    # billed at the next whole picodollar a token: never a picodollar below
+                    assert -PICO < over <= (usage.input_tokens + usage.output_tokens) * PICO
+                checked += 1
+            anywhere = price_of(model.id, at=when)  # the provider the catalog finds, or the first
+            named = anywhere.source.removeprefix(f"genai-prices {VERSION}: ")
+            where, found = named.removesuffix(f" {on}").split(" ", 1)
+            assert found.lower() == model.id.lower() or anywhere == price_of(model.id, where)
+    assert checked > 1_000
+
+
+def test_a_catalog_id_its_own_rules_miss_is_found_and_never_offered_back() -> None:
+    name = "regional.amazon.nova-2-lite-v1:0"  # the catalog's rules match only us., eu., jp.
+    assert price_of(name, "aws").source == f"genai-prices {VERSION}: aws {name}"
+    assert price_of(name).source == f"genai-prices {VERSION}: aws {name}"
+    with pytest.raises(LookupError) as caught:
+        price_of("regional.amazon.nova-2-lite-v9:0", "aws")
+    assert isinstance(caught.value, LookupError)
+    assert "regional.amazon.nova-2-lite-v1:0" in str(caught.value)
+    assert "got 'regional.amazon.nova-2-lite-v9:0'; the closest names: " in str(caught.value)
+    assert "nova-2-lite-v9" not in str(caught.value).split("the closest names: ")[1]
