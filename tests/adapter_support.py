@@ -15,7 +15,7 @@ import openai
 import budgetloop
 from budgetloop import Budget, Price, Usage
 from budgetloop.adapters import AsyncChatModel, ChatModel, anthropic_messages, openai_chat
-from tests.provider_server import Provider
+from tests.provider_server import Provider, payload
 
 
 def delete_file(path: str) -> str:
@@ -77,7 +77,7 @@ class Case:
     answer: str  # the final turn's text
     error_404: str  # the recorded payload of a 404 for a model that does not exist
     missing_model: str
-    error_text: str  # str() of the SDK's error for that 404
+    sdk_call: Callable[[Any, str], Any]  # the SDK's own request for a model, without the adapter
     error_fields: dict[str, Any]  # more of that error's attributes
     system_sent: Callable[[dict[str, Any]], list[str]]  # the system texts a request body carries
     example: str  # the example script, and what it prints when its API key is not set
@@ -91,6 +91,16 @@ class Case:
         return self.async_client_class(
             api_key="sk-test", max_retries=0, http_client=provider.async_client()
         )
+
+    def error_text(self) -> str:
+        """str() of the error the SDK itself raises for the recorded 404, asked without the
+        adapter: its wording is the installed SDK's (anthropic 2.x words it anew)."""
+        provider = Provider(self.name, (404, payload(self.error_404)))
+        try:
+            self.sdk_call(self.client(provider), self.missing_model)
+        except self.sdk.NotFoundError as error:
+            return str(error)
+        raise AssertionError(f"{self.name}: the SDK raised no NotFoundError for a 404")
 
     def over(self, provider: Provider, **options: object) -> ChatModel:
         """The adapter over ``provider`` through the SDK's client, with the test price and
@@ -135,8 +145,8 @@ OPENAI = Case(
     answer="The file `.env` has been deleted and `test.txt` has been created successfully.",
     error_404="openai_chat_error_404",
     missing_model="gpt-5.2-proo",
-    error_text=(
-        "Error code: 404 - The model `gpt-5.2-proo` does not exist or you do not have access to it."
+    sdk_call=lambda client, model: client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": "go"}]
     ),
     error_fields={"code": "model_not_found"},
     system_sent=lambda body: [m["content"] for m in body["messages"] if m["role"] == "system"],
@@ -168,10 +178,8 @@ ANTHROPIC = Case(
     ),
     error_404="anthropic_messages_error_404",
     missing_model="claude-sonet-4-5",
-    error_text=(
-        "Error code: 404 - {'error': {'message': 'model: claude-sonet-4-5', "
-        "'type': 'not_found_error'}, 'request_id': 'req_011CdufXo8Y2LVfY2veyuQWG', "
-        "'type': 'error'}"
+    sdk_call=lambda client, model: client.messages.create(
+        model=model, max_tokens=64, messages=[{"role": "user", "content": "go"}]
     ),
     error_fields={},
     system_sent=lambda body: [body["system"]],

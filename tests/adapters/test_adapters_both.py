@@ -75,13 +75,13 @@ def test_a_404_raises_the_sdk_error_and_ends_a_run_as_model_error(case: Case) ->
     provider = Provider(case.name, (404, payload(case.error_404)))
     with pytest.raises(case.sdk.NotFoundError) as raised:
         case.over(provider)([Message("user", "go")], [])
-    assert (str(raised.value), raised.value.status_code) == (case.error_text, 404)
+    assert (str(raised.value), raised.value.status_code) == (case.error_text(), 404)
     assert {name: getattr(raised.value, name) for name in case.error_fields} == case.error_fields
 
     provider = Provider(case.name, (404, payload(case.error_404)))
     result = case.run(case.over(provider))
     assert result.stop == "model_error"
-    assert result.error == "NotFoundError: " + case.error_text
+    assert result.error == "NotFoundError: " + case.error_text()
     assert len(provider.bodies) == 1
     assert result.cost_usd == 0
 
@@ -106,7 +106,7 @@ def test_an_async_404_raises_the_sdk_error(case: Case) -> None:
     model = case.adapter(case.async_client(provider), case.missing_model, max_tokens=64)
     with pytest.raises(case.sdk.NotFoundError) as raised:
         asyncio.run(model([Message("user", "go")], []))
-    assert (str(raised.value), raised.value.status_code) == (case.error_text, 404)
+    assert (str(raised.value), raised.value.status_code) == (case.error_text(), 404)
 
 
 def no_openai_content(body: dict[str, Any]) -> None:
