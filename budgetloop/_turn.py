@@ -205,12 +205,7 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
     made plain text here, so nothing downstream meets a name that is not a str or arguments
     that JSON cannot write; the argument check then reports them to the model."""
     out: list[Call] = []
-    seen: set[str] = set()
-    for i, call in enumerate(calls):
-        call_id = call.id if isinstance(call.id, str) and call.id else f"call_{index}_{i}"
-        if call_id in seen:
-            call_id = f"{call_id}_{i}"
-        seen.add(call_id)
+    for call, call_id in zip(calls, _unique_ids([c.id for c in calls], index), strict=True):
         name, arguments = call.name, call.arguments
         parsed: Parsed
         if not isinstance(name, str):
@@ -224,6 +219,33 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
             )
         same = name is call.name and arguments is call.arguments and call_id is call.id
         out.append(Call(call if same else ToolCall(name, arguments, call_id), call_id, parsed))
+    return out
+
+
+def _unique_ids(given: Sequence[object], index: int) -> list[str]:
+    """One id for each call of turn ``index``, none the same as another: a given id (a
+    non-empty str) is kept where it first appears; a missing one is made up as
+    ``call_{index}_{i}`` and a repeated one as ``{id}_{i}`` (``i`` the call's position), the
+    number counted on past any id the batch already holds or gives later. So the model reads
+    each result under an id of its own, and a decision kept by id is one call's."""
+    wanted = [g if isinstance(g, str) and g else None for g in given]
+    taken = {g for g in wanted if g is not None}  # each given id stays free for its own call
+    kept: set[str] = set()
+    counted: dict[str, int] = {}  # per stem, the next number to try (never tried twice)
+    out: list[str] = []
+    for i, own in enumerate(wanted):
+        if own is not None and own not in kept:
+            kept.add(own)
+            out.append(own)
+            continue
+        stem = f"call_{index}_{i}" if own is None else own
+        made, n = stem, max(i, counted.get(stem, i))
+        if own is not None or made in taken:
+            while (made := f"{stem}_{n}") in taken:
+                n += 1
+            counted[stem] = n + 1
+        taken.add(made)
+        out.append(made)
     return out
 
 
