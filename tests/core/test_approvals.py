@@ -316,6 +316,61 @@ def test_a_denied_call_never_runs_when_the_model_repeats_an_id_the_loop_would_ma
     assert_mallory_denied(session.result, log)
 
 
+def test_an_async_approve_whose_own_await_is_cancelled_denies_the_call_and_the_run_goes_on() -> (
+    None
+):
+    async def approve(call: PendingCall) -> Any:
+        if call.id == "c2":
+            lookup = asyncio.ensure_future(asyncio.sleep(30))  # a wait of approve's own ...
+            lookup.cancel()  # ... that something else cancels
+            await lookup
+        return True
+
+    log: list[str] = []
+    result = asyncio.run(arun(model(THREE), "pay", tools=payments(log), approve=approve))
+    assert sorted(log) == ["transfer ann 50", "transfer cy 20000"]  # one batch: any order
+    cancelled = result.steps[0].tool_calls[1]
+    assert (cancelled.id, cancelled.status, cancelled.approval) == ("c2", "denied", "denied")
+    assert cancelled.error == "approve raised CancelledError"
+    assert cancelled.result == "the approval failed (CancelledError)"
+    assert cancelled.traceback is not None
+    assert "await lookup" in cancelled.traceback
+    assert (result.stop, result.answer) == ("answered", "done")
+
+
+def test_cancelling_the_runs_own_task_while_approve_waits_cancels_the_run() -> None:
+    waiting = asyncio.Event()
+    stopped: list[str] = []
+
+    async def approve(call: PendingCall) -> Any:
+        waiting.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            stopped.append(call.id)  # approve's own await is cancelled with the run
+            raise
+        return True
+
+    async def main() -> Any:
+        session = astart(model(THREE), "pay", tools=payments(log), approve=approve)
+        task = asyncio.ensure_future(session.run())
+        await waiting.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return session
+
+    log: list[str] = []
+    session = asyncio.run(main())
+    assert stopped == ["c2"]
+    assert log == []  # no call of the batch ran
+    (step,) = session.steps
+    assert [(c.status, c.error) for c in step.tool_calls] == [
+        ("skipped", "the turn broke (CancelledError) before its batch started")
+    ] * 3
+    assert step.cost_usd > 0  # the model call that asked for the batch is billed
+
+
 # -- the budget --------------------------------------------------------------------------------
 
 
