@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._approval import Decision, PendingCall
 from ._budget import Projection
 from ._redact import Said
-from ._schema._check import ArgumentError, check_arguments, parse_arguments
+from ._schema._check import (
+    ArgumentError,
+    check_arguments,
+    nested_too_deeply,
+    parse_arguments,
+    too_deep,
+)
 from ._trace._result import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
 from ._valid import type_name
@@ -210,7 +216,12 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
         parsed: Parsed
         if not isinstance(name, str):
             name = "" if name is None else _shown(name)
-        if type(arguments) is str or _json_safe(arguments):
+        if type(arguments) is str:
+            parsed = parse(name, arguments)
+        elif nested_too_deeply(arguments):  # before JSON meets it, so no depth raises
+            arguments = _shown(arguments)
+            parsed = too_deep(name)
+        elif _json_safe(arguments):
             parsed = parse(name, arguments)
         else:
             arguments = _shown(arguments)

@@ -407,6 +407,37 @@ def test_arguments_that_are_not_an_object_are_an_error_result(arguments: Any, ki
     assert record.arguments is None
 
 
+def levels(n: int) -> Any:
+    """A value of ``n`` lists, each inside the one before."""
+    value: list[Any] = []
+    for _ in range(n - 1):
+        value = [value]
+    return value
+
+
+TOO_DEEP = "search: arguments must be nested at most 100 levels deep, got deeper"
+
+
+@pytest.mark.parametrize("form", ["dict", "JSON"])
+@pytest.mark.parametrize(("depth", "error"), [(99, None), (100, TOO_DEEP), (3000, TOO_DEEP)])
+def test_arguments_nested_deeper_than_a_trace_keeps_are_said_to_be(
+    form: str, depth: int, error: str | None
+) -> None:
+    # the arguments object is the first level, so {"q": <depth lists>} is depth + 1 deep
+    arguments: Any = {"q": levels(depth)}
+    if form == "JSON":
+        arguments = '{"q": ' + "[" * depth + "]" * depth + "}"
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("search", arguments, "c1")]), "ok"])
+    result = run(model, "go", tools=[search])
+    record = result.steps[0].tool_calls[0]
+    if error is None:  # at the limit: checked as any arguments (q must be a str)
+        assert record.error == "search.q: expected string, got list"
+    else:
+        assert (record.status, record.error, record.arguments) == ("error", error, None)
+    assert result.answered
+    assert Result.from_dict(result.to_dict()).to_dict() == result.to_dict()  # the trace keeps it
+
+
 @pytest.mark.parametrize(("returned", "kind"), [(None, "None"), ("an answer", "str")])
 @pytest.mark.parametrize("driver", ["sync", "async"])
 def test_a_model_returning_something_else_is_a_model_error(
