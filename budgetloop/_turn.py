@@ -16,7 +16,7 @@ type to handler, so a new kind of request is a class here and an entry in each t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -56,6 +56,16 @@ class Call:
     @property
     def name(self) -> str:
         return self.request.name
+
+
+def reaches_tool(call: Call, tools: Mapping[str, Tool]) -> bool:
+    """Whether ``call`` would reach its tool: a tool of that name, and arguments that fit it
+    (checked once per call, as the batch checks them)."""
+    name = call.name
+    tool = tools.get(name) if isinstance(name, str) else None
+    if tool is None or isinstance(call.parsed, ArgumentError):
+        return False
+    return not isinstance(checked(call, tool), Exception)
 
 
 def checked(call: Call, tool: Tool) -> Checked:

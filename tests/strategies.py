@@ -26,7 +26,17 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from budgetloop import Budget, Completion, Message, Price, ScriptedModel, ToolCall, Usage, tool
+from budgetloop import (
+    Budget,
+    Completion,
+    Message,
+    Price,
+    Result,
+    ScriptedModel,
+    ToolCall,
+    Usage,
+    tool,
+)
 from budgetloop._schema._tool import Tool
 from tests.conftest import FakeClock
 
@@ -190,6 +200,12 @@ def build(s: Scenario, point: Point = _nothing) -> Built:
         "clock": clock,
     }
     return Built(model, tools, clock, log, kwargs)
+
+
+def tools_ran(result: Result) -> int:
+    """The calls of ``result`` whose tool was called, as ``max_tool_calls`` counts them: a call
+    the check refused (no checked arguments) never ran."""
+    return len([c for c in result.tool_calls if c.arguments is not None])
 
 
 # -- strategies ---------------------------------------------------------------------------------
