@@ -467,7 +467,7 @@ def test_hostile_names_descriptions_and_schemas() -> None:
             "is not one the check can use), patternProperties (at the top level)>"
         )
         deep: dict[str, Any] = {"x": 1}
-        for _ in range(99):
+        for _ in range(98):  # {"root": deep}: 100 levels, as deep as a trace keeps arguments
             deep = {"x": deep}
         model = calls([
             ToolCall("files_read_v2__b_", {"path": "/etc/passwd"}, "c1"),
