@@ -91,10 +91,11 @@ def read(value: Any, call: PendingCall) -> Decision:
 
 def failed(exc: BaseException) -> Decision:
     """``approve`` raised: the call is denied, and the trace keeps what it raised."""
+    kind = type(exc).__name__
     try:
-        said = f"{type(exc).__name__}: {exc}"
+        said = f"{kind}: {exc}" if str(exc) else kind
     except Exception:
-        said = f"{type(exc).__name__}: (its message could not be shown)"
+        said = f"{kind}: (its message could not be shown)"
     return Decision(
         "denied",
         reason=f"the approval failed ({type(exc).__name__})",
@@ -129,17 +130,30 @@ def ask(approve: Approve, call: PendingCall) -> Decision:
 
 
 async def aask(approve: Approve, call: PendingCall) -> Decision:
-    """``ask`` under ``arun``: an ``async def`` approve is awaited on the run's own loop."""
+    """``ask`` under ``arun``: an ``async def`` approve is awaited on the run's own loop, on a
+    task of its own, so that a ``CancelledError`` it raises (an await of its own cancelled)
+    is told apart from the run's task being cancelled: the first denies the call, as anything
+    else it raises does; the second cancels approve's task and goes on, and the turn records
+    it."""
     try:
         value = approve(call)
-        if inspect.isawaitable(value):
-            value = await value
+        task = asyncio.ensure_future(_awaited(value)) if inspect.isawaitable(value) else None
     except (KeyboardInterrupt, SystemExit):
         raise
-    except asyncio.CancelledError:
-        raise  # the run's task was cancelled: the turn records it
     except BaseException as exc:
         return failed(exc)
+    if task is not None:
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:  # the run's own task was cancelled
+            task.cancel()
+            raise
+        try:
+            value = task.result()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # CancelledError too: approve's own
+            return failed(exc)
     return returned(value, call)
 
 

@@ -23,7 +23,7 @@ To add a ceiling: a ``Stop`` member and a ``Budget`` field of its name, and a cl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,6 +31,19 @@ from ._budget import Projection, cost_detail
 from ._types import Budget, Stop, format_usd, from_pico, to_pico
 
 Figure = int | float
+EXECUTED = frozenset({"ok", "error"})  # the statuses of a call that was run (or refused)
+
+
+def calls_run(steps: Iterable[Any]) -> int:
+    """The tool calls of ``steps`` (``Step``s) whose tool was called, ok or error: what
+    ``max_tool_calls`` counts. A call the check refused (an unknown tool, arguments that do not
+    fit: the trace keeps no checked ``arguments`` for it) never ran, and is not counted."""
+    return sum(
+        1
+        for step in steps
+        for c in step.tool_calls
+        if c.status in EXECUTED and c.arguments is not None
+    )
 
 
 class Now:
@@ -41,8 +54,9 @@ class Now:
 
     projection: Projection | None = None  # the next call's worst case
     projected: int | None = None  # its cost in picodollars (None: no price)
-    executed: int = 0  # tool calls run
+    executed: int = 0  # tool calls run (``calls_run``)
     asked: int = 0  # the calls this turn's batch asks for
+    runnable: Callable[[], int] | None = None  # counts those that would reach their tool
     longest: float = 0.0  # the longest step's seconds
     reader: Callable[[], int] | None = None  # counts the input tokens of the cheapest reader
     _tokens: int | None = None  # what ``reader`` counted, once a ceiling asked
@@ -285,9 +299,14 @@ class MaxToolCalls(Ceiling):
     answers_after = True  # the model may still be called, without tools
 
     def before_batch(self, now: Now) -> str | None:
+        """Only calls that would run count: not one the check refuses (``calls_run``)."""
         if now.executed + now.asked <= self.limit:
+            return None  # the whole batch fits: no call's check is asked for
+        runs = now.asked if now.runnable is None else now.runnable()
+        if now.executed + runs <= self.limit:
             return None
-        return f"max_tool_calls={self.limit}: {now.executed} run, this turn asks for {now.asked}"
+        asks = f"{now.asked}" if runs == now.asked else f"{now.asked}, {runs} that would run"
+        return f"max_tool_calls={self.limit}: {now.executed} run, this turn asks for {asks}"
 
     @classmethod
     def figure(cls, used: Used, projection: Projection | None) -> str | None:

@@ -55,7 +55,7 @@ class Held:
 
     taken: Taken
     pending: tuple[PendingCall, ...]
-    decisions: dict[str, Decision]
+    decisions: dict[str, Decision]  # by call id: one call's each, as a batch's ids are unique
     seconds: float
     step: Step  # the step as ``step()`` returned it: the model's reply, its batch not yet run
 

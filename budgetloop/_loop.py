@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._approval import Decision, PendingCall, ask
 from ._budget import MESSAGE_OVERHEAD, Projection, worst_pico
 from ._budget import project as project_cost
-from ._ceilings import Now, Used
+from ._ceilings import Now, Used, calls_run
 from ._context import ContextTokens, checked
 from ._dispatch import Dispatch
 from ._finish import budget_note, final_note, last_turn, then_final_answer
@@ -61,7 +61,7 @@ from ._schema._tool import Tool
 from ._state import RunState
 from ._trace._fork import context_before, fork_point, message_list
 from ._trace._journal import Journal
-from ._trace._result import EXECUTED, Result, RunOptions, Status, Step, new_run_id
+from ._trace._result import Result, RunOptions, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,
@@ -76,6 +76,7 @@ from ._turn import (
     Reply,
     Request,
     interrupted,
+    reaches_tool,
     received,
 )
 from ._types import Budget, Completion, Message, Price, Stop, from_pico, to_pico
@@ -164,7 +165,7 @@ class Loop(Holding):
             messages=[],
             trace_messages=[],
             money=Money(spent, given["ledger"]),  # the only place spend changes
-            executed=sum(1 for s in history for r in s.tool_calls if r.status in EXECUTED),
+            executed=calls_run(history),
         )
         self._kept = len(history)  # steps inherited by a fork, already in its journal header
         self._origin = 0.0  # when the time of the step being taken is counted from
@@ -494,9 +495,15 @@ class Loop(Holding):
         its results is counted only if a ceiling asks, and then once."""
         now = Now(index, self._left(started), self.state.money.spent)
         now.executed, now.asked = self.state.executed, len(calls)
+        now.runnable = functools.partial(self._runnable, calls)
         now.reader = functools.partial(self._cheapest_tokens, calls, assistant)
         now.project, now.projection_of = self._project_pico, self._projection_of
         return now
+
+    def _runnable(self, calls: list[Call]) -> int:
+        """How many of ``calls`` would reach their tool (``reaches_tool``)."""
+        tools = self._dispatch.tools
+        return sum(1 for c in calls if reaches_tool(c, tools))
 
     def _batch_turn(
         self, taken: Taken, decisions: Mapping[str, Decision], started: float, before: float = 0.0
@@ -963,7 +970,7 @@ class Loop(Holding):
             self._append_result(results[-1], note)
         self.state.steps.append(traced)
         self._committed.append(traced)
-        self.state.executed += len([r for r in step.tool_calls if r.status in EXECUTED])
+        self.state.executed += calls_run((step,))
         if self._journal is not None:
             self._journal.step(traced, self.state.trace_messages[before:])
         if answer is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, overload
 
@@ -24,6 +24,7 @@ from ._types import Completion, Message, Price, Usage
 from ._valid import type_name
 
 Scripted = Completion | str | Callable[[list[Message], list[dict[str, Any]]], Completion]
+_ENTRY = "a Completion, a str or a function (messages, tools) -> Completion"
 
 
 class ScriptedModel:
@@ -61,7 +62,17 @@ class ScriptedModel:
         count_usage: bool = True,
         delay: float = 0.0,
     ) -> None:
+        if isinstance(script, (str, bytes, Mapping)) or not isinstance(script, Iterable):
+            raise TypeError(
+                f"ScriptedModel: script must be a list of entries (each {_ENTRY}), got "
+                f"{type_name(script)}."
+            )
         self.script = list(script)
+        for i, entry in enumerate(self.script):
+            if not (isinstance(entry, (str, Completion)) or callable(entry)):
+                raise TypeError(
+                    f"ScriptedModel: script[{i}] must be {_ENTRY}, got {type_name(entry)}."
+                )
         if repeat_last and not self.script:
             raise ValueError(
                 "ScriptedModel: script must be at least one entry when repeat_last=True (the "

@@ -16,14 +16,20 @@ type to handler, so a new kind of request is a class here and an entry in each t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._approval import Decision, PendingCall
 from ._budget import Projection
 from ._redact import Said
-from ._schema._check import ArgumentError, check_arguments, parse_arguments
+from ._schema._check import (
+    ArgumentError,
+    check_arguments,
+    nested_too_deeply,
+    parse_arguments,
+    too_deep,
+)
 from ._trace._result import CallRecord
 from ._types import Completion, Message, Stop, ToolCall
 from ._valid import type_name
@@ -50,6 +56,16 @@ class Call:
     @property
     def name(self) -> str:
         return self.request.name
+
+
+def reaches_tool(call: Call, tools: Mapping[str, Tool]) -> bool:
+    """Whether ``call`` would reach its tool: a tool of that name, and arguments that fit it
+    (checked once per call, as the batch checks them)."""
+    name = call.name
+    tool = tools.get(name) if isinstance(name, str) else None
+    if tool is None or isinstance(call.parsed, ArgumentError):
+        return False
+    return not isinstance(checked(call, tool), Exception)
 
 
 def checked(call: Call, tool: Tool) -> Checked:
@@ -205,17 +221,17 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
     made plain text here, so nothing downstream meets a name that is not a str or arguments
     that JSON cannot write; the argument check then reports them to the model."""
     out: list[Call] = []
-    seen: set[str] = set()
-    for i, call in enumerate(calls):
-        call_id = call.id if isinstance(call.id, str) and call.id else f"call_{index}_{i}"
-        if call_id in seen:
-            call_id = f"{call_id}_{i}"
-        seen.add(call_id)
+    for call, call_id in zip(calls, _unique_ids([c.id for c in calls], index), strict=True):
         name, arguments = call.name, call.arguments
         parsed: Parsed
         if not isinstance(name, str):
             name = "" if name is None else _shown(name)
-        if type(arguments) is str or _json_safe(arguments):
+        if type(arguments) is str:
+            parsed = parse(name, arguments)
+        elif nested_too_deeply(arguments):  # before JSON meets it, so no depth raises
+            arguments = _shown(arguments)
+            parsed = too_deep(name)
+        elif _json_safe(arguments):
             parsed = parse(name, arguments)
         else:
             arguments = _shown(arguments)
@@ -224,6 +240,33 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
             )
         same = name is call.name and arguments is call.arguments and call_id is call.id
         out.append(Call(call if same else ToolCall(name, arguments, call_id), call_id, parsed))
+    return out
+
+
+def _unique_ids(given: Sequence[object], index: int) -> list[str]:
+    """One id for each call of turn ``index``, none the same as another: a given id (a
+    non-empty str) is kept where it first appears; a missing one is made up as
+    ``call_{index}_{i}`` and a repeated one as ``{id}_{i}`` (``i`` the call's position), the
+    number counted on past any id the batch already holds or gives later. So the model reads
+    each result under an id of its own, and a decision kept by id is one call's."""
+    wanted = [g if isinstance(g, str) and g else None for g in given]
+    taken = {g for g in wanted if g is not None}  # each given id stays free for its own call
+    kept: set[str] = set()
+    counted: dict[str, int] = {}  # per stem, the next number to try (never tried twice)
+    out: list[str] = []
+    for i, own in enumerate(wanted):
+        if own is not None and own not in kept:
+            kept.add(own)
+            out.append(own)
+            continue
+        stem = f"call_{index}_{i}" if own is None else own
+        made, n = stem, max(i, counted.get(stem, i))
+        if own is not None or made in taken:
+            while (made := f"{stem}_{n}") in taken:
+                n += 1
+            counted[stem] = n + 1
+        taken.add(made)
+        out.append(made)
     return out
 
 

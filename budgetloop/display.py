@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ._approval import Decision, PendingCall
 from ._budget import Projection
-from ._ceilings import BY_NAME, Used, count, meter_rows, stop_means
+from ._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
 from ._redact import WITHHOLD, Redactor
-from ._trace._result import EXECUTED, Result, Step, message_to_dict
+from ._trace._result import Result, Step, message_to_dict
 from ._turn import NextTurn
 from ._types import Budget, Stop, format_usd
 from ._valid import type_name
@@ -162,15 +162,14 @@ def _bar(p: Projection) -> tuple[float, float, float, bool] | None:
 
 def used_by(result: Result) -> Used:
     """What ``result`` has used of each ceiling."""
-    return Used(len(result.steps), result.seconds, len(result.tool_calls))
+    return Used(len(result.steps), result.seconds, calls_run(result.steps))
 
 
 def used_after(before: Used, steps: Sequence[Step]) -> Used:
     """What a run had used after ``steps``, having used ``before`` before them (a tool call
-    counts when it was run: ok or error)."""
+    counts when its tool was called: ok or error, ``calls_run``)."""
     seconds = before.seconds + sum(s.seconds for s in steps)
-    ran = sum(1 for s in steps for c in s.tool_calls if c.status in EXECUTED)
-    return Used(before.steps + len(steps), seconds, before.tool_calls + ran)
+    return Used(before.steps + len(steps), seconds, before.tool_calls + calls_run(steps))
 
 
 def refused_by_projection(stop: Stop) -> bool:

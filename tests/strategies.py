@@ -26,7 +26,17 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from budgetloop import Budget, Completion, Message, Price, ScriptedModel, ToolCall, Usage, tool
+from budgetloop import (
+    Budget,
+    Completion,
+    Message,
+    Price,
+    Result,
+    ScriptedModel,
+    ToolCall,
+    Usage,
+    tool,
+)
 from budgetloop._schema._tool import Tool
 from tests.conftest import FakeClock
 
@@ -192,6 +202,12 @@ def build(s: Scenario, point: Point = _nothing) -> Built:
     return Built(model, tools, clock, log, kwargs)
 
 
+def tools_ran(result: Result) -> int:
+    """The calls of ``result`` whose tool was called, as ``max_tool_calls`` counts them: a call
+    the check refused (no checked arguments) never ran."""
+    return len([c for c in result.tool_calls if c.arguments is not None])
+
+
 # -- strategies ---------------------------------------------------------------------------------
 
 json_scalars = (
@@ -242,10 +258,32 @@ def arguments(tag: str) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def call_specs(draw: st.DrawFn, tag: str, names: tuple[str, ...]) -> CallSpec:
+def call_ids(draw: st.DrawFn, n: int) -> list[Any]:
+    """The ids of a batch of ``n`` tool calls, as a model sends them: missing (None, "", not a
+    str), given, a repeat of an earlier one, or an earlier one with a suffix in the very form
+    the loop makes a unique id in (``{id}_{i}``, ``i`` a position in the batch), so that the ids
+    the loop makes up meet the ones the model gave, before and after them."""
+    out: list[Any] = []
+    for _ in range(n):
+        given = [i for i in out if isinstance(i, str) and i]
+        kind = draw(st.sampled_from(["missing", "given", "repeat", "suffixed"]))
+        if kind == "missing":
+            out.append(draw(st.sampled_from([None, "", 3])))
+        elif kind == "given" or not given:
+            out.append(
+                draw(st.sampled_from(["a", "b", "a_1", "call_0_0", "call_0_1", "call_1_0"]))
+            )
+        elif kind == "repeat":
+            out.append(draw(st.sampled_from(given)))
+        else:
+            out.append(f"{draw(st.sampled_from(given))}_{draw(st.integers(0, n))}")
+    return out
+
+
+@st.composite
+def call_specs(draw: st.DrawFn, tag: str, names: tuple[str, ...], ident: Any) -> CallSpec:
     unknown = st.sampled_from(["missing_tool", "", None])
     name = draw(unknown if draw(st.integers(0, 7)) == 0 else st.sampled_from(names))
-    ident = draw(st.none() | st.sampled_from(["", "a", "b", "call_0_1", "call_1_0"]))
     return CallSpec(name, draw(arguments(tag)), ident)
 
 
@@ -265,7 +303,8 @@ def turn_specs(
     if kind != "calls":
         return TurnSpec(kind, text, (), usage, seconds)
     n = draw(st.integers(1, 4))
-    calls = tuple(draw(call_specs(f"t{index}c{i}", names)) for i in range(n))
+    ids = draw(call_ids(n))
+    calls = tuple(draw(call_specs(f"t{index}c{i}", names, ids[i])) for i in range(n))
     return TurnSpec(kind, text, calls, usage, seconds)
 
 

@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from .._trace._read_fast import MAX_DEPTH
 from ._arg_error import PREVIEW, ArgumentError, Name, Part, Shown, json_kind, render, show
 from ._fit import Fit
 
@@ -44,14 +45,17 @@ __all__ = [
     "check_arguments",
     "check_value",
     "json_kind",
+    "nested_too_deeply",
     "parse_arguments",
     "render",
     "show",
+    "too_deep",
 ]
 
 
 def parse_arguments(tool_name: Any, raw: Any) -> dict[str, Any]:
-    """The arguments as a dict, from a JSON string or a dict."""
+    """The arguments as a dict, from a JSON string or a dict, nested no deeper than a trace
+    keeps them (``too_deep``)."""
     if isinstance(raw, str):
         if not raw.strip():
             return {}
@@ -62,14 +66,35 @@ def parse_arguments(tool_name: Any, raw: Any) -> dict[str, Any]:
                 Name(tool_name), f": arguments are not valid JSON ({exc}); send a JSON object"
             ) from None
         except RecursionError:
-            raise ArgumentError(  # the model reads this
-                Name(tool_name), ": arguments are nested too deeply to read; send a flat object"
-            ) from None
+            raise too_deep(tool_name) from None
     if not isinstance(raw, dict):
         raise ArgumentError(  # the model reads this
             Name(tool_name), f": arguments must be a JSON object, got {json_kind(raw)}"
         )
+    if nested_too_deeply(raw):
+        raise too_deep(tool_name)
     return raw
+
+
+def nested_too_deeply(value: Any) -> bool:
+    """Whether ``value`` holds lists or dicts more than ``MAX_DEPTH`` levels deep (itself the
+    first): deeper than a trace keeps. Walked with a stack, so no depth raises here."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                return True
+            inner = item.values() if isinstance(item, dict) else item
+            stack.extend((v, depth + 1) for v in inner)
+    return False
+
+
+def too_deep(tool_name: Any) -> ArgumentError:
+    """The error of arguments nested deeper than a trace keeps (or than JSON can read here)."""
+    return ArgumentError(  # the model reads this
+        Name(tool_name), f": arguments must be nested at most {MAX_DEPTH} levels deep, got deeper"
+    )
 
 
 def check_arguments(

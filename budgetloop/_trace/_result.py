@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
 from .._budget import Projection
+from .._ceilings import EXECUTED as EXECUTED  # the statuses of a call that was run (or refused)
 from .._ceilings import budget_fields
 from .._frozen import fast_init
 from .._printable import printable
@@ -25,7 +26,6 @@ FORMAT = "budgetloop-trace"
 VERSION = 1
 STATUSES = ("ok", "error", "skipped", "denied")
 Status = Literal["ok", "error", "skipped", "denied"]
-EXECUTED = frozenset({"ok", "error"})  # the statuses of a call that was run (or refused)
 APPROVALS = ("approved", "edited", "denied")
 _UNDECIDED = frozenset({"ok", "error", "skipped"})  # the statuses a call no one decided has
 Approval = Literal["approved", "edited", "denied"]

@@ -204,6 +204,19 @@ def test_the_arguments_are_checked_in_the_words_of_a_functions_tool() -> None:
     assert [c.error for c in by_server.tool_calls] == [c.error for c in by_function.tool_calls]
 
 
+def test_arguments_nested_too_deeply_are_said_to_be_and_never_sent() -> None:
+    deep: list[Any] = []
+    for _ in range(2999):
+        deep = [deep]
+    as_json = '{"a": ' + "[" * 3000 + "]" * 3000 + "}"
+    asks = [ToolCall("add", {"a": deep}, "c1"), ToolCall("add", as_json, "c2")]
+    with connect(demo()) as server:
+        result = run(calls(asks, [ToolCall("add", {"a": 1}, "c3")]), "go", tools=server.tools)
+    too_deep = "add: arguments must be nested at most 100 levels deep, got deeper"
+    assert outcomes(result) == [("add", "error", too_deep), ("add", "error", too_deep),
+                                ("add", "ok", "3")]  # fmt: skip
+
+
 def test_the_schema_goes_to_the_model_as_the_server_wrote_it() -> None:
     with connect(demo()) as server:
         model = calls([])
@@ -544,7 +557,7 @@ def test_hostile_names_descriptions_and_schemas() -> None:
             "is not one the check can use), patternProperties (at the top level)>"
         )
         deep: dict[str, Any] = {"x": 1}
-        for _ in range(99):
+        for _ in range(98):  # {"root": deep}: 100 levels, as deep as a trace keeps arguments
             deep = {"x": deep}
         model = calls([
             ToolCall("files_read_v2__b_", {"path": "/etc/passwd"}, "c1"),

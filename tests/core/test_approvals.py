@@ -252,6 +252,125 @@ def test_an_async_approve_is_awaited_under_arun() -> None:
     assert synced.format() == result.format()
 
 
+# The model repeats an id where the id the loop makes for the repeat ("c1_2": "c1" at position 2)
+# is one it gave already: the transfer to mallory, first, is the one a person denies.
+COLLIDING = pay(
+    ("transfer", {"to": "mallory", "amount": 90000}, "c1_2"),
+    ("transfer", {"to": "ann", "amount": 5000}, "c1"),
+    ("transfer", {"to": "bob", "amount": 5000}, "c1"),
+)
+
+
+def not_to_mallory(call: PendingCall) -> bool | str:
+    return call.arguments["to"] != "mallory" or "not to mallory"
+
+
+async def not_to_mallory_later(call: PendingCall) -> bool | str:
+    await asyncio.sleep(0)
+    return not_to_mallory(call)
+
+
+def assert_mallory_denied(result: Result, log: list[str]) -> None:
+    assert sorted(log) == ["transfer ann 5000", "transfer bob 5000"]  # one batch: any order
+    calls = result.steps[0].tool_calls
+    assert [(c.id, c.status, c.approval) for c in calls] == [
+        ("c1_2", "denied", "denied"),
+        ("c1", "ok", "approved"),
+        ("c1_3", "ok", "approved"),
+    ]
+    assert calls[0].content == "denied: not run (reason: not to mallory)"
+    read = [(m.tool_call_id, m.content) for m in result.messages if m.role == "tool"]
+    assert read == [
+        ("c1_2", "denied: not run (reason: not to mallory)"),
+        ("c1", "sent 5000 to ann"),
+        ("c1_3", "sent 5000 to bob"),
+    ]  # each result under an id of its own, as the model's request (the assistant turn) says
+    asked = next(m for m in result.messages if m.role == "assistant")
+    assert [c.id for c in asked.tool_calls] == ["c1_2", "c1", "c1_3"]
+
+
+def test_a_denied_call_never_runs_when_the_model_repeats_an_id_the_loop_would_make() -> None:
+    log: list[str] = []
+    result = run(model(COLLIDING), "pay", tools=payments(log), approve=not_to_mallory)
+    assert_mallory_denied(result, log)
+
+    log = []
+    result = asyncio.run(
+        arun(model(COLLIDING), "pay", tools=payments(log), approve=not_to_mallory_later)
+    )
+    assert_mallory_denied(result, log)
+
+    log = []
+    session = start(model(COLLIDING), "pay", tools=payments(log))
+    session.step()
+    assert [(c.id, c.arguments["to"]) for c in session.pending] == [
+        ("c1_2", "mallory"),
+        ("c1", "ann"),
+        ("c1_3", "bob"),
+    ]
+    session.deny("c1_2", "not to mallory")
+    assert [c.id for c in session.pending] == ["c1", "c1_3"]  # the denial decided one call
+    session.approve("c1")
+    session.approve("c1_3")
+    assert session.run().answered
+    assert_mallory_denied(session.result, log)
+
+
+def test_an_async_approve_whose_own_await_is_cancelled_denies_the_call_and_the_run_goes_on() -> (
+    None
+):
+    async def approve(call: PendingCall) -> Any:
+        if call.id == "c2":
+            lookup = asyncio.ensure_future(asyncio.sleep(30))  # a wait of approve's own ...
+            lookup.cancel()  # ... that something else cancels
+            await lookup
+        return True
+
+    log: list[str] = []
+    result = asyncio.run(arun(model(THREE), "pay", tools=payments(log), approve=approve))
+    assert sorted(log) == ["transfer ann 50", "transfer cy 20000"]  # one batch: any order
+    cancelled = result.steps[0].tool_calls[1]
+    assert (cancelled.id, cancelled.status, cancelled.approval) == ("c2", "denied", "denied")
+    assert cancelled.error == "approve raised CancelledError"
+    assert cancelled.result == "the approval failed (CancelledError)"
+    assert cancelled.traceback is not None
+    assert "await lookup" in cancelled.traceback
+    assert (result.stop, result.answer) == ("answered", "done")
+
+
+def test_cancelling_the_runs_own_task_while_approve_waits_cancels_the_run() -> None:
+    waiting = asyncio.Event()
+    stopped: list[str] = []
+
+    async def approve(call: PendingCall) -> Any:
+        waiting.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            stopped.append(call.id)  # approve's own await is cancelled with the run
+            raise
+        return True
+
+    async def main() -> Any:
+        session = astart(model(THREE), "pay", tools=payments(log), approve=approve)
+        task = asyncio.ensure_future(session.run())
+        await waiting.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return session
+
+    log: list[str] = []
+    session = asyncio.run(main())
+    assert stopped == ["c2"]
+    assert log == []  # no call of the batch ran
+    (step,) = session.steps
+    assert [(c.status, c.error) for c in step.tool_calls] == [
+        ("skipped", "the turn broke (CancelledError) before its batch started")
+    ] * 3
+    assert step.cost_usd > 0  # the model call that asked for the batch is billed
+
+
 # -- the budget --------------------------------------------------------------------------------
 
 

@@ -374,7 +374,8 @@ def test_an_id_reused_in_one_turn_is_made_unique_and_both_run() -> None:
     )
     result = run(model, "go", tools=[search])
     records = result.steps[0].tool_calls
-    assert [r.id for r in records] == ["dup", "dup_1", "dup_1_2"]
+    # the repeat takes a number no call of the batch gives: "dup_1" stays the third call's
+    assert [r.id for r in records] == ["dup", "dup_2", "dup_1"]
     assert [(r.status, r.result) for r in records] == [
         ("ok", "found a"),
         ("ok", "found b"),
@@ -382,11 +383,11 @@ def test_an_id_reused_in_one_turn_is_made_unique_and_both_run() -> None:
     ]
     sent = model.requests[1].messages
     assistant, *results = sent[1:]
-    assert [c.id for c in assistant.tool_calls] == ["dup", "dup_1", "dup_1_2"]
+    assert [c.id for c in assistant.tool_calls] == ["dup", "dup_2", "dup_1"]
     assert [(m.tool_call_id, m.content) for m in results] == [
         ("dup", "found a"),
-        ("dup_1", "found b"),
-        ("dup_1_2", "found c"),
+        ("dup_2", "found b"),
+        ("dup_1", "found c"),
     ]
 
 
@@ -404,6 +405,37 @@ def test_arguments_that_are_not_an_object_are_an_error_result(arguments: Any, ki
     )
     assert record.raw_arguments == arguments
     assert record.arguments is None
+
+
+def levels(n: int) -> Any:
+    """A value of ``n`` lists, each inside the one before."""
+    value: list[Any] = []
+    for _ in range(n - 1):
+        value = [value]
+    return value
+
+
+TOO_DEEP = "search: arguments must be nested at most 100 levels deep, got deeper"
+
+
+@pytest.mark.parametrize("form", ["dict", "JSON"])
+@pytest.mark.parametrize(("depth", "error"), [(99, None), (100, TOO_DEEP), (3000, TOO_DEEP)])
+def test_arguments_nested_deeper_than_a_trace_keeps_are_said_to_be(
+    form: str, depth: int, error: str | None
+) -> None:
+    # the arguments object is the first level, so {"q": <depth lists>} is depth + 1 deep
+    arguments: Any = {"q": levels(depth)}
+    if form == "JSON":
+        arguments = '{"q": ' + "[" * depth + "]" * depth + "}"
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("search", arguments, "c1")]), "ok"])
+    result = run(model, "go", tools=[search])
+    record = result.steps[0].tool_calls[0]
+    if error is None:  # at the limit: checked as any arguments (q must be a str)
+        assert record.error == "search.q: expected string, got list"
+    else:
+        assert (record.status, record.error, record.arguments) == ("error", error, None)
+    assert result.answered
+    assert Result.from_dict(result.to_dict()).to_dict() == result.to_dict()  # the trace keeps it
 
 
 @pytest.mark.parametrize(("returned", "kind"), [(None, "None"), ("an answer", "str")])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from budgetloop import (
     tool,
 )
 from budgetloop._budget import estimate_message
+from budgetloop.display import used_by
 from tests.conftest import PRICE, FakeClock, always_calls, growing_count, make_search
 
 # -- the cost guard: it projects the next turn's worst case and stops before a breach -------------
@@ -216,6 +218,32 @@ def test_tool_call_ceiling_alone() -> None:
     assert search.count[0] == 6
     assert len(result.tool_calls) == 6
     assert [c.status for c in result.steps[3].tool_calls] == ["skipped", "skipped"]
+
+
+def test_a_call_the_check_refuses_never_runs_and_is_not_counted_against_max_tool_calls() -> None:
+    search = make_search()
+    three_and_a_bad_one = Completion(tool_calls=[
+        ToolCall("search", {"query": "a"}, "a"),
+        ToolCall("search", {"query": 5}, "bad"),  # arguments that do not fit
+        ToolCall("search", {"query": "b"}, "b"),
+        ToolCall("seach", {"query": "c"}, "unknown"),  # no such tool
+        ToolCall("search", '{"query": "c"}', "c"),
+    ])  # fmt: skip
+    model = ScriptedModel([three_and_a_bad_one, "done"])
+    result = run(model, "go", tools=[search], budget=Budget(max_tool_calls=3))
+    assert (result.stop, result.answer, search.count[0]) == ("answered", "done", 3)
+    assert [(c.id, c.status) for c in result.steps[0].tool_calls] == [
+        ("a", "ok"), ("bad", "error"), ("b", "ok"), ("unknown", "error"), ("c", "ok")
+    ]  # fmt: skip
+    assert used_by(result).tool_calls == 3  # the meter counts what ran
+    # a fourth call that would run is one too many; the refusal names the calls that would run
+    four = replace(three_and_a_bad_one, tool_calls=[
+        *three_and_a_bad_one.tool_calls, ToolCall("search", {"query": "d"}, "d")])  # fmt: skip
+    stopped = run(ScriptedModel([four, "done"]), "go", tools=[search], finish=False,
+                  budget=Budget(max_tool_calls=3))  # fmt: skip
+    assert stopped.stop == "max_tool_calls"
+    assert stopped.detail == "max_tool_calls=3: 0 run, this turn asks for 6, 4 that would run"
+    assert search.count[0] == 3
 
 
 # -- the input-token ceiling: the next request's input tokens, counted before it is sent ---------

@@ -90,6 +90,19 @@ def test_the_answer_is_an_instance_and_its_json() -> None:
     }
 
 
+def test_an_answer_nested_too_deeply_is_said_to_be_and_asked_again() -> None:
+    deep: list[object] = []
+    for _ in range(2999):
+        deep = [deep]
+    as_json = '{"answer": ' + "[" * 3000 + "]" * 3000 + "}"
+    model = ScriptedModel([answer({"answer": deep}, "a"), answer(as_json, "b"),
+                           answer({"answer": [[1]]}, "c")])  # fmt: skip
+    result = run(model, "go", output=list[list[int]])
+    too_deep = "final_answer: arguments must be nested at most 100 levels deep, got deeper"
+    assert [c.error for s in result.steps for c in s.tool_calls] == [too_deep, too_deep, None]
+    assert (result.stop, result.output) == ("answered", [[1]])
+
+
 @pytest.mark.parametrize(
     ("output", "sent", "expected", "text"),
     [

@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from budgetloop import Message, Result, Stop, arun, load_trace, run, start
+from budgetloop import Message, Result, Stop, ToolCall, arun, load_trace, run, start
 from budgetloop._dispatch import ABANDONED, NOT_STARTED
 from budgetloop._schema._check import ArgumentError, check_arguments
+from budgetloop._turn import received
 from budgetloop.ledger import MemoryLedger
-from tests.strategies import PROMPT, Built, Scenario, build, scenarios
+from tests.strategies import PROMPT, Built, Scenario, build, call_ids, scenarios, tools_ran
 
 CEILING_STOPS = {
     Stop.MAX_STEPS,
@@ -68,8 +69,8 @@ def test_run_never_raises_and_keeps_every_ceiling(s: Scenario) -> None:
     executed = len(result.tool_calls)
     started = sum(tool_starts(built).values())
     assert started <= executed
-    if budget.max_tool_calls is not None:
-        assert executed <= budget.max_tool_calls
+    if budget.max_tool_calls is not None:  # a call the check refused never ran: not counted
+        assert started <= tools_ran(result) <= budget.max_tool_calls
     if budget.max_cost_usd is not None and s.counted:
         for step in result.steps:
             if step.usage is not None:  # counted usage never exceeds what was projected
@@ -190,6 +191,23 @@ def test_results_are_in_request_order_and_ids_pair_up(s: Scenario) -> None:
                 else:
                     assert final.startswith(f"call_{step.index}_")
     assert paired == len(batches)
+
+
+@given(st.integers(0, 10).flatmap(call_ids), st.integers(0, 2))
+def test_ids_made_unique_never_collide(given_ids: list[Any], index: int) -> None:
+    calls = [ToolCall("alpha", {}, i) for i in given_ids]
+    ids = [c.id for c in received(calls, index)]
+    assert len(set(ids)) == len(ids)
+    assert all(isinstance(x, str) and x for x in ids)
+    assert [c.request.id for c in received(calls, index)] == ids  # what the model reads back
+    for i, (given_id, final) in enumerate(zip(given_ids, ids, strict=True)):
+        if not (isinstance(given_id, str) and given_id):
+            assert final.startswith(f"call_{index}_{i}")
+        elif given_id in given_ids[:i]:  # a repeat: the given id stays its first call's
+            assert final.startswith(f"{given_id}_")
+            assert final not in given_ids
+        else:  # a given id is kept where it first appears
+            assert final == given_id
 
 
 # -- the trace is plain data, and the same whichever way the run is driven ----------------------

@@ -213,6 +213,23 @@ def test_callable_entries_and_attributes() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        (3, "script must be a list of entries (each {entry}), got int."),
+        ("Hello.", "script must be a list of entries (each {entry}), got str."),
+        ({"text": "Hello."}, "script must be a list of entries (each {entry}), got dict."),
+        (["Hello.", None], "script[1] must be {entry}, got None."),
+        ([Completion(text="a"), 7], "script[1] must be {entry}, got int."),
+    ],
+)
+def test_a_script_that_is_not_a_list_of_entries_is_refused(script: Any, said: str) -> None:
+    entry = "a Completion, a str or a function (messages, tools) -> Completion"
+    with pytest.raises(TypeError) as caught:
+        ScriptedModel(script)
+    assert str(caught.value) == "ScriptedModel: " + said.format(entry=entry)
+
+
 def test_reset_plays_the_script_again() -> None:
     model = ScriptedModel(["one", "two"])
     assert model([], []).text == "one"
