@@ -187,6 +187,21 @@ class Projection:
         )
 
     @property
+    def tokens_text(self) -> str:
+        """The tokens projected, as every view and stop says them: ``1,234 in + 500 out
+        tokens``. With no ``max_output_tokens`` the reply's output is not counted: ``0 out``, as
+        the cost is projected (``assumed_text`` says why)."""
+        return f"{self.input_tokens:,} in + {self.output_tokens or 0:,} out tokens"
+
+    @property
+    def assumed_text(self) -> str:
+        """The output tokens the projection assumes, and where from."""
+        if self.output_tokens is None:
+            return "0 output tokens assumed: no max_output_tokens is set"
+        n = self.output_tokens
+        return f"{n:,} output token{'' if n == 1 else 's'} assumed: max_output_tokens"
+
+    @property
     def total_usd(self) -> float | None:
         """Spent plus projected: what the run will have cost if the next turn is worst-case."""
         return None if self.cost_usd is None else self.spent_usd + self.cost_usd
@@ -305,8 +320,7 @@ def max_turns_for(
 
 def cost_detail(p: Projection) -> str:
     """Why a projection does not fit, in words: what the next turn costs on what was spent."""
-    out = "?" if p.output_tokens is None else f"{p.output_tokens:,}"
     return (
-        f"next turn projected {format_usd(p.cost_usd or 0)} ({p.input_tokens:,} in + {out} out)"
+        f"next turn projected {format_usd(p.cost_usd or 0)} ({p.tokens_text})"
         f" on {format_usd(p.spent_usd)} spent exceeds max_cost_usd={format_usd(p.limit_usd)}"
     )

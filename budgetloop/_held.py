@@ -1,5 +1,6 @@
 """A batch held for a person: which calls are held, what the decisions do to the batch, and a
-stepped session's side of it (``pending``, ``approve``, ``deny``).
+stepped session's side of it (``pending``, ``approve``, ``deny``, and ``on_decision`` for a view
+that draws the batch).
 
 ``Holding`` is the part of ``Loop`` that owns this; the turn asks it at one place, after the
 guards have let the batch through and before any call of it runs (``Loop._commit_calls``). So
@@ -10,9 +11,10 @@ call only takes a call away from it.
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._approval import APPROVED, Decision, PendingCall, denied, edited
 from ._redact import PLAIN, WITHHOLD
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
     from ._state import RunState
 
 _EDIT_MISFIT = "the arguments a person gave in place of the model's do not fit: "
+_LISTENERS = threading.Lock()  # adding and removing a decision listener, from any thread
+
+H = TypeVar("H", bound="Holding")
 
 
 @dataclass(eq=False, slots=True)
@@ -71,6 +76,9 @@ class Holding:
     _held: Held | None
     _hold_tools: frozenset[str]
     _hold_calls: frozenset[tuple[int, str]]  # (step, call id): a replay's recorded holds
+    # ``on_decision``'s listeners: a default of the class until one is added, then a tuple
+    # replaced whole, so a decision made on another thread calls the ones it read
+    _listeners: tuple[Callable[[Any], object], ...] = ()
 
     state: RunState
     price: Price | None
@@ -253,6 +261,7 @@ class Holding:
         held, call = self._pending_call(where, call_id)
         if arguments is None:
             held.decisions[call.id] = APPROVED
+            self._decided()
             return
         if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
             expected = "a dict of the tool's arguments or None"
@@ -265,6 +274,7 @@ class Holding:
             got = error.removeprefix(_EDIT_MISFIT)
             raise ValueError(must(where, "arguments", expected, got))
         held.decisions[call.id] = edited(call, arguments)
+        self._decided()
 
     def deny(self, call_id: str, reason: str = "") -> None:
         """Do not run the held call ``call_id``; the model reads that it was denied, and
@@ -274,6 +284,45 @@ class Holding:
             raise TypeError(must(where, "reason", "a str", type_name(reason)))
         held, call = self._pending_call(where, call_id)
         held.decisions[call.id] = denied(reason)
+        self._decided()
+
+    def on_decision(self: H, listener: Callable[[H], object]) -> Callable[[], None]:
+        """Call ``listener(session)`` after each decision on a held call (``approve``,
+        ``deny``), on the thread that made it, so a view of the held batch can be drawn again;
+        returns a function that removes it. A listener is this session's only (a ``fresh()``
+        or ``fork`` session has none).
+
+        The decision is made before any listener is called and stands whatever a listener
+        does: every listener is called, then the first exception one raised, if any, is
+        raised from ``approve`` or ``deny`` (``session.pending`` still says what is decided).
+        """
+        where = f"{type(self).__name__}.on_decision"
+        if not callable(listener):
+            raise TypeError(must(where, "listener", "a function (session)", type_name(listener)))
+        with _LISTENERS:
+            self._listeners = (*self._listeners, listener)
+
+        def remove() -> None:
+            with _LISTENERS:
+                kept = list(self._listeners)
+                if listener in kept:
+                    kept.remove(listener)
+                self._listeners = tuple(kept)
+
+        return remove
+
+    def _decided(self) -> None:
+        """Tell each ``on_decision`` listener that a decision was made; the first exception one
+        raised is raised once every one was called."""
+        failed: BaseException | None = None
+        for listener in self._listeners:
+            try:
+                listener(self)
+            except Exception as exc:
+                if failed is None:
+                    failed = exc
+        if failed is not None:
+            raise failed
 
     def _pending_call(self, where: str, call_id: str) -> tuple[Held, PendingCall]:
         if not isinstance(call_id, str):

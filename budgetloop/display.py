@@ -70,9 +70,9 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 def projection_text(p: Projection) -> str:
     """The projection of the next step in one line, with its verdict. With no
-    ``max_output_tokens`` the reply's tokens are not counted: it says 0 out, as it costs it."""
-    out = "0" if p.output_tokens is None else count(p.output_tokens)
-    head = f"projected: {count(p.input_tokens)} in + {out} out tokens"
+    ``max_output_tokens`` the reply's tokens are not counted: it says 0 out, as it costs it
+    (``Projection.tokens_text``, the words a stop's detail and the static page use too)."""
+    head = f"projected: {p.tokens_text}"
     if p.cost_usd is None:
         return head + "; no price, so no cost projected"
     head += f" = {format_usd(p.cost_usd)}"
@@ -86,10 +86,8 @@ def projection_text(p: Projection) -> str:
 
 
 def worst_case_text(p: Projection) -> str:
-    """The output tokens the projection assumes, and where from."""
-    if p.output_tokens is None:
-        return "0 output tokens assumed: no max_output_tokens is set"
-    return f"{plural(p.output_tokens, 'output token')} assumed: max_output_tokens"
+    """The output tokens the projection assumes, and where from (``Projection.assumed_text``)."""
+    return p.assumed_text
 
 
 def why_text(p: Projection) -> str:

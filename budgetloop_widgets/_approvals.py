@@ -204,8 +204,9 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         self._decide(send)
 
     def _decide(self, decide: Callable[[], None]) -> None:
+        self.error.value = ""
         try:
-            decide()
+            decide()  # the panel, told of the decision (``on_decision``), draws the batch again
         except RecursionError:
             self._refused("the arguments nest too deeply to be read; nothing was sent")
             return
@@ -214,7 +215,6 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
             if self.call not in self.session.pending:  # decided elsewhere (in code): redrawn
                 self._decided()
             return
-        self.error.value = ""
         self._decided()
 
     def _refused(self, message: str) -> None:

@@ -126,6 +126,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
             (self.reset_button, "reset"),
         ):
             button.add_class(f"bl-{name}-button")
+        # a decision made in code, on any thread, redraws the held batch and Step at once
+        self._unlisten = session.on_decision(self._on_decision)
         self.until = UntilControl(session.tools)
         # the batch held for a person: its turn, Approve, Edit, Deny, and what was decided
         self.pending = PendingCalls(self._after_decision)
@@ -202,7 +204,8 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     def step(self) -> None:
         """Take one turn, as the Step button does (the session as it is now: a held batch
-        decided in code with ``session.approve``/``deny`` runs)."""
+        decided in code with ``session.approve``/``deny`` runs; the panel drew the decision
+        when it was made)."""
         self.refresh()
         if not self.step_button.disabled:
             self._on_step()
@@ -340,6 +343,26 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.refresh()
         self._focus_next()
 
+    def _on_decision(self, session: Session) -> None:
+        """A call of the held batch was decided, by a card or in code (``session.approve``,
+        ``deny``), on whatever thread decided it: the cards and Step drawn again. An error in
+        the redraw is shown in the panel, never raised into the code that decided."""
+        if session is not self.session:  # a session the panel no longer shows
+            return
+        try:
+            self.refresh()
+        except Exception as exc:
+            self.show_error(f"Redrawing after a decision raised {type(exc).__name__}: {exc}",
+                            traceback.format_exc())  # fmt: skip
+
+    def close(self) -> None:
+        """Close the panel's widgets; its session no longer tells it of decisions."""
+        # ipywidgets closes a panel whose __init__ failed too (its __del__), before it listened
+        unlisten: Callable[[], None] | None = getattr(self, "_unlisten", None)
+        if unlisten is not None:
+            unlisten()
+        super().close()
+
     def _focus_next(self) -> None:
         """Where the keyboard goes after a button it pressed is gone or disabled: the next
         call waiting for a decision (its Approve), else Step, else Reset."""
@@ -353,7 +376,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     def _adopt(self, session: Session) -> None:
         with self._lock:
+            self._unlisten()
             self.session = session
+            self._unlisten = session.on_decision(self._on_decision)
             self.steps.reset(session, self._context_head(), self._held_note())
             self.until.set_tools(session.tools)
             self.close_fork()

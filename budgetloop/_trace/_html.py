@@ -127,10 +127,9 @@ def _card(step: Step) -> str:
     if p is None:
         parts.append('<div class="muted">no projection: an imported run\'s step</div>')
     else:
-        out = "?" if p.output_tokens is None else f"{p.output_tokens:,}"
         parts.append(
-            f'<div class="muted">before it, projected: {p.input_tokens:,} in + {out} out tokens'
-            f" = {_usd(p.cost_usd)}</div>"
+            f'<div class="muted">before it, projected: {p.tokens_text} = {_usd(p.cost_usd)}'
+            f" ({p.assumed_text})</div>"
         )
     under = _under(step)
     if under:

@@ -573,6 +573,52 @@ def test_deciding_a_call_that_is_not_pending_and_an_edit_that_does_not_fit() -> 
     )  # decided already
 
 
+def test_on_decision_tells_each_listener_after_each_decision_and_a_raise_breaks_none() -> None:
+    session = start(model(THREE), "pay", tools=payments([]))
+    session.step()
+    told: list[tuple[str, tuple[str, ...]]] = []
+
+    def seen(name: str) -> Callable[[Any], None]:
+        return lambda s: told.append((name, tuple(c.id for c in s.pending)))
+
+    def broken(s: Any) -> None:
+        raise LookupError("the view is gone")
+
+    remove_a = session.on_decision(seen("a"))
+    remove_broken = session.on_decision(broken)
+    session.on_decision(seen("b"))
+    # the decision is made before any listener is called, every one is called, and then what
+    # one raised reaches the caller: the decision stands
+    assert message(LookupError, lambda: session.approve("c2", {"to": "bob", "amount": 800})) == (
+        "the view is gone"
+    )
+    assert told == [("a", ("c3",)), ("b", ("c3",))]
+    assert [c.id for c in session.pending] == ["c3"]
+    remove_broken()
+    remove_a()
+    remove_a()  # removing twice is removing once
+    session.deny("c3", "not today")
+    assert told[2:] == [("b", ())]
+    assert message(ValueError, lambda: session.approve("c2")).startswith(
+        "Session.approve: call_id must be the id of a pending call (none"
+    )  # a refused decision tells no one
+    assert told[3:] == []
+    assert session.run().answered
+    calls = session.result.steps[0].tool_calls
+    assert [(c.approval, c.arguments) for c in calls[1:]] == [
+        ("edited", {"to": "bob", "amount": 800.0}),
+        ("denied", {"to": "cy", "amount": 20000.0}),
+    ]
+    assert message(TypeError, lambda: session.on_decision(3)) == (  # type: ignore[arg-type]
+        "Session.on_decision: listener must be a function (session), got int."
+    )
+    fresh = session.fresh()  # a session of its own: no listener of this one's
+    fresh.complete.reset()
+    fresh.step()
+    fresh.approve("c2")
+    assert told[3:] == []
+
+
 def test_before_tool_holds_a_batch_for_a_tool_that_is_not_marked() -> None:
     log: list[str] = []
     script = [Completion(tool_calls=[ToolCall("balance", {}, "b1")]),

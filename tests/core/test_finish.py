@@ -231,7 +231,7 @@ def test_no_final_call_is_made_when_even_it_does_not_fit() -> None:
     result, model, _ = cost_run(finish=True, limit=0.04)  # the first turn costs $0.042 at worst
     assert (result.stop, result.answer, model.calls) == ("max_cost_usd", None, 0)
     assert result.detail == (
-        "no final answer fits: next turn projected $0.042 (12,000 in + 400 out) on $0.00 "
+        "no final answer fits: next turn projected $0.042 (12,000 in + 400 out tokens) on $0.00 "
         "spent exceeds max_cost_usd=$0.04"
     )
 

@@ -15,6 +15,7 @@ from budgetloop import (
     CallRecord,
     Completion,
     Message,
+    Price,
     Projection,
     Result,
     ScriptedModel,
@@ -25,7 +26,9 @@ from budgetloop import (
     run,
     tool,
 )
+from budgetloop._budget import cost_detail
 from budgetloop._trace._html import render
+from budgetloop.display import projection_text, worst_case_text
 
 XSS = "<img src=x onerror=alert(1)>"
 XSS_SHOWN = "&lt;img src=x onerror=alert(1)&gt;"
@@ -114,6 +117,28 @@ def test_a_run_without_steps_and_a_skipped_call() -> None:
     one = render(Result(Stop.MAX_TOOL_CALLS, None, (step,), (), 0.0, 0.0))
     assert '<a href="#blh-step-0">first skipped (step 0)</a>' in one
     assert "$0.00 charged at the projection, no usage reported" in one
+
+
+def test_a_projection_without_max_output_tokens_reads_0_out_as_every_view_says_it() -> None:
+    # no max_output_tokens: the reply's output is not counted, so the page says 0 out (as the
+    # cost was projected, and as the panel and the viewer say it), never "?"
+    result = run(ScriptedModel(["hi"]), "go " * 1500, price=Price(3, 15))
+    p = result.steps[0].projection
+    assert p is not None
+    assert p.output_tokens is None
+    html = render(result)
+    assert (
+        '<div class="muted">before it, projected: 1,507 in + 0 out tokens = $0.004521 (0 output '
+        "tokens assumed: no max_output_tokens is set)</div>"
+    ) in html
+    assert projection_text(p).startswith("projected: 1,507 in + 0 out tokens = $0.004521; ")
+    assert worst_case_text(p) == "0 output tokens assumed: no max_output_tokens is set"
+    # and a stop's detail, where a ceiling refuses such a projection
+    refused = Projection(1_507, None, 0.004521, 0.0081, 0.01, False)
+    assert cost_detail(refused) == (
+        "next turn projected $0.004521 (1,507 in + 0 out tokens) on $0.0081 spent exceeds "
+        "max_cost_usd=$0.01"
+    )
 
 
 def test_a_bare_result_is_the_viewer_with_the_widgets_and_the_static_view_without(

@@ -214,7 +214,7 @@ def test_would_ten_cents_have_stopped_yesterdays_run_and_where() -> None:
     assert [c.status for c in answer.steps[1].tool_calls] == ["skipped"]
     assert answer.cost_usd == 0.084648
     assert answer.detail == (
-        "no turn to read the results fits: next turn projected $0.044304 (12,268 in + 500 out) "
+        "no turn to read the results fits: next turn projected $0.044304 (12,268 in + 500 out tokens) "
         "on $0.084648 spent exceeds max_cost_usd=$0.10"
     )
     # exactly what a live run under that budget does
@@ -491,7 +491,7 @@ def test_a_finish_run_that_never_made_its_final_call_replays_with_finish() -> No
     result = reading(0.01)
     assert [s.final_answer for s in result.steps] == [False, False]
     assert result.detail == (
-        "no final answer fits: next turn projected $0.04263 (13,710 in + 100 out) on $0.00171 "
+        "no final answer fits: next turn projected $0.04263 (13,710 in + 100 out tokens) on $0.00171 "
         "spent exceeds max_cost_usd=$0.01"
     )
     assert trace_of(replay(result)) == trace_of(result)
@@ -500,7 +500,7 @@ def test_a_finish_run_that_never_made_its_final_call_replays_with_finish() -> No
     other = replay(result, finish=False)
     assert other.options["finish"] is False
     assert other.detail == (
-        "next turn projected $0.04245 (13,650 in + 100 out) on $0.00171 spent exceeds "
+        "next turn projected $0.04245 (13,650 in + 100 out tokens) on $0.00171 spent exceeds "
         "max_cost_usd=$0.01"
     )
 

@@ -110,7 +110,7 @@ def test_the_guard_stops_before_a_turn_whose_tier_would_pass_the_ceiling() -> No
     # priced at $100 a million: the turn after the note could not be paid, so it was not run
     assert result.steps[0].tool_calls[0].status == "skipped"
     found = re.fullmatch(
-        r"no turn to read the results fits: next turn projected (\S+) \((\d+) in \+ 10 out\) "
+        r"no turn to read the results fits: next turn projected (\S+) \((\d+) in \+ 10 out tokens\) "
         r"on (\S+) spent exceeds max_cost_usd=\$0.005",
         result.detail or "",
     )

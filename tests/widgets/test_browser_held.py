@@ -3,6 +3,8 @@ the held call's secret only as redact= writes it, saves none in the notebook's w
 reads as a turn taken and billed with its text shown, keeps each decision in sight until Step
 runs it, and moves the focus to the next call, then to Step, after each decision and Reset.
 
+A batch decided in code, on another thread, shows at once.
+
 It needs /usr/bin/chromium (Debian's package; Playwright cannot download its own browser here).
 """
 
@@ -180,3 +182,62 @@ def test_a_held_batch_reads_right_and_keeps_its_secret_in_jupyterlab(
         assert SECRET not in json.dumps([c.get("outputs", []) for c in saved["cells"]])
         assert browser.errors == []
         assert browser.dialogs == []
+
+
+DECIDE_ON_A_THREAD = """
+import threading, time
+from pathlib import Path
+
+
+def decide_when_told():  # on a thread of its own, once the test says the page shows the batch
+    while not Path({told!r}).exists():
+        time.sleep(0.05)
+    panel.session.deny("k1", "not that one")
+    panel.session.approve("k2")
+
+
+threading.Thread(target=decide_when_told, daemon=True).start()
+"""
+
+
+@pytest.mark.timeout(300)
+def test_decisions_made_in_code_on_another_thread_show_at_once_in_jupyterlab(
+    tmp_path: Path,
+) -> None:
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(
+        root / "decided.ipynb",
+        SETUP,
+        "panel = RunPanel(make_session)\npanel.step()\npanel",
+        DECIDE_ON_A_THREAD.format(told=str(root / "decide")),
+    )
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/decided.ipynb"))
+        wait_until_idle(page)
+        panel = page.locator(".bl-panel")
+        calls = panel.locator(".bl-pending-call")
+        step = panel.get_by_role("button", name="Step", exact=True)
+        expect(calls).to_have_count(2)
+        expect(step).to_be_disabled()
+        (root / "decide").touch()  # no refresh, no Step: the session tells the panel
+        expect(calls).to_have_count(0)
+        expect(step).to_be_enabled()
+        decided = panel.locator(".bl-decided")
+        expect(decided).to_have_count(2)
+        expect(decided.nth(0)).to_contain_text("→ denied (reason: not that one)")
+        expect(decided.nth(1)).to_contain_text("→ approved")
+        expect(panel.locator(".bl-pending-batch")).to_contain_text(
+            "every call of this batch is decided"
+        )
+        step.click()
+        expect(panel.locator(".bl-stop-head")).to_contain_text(
+            "Run ended: answered · 2 steps taken"
+        )
+        assert browser.errors == []

@@ -14,7 +14,7 @@ import pytest
 
 from budgetloop import load_trace, tool
 from budgetloop._printable import printable
-from budgetloop.display import step_head
+from budgetloop.display import step_head, why_text
 from budgetloop_widgets import projection_text, to_html
 from budgetloop_widgets._log import sent_counts
 from tests.jupyter_browser import (
@@ -166,6 +166,9 @@ def test_the_static_page_opens_offline_and_is_the_viewer(tmp_path: Path) -> None
         # the page words the step as the Python side does (the same formats and sentences)
         expect(view.locator(".blv-detail .blv-projection")).to_have_text(
             projection_text(step.projection)
+        )
+        expect(view.locator(".blv-detail .blv-projection + .blv-muted")).to_have_text(
+            why_text(step.projection)  # what kind of figure it is, in the core's words
         )
         assert result.budget.max_steps is not None
         expect(view.locator(".blv-detail .blv-ceilings > span")).to_have_text(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from html import unescape
 from typing import Any
 
@@ -351,13 +352,74 @@ def test_run_and_step_go_on_after_decisions_made_in_code() -> None:
         assert log[:3] == ["transfer ann 50", "transfer bob 9000", "transfer cy 20000"], go
 
 
-def test_a_card_decided_in_code_is_redrawn_when_pressed() -> None:
+def test_decisions_made_in_code_redraw_the_cards_and_step_at_once() -> None:
+    panel = RunPanel(held())
+    page = Page(panel)
+    panel.step()
+    first = panel.pending.rows[0]
+    panel.session.deny("c2", "no")  # no refresh(), step() or run(): the session tells the panel
+    assert [r.call.id for r in panel.pending.rows] == ["c3"]
+    assert text_of(panel.pending.decided.value) == (
+        'transfer call c2, step 0 {"to": "bob", "amount": 9000.0} → denied (reason: no)'
+        ": runs as decided when Step or Run goes on"
+    )
+    assert (panel.step_button.disabled, panel.run_button.disabled) == (True, True)
+    first.approve_button.click()  # a card gone from the page, pressed: the session says no
+    assert [r.call.id for r in panel.pending.rows] == ["c3"]
+    assert panel.session.pending[0].id == "c3"
+    panel.session.approve("c3")
+    assert panel.pending.rows == ()
+    assert text_of(panel.pending.batch.value).startswith(
+        "every call of this batch is decided: Step or Run runs the batch, then goes on"
+    )
+    assert (panel.step_button.disabled, panel.run_button.disabled) == (False, False)
+    assert text_of(panel.meter.value).endswith(
+        "The run holds a batch for a person: the batch is decided: the next step runs it, then "
+        "goes on."
+    )
+    panel.step_button.click()  # the button, as a person presses it
+    assert page.steps() == 2
+    calls = panel.session.result.steps[0].tool_calls
+    assert [c.approval for c in calls] == [None, "denied", "approved"]
+
+
+def test_a_decision_made_on_another_thread_redraws_the_panel() -> None:
     panel = RunPanel(held())
     panel.step()
-    panel.session.deny("c2", "no")
-    panel.pending.rows[0].approve_button.click()  # the stale card: the session says no
-    assert [r.call.id for r in panel.pending.rows] == ["c3"]
-    assert "denied (reason: no)" in text_of(panel.pending.decided.value)
+    errors: list[BaseException] = []
+
+    def decide() -> None:
+        try:
+            for call in panel.session.pending:
+                panel.session.approve(call.id)
+        except BaseException as exc:
+            errors.append(exc)
+
+    with panel._lock:  # the panel busy drawing: the decision waits for it, then redraws
+        worker = threading.Thread(target=decide)
+        worker.start()
+        worker.join(0.2)
+        assert worker.is_alive()
+        assert panel.step_button.disabled
+    worker.join(10)
+    assert not worker.is_alive()
+    assert errors == []
+    assert (panel.pending.rows, panel.step_button.disabled) == ((), False)
+
+
+def test_a_panel_reset_or_closed_no_longer_listens_to_its_old_session() -> None:
+    panel = RunPanel(held())
+    panel.step()
+    old = panel.session
+    panel.reset()
+    panel.step()
+    assert [r.call.id for r in panel.pending.rows] == ["c2", "c3"]
+    old.approve("c2")  # the old session: the panel shows the new one's batch as it was
+    assert [c.id for c in panel.session.pending] == ["c2", "c3"]
+    assert [r.call.id for r in panel.pending.rows] == ["c2", "c3"]
+    panel.close()
+    panel.session.approve("c2")  # a closed panel is not drawn again
+    assert [r.call.id for r in panel.pending.rows] == ["c2", "c3"]
 
 
 def test_focus_moves_to_the_next_call_then_to_step_after_each_decision(
