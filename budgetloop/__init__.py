@@ -19,7 +19,17 @@ from ._trace._files import write_new
 from ._trace._journal import as_result, load_trace, load_traces
 from ._trace._result import CallRecord, Imported, Request, Result, Step
 from ._turn import NextTurn
-from ._types import Budget, Completion, Message, Price, Stop, ToolCall, Usage, format_usd
+from ._types import (
+    Budget,
+    Completion,
+    Message,
+    Price,
+    Stop,
+    ToolCall,
+    UnreadableReply,
+    Usage,
+    format_usd,
+)
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
 __all__ = [
@@ -49,6 +59,7 @@ __all__ = [
     "Stop",
     "Tool",
     "ToolCall",
+    "UnreadableReply",
     "Usage",
     "arun",
     "as_result",

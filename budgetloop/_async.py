@@ -12,11 +12,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
 from ._approval import aask
-from ._dispatch import describe
 from ._loop import Loop, Turn
+from ._money import raised
 from ._session import abandoned
 from ._trace._result import Result, Step
-from ._tracebacks import own_traceback
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
 from ._valid import must, type_name
 
@@ -96,7 +95,7 @@ class AsyncSession(Loop):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return Reply(None, describe(exc), traceback=own_traceback(exc))
+            return raised(exc)
         return as_reply(value)
 
     async def _adecide(self, hold: Hold) -> Decided | None:

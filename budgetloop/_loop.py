@@ -878,16 +878,19 @@ class Loop(Holding):
         started: float,
         cost: int | None = None,
     ) -> Step:
-        """A step whose model call gave no completion: failed, abandoned or interrupted."""
+        """A step whose model call gave no completion: failed, abandoned or interrupted. A
+        reply that arrived but could not be read keeps the usage it reported, as billed."""
+        usage = None
         if reply is not None:
             error = reply.error
+            usage = None if reply.unread is None else reply.unread.usage
         else:
             error = f"interrupted ({type(interrupt).__name__}) while the model call was in flight"
         return Step(
             index=index,
             text=None,
             tool_calls=(),
-            usage=None,
+            usage=usage,
             cost_usd=(projection.cost_usd or 0.0) if cost is None else self.state.money.usd(cost),
             projection=projection,
             seconds=self._step_seconds(started),

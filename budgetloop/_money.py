@@ -20,8 +20,19 @@ from contextlib import contextmanager
 from ._dispatch import describe
 from ._ledgers import Ledger, Reservation
 from ._ledgers._lease import Kept
+from ._tracebacks import own_traceback
 from ._turn import Ending, Reply
-from ._types import Price, Stop, Usage, format_usd, from_pico, to_pico
+from ._types import (
+    Completion,
+    Price,
+    Stop,
+    UnreadableReply,
+    Usage,
+    format_usd,
+    from_pico,
+    to_pico,
+)
+from ._valid import check_number
 
 
 class Money:
@@ -134,16 +145,37 @@ class Money:
 
 def call_cost(reply: Reply, projected: int | None, price: Price | None) -> int:
     """A model call's cost in picodollars: as reported, else priced usage, else projected
-    (no usage reported: the worst case it was allowed). A failed call that returned nothing
-    costs nothing; one abandoned at the deadline may have been billed, so it costs the worst."""
-    completion = reply.completion
-    if completion is not None and completion.cost_usd is not None:
-        return to_pico(completion.cost_usd)
-    if completion is not None and completion.usage is not None and price is not None:
-        return price.usage_pico(completion.usage)
-    if completion is None and not reply.abandoned:
-        return 0
+    (no usage reported: the worst case it was allowed). A reply that arrived but could not be
+    read (``UnreadableReply``) was billed by the provider, so it costs the same way, from what
+    it reported. Any other failed call returned nothing, and costs nothing (the provider
+    refused it: an HTTP error bills no tokens); one abandoned at the deadline may have been
+    billed, so it costs the worst."""
+    reported = reply.completion if reply.completion is not None else reply.unread
+    if reported is None:
+        return (projected or 0) if reply.abandoned else 0
+    if reported.cost_usd is not None:
+        return to_pico(reported.cost_usd)
+    if reported.usage is not None and price is not None:
+        return price.usage_pico(reported.usage)
     return projected or 0
+
+
+def raised(exc: BaseException) -> Reply:
+    """The reply of a model call that raised ``exc``: its error (and traceback), and for an
+    ``UnreadableReply`` what the reply it could not read reported, to bill it by (a usage that
+    is not a ``Usage``, or a cost that is not a finite number >= 0, is none)."""
+    reply = Reply(None, describe(exc), traceback=own_traceback(exc))
+    if isinstance(exc, UnreadableReply):
+        try:  # a subclass of the user's may not set them, or may read them in a property
+            usage, cost = getattr(exc, "usage", None), getattr(exc, "cost_usd", None)
+        except Exception:
+            usage, cost = None, None
+        try:
+            check_number("UnreadableReply", "cost_usd", cost, optional=True)
+        except (TypeError, ValueError):
+            cost = None
+        reply.unread = Completion(usage=usage if isinstance(usage, Usage) else None, cost_usd=cost)
+    return reply
 
 
 def cost_parts(cost_usd: float, usage: Usage | None, price: Price | None) -> tuple[int, int]:

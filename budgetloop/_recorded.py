@@ -10,7 +10,7 @@ import functools
 import math
 
 from ._trace._result import Step
-from ._types import Completion, Price, ToolCall, to_pico
+from ._types import Completion, Price, ToolCall, UnreadableReply, Usage, to_pico
 
 
 class RecordedError(Exception):
@@ -26,6 +26,20 @@ class RecordedError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class PlayedUnreadable(RecordedError, UnreadableReply):
+    """A model error played back from a trace whose call was billed (the model raised
+    ``UnreadableReply``, or the call was otherwise charged): described as the recorded text,
+    and billed again by the usage and cost it carries, as it was."""
+
+    def __init__(
+        self, recorded: str, usage: Usage | None = None, cost_usd: float | None = None
+    ) -> None:
+        _, sep, message = recorded.partition(": ")
+        super().__init__(message if sep else recorded, recorded)
+        self.usage = usage
+        self.cost_usd = cost_usd
 
 
 @functools.lru_cache(maxsize=256)
@@ -50,6 +64,24 @@ def recorded_error(text: str) -> RecordedError:
     if not sep:
         return RecordedError(text)
     return _error_class(name)(message, text)
+
+
+def billed_error(step: Step, price: Price | None, where: str) -> Completion | None:
+    """What a step that was a model error was billed by, to bill it again when it is played
+    back: its usage, and its cost where the loop would not derive it (``played_cost``). None
+    for a call that cost nothing (one the provider refused: an HTTP error bills no tokens)."""
+    if step.usage is None and not step.cost_usd:
+        return None
+    return Completion(usage=step.usage, cost_usd=played_cost(step, price, where))
+
+
+def played_error(text: str, billed: Completion | None) -> RecordedError:
+    """The exception a recorded model error is played back as: described as ``text`` (see
+    ``recorded_error``), and an ``UnreadableReply`` carrying what it was billed by when it was
+    billed (``billed_error``)."""
+    if billed is None:
+        return recorded_error(text)
+    return PlayedUnreadable(text, billed.usage, billed.cost_usd)
 
 
 def played_cost(step: Step, price: Price | None, where: str) -> float | None:

@@ -20,7 +20,7 @@ from ._dispatch import ABANDONED
 from ._importers._replaying import replay_schemas
 from ._options import ReplayOptions, check_names, option_names
 from ._output import FINAL_ANSWER
-from ._recorded import completion_of, recorded_error
+from ._recorded import billed_error, completion_of, played_error, recorded_error
 from ._schema._tool import Tool
 from ._schema._written import checkable
 from ._scripted import ScriptedModel
@@ -412,13 +412,18 @@ def _source_max_tokens(result: Result, options: Mapping[str, Any]) -> None:
 
 
 def _entry(step: Step, tape: Tape, result: Result) -> Any:
-    completion = None if step.error is not None else completion_of(step, result.price, "replay")
+    error = step.error
+    if error is not None:  # raised again, billed as it was
+        played: Completion | None = billed_error(step, result.price, "replay")
+    else:
+        played = completion_of(step, result.price, "replay")
 
     def play(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
         tape.model_turn(step)
-        if completion is None:
-            raise recorded_error(step.error or "")
-        return completion
+        if error is not None:
+            raise played_error(error, played)
+        assert played is not None
+        return played
 
     return play
 

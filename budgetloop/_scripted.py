@@ -17,7 +17,7 @@ from ._budget import (
     estimate_tokens,
     estimate_tools,
 )
-from ._recorded import completion_of, recorded_error
+from ._recorded import billed_error, completion_of, played_error
 from ._trace._journal import Trace, as_result
 from ._trace._result import Request
 from ._types import Completion, Message, Price, Usage
@@ -107,7 +107,9 @@ class ScriptedModel:
         ids, and its usage as reported (none where none was); its cost is reported where the
         model reported it, and otherwise left to the loop to derive as it did (usage at the
         run's price, or the projection), so a run at another price is re-priced. A step that
-        was a model error raises an exception whose ``Type: message`` is the recorded error.
+        was a model error raises an exception whose ``Type: message`` is the recorded error; one
+        whose call was billed (a reply that could not be read, ``UnreadableReply``) raises it
+        as an ``UnreadableReply`` with the recorded usage, so it is billed again as it was.
         The model carries the trace's ``price`` and ``max_output_tokens``. A call past the
         last recorded step raises ``IndexError``: what the model said next was never recorded.
         """
@@ -115,7 +117,8 @@ class ScriptedModel:
         script: list[Scripted] = []
         for step in result.steps:
             if step.error is not None:
-                script.append(_Raiser(step.error))
+                billed = billed_error(step, result.price, "ScriptedModel.from_trace")
+                script.append(_Raiser(step.error, billed))
             else:
                 script.append(completion_of(step, result.price, "ScriptedModel.from_trace"))
         model = cls(
@@ -297,10 +300,12 @@ class Context(Sequence[Message]):
 
 
 class _Raiser:
-    """A script entry that raises the recorded ``Type: message`` (a class, so it pickles)."""
+    """A script entry that raises the recorded ``Type: message``, billed as it was (a class,
+    so it pickles)."""
 
-    def __init__(self, error: str) -> None:
+    def __init__(self, error: str, billed: Completion | None = None) -> None:
         self.error = error
+        self.billed = billed
 
     def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
-        raise recorded_error(self.error)
+        raise played_error(self.error, self.billed)

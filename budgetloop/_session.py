@@ -16,11 +16,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
-from ._dispatch import describe
 from ._loop import Loop, Turn
+from ._money import raised
 from ._pool import Slots
 from ._trace._result import Result, Step
-from ._tracebacks import own_traceback
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
 from ._valid import must, type_name
 
@@ -233,7 +232,7 @@ class Session(Loop):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return Reply(None, describe(exc), traceback=own_traceback(exc))
+            return raised(exc)
         return as_reply(value)
 
     # -- the model, on this thread or a worker ----------------------------------------------------
@@ -253,7 +252,7 @@ class Session(Loop):
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
-            return Reply(None, describe(exc), traceback=own_traceback(exc))
+            return raised(exc)
         return as_reply(value)
 
     def _call_on_worker(self, slots: Slots, request: ModelCall) -> None:

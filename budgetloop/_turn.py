@@ -103,6 +103,9 @@ class Reply:
     error: str | None = None
     abandoned: bool = False  # still running at the deadline: billed at the worst case
     traceback: str | None = None
+    # what a reply that arrived but could not be read (``UnreadableReply``) reported to bill
+    # it by: its usage and cost, billed as a completion's are
+    unread: Completion | None = None
 
 
 @dataclass(slots=True)

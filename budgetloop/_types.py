@@ -212,6 +212,30 @@ class Completion:
                 raise TypeError(f"Completion: {name} must be str or None, got {type_name(value)}.")
 
 
+class UnreadableReply(ValueError):
+    """What a model raises when the provider answered, and billed the call, but the reply
+    cannot be used: a response that failed or has not ended, an output item it does not read,
+    a body not of the shape it knows. The adapters raise it; a model of your own can too.
+
+    The run ends as a ``model_error`` with it (``result.error`` is
+    ``"UnreadableReply: <message>"``), as for any exception a model raises, but the call is
+    billed, into the run's cost, its step's and a shared ledger: at ``cost_usd`` when the
+    provider reported one, else at ``usage`` (what it reported, as the adapters read it) at the
+    run's price, else at its worst case, the projection reserved before it, as a reply with no
+    usage is (the step then says "charged at the projection"). Any other exception is a call
+    the provider refused (an SDK's HTTP error: no tokens billed) and costs nothing. A
+    ``cost_usd`` that is not a finite number >= 0 is read as none, and so is a ``usage`` that
+    is not a ``Usage``: the call is billed by the next rule, never at nothing.
+    """
+
+    def __init__(
+        self, message: str, usage: Usage | None = None, *, cost_usd: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.cost_usd = cost_usd
+
+
 def _calls_tuple(calls: Any, owner: str) -> tuple[ToolCall, ...]:
     if not isinstance(calls, (list, tuple)):
         raise TypeError(f"{owner}: tool_calls must be a list of ToolCall, got {type_name(calls)}.")

@@ -8,7 +8,16 @@ import os
 import time
 from typing import Any
 
-from budgetloop import Completion, Message, Price, ScriptedModel, ToolCall, Usage, tool
+from budgetloop import (
+    Completion,
+    Message,
+    Price,
+    ScriptedModel,
+    ToolCall,
+    UnreadableReply,
+    Usage,
+    tool,
+)
 
 PRICE = Price(1.0, 1.0)  # assumed rates for the tests, not quoted prices
 STEP = Usage(1000, 50)  # each step: 1,050 tokens at $1 per million, $0.00105
@@ -91,3 +100,12 @@ echo_prompt.max_output_tokens = 100  # type: ignore[attr-defined]
 def worker_pid(result: Any) -> str:
     """The process id an ``echo_prompt`` run's answer names."""
     return str(result.answer).rpartition("(in ")[2].rstrip(")")
+
+
+def unreadable(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+    """A reply the provider billed (``STEP``) that could not be read."""
+    raise UnreadableReply(f"not read in {os.getpid()}", STEP)
+
+
+unreadable.price = PRICE  # type: ignore[attr-defined]
+unreadable.max_output_tokens = 100  # type: ignore[attr-defined]

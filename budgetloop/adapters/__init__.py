@@ -4,6 +4,12 @@ No SDK is imported here; each adapter calls the client it is given. The callable
 ``price`` and ``max_output_tokens``, so ``run(model, prompt, budget=Budget(max_cost_usd=...))``
 needs neither repeated. ``openai_chat`` speaks Chat Completions, ``openai_responses`` the
 Responses API, ``anthropic_messages`` the Messages API.
+
+A reply the provider sent, and billed, that an adapter cannot read raises
+``budgetloop.UnreadableReply`` with the usage the reply reports, so the run ends as a
+``model_error`` and the call is billed at that usage, or at its worst case when there is none.
+An HTTP error is passed on as the SDK raised it: the provider refused the call, which bills no
+tokens, so it costs $0.
 """
 
 from ._anthropic import (

@@ -10,7 +10,7 @@ from typing import Any
 from .._types import Completion, Message, Price, ToolCall
 from .._valid import type_name
 from ._carry import Carried
-from ._model import AsyncChatModel, ChatModel, check_params, make_model
+from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading
 from ._usage import anthropic_usage
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "system")
@@ -39,7 +39,9 @@ def anthropic_messages(
 
     def parse(response: Any) -> Completion:
         completion = completion_from_anthropic(response)
-        carried.keep(completion, _thinking(response))
+        with reading("anthropic_messages", lambda: completion.usage):
+            thinking = _thinking(response)
+        carried.keep(completion, thinking)
         return completion
 
     return make_model(
@@ -197,7 +199,14 @@ def completion_from_anthropic(response: Any) -> Completion:
     calls with their ids, its usage with cache reads and writes counted as input and kept
     apart as ``cache_read_tokens`` / ``cache_write_tokens`` (None when it cannot be read, so
     the call is billed at its worst case), and the model, id and stop reason the response
-    names."""
+    names. A response not of this shape raises ``UnreadableReply`` (a ``ValueError``) naming
+    what could not be read, with the usage it reports, so the run ends as a ``model_error`` and
+    the call, which the provider billed, is billed at that usage, or at its worst case."""
+    with reading("anthropic_messages", lambda: anthropic_usage(getattr(response, "usage", None))):
+        return _completion(response)
+
+
+def _completion(response: Any) -> Completion:
     texts: list[str] = []
     calls: list[ToolCall] = []
     for block in response.content:

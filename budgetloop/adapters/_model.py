@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from .._types import Completion, Message, Price
+from .._dispatch import describe
+from .._types import Completion, Message, Price, UnreadableReply, Usage
 
 # Each adapter's provider, as the OpenTelemetry GenAI conventions name it (gen_ai.provider.name).
 PROVIDER_NAMES = {
@@ -112,3 +114,28 @@ def check_params(caller: str, params: dict[str, Any], reserved: Sequence[str]) -
             f"{caller}: extra parameters must be ones the adapter does not set from its "
             f"arguments and the loop's messages and tools, got {', '.join(clash)}."
         )
+
+
+@contextmanager
+def reading(caller: str, usage: Callable[[], Usage | None]) -> Iterator[None]:
+    """A reply the provider sent, and billed, being read: what cannot be read raises an
+    ``UnreadableReply`` carrying the usage the reply reports (``usage()``, through the adapter's
+    usage reader; None when that cannot be read either), so the call is billed, never taken
+    for one that cost nothing. The adapter's own refusals (an ``UnreadableReply`` naming what
+    arrived) keep their words; anything else reading the reply raised is named as such."""
+    try:
+        yield
+    except Exception as exc:
+        try:
+            reported = usage()
+        except Exception:
+            reported = None
+        if isinstance(exc, UnreadableReply):
+            if exc.usage is None:
+                exc.usage = reported
+            raise
+        raise UnreadableReply(
+            f"{caller}: the response must be of the shape the API returns, got one that could "
+            f"not be read ({describe(exc)}).",
+            reported,
+        ) from exc

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall
-from ._model import AsyncChatModel, ChatModel, check_params, make_model
+from .._types import Completion, Message, Price, ToolCall, UnreadableReply
+from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading
 from ._usage import openai_usage
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "max_completion_tokens")
@@ -95,9 +95,18 @@ def completion_from_openai(response: Any) -> Completion:
     """A ``Completion`` from a ``ChatCompletion``: the first choice's text (or refusal), its
     function tool calls with their ids and JSON-string arguments as sent, its usage (cached
     prompt tokens as cache reads; None when it cannot be read, so the call is billed at its
-    worst case), and the model, id and finish reason the response names."""
+    worst case), and the model, id and finish reason the response names. A response with no
+    choice, a tool call that is not a function's (a custom tool's), or one not of this shape
+    raises ``UnreadableReply`` (a ``ValueError``) naming what arrived, with the usage it
+    reports, so the run ends as a ``model_error`` and the call, which the provider billed, is
+    billed at that usage, or at its worst case when there is none."""
+    with reading("openai_chat", lambda: openai_usage(getattr(response, "usage", None))):
+        return _completion(response)
+
+
+def _completion(response: Any) -> Completion:
     if not response.choices:
-        raise ValueError(
+        raise UnreadableReply(
             "openai_chat: the response's choices must be a non-empty list, "
             f"got {response.choices!r}."
         )
@@ -108,7 +117,7 @@ def completion_from_openai(response: Any) -> Completion:
     for call in message.tool_calls or ():
         function = getattr(call, "function", None)
         if function is None:
-            raise ValueError(
+            raise UnreadableReply(
                 f"openai_chat: the type of tool call {call.id!r} must be 'function' (only "
                 f"function tool calls are supported), got {call.type!r}."
             )

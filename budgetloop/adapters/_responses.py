@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall
+from .._types import Completion, Message, Price, ToolCall, UnreadableReply
 from .._valid import type_name
 from ._carry import Carried
-from ._model import AsyncChatModel, ChatModel, check_params, make_model
+from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading
 from ._usage import openai_usage
 
 _RESERVED = ("input", "model", "tools", "max_output_tokens")
@@ -60,7 +60,8 @@ def openai_responses(
         return {**request, **request_params}
 
     def parse(raw: Any) -> Completion:
-        body = raw.http_response.json()  # the JSON as sent: no SDK model is built
+        with reading("openai_responses", lambda: None):  # no JSON: no usage to read
+            body = raw.http_response.json()  # the JSON as sent: no SDK model is built
         completion = completion_from_responses(body)
         carried.keep(completion, _reasoning_turn(body, stored))
         return completion
@@ -149,9 +150,18 @@ def completion_from_responses(response: Any) -> Completion:
     ``cancelled``, ``queued`` or ``in_progress`` response, an output item other than a
     message, a function call or reasoning (``custom_tool_call``, a hosted tool's call), a
     message part other than text or a refusal, or a body not of this shape raises
-    ``ValueError`` naming what arrived, so the run ends as a ``model_error`` rather than take
-    what it could not read for an empty answer."""
-    body = _body(response)
+    ``UnreadableReply`` (a ``ValueError``) naming what arrived, so the run ends as a
+    ``model_error`` rather than take what it could not read for an empty answer; it carries
+    the usage the body reports (read as above), and the call is billed at it, or at its worst
+    case when there is none (the provider billed it: a background response keeps running and
+    billing)."""
+    with reading("openai_responses", lambda: None):  # not an object: no usage to read
+        body = _body(response)
+    with reading("openai_responses", lambda: openai_usage(body.get("usage"))):
+        return _completion(body)
+
+
+def _completion(body: dict[str, Any]) -> Completion:
     status = body.get("status")
     if status == "failed":
         error = body.get("error")
@@ -160,12 +170,12 @@ def completion_from_responses(response: Any) -> Completion:
             if isinstance(error, dict)
             else "no error given"
         )
-        raise ValueError(
+        raise UnreadableReply(
             f"openai_responses: the response must be one that did not fail, got status "
             f"'failed' ({said})."
         )
     if status is not None and status not in _ENDED:
-        raise ValueError(
+        raise UnreadableReply(
             "openai_responses: the response's status must be 'completed' or 'incomplete' (a "
             f"response that has ended), got {_said(status)}."
         )
@@ -212,7 +222,7 @@ def _body(response: Any) -> dict[str, Any]:
         body = to_dict()
         if isinstance(body, dict):
             return body
-    raise ValueError(
+    raise UnreadableReply(
         f"openai_responses: the response must be a JSON object, got {type_name(response)}."
     )
 
@@ -222,7 +232,7 @@ def _list(data: dict[str, Any], key: str, where: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise ValueError(
+        raise UnreadableReply(
             f"openai_responses: {where}.{key} must be a list, got {type_name(value)}."
         )
     return value
@@ -231,7 +241,7 @@ def _list(data: dict[str, Any], key: str, where: str) -> list[Any]:
 def _str(data: dict[str, Any], key: str, where: str) -> str:
     value = data.get(key)
     if not isinstance(value, str):
-        raise ValueError(
+        raise UnreadableReply(
             f"openai_responses: {where}.{key} must be a string, got {type_name(value)}."
         )
     return value
@@ -240,12 +250,12 @@ def _str(data: dict[str, Any], key: str, where: str) -> str:
 def _kind(item: Any, where: str, known: tuple[str, ...]) -> str:
     """The type of an output item or message part, when it is one the adapter reads."""
     if not isinstance(item, dict):
-        raise ValueError(
+        raise UnreadableReply(
             f"openai_responses: {where} must be a JSON object, got {type_name(item)}."
         )
     kind = item.get("type")
     if kind not in known:
-        raise ValueError(
+        raise UnreadableReply(
             f"openai_responses: {where}.type must be one of {', '.join(map(repr, known))}, "
             f"got {_said(kind)}."
         )

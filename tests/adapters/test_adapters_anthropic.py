@@ -298,3 +298,21 @@ def test_count_tokens_setup_mistakes_name_the_cause() -> None:
         "its arguments and the loop's messages and tools, got system."
     )
     assert provider.bodies == []
+
+
+def test_a_reply_it_cannot_read_is_billed_at_its_usage() -> None:
+    body = payload(ANTHROPIC.tool_turn)
+    body["content"][1]["input"] = [1]  # not an object: a reply of a shape the adapter never reads
+    ledger = budgetloop.MemoryLedger(1.0)
+    model = ANTHROPIC.over(Provider("anthropic", (200, body)))
+    result = budgetloop.run(model, ANTHROPIC.prompt, tools=list(ANTHROPIC.tools), ledger=ledger)
+
+    assert result.stop == "model_error"
+    assert result.error == (
+        "UnreadableReply: anthropic_messages: the response must be of the shape the API "
+        "returns, got one that could not be read (TypeError: cannot convert dictionary update "
+        "sequence element #0 to a sequence)."
+    )
+    assert result.steps[0].usage == Usage(612, 101)
+    # 612 tokens in x $3 + 101 out x $15, per million
+    assert result.cost_usd == result.steps[0].cost_usd == ledger.spent_usd() == 0.003351

@@ -7,7 +7,16 @@ from __future__ import annotations
 import openai
 import pytest
 
-from budgetloop import Completion, Message, ToolCall, Usage, tool
+from budgetloop import (
+    Completion,
+    MemoryLedger,
+    Message,
+    ToolCall,
+    UnreadableReply,
+    Usage,
+    run,
+    tool,
+)
 from budgetloop.adapters import openai_chat
 from tests.adapter_support import OPENAI, create_file, delete_file
 from tests.provider_server import Provider, payload
@@ -167,10 +176,11 @@ def test_no_choices_is_an_error_naming_the_cause() -> None:
     body = payload("openai_chat_final_text")
     body["choices"] = []
     with pytest.raises(
-        ValueError,
+        UnreadableReply,
         match=r"^openai_chat: the response's choices must be a non-empty list, got \[\]\.$",
-    ):
+    ) as raised:
         OPENAI.over(Provider("openai", (200, body)))([Message("user", "go")], [])
+    assert raised.value.usage == OPENAI.usages[1]  # billed: the usage it reported
 
 
 def test_a_tool_call_that_is_not_a_function_call_is_an_error_naming_its_type() -> None:
@@ -178,11 +188,27 @@ def test_a_tool_call_that_is_not_a_function_call_is_an_error_naming_its_type() -
     custom = {"id": "call_X", "type": "custom", "custom": {"name": "grep", "input": "x"}}
     body["choices"][0]["message"]["tool_calls"] = [custom]
     with pytest.raises(
-        ValueError,
+        UnreadableReply,
         match=r"^openai_chat: the type of tool call 'call_X' must be 'function' \(only function "
         r"tool calls are supported\), got 'custom'\.$",
-    ):
+    ) as raised:
         OPENAI.over(Provider("openai", (200, body)))([Message("user", "go")], [])
+    assert raised.value.usage == OPENAI.usages[0]
+
+
+def test_a_reply_it_cannot_read_is_billed_at_its_usage() -> None:
+    body = payload("openai_chat_two_tool_calls")
+    custom = {"id": "call_X", "type": "custom", "custom": {"name": "grep", "input": "x"}}
+    body["choices"][0]["message"]["tool_calls"] = [custom]
+    ledger = MemoryLedger(1.0)
+    model = OPENAI.over(Provider("openai", (200, body)))
+    result = run(model, OPENAI.prompt, tools=list(OPENAI.tools), ledger=ledger)
+
+    assert result.stop == "model_error"
+    assert (result.error or "").startswith("UnreadableReply: openai_chat: the type of tool call")
+    assert result.steps[0].usage == Usage(71, 46)
+    # 71 tokens in x $2.50 + 46 out x $10, per million
+    assert result.cost_usd == result.steps[0].cost_usd == ledger.spent_usd() == 0.0006375
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from hypothesis import given
@@ -34,6 +35,7 @@ from budgetloop import (
     tool,
 )
 from budgetloop.adapters import AsyncChatModel, ChatModel, openai_responses
+from budgetloop.display import step_head
 from budgetloop.ledger import MemoryLedger
 from tests.adapter_support import create_file, delete_file
 from tests.provider_server import Provider
@@ -259,8 +261,8 @@ def test_a_failed_response_is_a_model_error_naming_the_cause() -> None:
 
     assert result.stop is Stop.MODEL_ERROR
     assert result.error == (
-        "ValueError: openai_responses: the response must be one that did not fail, got status "
-        "'failed' (server_error: The model crashed.)."
+        "UnreadableReply: openai_responses: the response must be one that did not fail, got "
+        "status 'failed' (server_error: The model crashed.)."
     )
 
 
@@ -411,27 +413,29 @@ def test_a_response_that_has_not_ended_is_a_model_error_naming_its_status(status
     assert result.stop is Stop.MODEL_ERROR
     assert result.answer is None
     assert result.error == (
-        "ValueError: openai_responses: the response's status must be 'completed' or "
+        "UnreadableReply: openai_responses: the response's status must be 'completed' or "
         f"'incomplete' (a response that has ended), got '{status}'."
     )
 
 
+CUSTOM = {
+    "type": "custom_tool_call",
+    "id": "ctc_1",
+    "call_id": "call_C",
+    "name": "shell",
+    "input": "rm -rf /",
+    "status": "completed",
+}
+
+
 def test_an_output_item_the_adapter_does_not_read_is_a_model_error_naming_it() -> None:
-    custom = {
-        "type": "custom_tool_call",
-        "id": "ctc_1",
-        "call_id": "call_C",
-        "name": "shell",
-        "input": "rm -rf /",
-        "status": "completed",
-    }
-    body = response([reasoning("rs_1", encrypted="blob"), custom])
+    body = response([reasoning("rs_1", encrypted="blob"), CUSTOM])
     result = run(model_over(Provider("openai", (200, body))), PROMPT)
 
     assert result.stop is Stop.MODEL_ERROR
     assert result.answer is None
     assert result.error == (
-        "ValueError: openai_responses: output[1].type must be one of 'message', "
+        "UnreadableReply: openai_responses: output[1].type must be one of 'message', "
         "'function_call', 'reasoning', got 'custom_tool_call'."
     )
 
@@ -455,7 +459,92 @@ def test_output_the_adapter_cannot_read_is_never_an_empty_answer(
     result = run(model_over(Provider("openai", (200, body))), PROMPT)
 
     assert result.stop is Stop.MODEL_ERROR
-    assert result.error == f"ValueError: openai_responses: {said}"
+    assert result.error == f"UnreadableReply: openai_responses: {said}"
+
+
+# -- a reply the provider answered, and billed, that the adapter cannot read: billed ------------
+
+# 2,000 input tokens x $0.25 + 1,000 cached x $0.025 + 400 output x $2, per million
+READ = Usage(3_000, 400, cache_read_tokens=1_000, reasoning_tokens=100)
+READ_USD = 0.001325
+# the worst case projected for PROMPT: 24 tokens in (estimated) x $0.25 + 256 out x $2, per million
+PROJECTED_USD = 0.000518
+
+
+def test_a_custom_tool_call_reply_is_billed_at_its_usage() -> None:
+    body = response([reasoning("rs_1", encrypted="blob"), CUSTOM], usage=(3_000, 400, 1_000, 100))
+    ledger = MemoryLedger(1.0)
+    result = run(model_over(Provider("openai", (200, body))), PROMPT, ledger=ledger)
+
+    step = result.steps[0]
+    assert (result.stop, result.error) == (
+        Stop.MODEL_ERROR,
+        "UnreadableReply: openai_responses: output[1].type must be one of 'message', "
+        "'function_call', 'reasoning', got 'custom_tool_call'.",
+    )
+    assert step.usage == READ
+    assert result.cost_usd == step.cost_usd == READ_USD
+    assert ledger.spent_usd() == READ_USD
+    assert ledger.reserved_usd() == 0
+
+
+def test_an_async_client_bills_a_reply_it_cannot_read_too() -> None:
+    body = response([CUSTOM], usage=(3_000, 400, 1_000, 100))
+    provider = Provider("openai", (200, body))
+    async_client = openai.AsyncOpenAI(
+        api_key="sk-test", max_retries=0, http_client=provider.async_client()
+    )
+    model = openai_responses(async_client, MODEL, max_tokens=256, price=PRICE)
+    result = asyncio.run(arun(model, PROMPT))
+
+    assert (result.stop, result.steps[0].usage, result.cost_usd) == (
+        Stop.MODEL_ERROR,
+        READ,
+        READ_USD,
+    )
+
+
+def test_a_queued_reply_without_usage_is_billed_at_the_projection() -> None:
+    body = response([], status="queued")  # a background response: it runs on, and bills
+    body["usage"] = None
+    ledger = MemoryLedger(1.0)
+    result = run(model_over(Provider("openai", (200, body))), PROMPT, ledger=ledger)
+
+    step = result.steps[0]
+    assert result.stop is Stop.MODEL_ERROR
+    assert step.usage is None
+    assert step.projection is not None
+    assert step.projection.cost_usd == PROJECTED_USD
+    assert result.cost_usd == step.cost_usd == ledger.spent_usd() == PROJECTED_USD
+    assert step_head(step).startswith("Step 0 · $0.000518 charged at the projection")
+
+
+def test_a_body_that_is_not_json_is_billed_at_the_projection() -> None:
+    def html(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text="<html>Bad gateway</html>")
+
+    http = httpx.Client(transport=httpx.MockTransport(html))
+    client = openai.OpenAI(api_key="sk-test", max_retries=0, http_client=http)
+    result = run(openai_responses(client, MODEL, max_tokens=256, price=PRICE), PROMPT)
+
+    assert result.error == (
+        "UnreadableReply: openai_responses: the response must be of the shape the API returns, "
+        "got one that could not be read (JSONDecodeError: Expecting value: line 1 column 1 "
+        "(char 0))."
+    )
+    assert result.cost_usd == PROJECTED_USD
+
+
+def test_an_http_error_is_a_call_the_provider_refused_and_costs_nothing() -> None:
+    refused = {"error": {"message": "The server had an error.", "type": "server_error"}}
+    ledger = MemoryLedger(1.0)
+    result = run(model_over(Provider("openai", (500, refused))), PROMPT, ledger=ledger)
+
+    assert (result.stop, (result.error or "").split(":")[0]) == (
+        Stop.MODEL_ERROR,
+        "InternalServerError",
+    )
+    assert (result.cost_usd, result.steps[0].cost_usd, ledger.spent_usd()) == (0, 0, 0)
 
 
 def test_a_response_without_a_status_is_read_as_one_that_ended() -> None:

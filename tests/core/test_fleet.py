@@ -34,6 +34,7 @@ from budgetloop import (
     SqliteLedger,
     Stop,
     ToolCall,
+    UnreadableReply,
     Usage,
     budget_report,
     load_trace,
@@ -51,6 +52,7 @@ from tests.fleet_support import (
     runaway,
     search,
     thousand,
+    unreadable,
     worker_pid,
 )
 from tests.ledger_support import NO_REDIS, redis_server
@@ -168,6 +170,23 @@ def test_an_async_model_runs_its_event_loop_on_the_worker(pool: ProcessPoolExecu
     pids = {r.answer for r in results}
     assert f"pid {os.getpid()}" not in pids
     assert pids <= {f"pid {p}" for p in pool._processes}
+
+
+def test_a_reply_a_worker_could_not_read_is_billed_in_the_shared_ledger(
+    pool: ProcessPoolExecutor, tmp_path: Path
+) -> None:
+    ledger = SqliteLedger(tmp_path / "spend.db", 1.0)
+    results = run_many(
+        unreadable, ["a", "b", "c"], executor=pool, ledger=ledger, trace_dir=tmp_path / "t",
+        progress=False,
+    )  # fmt: skip
+    assert [r.stop for r in results] == [Stop.MODEL_ERROR] * 3
+    assert {(r.error or "").rpartition(" in ")[0] for r in results} == {
+        "UnreadableReply: not read"
+    }
+    assert [(r.steps[0].usage, r.cost_usd) for r in results] == [(STEP, 0.00105)] * 3
+    assert (ledger.spent_pico(), ledger.reserved_pico()) == (3 * STEP_PICO, 0)
+    assert load_trace(tmp_path / "t" / "run-0001.jsonl").steps == results[1].steps
 
 
 def test_the_progress_bar_advances_as_tasks_finish(
@@ -416,6 +435,17 @@ def test_a_model_playing_back_a_failed_step_pickles_and_still_raises() -> None:
     copy([], [])
     with pytest.raises(ValueError, match=r"^no route$"):
         copy([], [])
+
+
+def test_a_model_playing_back_a_billed_failed_step_pickles_and_bills_it_again() -> None:
+    recorded = run(ScriptedModel([unreadable]), "x", price=PRICE, max_output_tokens=100)
+    copy = pickle.loads(pickle.dumps(ScriptedModel.from_trace(recorded)))
+    with pytest.raises(UnreadableReply) as raised:
+        copy([], [])
+    assert raised.value.usage == STEP
+    copy.reset()
+    again = run(copy, "x", price=PRICE, max_output_tokens=100)
+    assert (again.error, again.cost_usd) == (recorded.error, 0.00105)
 
 
 @pytest.mark.parametrize("dumps", ["pickle", "cloudpickle"])
