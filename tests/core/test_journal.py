@@ -246,7 +246,8 @@ def test_a_killed_run_leaves_a_trace_with_every_finished_step(tmp_path: Path) ->
     )
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not marker.exists():
+        # the child's write_text makes the file, then writes it: wait for the text, not the file
+        while time.monotonic() < deadline and not (marker.exists() and marker.read_text()):
             assert proc.poll() is None, "the child exited before it blocked"
             time.sleep(0.02)
         assert marker.read_text() == f"job{finished}"
