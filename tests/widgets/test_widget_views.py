@@ -250,8 +250,7 @@ def test_line_chart_draws_the_ceiling_and_the_projected_point() -> None:
     svg = line_chart(
         [(0, 0.0), (1, 0.2), (2, 0.5)],
         title="cost",
-        ceiling=1.0,
-        ceiling_label="max_cost_usd $1.00",
+        ceilings=[(1.0, "max_cost_usd $1.00")],
         projected=(3, 0.9),
     )
     assert svg.count('class="bl-ceiling"') == 1
@@ -340,8 +339,7 @@ def test_no_cost_label_is_clipped_or_over_the_title(top: float) -> None:
         [(0, 0.0), (1, top / 2), (2, top)],
         title="cost so far (○ = + next step, projected)",
         y_format=usd,
-        ceiling=top,
-        ceiling_label=f"max_cost_usd {usd(top)}",
+        ceilings=[(top, f"max_cost_usd {usd(top)}")],
         projected=(3, top * 1.5),
     )
     labels = tick_labels(svg)

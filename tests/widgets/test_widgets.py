@@ -762,11 +762,14 @@ def test_after_a_fork_the_cost_chart_ends_at_what_the_run_has_spent() -> None:
     assert result.cost_usd == pytest.approx(
         result.carried_usd + sum(s.cost_usd for s in result.steps)
     )
+    from budgetloop.display import charts
     from budgetloop_widgets._series import series_of
 
-    points = series_of(result.steps, result.carried_usd).points
-    assert points[0] == (0, result.carried_usd)
-    assert points[-1][1] == pytest.approx(result.cost_usd)
+    figures = series_of(result.steps, result.carried_usd)
+    cost = charts(figures, result.budget)[1]
+    assert cost.points[0] == (0, result.carried_usd)
+    assert cost.points[-1][1] == result.cost_usd  # summed in picodollars, as the run bills
+    assert figures.spent[-1] == result.cost_usd
 
 
 def test_the_request_of_a_final_answer_run_is_what_each_step_was_sent() -> None:
