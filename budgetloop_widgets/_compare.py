@@ -81,12 +81,12 @@ def _named(
 ) -> list[tuple[float, str]]:
     """The ceilings of both runs: one the runs share once, as it is; each other one named
     after its run."""
-    shared = set(runs[0][1]).intersection(*(lines for _, lines in runs[1:]))
-    if len(runs) < 2:
-        shared = set()
-    out = [line for line in runs[0][1] if line in shared] if runs else []
+    shared = set(runs[0][1]).intersection(runs[1][1]) if len(runs) == 2 else set()
+    out = [line for line in runs[0][1] if line in shared]
     for name, lines in runs:
-        out += [(value, f"{name}: {label}") for value, label in lines if (value, label) not in shared]
+        out += [
+            (value, f"{name}: {label}") for value, label in lines if (value, label) not in shared
+        ]
     return out
 
 

@@ -161,7 +161,7 @@ def arguments_json(
     return arguments if isinstance(arguments, str) else dump(arguments)
 
 
-RULES_START = "// -- the core's rules, as budgetloop_widgets/_data.py (viewer_rules) writes them --"
+RULES_START = "// -- the core's rules, as _data.py's viewer_rules writes them --"
 RULES_END = "// -- end of the core's rules --"
 
 
@@ -178,7 +178,10 @@ def viewer_rules() -> str:
         "CALL_STATUS": sorted(CALL_STATUSES, key=CALL_STATUSES.__getitem__),
         "APPROVAL": [a or "" for a in sorted(APPROVALS, key=APPROVALS.__getitem__)],
     }
-    lines = [f"const {name} = {json.dumps(value, ensure_ascii=False)};" for name, value in values.items()]
+    lines = [
+        f"const {name} = {json.dumps(value, ensure_ascii=False)};"
+        for name, value in values.items()
+    ]
     return "\n".join([RULES_START, *lines, RULES_END])
 
 

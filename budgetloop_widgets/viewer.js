@@ -13,7 +13,7 @@ const MAX_HEIGHT = 8000000; // px: past this the list's scroll height is scaled
 const OVERSCAN = 6;
 const CONTEXT_SHOWN = 40;
 const KEY_WAIT = 150; // ms the keys rest before the step they chose is drawn in detail
-// -- the core's rules, as budgetloop_widgets/_data.py (viewer_rules) writes them --
+// -- the core's rules, as _data.py's viewer_rules writes them --
 const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected", "denied", "edited", "approved"];
 const BITS = {"ok": 1, "error": 2, "skipped": 4, "model error": 8, "answer": 16, "under-projected": 32, "denied": 128, "edited": 256, "approved": 512};
 const FINAL = 64;

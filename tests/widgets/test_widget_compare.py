@@ -64,7 +64,8 @@ def test_both_runs_go_to_the_page_with_the_divergence_chosen() -> None:
         "input tokens per step, reported, both runs",
         "cost so far, both runs",
     ]
-    assert all("<polyline" in svg and " style=" not in svg for svg in data["charts"])  # coloured by the page's stylesheet
+    # coloured by the page's stylesheet
+    assert all("<polyline" in svg and " style=" not in svg for svg in data["charts"])
     assert view.summary() == (
         "CompareView of 'bad' and 'fixed': The runs agree on step 0 and part at step 1: the "
         "model's text, tool calls or error differ there."
