@@ -17,7 +17,7 @@ ceiling that ``projects`` judges a call by its projection: a final answer (sent 
 is projected again, and may fit where a call with tools did not.
 
 To add a ceiling: a ``Stop`` member and a ``Budget`` field of its name, and a class here in
-``CEILINGS``.
+``CEILINGS`` (its ``chart`` names the chart it is a dashed line on, ``_charts``).
 """
 
 from __future__ import annotations

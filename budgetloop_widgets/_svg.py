@@ -187,10 +187,14 @@ def line_chart(
     projected: tuple[float, float] | None = None,
     empty: str = "nothing spent yet",
     max_points: int = MAX_POINTS,
+    ceiling: float | None = None,
+    ceiling_label: str = "ceiling",
 ) -> str:
     """A line through ``points`` (x ascending; every n-th past ``max_points``, and the last),
-    dashed ``ceilings`` (a value and its label each) and a hollow marker for a projected next
-    point."""
+    dashed ``ceilings`` (a value and its label each; ``ceiling`` and ``ceiling_label`` add one
+    more) and a hollow marker for a projected next point."""
+    if ceiling is not None:
+        ceilings = [*ceilings, (ceiling, ceiling_label)]
     if not points and projected is None:
         parts, left = _frame(title, None, y_format, "", "", x_label)
         return _empty(parts, left, empty)
