@@ -884,3 +884,14 @@ def test_the_viewer_holds_the_rules_the_python_writes() -> None:
     # the viewer marks an under-projected row by the core's bit, not a rule of its own
     assert 'st.fl[i] & BITS["under-projected"]' in asset("viewer.js")
     assert "st.in[i] > st.pin[i]" not in asset("viewer.js")
+
+
+def test_the_panel_draws_a_shared_ledgers_limit_on_its_cost_chart() -> None:
+    from budgetloop import MemoryLedger
+
+    panel = RunPanel(make(max_cost_usd=0.05, ledger=MemoryLedger(0.5)))
+    panel.step()
+    charts = panel.charts.value
+    assert ">max_cost_usd $0.05</text>" in charts
+    assert ">shared ledger limit $0.50</text>" in charts
+    assert charts.count('class="bl-ceiling"') == 2
