@@ -17,7 +17,7 @@ ceiling that ``projects`` judges a call by its projection: a final answer (sent 
 is projected again, and may fit where a call with tools did not.
 
 To add a ceiling: a ``Stop`` member and a ``Budget`` field of its name, and a class here in
-``CEILINGS``.
+``CEILINGS`` (its ``chart`` names the chart it is a dashed line on, ``_charts``).
 """
 
 from __future__ import annotations
@@ -107,6 +107,7 @@ class Ceiling:
     answers_after: ClassVar[bool] = False  # its stop before a batch lets a final answer follow
     reports: ClassVar[bool] = False  # budget_report says what runs needed of it (``needed``)
     money: ClassVar[bool] = False  # dollars: ``needed`` is in picodollars, exact
+    chart: ClassVar[str | None] = None  # the chart it is a dashed line on (``_charts``)
     means: ClassVar[str]  # what its stop means, in one sentence
     reason: ClassVar[str]  # the final answer's note: why tools are no longer available
 
@@ -277,6 +278,7 @@ class MaxCostUsd(Ceiling):
         return f"${money:.6f} of ${self.limit}"
 
     reports = money = True
+    chart = "cost"
 
     @classmethod
     def needed(cls, result: Any) -> int:
@@ -297,6 +299,7 @@ class MaxToolCalls(Ceiling):
     means = "the next batch would have taken executed tool calls past max_tool_calls"
     reason = "The tool-call budget is spent (max_tool_calls={limit})"
     answers_after = True  # the model may still be called, without tools
+    chart = "calls"
 
     def before_batch(self, now: Now) -> str | None:
         """Only calls that would run count: not one the check refuses (``calls_run``)."""
@@ -323,6 +326,7 @@ class MaxInputTokens(Ceiling):
         "max_input_tokens, so the model was not called"
     )
     reason = "The context is at its size limit (max_input_tokens={limit})"
+    chart = "tokens"
 
     def _over(self, tokens: int | None) -> str | None:
         if tokens is None or tokens <= self.limit:

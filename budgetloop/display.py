@@ -6,7 +6,8 @@ what each stop means (``stop_means``), the projection and its worst case in word
 (``next_turn_text``), what kind of figure a projection is (``why_text``), a batch held for a
 person as a view shows it, through ``redact=`` (``held_batch``), and what an edit of it
 written over the redacted form means (``edited_arguments``), a step's head line
-(``step_head``), a fork's carried spend, money
+(``step_head``), a fork's carried spend and what a run spent (``spent_text``), each chart's
+figures and ceilings (``Tally``, ``charts``: money summed in picodollars), money
 (``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
 a value of the wrong type as an error names it (``type_name``). The ceilings' words come from
 the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ._approval import Decision, PendingCall
 from ._budget import Projection
 from ._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
+from ._charts import Chart, Tally, ceiling_lines, charts, spent_text, tally
 from ._redact import WITHHOLD, Redactor
 from ._trace._result import Result, Step, message_to_dict
 from ._turn import NextTurn
@@ -36,11 +38,15 @@ if TYPE_CHECKING:
 __all__ = [
     "BAR_TITLE",
     "NO_PROJECTION",
+    "Chart",
     "HeldBatch",
     "HeldCall",
     "Meter",
+    "Tally",
     "Used",
     "carried_text",
+    "ceiling_lines",
+    "charts",
     "count",
     "edited_arguments",
     "format_usd",
@@ -52,8 +58,10 @@ __all__ = [
     "projection_text",
     "redacted_text",
     "refused_by_projection",
+    "spent_text",
     "step_head",
     "stop_means",
+    "tally",
     "type_name",
     "under_projected_text",
     "used_after",

@@ -4,7 +4,8 @@ The divergence is the core's (``budgetloop.first_divergence``: the first step wh
 text, tool calls or error differ, or what came of a call: its status, decision, result). The
 steps before it are the same in both runs, in what was said and what was done, and are folded
 into one line, so the first row the view shows is the step where they part, marked. Both cost
-curves are drawn on one chart against the ceilings. The view functions are pure.
+curves are drawn on one chart against the ceilings, and so is each other chart of the runs
+(``budgetloop.display.charts``). The view functions are pure.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from html import escape
 from typing import Any
 
 from budgetloop import Result, first_divergence
+from budgetloop.display import Chart, charts, tally
 
 from ._data import Strings, document, run_data, unstyled
 from ._status import stop_lines
 from ._svg import lines_chart
-from ._text import plural, text, usd
+from ._text import plural, text
 from ._traceview import Viewer
 from ._views import as_result
 
@@ -29,36 +31,63 @@ Source = Result | Mapping[str, Any] | str | os.PathLike[str]
 def cost_points(result: Result) -> list[tuple[float, float]]:
     """Cumulative cost after each step: (steps taken, dollars), from (0, what a fork carried
     from the run it came from: ``Result.carried_usd``), so each line ends at what its run
-    spent."""
-    total = result.carried_usd
-    points: list[tuple[float, float]] = [(0, total)]
-    for step in result.steps:
-        total += step.cost_usd or 0.0  # an imported step of unknown cost adds none
-        points.append((step.index + 1, total))
-    return points
+    spent (the core's figures: ``budgetloop.display.charts``)."""
+    return list(_charts(result)["cost"].points)
 
 
-def compare_chart(a: Result, b: Result, at: int | None, names: tuple[str, str]) -> str:
-    """Both runs' cost so far on one chart, each run's max_cost_usd dashed (one line when
-    they are the same), and a marker where the runs part."""
-    ceilings: list[tuple[float, str]] = []
-    for name, result in zip(names, (a, b), strict=True):
-        limit = result.budget.max_cost_usd
-        if limit is None:
-            continue
-        if any(limit == value for value, _ in ceilings):
-            ceilings = [(limit, f"max_cost_usd {usd(limit)}")]
-        else:
-            ceilings.append((limit, f"{name}: max_cost_usd {usd(limit)}"))
+def _charts(result: Result) -> dict[str, Chart]:
+    made = charts(tally(result.steps, result.carried_usd), result.budget)
+    return {chart.key: chart for chart in made}
+
+
+def compare_charts(a: Result, b: Result, at: int | None, names: tuple[str, str]) -> list[str]:
+    """Each chart of the two runs (``budgetloop.display.charts``) with both runs on it: their
+    lines, each run's ceilings dashed (one line when both runs have the same), and a marker
+    where the runs part."""
+    by_run = [_charts(a), _charts(b)]
+    keys = list(dict.fromkeys([*by_run[0], *by_run[1]]))
+    return [compare_chart(a, b, at, names, key, by_run) for key in keys]
+
+
+def compare_chart(
+    a: Result,
+    b: Result,
+    at: int | None,
+    names: tuple[str, str],
+    key: str = "cost",
+    by_run: list[dict[str, Chart]] | None = None,
+) -> str:
+    """One chart (``key``) with both runs on it: each run's figures, each run's ceilings
+    dashed (one line when both runs have the same), and a marker where the runs part."""
+    if by_run is None:
+        by_run = [_charts(a), _charts(b)]
+    shown = [(name, made[key]) for name, made in zip(names, by_run, strict=True) if key in made]
+    ceilings = _named([(name, chart.ceilings) for name, chart in shown])
+    first = shown[0][1]
     return lines_chart(
-        [(names[0], cost_points(a)), (names[1], cost_points(b))],
-        title="cost so far, both runs",
-        x_label="steps taken",
-        y_format=usd,
+        [(name, chart.points) for name, chart in shown],
+        title=f"{first.name}, both runs",
+        x_label=first.x_label,
+        y_format=first.y_text,
         ceilings=ceilings,
         marker_x=None if at is None else at,
         marker_label="" if at is None else f"part at step {at}",
+        empty=first.empty,
     )
+
+
+def _named(
+    runs: list[tuple[str, tuple[tuple[float, str], ...]]],
+) -> list[tuple[float, str]]:
+    """The ceilings of both runs: one the runs share once, as it is; each other one named
+    after its run."""
+    shared = set(runs[0][1]).intersection(runs[1][1]) if len(runs) == 2 else set()
+    out = [line for line in runs[0][1] if line in shared]
+    for name, lines in runs:
+        out += [
+            (value, f"{name}: {label}") for value, label in lines if (value, label) not in shared
+        ]
+    return out
 
 
 def divergence_text(a: Result, b: Result, at: int | None) -> str:
@@ -99,7 +128,7 @@ def compare_document(
         strings,
         divergence=at,
         divergence_text=divergence_text(a, b, at),
-        charts=unstyled([compare_chart(a, b, at, names)]),
+        charts=unstyled(compare_charts(a, b, at, names)),
     )
     return data, strings
 

@@ -27,6 +27,7 @@ from budgetloop import Budget, CallRecord, Message, Result, Step, format_usd, pr
 from budgetloop.display import (
     BAR_TITLE,
     NO_PROJECTION,
+    Tally,
     Used,
     carried_text,
     meter,
@@ -35,7 +36,7 @@ from budgetloop.display import (
     used_after,
 )
 
-from ._log import flags, jump_targets, sent_counts
+from ._log import BITS, FINAL, JUMPS, STATUSES, flags, jump_targets, sent_counts
 from ._status import stop_lines
 from ._views import edited_text
 
@@ -160,6 +161,30 @@ def arguments_json(
     return arguments if isinstance(arguments, str) else dump(arguments)
 
 
+RULES_START = "// -- the core's rules, as _data.py's viewer_rules writes them --"
+RULES_END = "// -- end of the core's rules --"
+
+
+def viewer_rules() -> str:
+    """What ``viewer.js`` keeps of the rules the columns are written by (the status bits, the
+    jumps, the roles, a call's statuses and decisions), written from them: the component holds
+    this block as it is, and a test holds it equal to what this writes."""
+    values = {
+        "STATUS": list(STATUSES),
+        "BITS": BITS,
+        "FINAL": FINAL,
+        "JUMPS": list(JUMPS),
+        "ROLES": list(ROLES),
+        "CALL_STATUS": sorted(CALL_STATUSES, key=CALL_STATUSES.__getitem__),
+        "APPROVAL": [a or "" for a in sorted(APPROVALS, key=APPROVALS.__getitem__)],
+    }
+    lines = [
+        f"const {name} = {json.dumps(value, ensure_ascii=False)};"
+        for name, value in values.items()
+    ]
+    return "\n".join([RULES_START, *lines, RULES_END])
+
+
 def step_columns(
     steps: Sequence[Step], sid: Callable[[str | None], int], first_call: int = 0
 ) -> dict[str, list[Any]]:
@@ -194,7 +219,7 @@ def step_texts(
     budget: Budget,
     sid: Callable[[str | None], int],
     before: Used,
-    spent: float = 0.0,
+    figures: Tally | None = None,
 ) -> dict[str, list[Any]]:
     """What the viewer says of each step, every word and figure made by the core
     (``budgetloop.display``): its head line (``head``), its cost (``usd``), and the meter before
@@ -203,24 +228,24 @@ def step_texts(
     figures (``bar``) and each ceiling's row (``mr``, in the order of ``meter_labels``), and
     whether the spend its meter says holds money a fork carried (``carry``: 1 from the first
     step after the fork point, 0 for the steps the fork kept, which came before that money).
-    ``before`` is what the run had used before the first of ``steps``, ``spent`` what its steps
-    before it cost."""
+    ``before`` is what the run had used before the first of ``steps``, ``figures`` the core's
+    count of its steps before them (``budgetloop.display.Tally``), which counts ``steps`` too."""
     out: dict[str, list[Any]] = {
         k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr", "carry")
     }
     used = before
+    figures = Tally() if figures is None else figures
     for step in steps:
         p = step.projection
-        out["carry"].append(int(p is not None and p.spent_usd > spent + 1e-12))
-        spent += step.cost_usd or 0.0
-        figures = meter(p, used, budget)
+        out["carry"].append(int(figures.add(step)))
+        shown = meter(p, used, budget)
         out["head"].append(sid(step_head(step)))
         out["usd"].append(sid(format_usd(step.cost_usd, column=True)))  # one precision a column
         out["under"].append(sid(under_projected_text(step)))
-        out["proj"].append(sid(figures.projection or NO_PROJECTION))
-        out["worst"].append(sid(figures.why))
-        out["bar"].append(None if figures.bar is None else [*figures.bar[:3], int(figures.bar[3])])
-        out["mr"].append([sid(text) for _, text in figures.rows])
+        out["proj"].append(sid(shown.projection or NO_PROJECTION))
+        out["worst"].append(sid(shown.why))
+        out["bar"].append(None if shown.bar is None else [*shown.bar[:3], int(shown.bar[3])])
+        out["mr"].append([sid(text) for _, text in shown.rows])
         used = used_after(used, (step,))
     return out
 

@@ -43,14 +43,36 @@ def flags(step: Step) -> int:
         bits |= 8
     elif not step.tool_calls:
         bits |= 16
-    usage, projection = step.usage, step.projection
-    if (
-        usage is not None
-        and projection is not None
-        and usage.input_tokens > projection.input_tokens
-    ):
-        bits |= 32
+    if step.under_projected:  # the core's one rule
+        bits |= BITS["under-projected"]
     return bits | FINAL if step.final_answer else bits
+
+
+class Jumps:
+    """Where each jump goes (``JUMPS``) in a run that grows: kept up to date a step at a time.
+    "most expensive" is the first of the dearest steps whose cost is known (an imported run may
+    not know them)."""
+
+    def __init__(self) -> None:
+        self.places: dict[str, int | None] = dict.fromkeys(JUMPS)
+        self.dearest: float | None = None
+        self.steps = 0
+
+    def extend(
+        self, steps: Sequence[Step], bits: Sequence[int], *, stopped: bool
+    ) -> dict[str, int | None]:
+        """Take the new ``steps`` (with their ``flags``) into account; where each jump goes
+        ("the stop" only once the run has stopped: a paused run has none)."""
+        for step, bit in zip(steps, bits, strict=True):
+            for name, mask in JUMP_BITS.items():
+                if self.places[name] is None and bit & mask:
+                    self.places[name] = self.steps
+            cost = step.cost_usd
+            if cost is not None and (self.dearest is None or cost > self.dearest):
+                self.dearest, self.places["most expensive"] = cost, self.steps
+            self.steps += 1
+        self.places["the stop"] = self.steps - 1 if self.steps and stopped else None
+        return dict(self.places)
 
 
 def jump_targets(
@@ -62,14 +84,7 @@ def jump_targets(
     records no stop."""
     if bits is None:
         bits = [flags(s) for s in steps]
-    out: dict[str, int | None] = {}
-    for name, wanted in JUMP_BITS.items():
-        out[name] = next((i for i, b in enumerate(bits) if b & wanted), None)
-    costs = [s.cost_usd for s in steps]
-    known = [c for c in costs if c is not None]  # an imported run may not know them
-    out["most expensive"] = costs.index(max(known)) if known else None
-    out["the stop"] = len(steps) - 1 if steps and stopped else None
-    return {name: out[name] for name in JUMPS}
+    return Jumps().extend(steps, bits, stopped=stopped)
 
 
 def jump_target(result: Result, jump: str) -> int | None:

@@ -12,19 +12,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import itertools
 import json
 from html import escape
 from importlib import resources
 from typing import Any
 
-from budgetloop import Budget, Result
+from budgetloop import Result
 
 from ._data import Strings, document, escaped, run_data, unstyled
 from ._log import jump_targets, request_of, sent_counts
 from ._status import stop_lines
 from ._text import plural, text
-from ._views import charts_of, message_content
+from ._views import chart_svgs, message_content
 
 CONTEXT_SHOWN = 40  # messages of a step's context shown, the latest
 
@@ -49,20 +48,8 @@ def trace_document(
     ``later`` it asks for the calls' texts once it has drawn the rows (``_data.later_data``)."""
     strings = Strings()
     run = run_data(result, strings, messages=messages, later=later)
-    run["charts"] = unstyled(column_charts(run, result.budget))
+    run["charts"] = unstyled(chart_svgs(result.steps, result.budget, carried=run["carried"]))
     return document("trace", title, [run], strings, origin=origin), strings
-
-
-def column_charts(run: dict[str, Any], budget: Budget) -> list[str]:
-    """The run's two charts, from the columns already made for the page (no pass of its own
-    over the steps: at 100,000 steps that is a tenth of a second)."""
-    steps = run["steps"]
-    carried = run["carried"]
-    tokens = [0 if n is None else n for n in steps["in"]]
-    costs = (0.0 if c is None else c for c in steps["cost"])  # an imported step may not know
-    totals = itertools.accumulate(costs, initial=carried)
-    points = list(zip(range(len(tokens) + 1), totals, strict=True))
-    return charts_of(tokens, points if tokens or carried else [], budget, carried=carried)
 
 
 REQUEST_CHARS = 2_000_000  # of a request's JSON sent to the page; the rest is said, not sent

@@ -523,6 +523,7 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
         self.charts.value = charts_html(
             steps, session.budget, drawn, max_points=self.chart_points,
             carried=result.carried_usd, refused=session.done and drawn is not None,
+            ledger_limit=None if ledger is None else ledger.limit_usd,
         )  # fmt: skip
         self.steps.update(session, self._context_head(projection), self._held_note(batch))
         self.pending.update(session, batch, self._running or self._busy)

@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from budgetloop import Result
-from budgetloop.display import HeldBatch, stop_means
+from budgetloop.display import HeldBatch, spent_text, stop_means
 
 from ._text import plural, preview, text, usd
 
@@ -16,17 +16,11 @@ stop_words = stop_means  # what each stop means, in the core's words (``budgetlo
 
 def spent_words(result: Result, carried: float | None = None) -> str:
     """What the run spent; for a fork, how much of it was carried from the run it came from
-    (``carried``: ``result.carried_usd``, when it is known already)."""
+    (``carried``: ``result.carried_usd``, when it is known already). The core's words and
+    figures (``budgetloop.display.spent_text``)."""
     if result.cost_usd is None:
-        return "cost unknown"
-    spent = f"{usd(result.cost_usd)} spent"
-    carried = result.carried_usd if carried is None else carried
-    if carried:
-        spent += (
-            f" ({usd(carried)} of it carried from the run this one was forked from, "
-            f"{usd(result.cost_usd - carried)} by the steps here)"
-        )
-    return spent
+        return spent_text(None, 0.0)
+    return spent_text(result.cost_usd, result.carried_usd if carried is None else carried)
 
 
 def _price_line(result: Result) -> list[tuple[str, str]]:

@@ -13,8 +13,8 @@ from typing import Any
 
 import traitlets
 
-from budgetloop import Result, Session, Step
-from budgetloop.display import Used, used_after
+from budgetloop import Result, Session
+from budgetloop.display import Tally, Used, used_after
 
 from ._data import (
     Strings,
@@ -27,32 +27,8 @@ from ._data import (
     step_columns,
     step_texts,
 )
-from ._log import JUMP_BITS, JUMPS
+from ._log import Jumps
 from ._traceview import Viewer
-
-
-class Jumps:
-    """Where each jump goes in a run that grows: kept up to date a step at a time."""
-
-    def __init__(self) -> None:
-        self.places: dict[str, int | None] = dict.fromkeys(JUMPS)
-        self.dearest = -1.0
-        self.steps = 0
-
-    def extend(
-        self, steps: Sequence[Step], bits: Sequence[int], *, stopped: bool
-    ) -> dict[str, int | None]:
-        """Take the new ``steps`` (with their ``flags``) into account; where each jump goes
-        ("the stop" only once the run has stopped: a paused run has none)."""
-        for step, bit in zip(steps, bits, strict=True):
-            for name, mask in JUMP_BITS.items():
-                if self.places[name] is None and bit & mask:
-                    self.places[name] = self.steps
-            if step.cost_usd is not None and step.cost_usd > self.dearest:
-                self.dearest, self.places["most expensive"] = step.cost_usd, self.steps
-            self.steps += 1
-        self.places["the stop"] = self.steps - 1 if self.steps and stopped else None
-        return dict(self.places)
 
 
 class StepList(Viewer):
@@ -90,8 +66,9 @@ class StepList(Viewer):
         self._messages = len(result.messages)
         self._calls = sum(len(s.tool_calls) for s in result.steps)
         self._used = used_after(Used(0, 0.0, 0), result.steps)
-        self._spent = sum(s.cost_usd or 0.0 for s in result.steps)
         run = run_data(result, strings, tokens=session.message_tokens)
+        self._figures = Tally()  # the core's count of the steps sent (money in picodollars)
+        self._figures.extend(result.steps)
         self._stopped = result.stop is not None
         self._jumps.extend(result.steps, run["steps"]["fl"], stopped=self._stopped)
         self._next_sent = _next_sent(result, run["sent"])
@@ -147,9 +124,8 @@ class StepList(Viewer):
         self._held = held
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
-        columns.update(step_texts(steps, result.budget, sid, self._used, self._spent))
+        columns.update(step_texts(steps, result.budget, sid, self._used, self._figures))
         self._used = used_after(self._used, steps)
-        self._spent += sum(s.cost_usd or 0.0 for s in steps)
         sent = []
         for step in steps:
             sent.append(self._next_sent)

@@ -148,15 +148,17 @@ def bar_chart(
     first_x: int = 0,
     empty: str = "no steps yet",
     max_points: int = MAX_POINTS,
+    ceilings: Sequence[tuple[float, str]] = (),
 ) -> str:
-    """One bar per value (per bucket of values past ``max_points``), drawn as a single path."""
+    """One bar per value (per bucket of values past ``max_points``), drawn as a single path,
+    with dashed ``ceilings`` (a value and its label each)."""
     if not values:
         parts, left = _frame(title, None, y_format, "", "", x_label)
         return _empty(parts, left, empty)
     shown, size = bucketed(values, max_points)
     if size > 1:
         title = f"{title} (largest of each {size})"
-    top = nice_top(max(shown))
+    top = nice_top(max([*shown, *(value for value, _ in ceilings)]))
     last = first_x + len(values) - 1
     right = str(last) if len(values) > 1 else ""  # one bar: one label, not "0 ... 0"
     parts, left = _frame(title, top, y_format, str(first_x), right, x_label)
@@ -170,6 +172,7 @@ def bar_chart(
         y = TOP + plot_h - h
         commands.append(f"M{x:.1f} {y:.1f}h{width:.1f}v{h:.1f}h{-width:.1f}z")
     parts.append(f'<path d="{_nums("".join(commands))}" {_look("bars")}/>')
+    _dashed(parts, left, plot_w, plot_h, top, ceilings, at_left=False)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -180,14 +183,18 @@ def line_chart(
     title: str,
     x_label: str = "step",
     y_format: Format = count,
-    ceiling: float | None = None,
-    ceiling_label: str = "ceiling",
+    ceilings: Sequence[tuple[float, str]] = (),
     projected: tuple[float, float] | None = None,
     empty: str = "nothing spent yet",
     max_points: int = MAX_POINTS,
+    ceiling: float | None = None,
+    ceiling_label: str = "ceiling",
 ) -> str:
     """A line through ``points`` (x ascending; every n-th past ``max_points``, and the last),
-    an optional dashed ceiling and a hollow marker for a projected next point."""
+    dashed ``ceilings`` (a value and its label each; ``ceiling`` and ``ceiling_label`` add one
+    more) and a hollow marker for a projected next point."""
+    if ceiling is not None:
+        ceilings = [*ceilings, (ceiling, ceiling_label)]
     if not points and projected is None:
         parts, left = _frame(title, None, y_format, "", "", x_label)
         return _empty(parts, left, empty)
@@ -196,7 +203,7 @@ def line_chart(
         points = [*points[::size], *([points[-1]] if (len(points) - 1) % size else [])]
     every = [*points, *([projected] if projected else [])]
     xs = [x for x, _ in every]
-    y_max = max([y for _, y in every] + ([ceiling] if ceiling is not None else []))
+    y_max = max([y for _, y in every] + [value for value, _ in ceilings])
     top = nice_top(y_max)
     x0, x1 = min(xs), max(xs)
     span = (x1 - x0) or 1.0
@@ -206,19 +213,8 @@ def line_chart(
     def at(x: float, y: float) -> tuple[str, str]:
         return _num(left + plot_w * (x - x0) / span), _num(TOP + plot_h * (1 - y / top))
 
-    if ceiling is not None:
-        y = TOP + plot_h * (1 - ceiling / top)
-        # above the line, unless that would reach into the title: then below it
-        label_y = y - 4 if y - 4 - 11 >= 20 else y + 13
-        # at the right end, unless the projected next point is drawn there: then at the left
-        at_x, look = left + plot_w, _look("ceiling-label")
-        if projected:
-            at_x, look = left + 4, look.replace('text-anchor="end"', 'text-anchor="start"')
-        parts.append(
-            f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
-            f'{_look("ceiling")}/><text x="{at_x}" y="{_num(label_y)}" '
-            f"{look}>{escape(ceiling_label)}</text>"
-        )
+    # each label at the right end, unless the projected next point is drawn there: the left
+    _dashed(parts, left, plot_w, plot_h, top, ceilings, at_left=projected is not None)
     # "x,y" of each point, as ``at`` writes them, formatted in one pass
     pairs = _nums(
         " ".join(
@@ -243,6 +239,35 @@ def line_chart(
         parts.append(f'<circle cx="{cx}" cy="{cy}" r="4" {_look("projected")}/>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _dashed(
+    parts: list[str],
+    left: int,
+    plot_w: float,
+    plot_h: float,
+    top: float,
+    ceilings: Sequence[tuple[float, str]],
+    *,
+    at_left: bool,
+) -> None:
+    """A dashed line for each ceiling, labelled above it, unless that would reach into the
+    title or onto a label already placed: then below it."""
+    at_x, look = left + plot_w, _look("ceiling-label")
+    if at_left:
+        at_x, look = left + 4, look.replace('text-anchor="end"', 'text-anchor="start"')
+    placed: list[float] = []
+    for value, label in ceilings:
+        y = TOP + plot_h * (1 - value / top)
+        label_y = y - 4
+        if label_y - 11 < 20 or any(abs(label_y - seen) < 12 for seen in placed):
+            label_y = y + 13
+        placed.append(label_y)
+        parts.append(
+            f'<line x1="{left}" y1="{_num(y)}" x2="{left + plot_w}" y2="{_num(y)}" '
+            f'{_look("ceiling")}/><text x="{at_x}" y="{_num(label_y)}" '
+            f"{look}>{escape(label)}</text>"
+        )
 
 
 SERIES = (

@@ -28,8 +28,10 @@ from budgetloop import (
 from budgetloop import as_result as core_as_result
 from budgetloop.display import (
     BAR_TITLE,
+    Chart,
     Used,
     carried_text,
+    charts,
     meter,
     next_turn_text,
     projection_text,
@@ -40,7 +42,7 @@ from budgetloop.display import (
 
 from ._series import series_of
 from ._svg import MAX_POINTS, bar_chart, line_chart
-from ._text import text, usd
+from ._text import text
 
 __all__ = [  # the core's, shown here: each view takes its words and figures from it
     "Used",
@@ -169,11 +171,13 @@ def charts_html(
     max_points: int = MAX_POINTS,
     carried: float = 0.0,
     refused: bool = False,
+    ledger_limit: float | None = None,
 ) -> str:
-    """The two charts of ``chart_svgs`` side by side."""
+    """The charts of ``chart_svgs`` side by side."""
     svgs = chart_svgs(
-        steps, budget, next_projection, max_points=max_points, carried=carried, refused=refused
-    )
+        steps, budget, next_projection, max_points=max_points, carried=carried,
+        refused=refused, ledger_limit=ledger_limit,
+    )  # fmt: skip
     return f'<div class="bl-charts">{"".join(svgs)}</div>'
 
 
@@ -185,55 +189,37 @@ def chart_svgs(
     max_points: int = MAX_POINTS,
     carried: float = 0.0,
     refused: bool = False,
+    ledger_limit: float | None = None,
 ) -> list[str]:
-    """Reported input tokens per step, and cumulative cost against max_cost_usd, as SVG, each
-    drawn from at most ``max_points`` points.
+    """The run's charts (``budgetloop.display.charts``: reported input tokens per step, the
+    cost so far, the tool calls run where a ceiling is drawn on that, each with its ceilings)
+    as SVG, each drawn from at most ``max_points`` points.
 
     The cost starts at ``carried`` (``Result.carried_usd``: a fork's spend inherited from its
     source); ``next_projection`` (the next step's, or with ``refused`` the one that stopped the
     run) is drawn as a hollow point at spent + projected, and the chart's title says which.
+    ``ledger_limit`` is a shared ledger's limit, drawn on the cost chart.
     """
-    figures = series_of(steps, carried)
-    return charts_of(
-        figures.tokens, figures.points, budget, next_projection, len(steps),
-        max_points=max_points, carried=carried, refused=refused,
+    made = charts(
+        series_of(steps, carried), budget, next_projection, refused=refused,
+        ledger_limit=ledger_limit,
     )  # fmt: skip
+    return [drawn(chart, max_points) for chart in made]
 
 
-def charts_of(
-    tokens: Sequence[int],
-    points: Sequence[tuple[float, float]],
-    budget: Budget,
-    next_projection: Projection | None = None,
-    steps: int = 0,
-    *,
-    max_points: int = MAX_POINTS,
-    carried: float = 0.0,
-    refused: bool = False,
-) -> list[str]:
-    """``chart_svgs`` from the figures themselves: each step's reported input tokens, and the
-    cost so far after each of the ``steps`` steps (``Series.points``)."""
-    bars = bar_chart(tokens, title="input tokens per step, reported", max_points=max_points)
-    projected = None
-    if next_projection is not None and next_projection.total_usd is not None:
-        projected = (steps + 1, next_projection.total_usd)
-        points = points or [(0, 0.0)]
-    ceiling = budget.max_cost_usd
-    title = "cost so far" if not carried else f"cost so far, from {usd(carried)} carried"
-    if projected is not None:  # the hollow point is said only where one is drawn
-        which = "the step that did not fit" if refused else "next step"
-        title += f" (○ = + {which}, projected)" if not carried else f" (○ = + {which})"
-    line = line_chart(
-        points,
-        title=title,
-        x_label="steps taken",
-        y_format=usd,
-        ceiling=ceiling,
-        ceiling_label=f"max_cost_usd {usd(ceiling)}",
-        projected=projected,
+def drawn(chart: Chart, max_points: int = MAX_POINTS) -> str:
+    """One of the core's charts as SVG: bars, or a line, with its dashed ceilings."""
+    if chart.bars:
+        return bar_chart(
+            [y for _, y in chart.points], title=chart.title, x_label=chart.x_label,
+            y_format=chart.y_text, empty=chart.empty, max_points=max_points,
+            ceilings=chart.ceilings,
+        )  # fmt: skip
+    return line_chart(
+        chart.points, title=chart.title, x_label=chart.x_label, y_format=chart.y_text,
+        ceilings=chart.ceilings, projected=chart.projected, empty=chart.empty,
         max_points=max_points,
-    )
-    return [bars, line]
+    )  # fmt: skip
 
 
 def stopped_by_projection(result: Result) -> bool:

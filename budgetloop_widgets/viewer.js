@@ -13,16 +13,15 @@ const MAX_HEIGHT = 8000000; // px: past this the list's scroll height is scaled
 const OVERSCAN = 6;
 const CONTEXT_SHOWN = 40;
 const KEY_WAIT = 150; // ms the keys rest before the step they chose is drawn in detail
+// -- the core's rules, as _data.py's viewer_rules writes them --
 const STATUS = ["ok", "error", "skipped", "model error", "answer", "under-projected", "denied", "edited", "approved"];
-const BITS = {
-  ok: 1, error: 2, skipped: 4, "model error": 8, answer: 16, "under-projected": 32,
-  denied: 128, edited: 256, approved: 512, // a person's decisions on the step's calls
-};
+const BITS = {"ok": 1, "error": 2, "skipped": 4, "model error": 8, "answer": 16, "under-projected": 32, "denied": 128, "edited": 256, "approved": 512};
 const FINAL = 64;
 const JUMPS = ["first error", "first skipped", "first denied", "first under-projected", "most expensive", "the stop"];
 const ROLES = ["system", "user", "assistant", "tool"];
 const CALL_STATUS = ["ok", "error", "skipped", "denied"];
-const APPROVAL = ["", "approved", "edited", "denied"]; // a person's decision on a call
+const APPROVAL = ["", "approved", "edited", "denied"];
+// -- end of the core's rules --
 const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
 // -- counts, as the core's budgetloop.display.count writes them (money comes as strings) ------
@@ -854,7 +853,7 @@ class StepsView {
       { head: "tokens in", cls: "blv-num", cell: (i) => {
         const st = run().d.steps;
         if (st.in[i] === null) { return ["—", "", "no usage reported"]; }
-        return st.in[i] > st.pin[i]
+        return st.fl[i] & BITS["under-projected"]
           ? [`${count(st.in[i])} ▲`, "blv-under", "under-projected: more than projected"]
           : [count(st.in[i])];
       } },

@@ -58,9 +58,14 @@ def test_both_runs_go_to_the_page_with_the_divergence_chosen() -> None:
     assert [strings[first["name"]], strings[second["name"]]] == ["bad", "fixed"]
     assert [strings[i] for i in second["steps"]["text"]] == ["first", f"other {XSS}", "done"]
     assert first["messages"] is None  # CompareView shows no context
-    assert len(data["charts"]) == 1
-    assert "<polyline" in data["charts"][0]
-    assert " style=" not in data["charts"][0]  # coloured by the page's stylesheet
+    # each chart of the runs, both runs on it: input tokens per step, and the cost so far
+    assert len(data["charts"]) == 2
+    assert [re.findall(r"<title>([^<]*)</title>", svg)[0] for svg in data["charts"]] == [
+        "input tokens per step, reported, both runs",
+        "cost so far, both runs",
+    ]
+    # coloured by the page's stylesheet
+    assert all("<polyline" in svg and " style=" not in svg for svg in data["charts"])
     assert view.summary() == (
         "CompareView of 'bad' and 'fixed': The runs agree on step 0 and part at step 1: the "
         "model's text, tool calls or error differ there."

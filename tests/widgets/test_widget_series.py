@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from budgetloop import Completion, Price, ScriptedModel, Step, ToolCall, start, tool
-from budgetloop_widgets._series import Series, series_of
+from budgetloop.display import Tally, tally
+from budgetloop_widgets._series import series_of
 from budgetloop_widgets._views import charts_html
 
 
@@ -13,13 +14,12 @@ def read(topic: str) -> str:
     return f"notes on {topic}"
 
 
-def fresh(steps: tuple[Step, ...]) -> Series:
-    points = [(0, 0.0)] if steps else []
-    total = 0.0
-    for s in steps:
-        total += s.cost_usd
-        points.append((s.index + 1, total))
-    return Series(tuple(s.usage.input_tokens if s.usage else 0 for s in steps), tuple(points))
+def figures(made: Tally) -> tuple[list[int], list[float], list[int]]:
+    return made.tokens, made.spent, made.calls
+
+
+def fresh(steps: tuple[Step, ...]) -> tuple[list[int], list[float], list[int]]:
+    return figures(tally(steps))
 
 
 def test_figures_follow_a_growing_run_a_fork_and_a_shorter_one() -> None:
@@ -33,14 +33,14 @@ def test_figures_follow_a_growing_run_a_fork_and_a_shorter_one() -> None:
     for _ in range(12):
         session.step()
         steps = session.result.steps
-        assert series_of(steps) == fresh(steps)
+        assert figures(series_of(steps)) == fresh(steps)
         seen.append(steps)
-    assert series_of(seen[3]) == fresh(seen[3])  # shorter than the figures kept
+    assert figures(series_of(seen[3])) == fresh(seen[3])  # shorter than the figures kept
     fork = session.fork(at=5)
     fork.step()
     assert fork.result.steps[:5] == seen[-1][:5]
-    assert series_of(fork.result.steps) == fresh(fork.result.steps)
-    assert series_of(()) == Series((), ())
+    assert figures(series_of(fork.result.steps)) == fresh(fork.result.steps)
+    assert figures(series_of(())) == ([], [], [])
     result = session.result
     assert len(result.steps) == 10  # max_steps by default; a step after that stops the run
     # counted by the core: the 9 calls of a tool that exists ran; the 9 of 'nope' never did

@@ -250,8 +250,7 @@ def test_line_chart_draws_the_ceiling_and_the_projected_point() -> None:
     svg = line_chart(
         [(0, 0.0), (1, 0.2), (2, 0.5)],
         title="cost",
-        ceiling=1.0,
-        ceiling_label="max_cost_usd $1.00",
+        ceilings=[(1.0, "max_cost_usd $1.00")],
         projected=(3, 0.9),
     )
     assert svg.count('class="bl-ceiling"') == 1
@@ -340,8 +339,7 @@ def test_no_cost_label_is_clipped_or_over_the_title(top: float) -> None:
         [(0, 0.0), (1, top / 2), (2, top)],
         title="cost so far (○ = + next step, projected)",
         y_format=usd,
-        ceiling=top,
-        ceiling_label=f"max_cost_usd {usd(top)}",
+        ceilings=[(top, f"max_cost_usd {usd(top)}")],
         projected=(3, top * 1.5),
     )
     labels = tick_labels(svg)
@@ -464,3 +462,54 @@ def test_the_cost_chart_names_its_hollow_point_only_where_one_is_drawn() -> None
     assert title(charts_html(steps, Budget(max_cost_usd=0.1), nxt, refused=True)) == (
         "cost so far (○ = + the step that did not fit, projected)"
     )
+
+
+def test_every_ceiling_a_run_has_is_charted_with_the_cores_figures() -> None:
+    from budgetloop.display import charts, tally
+
+    @tool
+    def look(q: str) -> str:
+        """Look."""
+        return f"seen {q}"
+
+    turn = Completion(text="look", tool_calls=[ToolCall("look", {"q": "a"})])
+    budget = Budget(max_steps=5, max_cost_usd=0.05, max_tool_calls=3, max_input_tokens=2_000)
+    model = ScriptedModel([turn], price=Price(3.0, 15.0), max_output_tokens=50, repeat_last=True)
+    result = run(model, "Go.", tools=[look], budget=budget, repeat_limit=None)
+    assert result.stop is Stop.MAX_TOOL_CALLS
+    made = charts(tally(result.steps), result.budget, ledger_limit=0.5)
+    assert [(c.key, c.title, c.ceilings) for c in made] == [
+        ("tokens", "input tokens per step, reported", ((2000.0, "max_input_tokens 2,000"),)),
+        (
+            "cost",
+            "cost so far",
+            ((0.05, "max_cost_usd $0.05"), (0.5, "shared ledger limit $0.50")),
+        ),
+        ("calls", "tool calls run so far", ((3.0, "max_tool_calls 3"),)),
+    ]
+    # three calls ran; the fourth step, the final answer, was asked for without tools
+    assert made[2].points == ((0, 0), (1, 1), (2, 2), (3, 3), (4, 3))
+    assert made[1].points[-1] == (4, result.cost_usd)
+    html = charts_html(result.steps, result.budget, ledger_limit=0.5)
+    assert html.count("<svg") == 3
+    for label in ("max_input_tokens 2,000", "max_cost_usd $0.05", "shared ledger limit $0.50",
+                  "max_tool_calls 3"):  # fmt: skip
+        assert f">{label}</text>" in html
+    assert html.count('class="bl-ceiling"') == 4
+    # a run with no ceiling on a chart has no line on it, and no chart of tool calls
+    assert charts_html(result.steps, Budget()).count('class="bl-ceiling"') == 0
+    assert charts_html(result.steps, Budget()).count("<svg") == 2
+
+
+def test_the_widgets_name_no_ceiling_and_add_no_money() -> None:
+    # the charts, the meter and every figure of money come from the core: the widgets' code
+    # names no ceiling and adds, subtracts or sums no dollars
+    from budgetloop_widgets import _page
+
+    root = Path(_page.__file__).parent
+    for path in sorted(root.glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for name in ("max_cost_usd", "max_tool_calls", "max_input_tokens", "max_seconds"):
+            assert f".{name}" not in source, f"{path.name} reads {name}"
+        assert not re.search(r"cost_usd\s*(or 0\.0)?\s*[-+]|[-+]=\s*\w*\.?cost_usd", source), path
+        assert not re.search(r"(usd|spent|cost)[^\n]*\de-\d", source), path  # no epsilon

@@ -762,11 +762,14 @@ def test_after_a_fork_the_cost_chart_ends_at_what_the_run_has_spent() -> None:
     assert result.cost_usd == pytest.approx(
         result.carried_usd + sum(s.cost_usd for s in result.steps)
     )
+    from budgetloop.display import charts
     from budgetloop_widgets._series import series_of
 
-    points = series_of(result.steps, result.carried_usd).points
-    assert points[0] == (0, result.carried_usd)
-    assert points[-1][1] == pytest.approx(result.cost_usd)
+    figures = series_of(result.steps, result.carried_usd)
+    cost = charts(figures, result.budget)[1]
+    assert cost.points[0] == (0, result.carried_usd)
+    assert cost.points[-1][1] == result.cost_usd  # summed in picodollars, as the run bills
+    assert figures.spent[-1] == result.cost_usd
 
 
 def test_the_request_of_a_final_answer_run_is_what_each_step_was_sent() -> None:
@@ -816,3 +819,79 @@ def test_an_ended_runs_cost_chart_draws_and_names_no_next_step() -> None:
     assert panel.session.result.answered
     assert "<title>cost so far</title>" in panel.charts.value
     assert "○" not in panel.charts.value
+
+
+# -- the widgets compute nothing: money, under-projected and the viewer's rules are the core's --
+
+
+def costly_run(*costs: float) -> Result:
+    """A run whose steps reported ``costs``, a tool call each, then an answer costing nothing."""
+    turns: list[Any] = [
+        Completion(text=f"step {i}", tool_calls=[ToolCall("read", {"topic": f"t{i}", "pages": 1})],
+                   cost_usd=cost)
+        for i, cost in enumerate(costs)
+    ]  # fmt: skip
+    turns.append(Completion(text="done", cost_usd=0.0))
+    return run(ScriptedModel(turns), "Go.", tools=[read])
+
+
+def test_a_meter_says_money_was_carried_only_where_a_fork_carried_it() -> None:
+    # each projection's spend is the core's, in picodollars; the viewer said it held carried
+    # money where the steps' costs, added in floats, came to less (16455.479999999996)
+    result = costly_run(16455.46, 0.01, 0.01)
+    assert [s.projection.spent_usd for s in result.steps if s.projection] == [
+        0.0, 16455.46, 16455.47, 16455.48,
+    ]  # fmt: skip
+    data = decode(TraceView(result).data)
+    assert data["runs"][0]["steps"]["carry"] == [0, 0, 0, 0]
+    assert data["runs"][0]["carried_text"] == -1
+
+
+def test_the_cost_so_far_is_what_the_run_billed_to_the_picodollar() -> None:
+    from budgetloop_widgets._compare import cost_points
+
+    result = costly_run(0.1, 0.2)
+    assert result.cost_usd == 0.3
+    # added in floats, 0.1 + 0.2 is 0.30000000000000004: the chart ended above what was spent
+    assert cost_points(result) == [(0, 0.0), (1, 0.1), (2, 0.3), (3, 0.3)]
+
+
+def test_under_projected_is_the_cores_figure_in_every_column() -> None:
+    from budgetloop_widgets._log import BITS, flags
+
+    result = run(ScriptedModel([Completion(text="hi", usage=Usage(10_000, 5))]), "Go.")
+    step = result.steps[0]
+    assert step.under_projected > 0
+    assert flags(step) & BITS["under-projected"]
+    data = decode(TraceView(result).data)
+    assert data["strings"][data["runs"][0]["steps"]["under"][0]] == (
+        f"▲ under-projected: the model reported {step.under_projected:,} input tokens more "
+        "than projected"
+    )
+
+
+def test_the_viewer_holds_the_rules_the_python_writes() -> None:
+    # the status bits, jumps, roles and a call's statuses and decisions, as the columns are
+    # written: viewer.js holds the block viewer_rules writes, as it is
+    from budgetloop_widgets._data import viewer_rules
+    from budgetloop_widgets._log import BITS, JUMPS
+    from budgetloop_widgets._page import asset
+
+    rules = viewer_rules()
+    assert f'"under-projected": {BITS["under-projected"]}' in rules
+    assert json.dumps(list(JUMPS)) in rules
+    assert rules in asset("viewer.js"), f"write this block into viewer.js:\n{rules}"
+    # the viewer marks an under-projected row by the core's bit, not a rule of its own
+    assert 'st.fl[i] & BITS["under-projected"]' in asset("viewer.js")
+    assert "st.in[i] > st.pin[i]" not in asset("viewer.js")
+
+
+def test_the_panel_draws_a_shared_ledgers_limit_on_its_cost_chart() -> None:
+    from budgetloop import MemoryLedger
+
+    panel = RunPanel(make(max_cost_usd=0.05, ledger=MemoryLedger(0.5)))
+    panel.step()
+    charts = panel.charts.value
+    assert ">max_cost_usd $0.05</text>" in charts
+    assert ">shared ledger limit $0.50</text>" in charts
+    assert charts.count('class="bl-ceiling"') == 2
