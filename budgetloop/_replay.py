@@ -241,7 +241,9 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     what the model said next was never recorded. But a run imported from another framework,
     whose end its source recorded and whose limits it did not, ends there as the source ended
     it (the recorded ``stop``, ``answer``, ``error`` and ``detail``: its limit, the exception
-    it raised, or the structured answer it took from a tool call). A call the recorded run did not
+    it raised, or the structured answer it took from a tool call); so does one whose recorded cost
+    limit the replay has no price to apply (budgetloop's own spans keep the limit, not the
+    price; pass ``price`` to apply it). A call the recorded run did not
     run (it was skipped, or denied), or did not run with these arguments (``approve=fn``
     edited it), comes back as an error saying it has no recorded result.
 
@@ -271,6 +273,9 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     given = {"tools": tools, "clock": clock, "approve": _recorded_decisions(decided),
              **_defaults(result), **options}  # fmt: skip
     ends = _source_ends(result)
+    if _unpriced_limit(result, given):  # a cost limit the replay cannot apply: the source's end
+        given["budget"] = with_fields(given["budget"], max_cost_usd=None)
+        ends = result.stop is not None
     replayed = _run_again(result, model, _prompt(result), given, frozenset(decided), ends)
     recorded = len(result.steps)
     if ends and replayed.stop in (None, Stop.ANSWERED) and len(replayed.steps) == recorded:
@@ -303,6 +308,20 @@ def _source_ends(result: Result) -> bool:
     imports that keep their budget, are ended by the rules the replay applies again."""
     imported = result.imported
     return imported is not None and "budget" in imported.lacks and result.stop is not None
+
+
+def _unpriced_limit(result: Result, given: Mapping[str, Any]) -> bool:
+    """Whether the replay would apply the cost limit an imported run recorded (budgetloop's
+    own spans keep the budget, not the price) with no price to project a turn by, none given:
+    that limit is left to the source, which recorded where it stopped the run."""
+    budget = given["budget"]
+    return (
+        result.imported is not None
+        and given["price"] is None
+        and budget is result.budget
+        and budget is not None
+        and budget.max_cost_usd is not None
+    )
 
 
 def _prompt(result: Result) -> list[Message]:
@@ -340,11 +359,12 @@ def _run_again(
     carried = to_pico(result.carried_usd)  # its source's spend after the fork point
     inherited = _inherited(result, carried)
     opening = given
-    if inherited:  # the source's budget, as far as the trace knows it: its cost limit
-        first = result.steps[0].projection
+    if inherited:  # the source's budget, as far as the trace knows it: its cost limit (none
+        first = result.steps[0].projection  # with no price to project by: see _unpriced_limit)
+        known = first is not None and given["price"] is not None
         opening = {
             **given,
-            "budget": Budget(max_cost_usd=None if first is None else first.limit_usd),
+            "budget": Budget(max_cost_usd=first.limit_usd if known and first else None),
         }
     source = Session._open("replay", model, prompt, opening)
     if result.cost_usd is None and given["price"] is None:  # unknown, and nothing to price it
@@ -360,8 +380,8 @@ def _run_again(
     recorded = len(result.steps)
     if not ends:
         return source.run()
-    if not recorded:  # the source ended it before any model call (an input guardrail)
-        return source.result
+    if len(source.steps) >= recorded:  # the source ended it before any model call (an input
+        return source.result  # guardrail), or every step is one the fork inherited
     return source.run(lambda session: len(session.steps) >= recorded)
 
 

@@ -514,3 +514,214 @@ def usage_reports(draw: st.DrawFn, most_input: int, most_output: int) -> UsageRe
     else:
         return UsageReport(true, draw(st.sampled_from([None, "usage", 12, [inp, out]])), False)
     return UsageReport(true, said, faithful)
+
+
+# -- runs from elsewhere, as each importer reads them, cut anywhere --------------------------------
+#
+# A conversation is plain data first: ("assistant", text, calls), ("result", call id, tool name,
+# text, failed) and ("user", text) events after a system prompt and a user prompt; each call
+# is (name, id, arguments). Ids may be missing (where the format allows it) or repeated, a
+# result may answer no call, and a call may have no result: what a log cut short, or written by
+# a careless exporter, holds. ``imported_logs`` writes it in one format and cuts it after any
+# message, item or span.
+
+LOG_FORMATS = ("chat", "responses", "anthropic", "otlp")
+SOURCE_ENDS = {  # how a source's run span (OTLP) may say the run ended
+    "limit": ("UsageLimitExceeded", "The next request would exceed the request_limit of 3"),
+    "raised": ("GraphRecursionError", "Recursion limit of 25 reached without hitting a stop"),
+    "answer": None,
+}
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[tuple[Any, ...]]:
+    events: list[tuple[Any, ...]] = []
+    ids = iter(f"call_{n}" for n in range(100))
+    for _ in range(draw(st.integers(0, 4))):
+        text = draw(st.sampled_from([None, "", "Checking."]))
+        calls = [
+            (
+                draw(st.sampled_from(["price", "convert"])),
+                draw(st.sampled_from([next(ids), next(ids), None, "call_0"])),
+                {"isin": draw(st.sampled_from(["SE0000108656", "XX"]))},
+            )
+            for _ in range(draw(st.integers(0, 2)))
+        ]
+        events.append(("assistant", text, calls))
+        for name, ident, _ in calls:
+            kind = draw(st.sampled_from(["ok", "failed", "missing"]))
+            if kind != "missing":
+                events.append(("result", ident, name, "118.4", kind == "failed"))
+        if draw(st.integers(0, 5)) == 0:
+            events.append(("result", "orphan", "price", "9.9", False))  # answers no call
+        if draw(st.integers(0, 5)) == 0:
+            events.append(("user", "And in EUR?"))
+    return events
+
+
+def _chat_log(events: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event[0] == "assistant":
+            message: dict[str, Any] = {"role": "assistant", "content": event[1]}
+            if event[2]:
+                message["tool_calls"] = [
+                    {"id": i, "type": "function",
+                     "function": {"name": n, "arguments": json.dumps(a)}}
+                    for n, i, a in event[2]
+                ]  # fmt: skip
+            out.append(message)
+        elif event[0] == "result":
+            out.append({"role": "tool", "tool_call_id": event[1], "content": event[3]})
+        else:
+            out.append({"role": "user", "content": event[1]})
+    return out
+
+
+def _responses_items(events: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event[0] == "assistant":
+            if event[1] is not None:
+                out.append({"type": "message", "role": "assistant",
+                            "content": [{"type": "output_text", "text": event[1]}]})  # fmt: skip
+            out += [
+                {"type": "function_call", "name": n, "call_id": i or "call_x",
+                 "arguments": json.dumps(a)}
+                for n, i, a in event[2]
+            ]  # fmt: skip
+        elif event[0] == "result":
+            out.append({"type": "function_call_output", "call_id": event[1] or "call_x",
+                        "output": event[3]})  # fmt: skip
+        else:
+            out.append({"role": "user", "content": event[1]})
+    return out
+
+
+def _anthropic_log(events: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for event in events:
+        if event[0] == "assistant":
+            blocks: list[dict[str, Any]] = []
+            if event[1]:
+                blocks.append({"type": "text", "text": event[1]})
+            blocks += [
+                {"type": "tool_use", "id": i or "toolu_x", "name": n, "input": a}
+                for n, i, a in event[2]
+            ]
+            out.append({"role": "assistant", "content": blocks})
+            continue
+        if event[0] == "result":
+            block = {"type": "tool_result", "tool_use_id": event[1] or "toolu_x",
+                     "content": event[3], "is_error": event[4]}  # fmt: skip
+        else:
+            block = {"type": "text", "text": event[1]}
+        last = out[-1] if out else None
+        if last is not None and last["role"] == "user" and isinstance(last["content"], list):
+            last["content"].append(block)  # a turn's results are one user message
+        else:
+            out.append({"role": "user", "content": [block]})
+    return out
+
+
+def _attributes(values: dict[str, Any]) -> list[dict[str, Any]]:
+    def value(v: Any) -> dict[str, Any]:
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": str(v)}
+
+    return [{"key": k, "value": value(v)} for k, v in values.items()]
+
+
+def _span(n: int, name: str, attributes: dict[str, Any], **more: Any) -> dict[str, Any]:
+    start = 1_700_000_000_000_000_000 + n * 1_000_000
+    return {"traceId": "ab" * 16, "spanId": f"{n + 1:016x}", "parentSpanId": f"{1:016x}",
+            "name": name, "startTimeUnixNano": str(start),
+            "endTimeUnixNano": str(start + 500_000), "attributes": _attributes(attributes),
+            **more}  # fmt: skip
+
+
+def _genai_spans(events: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """A GenAI span per model call (its reply in ``gen_ai.output.messages``) and per tool run
+    (a failed one with an ERROR status and an exception event), as pydantic-ai writes them."""
+    out: list[dict[str, Any]] = []
+    for n, event in enumerate(events, start=1):
+        if event[0] == "assistant":
+            parts: list[dict[str, Any]] = []
+            if event[1] is not None:
+                parts.append({"type": "text", "content": event[1]})
+            parts += [{"type": "tool_call", "id": i, "name": nm, "arguments": a}
+                      for nm, i, a in event[2]]  # fmt: skip
+            said = {"role": "assistant", "parts": parts}
+            attributes = {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.output.messages": json.dumps([said]),
+                "gen_ai.usage.input_tokens": 100 * n,
+                "gen_ai.usage.output_tokens": 10,
+            }
+            if n == 1:
+                asked = {
+                    "role": "user",
+                    "parts": [{"type": "text", "content": "What is it worth?"}],
+                }
+                attributes["gen_ai.input.messages"] = json.dumps([asked])
+            out.append(_span(n, "chat scripted", attributes))  # fmt: skip
+        elif event[0] == "result":
+            attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": event[2]}
+            if event[1] is not None:
+                attributes["gen_ai.tool.call.id"] = event[1]
+            more: dict[str, Any] = {}
+            if event[4]:
+                more["status"] = {"code": "STATUS_CODE_ERROR", "message": "ValueError: no price"}
+                more["events"] = [{"name": "exception", "timeUnixNano": "1", "attributes":
+                                   _attributes({"exception.type": "ValueError",
+                                                "exception.message": "no price"})}]  # fmt: skip
+            else:
+                attributes["gen_ai.tool.call.result"] = event[3]
+            out.append(_span(n, f"execute_tool {event[2]}", attributes, **more))
+    return out
+
+
+def _agent_span(end: str | None, cut: int) -> list[dict[str, Any]]:
+    """The run span, when the source wrote one: how the run ended (its limit, an exception it
+    raised, or its final result), spanning the spans kept."""
+    if end is None:
+        return []
+    attributes = {"gen_ai.operation.name": "invoke_agent"}
+    more: dict[str, Any] = {}
+    raised = SOURCE_ENDS[end]
+    if raised is None:
+        attributes["final_result"] = "Done."
+    else:
+        more["status"] = {"code": "STATUS_CODE_ERROR", "message": f"{raised[0]}: {raised[1]}"}
+        more["events"] = [{"name": "exception", "timeUnixNano": "1", "attributes":
+                           _attributes({"exception.type": raised[0],
+                                        "exception.message": raised[1]})}]  # fmt: skip
+    span = _span(0, "invoke_agent agent", attributes, **more)
+    span.pop("parentSpanId")
+    span["endTimeUnixNano"] = str(1_700_000_000_000_000_000 + (cut + 2) * 1_000_000)
+    return [span]
+
+
+@st.composite
+def imported_logs(draw: st.DrawFn) -> tuple[str, Any]:
+    """A conversation written in one of ``LOG_FORMATS``, cut after any message, item or span:
+    the format and the document (OTLP spans sometimes with their run span, saying how the
+    source ended the run)."""
+    events = draw(conversations())
+    fmt = draw(st.sampled_from(LOG_FORMATS))
+    prompt = [("user", "What is SE0000108656 worth?")]
+    if fmt == "chat":
+        units: list[Any] = [{"role": "system", "content": "Be careful."},
+                            *_chat_log(prompt + events)]  # fmt: skip
+    elif fmt == "responses":
+        units = _responses_items(prompt + events)
+    elif fmt == "anthropic":
+        units = _anthropic_log(prompt + events)
+    else:
+        units = _genai_spans(events)
+    cut = draw(st.integers(1 if units else 0, len(units)))
+    kept = units[:cut]
+    if fmt != "otlp":
+        return fmt, kept
+    spans = kept + _agent_span(draw(st.sampled_from([None, *SOURCE_ENDS])), cut)
+    scope = {"scope": {"name": "pydantic-ai", "version": "1"}, "spans": spans}
+    return fmt, {"resourceSpans": [{"resource": {}, "scopeSpans": [scope]}]}

@@ -17,6 +17,7 @@ import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ from budgetloop import (
     replay,
     run,
 )
-from tests.strategies import PROMPT, Scenario, build, scenarios
+from tests.strategies import PROMPT, Scenario, build, imported_logs, scenarios
 
 PEERS = Path(__file__).parents[1] / "fixtures" / "peer-traces"
 PRICE = Price(2.5, 10.0, cache_read_per_mtok=1.25)  # assumed rates for the tests
@@ -742,6 +743,110 @@ WIDGETS = installed("ipywidgets")
 
 
 @pytest.mark.skipif(not WIDGETS, reason="needs ipywidgets (the widgets extra)")
+def _cuts(document: Any) -> Iterator[Any]:
+    """Every prefix of a peer file: of its list of messages, items or trace entries, or of
+    its spans in time order (each also with any one span before the cut left out)."""
+    if isinstance(document, list):
+        yield from (document[:n] for n in range(1, len(document) + 1))
+        return
+    scope = document["resourceSpans"][0]["scopeSpans"][0]
+    spans = sorted(scope["spans"], key=lambda s: int(s["startTimeUnixNano"]))
+    for n in range(1, len(spans) + 1):
+        for kept in [spans[:n], *(spans[:i] + spans[i + 1 : n] for i in range(n))]:
+            cut = {**scope, "spans": kept}
+            yield {"resourceSpans": [{**document["resourceSpans"][0], "scopeSpans": [cut]}]}
+
+
+def replays_to_its_end(imported: Result) -> None:
+    """``replay`` gives back a Result for an imported run, and one whose source recorded its
+    end ends as the source did, having taken every recorded step; a recorded reply that asked
+    for no tools is the loop's answer, as in any run (its source may have asked again)."""
+    again = replay(imported)
+    assert isinstance(again, Result)
+    answered = next((s.index for s in imported.steps[:-1] if not s.tool_calls), None)
+    if answered is not None:
+        assert (again.stop, len(again.steps)) == (Stop.ANSWERED, answered + 1)
+    elif imported.stop is not None:
+        assert (again.stop, again.error) == (imported.stop, imported.error)
+        assert len(again.steps) == len(imported.steps)
+
+
+def test_every_peer_file_cut_anywhere_replays_to_the_end_it_recorded(tmp_path: Path) -> None:
+    cuts = 0
+    for peer in sorted(PEERS.glob("*.json")):
+        for n, document in enumerate(_cuts(json.loads(peer.read_text(encoding="utf-8")))):
+            path = write(tmp_path / f"{peer.stem}-{n}.json", document)
+            try:
+                runs = load_traces(path)
+            except ValueError:  # a cut that holds no run (a trace export of no spans yet)
+                continue
+            for imported in runs:
+                replays_to_its_end(imported)
+                cuts += 1
+    assert cuts >= 80
+
+
+@given(imported_logs())
+def test_an_imported_log_cut_anywhere_replays_to_the_end_it_recorded(
+    log: tuple[str, Any],
+) -> None:
+    fmt, document = log
+    with TemporaryDirectory() as folder:
+        runs = load_traces(write(Path(folder) / "log.json", document), format=fmt)
+    for imported in runs:
+        replays_to_its_end(imported)
+
+
+def test_replay_of_budgetloops_own_spans_with_no_price_ends_at_their_cost_stop() -> None:
+    imported = load_trace(PEERS / "budgetloop_export_otlp.json")
+    assert (imported.price, imported.budget.max_cost_usd) == (None, 0.02)
+    again = replay(imported)  # the spans keep the cost limit, not the price to project with
+    assert (again.stop, again.detail, len(again.steps)) == (
+        Stop.MAX_COST_USD,
+        imported.detail,
+        4,
+    )
+    assert again.cost_usd == imported.cost_usd == 0.01205  # each step billed as recorded
+    priced = replay(imported, price=PRICE)  # with a price, the replay's own cost limit decides
+    assert priced.stop is Stop.MAX_COST_USD
+    assert priced.budget.max_cost_usd == 0.02
+
+
+def test_a_langgraph_run_its_recursion_limit_ended_after_a_turn_with_tool_calls_replays(
+    tmp_path: Path,
+) -> None:
+    # LangGraph's state ``messages`` as langchain_core.messages.convert_to_openai_messages
+    # writes them: the graph raised GraphRecursionError after the agent node asked for a tool
+    # and before the tools node ran it. The log records no end, so the run has none.
+    def asks(call_id: str) -> dict[str, Any]:
+        arguments = json.dumps({"isin": "SE0000108656"})
+        call = {"type": "function", "id": call_id,
+                "function": {"name": "price", "arguments": arguments}}  # fmt: skip
+        return {"role": "assistant", "content": "", "tool_calls": [call]}
+
+    log = [
+        {"role": "system", "content": "You are a pricing agent."},
+        {"role": "user", "content": "What is SE0000108656 worth in USD?"},
+        asks("call_a1"),
+        {"role": "tool", "content": "118.4", "tool_call_id": "call_a1", "name": "price"},
+        asks("call_a2"),
+    ]
+    imported = load_trace(write(tmp_path / "langgraph.json", log))
+    assert (imported.stop, len(imported.steps)) == (None, 2)
+    assert [c.status for c in imported.steps[1].tool_calls] == ["skipped"]
+    again = replay(imported)
+    assert (again.stop, len(again.steps)) == (None, 2)
+    assert again.detail == (
+        "replay: the run goes on past the 2 recorded steps, and what the model said next was "
+        "never recorded"
+    )
+    assert [(c.status, c.result) for c in again.steps[0].tool_calls] == [("ok", "118.4")]
+    assert again.steps[1].tool_calls[0].error == (
+        "LookupError: price: the recorded run has no result for this call (it was not run "
+        "there), so a replay cannot say what the tool would have returned"
+    )
+
+
 def test_the_viewers_open_an_imported_run_and_say_what_it_lacks() -> None:
     from budgetloop_widgets import CompareView, TraceView
 
