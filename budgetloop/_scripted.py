@@ -227,9 +227,9 @@ class ScriptedModel:
         context = self._last_context = Context(self._last_context, shared, own)
         if tuple(tools) != self._last_tools:
             self._last_tools = tuple(tools)
-        if asked is None and not settings:
-            return Request(context, self._last_tools)
-        return Request(context, self._last_tools, asked, dict(settings or {}))
+        if not settings:
+            return Request(context, self._last_tools, asked)
+        return Request(context, self._last_tools, asked, dict(settings))
 
     def _input_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         """The request's input tokens. With the default estimate, only the messages past what

@@ -58,12 +58,12 @@ class Request:
     ``ScriptedModel``'s requests share the messages they have in common, not copies).
     ``max_output_tokens`` is the most output tokens it asked for (its turn's projection's;
     None: the run set none, or a model that takes no such keyword was not told), ``settings``
-    the run's settings it was sent with."""
+    the run's settings it was sent with (None: none)."""
 
     messages: Sequence[Message]
     tools: tuple[dict[str, Any], ...]
     max_output_tokens: int | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] | None = None
 
 
 @fast_init
@@ -432,7 +432,8 @@ class Result:
             said = f"{where}: messages must be the ones this run's steps appended, got others."
             raise ValueError(self._context_starts[1] or said)
         asked = None if step.projection is None else step.projection.output_tokens
-        settings = dict(self.options.get("settings") or {})
+        settings = self.options.get("settings")
+        settings = None if settings is None else dict(settings)
         if not step.final_answer:
             return Request(tuple(self.messages[:sent]), tuple(self.tools), asked, settings)
         told = 1 if step.error is None else 0  # a failed call's note was not kept
