@@ -253,3 +253,22 @@ def test_a_turn_that_does_not_fit_is_fitted_down_to_min_output_tokens_and_no_fur
         model, "go", budget=Budget(max_cost_usd=ceiling), min_output_tokens=313
     )
     assert (stopped.stop, model.calls) == ("max_cost_usd", 0)
+
+
+def test_replay_and_fork_send_the_recorded_settings_and_fitting_again() -> None:
+    price = Price(3.0, 15.0)
+    model = ScriptedModel(["a" * 9000], price=price, max_output_tokens=1000)
+    tokens = budgetloop.start(model, "go").projection.input_tokens
+    budget = Budget(max_cost_usd=price.cost(tokens, 312))
+    settings = {"seed": 7}
+    result = budgetloop.run(model, "go", budget=budget, min_output_tokens=300, settings=settings)
+    again = budgetloop.replay(Result.from_dict(result.to_dict()))
+    assert again.options == result.options
+    assert again.steps[0].projection == result.steps[0].projection
+    session = budgetloop.start(
+        model, "go", budget=budget, min_output_tokens=300, settings=settings
+    )
+    forked = session.fork(complete=ScriptedModel(["b"], price=price, max_output_tokens=1000))
+    forked.run()
+    assert forked.complete.requests[0].settings == settings  # type: ignore[attr-defined]
+    assert forked.complete.requests[0].max_output_tokens == 312  # type: ignore[attr-defined]
