@@ -8,6 +8,7 @@ unfinished calls marked, as for ``Session``.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
@@ -77,9 +78,13 @@ class AsyncSession(Loop):
 
     async def _call_model(self, request: ModelCall) -> Reply:
         if self._async_model:
-            pending: Any = self.complete(request.messages, request.tools)
+            pending: Any = self.complete(request.messages, request.tools, **request.keywords)
         else:
-            submitted = self._workers.submit(self.complete, request.messages, request.tools)
+            submitted = self._workers.submit(
+                functools.partial(self.complete, **request.keywords),
+                request.messages,
+                request.tools,
+            )
             pending = asyncio.wrap_future(submitted)
         task = asyncio.ensure_future(pending)
         try:

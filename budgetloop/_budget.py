@@ -175,6 +175,7 @@ class Projection:
     limit_usd: float | None
     fits: bool
     tier: int | None = None
+    fitted_from: int | None = None
 
     @property
     def tier_note(self) -> str | None:
@@ -199,7 +200,20 @@ class Projection:
         if self.output_tokens is None:
             return "0 output tokens assumed: no max_output_tokens is set"
         n = self.output_tokens
+        if self.fitted_from is not None:
+            return f"{n:,} output token{'' if n == 1 else 's'} assumed: {self.fitted_text}"
         return f"{n:,} output token{'' if n == 1 else 's'} assumed: max_output_tokens"
+
+    @property
+    def fitted_text(self) -> str | None:
+        """A turn fitted to what the budget had left, in words, as every view says it:
+        ``asked for 312 of 1,000 output tokens: what the budget had left``; None otherwise."""
+        if self.fitted_from is None:
+            return None
+        return (
+            f"asked for {self.output_tokens or 0:,} of {self.fitted_from:,} output tokens: "
+            "what the budget had left"
+        )
 
     @property
     def total_usd(self) -> float | None:
@@ -208,14 +222,18 @@ class Projection:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if self.tier is None:  # older readers: the key only when a tier applies
-            del out["tier"]
+        for optional in _OPTIONAL:  # older readers: each key only when it applies
+            if out[optional] is None:
+                del out[optional]
         return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Projection:
-        return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k != "tier"},
-                   tier=data.get("tier"))  # fmt: skip
+        given = {k: data[k] for k in cls.__dataclass_fields__ if k not in _OPTIONAL}
+        return cls(**given, tier=data.get("tier"), fitted_from=data.get("fitted_from"))
+
+
+_OPTIONAL = ("tier", "fitted_from")  # a Projection's keys written only when not None
 
 
 def project(
@@ -224,9 +242,26 @@ def project(
     price: Price | None,
     spent_pico: int,
     budget: Budget,
+    least: int | None = None,
+    room: int | None = None,
 ) -> tuple[Projection, int | None]:
-    """The projection, and its cost in picodollars (None without a price)."""
+    """The projection, and its cost in picodollars (None without a price). With ``least``
+    (``min_output_tokens``), a turn whose worst case does not fit the cost ceiling, or
+    ``room`` picodollars (a shared ledger's remainder), is fitted: projected at the most
+    output tokens that fit, down to ``least`` (``fit_output``); below it, it stays as it was,
+    and does not fit."""
     pico = worst_pico(input_tokens, max_output_tokens, price)
+    fitted_from = None
+    if least is not None and max_output_tokens is not None and price is not None:
+        ceiling = budget.limit_pico
+        left = None if ceiling is None else ceiling - spent_pico
+        if room is not None:
+            left = room if left is None else min(left, room)
+        if left is not None and (pico is None or pico > left):
+            fitted = fit_output(input_tokens, price, left, least, max_output_tokens)
+            if fitted is not None:
+                fitted_from, max_output_tokens = max_output_tokens, fitted
+                pico = price.worst_pico(input_tokens, fitted)  # (fitted: a price is known)
     tier = price.tier_above(input_tokens) if price is not None and price.tiers else None
     limit = budget.max_cost_usd
     return (
@@ -240,9 +275,26 @@ def project(
             limit,  # limit_usd
             cost_fits(budget, spent_pico, pico),  # fits
             tier,
+            fitted_from,
         ),
         pico,
     )
+
+
+def fit_output(input_tokens: int, price: Price, room: int, least: int, most: int) -> int | None:
+    """The most output tokens, from ``least`` to ``most``, whose worst case with
+    ``input_tokens`` costs at most ``room`` picodollars; None when not even ``least`` does.
+    (A call's worst case grows with its output tokens, so the answer is found by halving.)"""
+    if price.worst_pico(input_tokens, least) > room:
+        return None
+    low, high = least, most  # ``low`` fits; the answer is at most ``high``
+    while low < high:
+        middle = (low + high + 1) // 2
+        if price.worst_pico(input_tokens, middle) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def worst_pico(

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import threading
 import weakref
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -101,6 +102,8 @@ class Loop(Holding):
     _held: Held | None = None  # a batch waiting for a person (a stepped session)
     _hold_tools: frozenset[str] = frozenset()  # breakpoints.before_tool, while running
     _hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
+    _least: int | None = None  # min_output_tokens: a turn is fitted down to it
+    _settings: str | None = None  # the run's settings, as JSON (a copy goes with each call)
 
     def __init__(
         self, complete: Model, prompt: str | Sequence[Message], **options: Unpack[StartOptions]
@@ -151,6 +154,10 @@ class Loop(Holding):
         self.budget: Budget = options.budget  # these three are read on every turn
         self.price: Price | None = options.price
         self.max_output_tokens: int | None = given["max_output_tokens"]
+        if given["min_output_tokens"] is not None:
+            self._least = given["min_output_tokens"]
+        if given["settings"]:
+            self._settings = json.dumps(given["settings"])
         redact = given["redact"]
         self._redactor = Redactor(None if redact is None else strict(redact))
         self._async_model = is_async(complete)
@@ -362,7 +369,7 @@ class Loop(Holding):
             self.state.final_tokens, self.state.growth = plan.seen
         reservation, ending, left = None, plan.ending, self._left(started)
         if ending is None:
-            reservation, ending = self.state.money.reserve(plan.projected)
+            reservation, ending = self.state.money.reserve(plan.projected, self._refit(plan))
         if ending is not None:
             self._end_run(ending)
             return None
@@ -385,9 +392,11 @@ class Loop(Holding):
             self._count.sending()
         index = len(self.state.steps)
         tools = list(self._final_tools) if final else list(self.schemas)
+        takes = self.options.keywords  # those of a request's keywords the model takes
+        keywords = self._request_keywords(plan.projection, takes) if takes else {}
         try:
             with self.state.money.renewing(reservation):  # its lease is kept while it runs
-                reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left)
+                reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left, keywords)
         except GeneratorExit:
             raise
         except BaseException as exc:
@@ -401,6 +410,32 @@ class Loop(Holding):
         if usage is not None and not final:  # what was sent is now known
             self._count.reported(usage.input_tokens)
         return reply, cost
+
+    def _request_keywords(self, projection: Projection, takes: frozenset[str]) -> dict[str, Any]:
+        """What a request passes the model besides its messages and tools, for those it takes:
+        the output tokens its turn was projected at, and a copy of the run's settings."""
+        keywords: dict[str, Any] = {}
+        if "max_output_tokens" in takes:
+            keywords["max_output_tokens"] = projection.output_tokens
+        if "settings" in takes:
+            keywords["settings"] = {} if self._settings is None else json.loads(self._settings)
+        return keywords
+
+    def _refit(self, plan: Plan) -> Callable[[int], int | None] | None:
+        """With ``min_output_tokens``: how the plan is fitted to a shared ledger's remainder
+        (picodollars) when the ledger refuses its worst case; the fitted worst case, or None
+        when not even ``min_output_tokens`` fits."""
+        if self._least is None:
+            return None
+
+        def fit(room: int) -> int | None:
+            projection, projected = self._project(plan.projection.input_tokens, room)
+            if projection.fitted_from is None:
+                return None
+            plan.projection, plan.projected = projection, projected
+            return projected
+
+        return fit
 
     def _commit_failed(self, plan: Plan, reply: Reply, cost: int, started: float) -> Step:
         """The call gave no completion (an error, or still running at the deadline)."""
@@ -497,7 +532,7 @@ class Loop(Holding):
         now.executed, now.asked = self.state.executed, len(calls)
         now.runnable = functools.partial(self._runnable, calls)
         now.reader = functools.partial(self._cheapest_tokens, calls, assistant)
-        now.project, now.projection_of = self._project_pico, self._projection_of
+        now.project, now.projection_of = self._least_pico, self._least_projection
         return now
 
     def _runnable(self, calls: list[Call]) -> int:
@@ -618,7 +653,7 @@ class Loop(Holding):
         seen = None
         if self.options.values["finish"]:
             now.longest = max((s.seconds for s in state.steps), default=0.0)
-            now.project = self._project_pico
+            now.project = self._least_pico
             last, seen = last_turn(state, guards, now, self._tool_less_tokens)
             if last is not None:
                 told = final_note(last.stop, guards.ceilings)
@@ -652,8 +687,9 @@ class Loop(Holding):
         return NextTurn("call", None, None, plan.projection)
 
     def _cheapest_next(self, calls: list[Call], assistant: Message) -> Projection:
-        """The cheapest turn that could read a batch's results: they are empty."""
-        return self._project(self._cheapest_tokens(calls, assistant))[0]
+        """The cheapest turn that could read a batch's results: they are empty, and its reply
+        is at ``min_output_tokens`` when a turn may be fitted."""
+        return self._least_projection(self._cheapest_tokens(calls, assistant))
 
     def _cheapest_tokens(self, calls: list[Call], assistant: Message) -> int:
         """That turn's input tokens."""
@@ -827,18 +863,23 @@ class Loop(Holding):
             raise unraised[0]
         return shown
 
-    def _project(self, tokens: int) -> tuple[Projection, int | None]:
-        """A call of ``tokens`` input tokens at its worst, on what the run has spent."""
-        return project_cost(
-            tokens, self.max_output_tokens, self.price, self.state.money.spent, self.budget
-        )
+    def _project(self, tokens: int, room: int | None = None) -> tuple[Projection, int | None]:
+        """A call of ``tokens`` input tokens at its worst, on what the run has spent; with
+        ``min_output_tokens``, fitted to what the budget has left (and to ``room``
+        picodollars, a shared ledger's remainder, when given)."""
+        return project_cost(tokens, self.max_output_tokens, self.price, self.state.money.spent,
+                            self.budget, self._least, room)  # fmt: skip
 
-    def _project_pico(self, tokens: int) -> int | None:
-        """``_project``'s cost alone: no projection made."""
-        return worst_pico(tokens, self.max_output_tokens, self.price)
+    def _least_pico(self, tokens: int) -> int | None:
+        """The least a later call of ``tokens`` input tokens may be made for, at its worst:
+        at ``min_output_tokens`` when a turn may be fitted (no projection made)."""
+        return worst_pico(tokens, self._least or self.max_output_tokens, self.price)
 
-    def _projection_of(self, tokens: int) -> Projection:
-        return self._project(tokens)[0]
+    def _least_projection(self, tokens: int) -> Projection:
+        """``_least_pico``'s projection (for the words of a stop)."""
+        output = self._least or self.max_output_tokens
+        spent = self.state.money.spent
+        return project_cost(tokens, output, self.price, spent, self.budget)[0]
 
     def _append(self, message: Message) -> None:
         self.state.messages.append(message)

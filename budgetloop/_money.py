@@ -14,7 +14,7 @@ never ends below what was billed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ._dispatch import describe
@@ -56,9 +56,13 @@ class Money:
         """What the run has spent, or None when it goes on from spend no one knows."""
         return from_pico(self.spent) if self.known else None
 
-    def reserve(self, projected: int | None) -> tuple[Reservation | None, Ending | None]:
+    def reserve(
+        self, projected: int | None, fit: Callable[[int], int | None] | None = None
+    ) -> tuple[Reservation | None, Ending | None]:
         """Hold the next call's worst case in the shared ledger, if there is one; or the stop
-        that comes instead: a refusal, or a store that does not answer."""
+        that comes instead: a refusal, or a store that does not answer. When the ledger
+        refuses, ``fit(room)`` (``min_output_tokens``) may make the call smaller, to fit the
+        ``room`` picodollars the ledger has left: that worst case is then asked for instead."""
         ledger = self.ledger
         if ledger is None:
             return None, None
@@ -68,12 +72,15 @@ class Money:
         try:
             reservation = ledger._reserve_pico(amount)
         except Exception as exc:
-            return None, Ending(
-                Stop.SHARED_BUDGET,
-                f"the shared ledger did not answer, so no further call was sent"
-                f"{self._pending_words()}",
-                describe(exc),
-            )
+            return None, self._no_answer(exc)
+        if reservation is None and fit is not None:
+            smaller = self._fitted(ledger, fit)
+            if smaller is not None:
+                amount = smaller
+                try:
+                    reservation = ledger._reserve_pico(amount)
+                except Exception as exc:
+                    return None, self._no_answer(exc)
         if reservation is not None:
             return reservation, None
         refused = (
@@ -93,6 +100,24 @@ class Money:
             f"{refused}: {format_usd(spent)} spent and {format_usd(reserved)}"
             f" reserved of {format_usd(ledger.limit_usd)}",
         )
+
+    def _no_answer(self, exc: Exception) -> Ending:
+        return Ending(
+            Stop.SHARED_BUDGET,
+            f"the shared ledger did not answer, so no further call was sent"
+            f"{self._pending_words()}",
+            describe(exc),
+        )
+
+    @staticmethod
+    def _fitted(ledger: Ledger, fit: Callable[[int], int | None]) -> int | None:
+        """The worst case ``fit`` makes of what the ledger has left; None when it cannot, or
+        the store does not say what it has left (the refusal then stands)."""
+        try:
+            room = ledger.limit_pico - ledger.spent_pico() - ledger.reserved_pico()
+        except Exception:
+            return None
+        return fit(room) if room > 0 else None
 
     @contextmanager
     def renewing(self, reservation: Reservation | None) -> Iterator[None]:

@@ -24,6 +24,7 @@ dict.``
 # Not ``from __future__ import annotations``: the declarations below are read at run time.
 
 import inspect
+import json
 import math
 import os
 import time
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from ._trace._result import Step
 
 Model = Callable[[list[Message], list[dict[str, Any]]], Any]
+# The keywords a request passes to a model whose signature takes them (or ``**kwargs``).
+REQUEST_KEYWORDS = frozenset({"max_output_tokens", "settings"})
 Clock = Callable[[], float]
 Redact = Callable[[str], str]
 OnStep = Callable[["Session", "Step | None"], None]
@@ -149,6 +152,90 @@ def _cost_needs_price(values: Mapping[str, Any], reading: Reading) -> None:
     budget = values["budget"]
     if budget is not None and budget.max_cost_usd is not None:
         _needs(reading.where, values, "Budget(max_cost_usd=...), which projects each turn's")
+
+
+def model_keywords(complete: Any) -> frozenset[str]:
+    """The request's keywords (``REQUEST_KEYWORDS``) the model callable takes: each its
+    signature names, every one with ``**kwargs``; none when no signature can be read."""
+    try:
+        parameters = inspect.signature(complete).parameters.values()
+    except (TypeError, ValueError):
+        return frozenset()
+    named = set()
+    for p in parameters:
+        if p.kind is p.VAR_KEYWORD:
+            return REQUEST_KEYWORDS
+        if p.name in REQUEST_KEYWORDS and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            named.add(p.name)
+    return frozenset(named)
+
+
+def _output_bound(values: Mapping[str, Any], reading: Reading) -> None:
+    """The figure a turn is projected at binds its request: a model that cannot be told it
+    (no ``max_output_tokens`` keyword) but asks for its own figure must be run at that one."""
+    complete, mot = reading.complete, values["max_output_tokens"]
+    own = getattr(complete, "max_output_tokens", None)
+    if own is None or own == mot or "max_output_tokens" in model_keywords(complete):
+        return
+    expected = (
+        f"the model's own max_output_tokens={own!r}, since the model takes no "
+        "max_output_tokens keyword and so asks for that many whatever the run projects"
+    )
+    raise ValueError(
+        reading.must(expected, repr(mot))
+        + f" Pass max_output_tokens={own!r}, or give the model a max_output_tokens keyword."
+    )
+
+
+def _least_output(values: Mapping[str, Any], reading: Reading) -> None:
+    """``min_output_tokens`` fits a request only where the model can be asked for fewer
+    tokens, below ``max_output_tokens``."""
+    least, most = values["min_output_tokens"], values["max_output_tokens"]
+    if least is None:
+        return
+    if "max_output_tokens" not in model_keywords(reading.complete):
+        raise ValueError(
+            reading.must("None for a model that takes no max_output_tokens keyword", repr(least))
+            + " A turn is fitted by asking for fewer output tokens, which such a model cannot be"
+            " asked (the adapters and ScriptedModel can)."
+        )
+    if most is None or least > most:
+        expected = f"at most max_output_tokens ({'not set' if most is None else most})"
+        raise ValueError(reading.must(expected, repr(least)))
+
+
+def _settings(value: Any, reading: Reading) -> Any:
+    """None (no settings), or a dict of JSON values by name, kept as a copy."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(reading.must("a dict or None", type_name(value)))
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(
+                reading.must("a dict with str keys", f"a key that is {type_name(key)}")
+            )
+    try:
+        return json.loads(json.dumps(dict(value), allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        expected = "a dict of JSON values (numbers, strings, lists, dicts), which the trace keeps"
+        raise TypeError(reading.must(expected, repr(dict(value)))) from None
+
+
+def _settings_taken(values: Mapping[str, Any], reading: Reading) -> None:
+    """Settings go to a model that takes them, and that knows each key (an adapter says)."""
+    settings = values["settings"]
+    if not settings:
+        return
+    complete = reading.complete
+    if "settings" not in model_keywords(complete):
+        raise ValueError(
+            reading.must("empty for a model that takes no settings keyword", ", ".join(settings))
+            + " Give the model a settings keyword (the adapters and ScriptedModel take one)."
+        )
+    check = getattr(complete, "check_settings", None)
+    if callable(check):
+        check(settings, reading.where)
 
 
 def _ledger(value: Any, reading: Reading) -> Any:
@@ -264,8 +351,11 @@ class ReplayOptions(TypedDict, total=False):
     price: Annotated[Price | str | None, Option(None, _price)]
     """Dollars per million tokens, or a model name priced from genai-prices
     (``budgetloop.prices.price_of``); None is the model callable's ``price``, if it has one."""
-    max_output_tokens: Annotated[int | None, Option(None, or_from_model(int_at_least(0)))]
-    """The most tokens a reply may be; None is the model callable's, if it has one."""
+    max_output_tokens: Annotated[
+        int | None, Option(None, or_from_model(int_at_least(0)), across=_output_bound)
+    ]
+    """The most tokens a reply may be; None is the model callable's, if it has one. Each
+    request asks for the figure its turn was projected at."""
     count_tokens: Annotated[CountTokens | None, Option(None, function)]
     """Counts a request's input tokens; None is the built-in estimate."""
     system: Annotated[str | None, Option(None, instance(str, "a str or None"))]
@@ -295,6 +385,12 @@ class ReplayOptions(TypedDict, total=False):
     output: Annotated[Any, Option(None, _output, across=_output_name_free)]
     """A type: the model answers by calling ``final_answer`` with a value of it
     (``Result.output``); a reply in text is asked again."""
+    min_output_tokens: Annotated[int | None, Option(None, int_at_least(1), across=_least_output)]
+    """A turn whose worst case does not fit what the budget has left asks for the most output
+    tokens that fit, down to this; None: such a turn stops the run."""
+    settings: Annotated[dict[str, Any] | None, Option(None, _settings, across=_settings_taken)]
+    """The model's settings (``temperature``, ``top_p``, ``seed``, ``stop``, ``tool_choice``,
+    ``parallel_tool_calls``; a provider's own under its name), sent with every request."""
 
 
 class ToolsOption(TypedDict, total=False):
@@ -385,10 +481,13 @@ class Options:
     ``fork``: ``values`` has every option (its default when not given) as the run keeps it,
     ``given`` the options as they were passed."""
 
-    __slots__ = ("budget", "given", "output", "price", "schemas", "tools", "values")
+    __slots__ = ("budget", "given", "keywords", "output", "price", "schemas", "tools", "values")
 
-    def __init__(self, values: StartOptions, given: Mapping[str, Any]) -> None:
+    def __init__(
+        self, values: StartOptions, given: Mapping[str, Any], keywords: frozenset[str]
+    ) -> None:
         self.values = values
+        self.keywords = keywords  # the request's keywords the model takes (model_keywords)
         self.given = dict(given)
         budget = values["budget"]
         self.budget: Budget = Budget() if budget is None else budget
@@ -415,7 +514,7 @@ class Options:
         for name, (_, option) in OPTIONS.items():
             if option.across is not None:
                 option.across(values, Reading(where, name, complete))
-        return cls(cast(StartOptions, values), given)
+        return cls(cast(StartOptions, values), given, model_keywords(complete))
 
     def with_(self, complete: Model, changes: Mapping[str, Any], where: str) -> "Options":
         """These options with some changed (``start()`` options, by name: the caller checks the
@@ -426,10 +525,16 @@ class Options:
     def recorded(self) -> RunOptions:
         """The options a trace records (``Result.options``)."""
         values = cast(Mapping[str, Any], self.values)
-        recorded = {name: values[name] for name in RECORDED_OPTIONS if name != "output"}
+        recorded = {name: values[name] for name in RECORDED_OPTIONS if name not in _WHEN_SET}
+        for name in _WHEN_SET[1:]:  # only when set: the traces of other runs are as they were
+            if values[name]:
+                recorded[name] = values[name]
         if self.output is not None:  # only then: the traces of other runs are as they were
             recorded["output"] = self.output.recorded
         return cast(RunOptions, recorded)
+
+
+_WHEN_SET = ("output", "min_output_tokens", "settings")  # recorded only when set
 
 
 def require_approver(where: str, options: Options) -> None:

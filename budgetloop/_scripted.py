@@ -34,7 +34,8 @@ class ScriptedModel:
     ``(messages, tools) -> Completion``. An entry without ``usage`` is given counted usage: its
     input is the request counted with ``count_tokens`` (the loop's default estimate,
     ``estimate_tokens``, unless given), so usage grows with the context as a real model's does;
-    its output is the completion counted the same way, at most ``max_output_tokens``; with
+    its output is the completion counted the same way, at most the ``max_output_tokens`` the
+    request asks for (its own when a call gives none); with
     ``count_usage=False`` it is played back without usage, as from a model that reports none.
     The default estimate is counted for the new messages only (the request's earlier messages
     were counted on an earlier call), so a run of 10,000 steps is as quick to play as any
@@ -158,10 +159,21 @@ class ScriptedModel:
         """How many times the model has been called."""
         return len(self.requests)
 
-    def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+    def __call__(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        max_output_tokens: int | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> Completion:
+        """The next entry's completion. ``max_output_tokens`` (what the loop asks for: its
+        turn's projection's) caps the counted usage's output, as a provider caps a reply;
+        it and ``settings`` are recorded with the request."""
+        asked = self.max_output_tokens if max_output_tokens is None else max_output_tokens
         with self._lock:
             index = len(self.requests)
-            self.requests.append(self._record(messages, tools))
+            self.requests.append(self._record(messages, tools, asked, settings))
         if self.delay:
             time.sleep(self.delay)
         if index >= len(self.script) and not self.repeat_last:
@@ -179,21 +191,32 @@ class ScriptedModel:
             if not isinstance(completion, Completion):
                 return completion  # let the loop report what a broken model returns
         if completion.usage is None and self.count_usage:
-            completion = replace(completion, usage=self._usage(messages, tools, completion))
+            usage = self._usage(messages, tools, completion, asked)
+            completion = replace(completion, usage=usage)
         return completion
 
     def _usage(
-        self, messages: list[Message], tools: list[dict[str, Any]], completion: Completion
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        completion: Completion,
+        asked: int | None,
     ) -> Usage:
         out = estimate_text(completion.text or "")
         for call in completion.tool_calls:  # a malformed call is counted, not raised on
             name = call.name if isinstance(call.name, str) else repr(call.name)
             out += estimate_text(name) + estimate_text(call.arguments_text)
-        if self.max_output_tokens is not None:
-            out = min(out, self.max_output_tokens)
+        if asked is not None:
+            out = min(out, asked)
         return Usage(self._input_tokens(messages, tools), out)
 
-    def _record(self, messages: list[Message], tools: list[dict[str, Any]]) -> Request:
+    def _record(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        asked: int | None,
+        settings: dict[str, Any] | None,
+    ) -> Request:
         """The request as recorded, sharing what it has in common with the last one (the lock
         held). A loop's requests each begin with the last one's context, so only the messages
         past that are kept: a run of n steps is recorded in memory that grows with n, not n²."""
@@ -207,7 +230,9 @@ class ScriptedModel:
         context = self._last_context = Context(self._last_context, shared, own)
         if tuple(tools) != self._last_tools:
             self._last_tools = tuple(tools)
-        return Request(context, self._last_tools)
+        if not settings:
+            return Request(context, self._last_tools, asked)
+        return Request(context, self._last_tools, asked, dict(settings))
 
     def _input_tokens(self, messages: list[Message], tools: list[dict[str, Any]]) -> int:
         """The request's input tokens. With the default estimate, only the messages past what

@@ -226,7 +226,7 @@ class Session(Loop):
         """The model call on this thread, with no deadline of its own (another thread keeps
         it); an ``async def`` model on a loop of this thread's own."""
         try:
-            value = self.complete(request.messages, request.tools)
+            value = self.complete(request.messages, request.tools, **request.keywords)
             if inspect.isawaitable(value):
                 value = asyncio.run(_awaited(value))
         except (KeyboardInterrupt, SystemExit):
@@ -240,7 +240,7 @@ class Session(Loop):
     def _call_model(self, request: ModelCall) -> Reply:
         try:
             if request.timeout is None and not self._async_model:
-                value = self.complete(request.messages, request.tools)
+                value = self.complete(request.messages, request.tools, **request.keywords)
             else:
                 slots = Slots(1)
                 self._workers.hand(self._call_on_worker, slots, request)
@@ -259,7 +259,7 @@ class Session(Loop):
         """The model call on the session's own thread: (value, None) or (None, what it raised)
         into ``slots``."""
         try:
-            value = self.complete(request.messages, request.tools)
+            value = self.complete(request.messages, request.tools, **request.keywords)
             if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
                 value = asyncio.run(_awaited(value))
         except BaseException as exc:  # handed to the waiting side, which decides

@@ -88,11 +88,14 @@ def checked(call: Call, tool: Tool) -> Checked:
 
 @dataclass(slots=True)
 class ModelCall:
-    """What a turn asks its driver for first: one model call, within ``timeout`` seconds."""
+    """What a turn asks its driver for first: one model call, within ``timeout`` seconds,
+    passed ``keywords`` besides the messages and tools (``max_output_tokens`` and ``settings``,
+    those the model takes)."""
 
     messages: list[Message]
     tools: list[dict[str, Any]]
     timeout: float | None
+    keywords: dict[str, Any]
 
 
 @dataclass(slots=True)

@@ -79,7 +79,16 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 def projection_text(p: Projection) -> str:
     """The projection of the next step in one line, with its verdict. With no
     ``max_output_tokens`` the reply's tokens are not counted: it says 0 out, as it costs it
-    (``Projection.tokens_text``, the words a stop's detail and the static page use too)."""
+    (``Projection.tokens_text``, the words a stop's detail and the static page use too). A
+    turn fitted to what the budget had left (``min_output_tokens``) ends with
+    ``Projection.fitted_text``: ``asked for 312 of 1,000 output tokens: what the budget had
+    left``."""
+    line = _projection_line(p)
+    fitted = p.fitted_text
+    return line if fitted is None else f"{line}; {fitted}"
+
+
+def _projection_line(p: Projection) -> str:
     head = f"projected: {p.tokens_text}"
     if p.cost_usd is None:
         return head + "; no price, so no cost projected"

@@ -725,3 +725,26 @@ def imported_logs(draw: st.DrawFn) -> tuple[str, Any]:
     spans = kept + _agent_span(draw(st.sampled_from([None, *SOURCE_ENDS])), cut)
     scope = {"scope": {"name": "pydantic-ai", "version": "1"}, "spans": spans}
     return fmt, {"resourceSpans": [{"resource": {}, "scopeSpans": [scope]}]}
+
+
+@dataclass(frozen=True)
+class Fitting:
+    """A run with ``min_output_tokens``: the tokens each tool result adds to the context (a
+    context that grows by its own amount each turn), the output tokens each reply would take
+    (cut at what its request asked for, as a provider cuts it), the ceiling and the least."""
+
+    growth: tuple[int, ...]
+    outputs: tuple[int, ...]
+    ceiling_usd: float
+    least: int
+
+
+@st.composite
+def fittings(draw: st.DrawFn) -> Fitting:
+    turns = draw(st.integers(1, 8))
+    return Fitting(
+        growth=tuple(draw(st.lists(st.integers(0, 4000), min_size=turns, max_size=turns))),
+        outputs=tuple(draw(st.lists(st.integers(0, 3000), min_size=9, max_size=9))),
+        ceiling_usd=draw(st.integers(1, 2000)) / 100_000,
+        least=draw(st.integers(1, 1000)),
+    )

@@ -226,6 +226,9 @@ def read_projection(value: Any, path: str) -> Projection | None:
         limit_usd=as_number(get("limit_usd"), _at(path, "limit_usd"), optional=True),
         fits=as_bool(get("fits"), _at(path, "fits")),
         tier=as_int(get_key(data, path, "tier", None), _at(path, "tier"), optional=True),
+        fitted_from=as_int(
+            get_key(data, path, "fitted_from", None), _at(path, "fitted_from"), optional=True
+        ),
     )
 
 
@@ -360,7 +363,8 @@ def read_tools(value: Any, path: str) -> tuple[dict[str, Any], ...]:
 
 
 _FLAGS = ("finish", "budget_note", "warn_repeats")
-_LEAST = {"repeat_limit": 2, "cycle_limit": 2, "max_result_chars": 1}  # as start() checks them
+# as start() checks them
+_LEAST = {"repeat_limit": 2, "cycle_limit": 2, "max_result_chars": 1, "min_output_tokens": 1}
 
 
 def read_options(value: Any, path: str) -> RunOptions:
@@ -377,6 +381,9 @@ def read_options(value: Any, path: str) -> RunOptions:
             continue
         if name == "output":
             out[name] = read_output_option(raw, at)
+            continue
+        if name == "settings":
+            out[name] = as_json(as_object(raw, at), at)
             continue
         least = _LEAST[name]
         try:

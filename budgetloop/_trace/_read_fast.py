@@ -148,9 +148,10 @@ def _projection(data: Any) -> Projection | None:
     get = data.get
     inp, out, cost = get("input_tokens", _NO), get("output_tokens", _NO), get("cost_usd", _NO)
     spent, limit, fits = get("spent_usd", _NO), get("limit_usd", _NO), get("fits", _NO)
-    tier = get("tier")
+    tier, fitted = get("tier"), get("fitted_from")
     if not (
         (tier is None or (type(tier) is int and tier >= 0))
+        and (fitted is None or (type(fitted) is int and fitted >= 0))
         and type(inp) is int
         and inp >= 0
         and (out is None or (type(out) is int and out >= 0))
@@ -168,6 +169,7 @@ def _projection(data: Any) -> Projection | None:
         limit_usd=limit,
         fits=fits,
         tier=tier,
+        fitted_from=fitted,
     )
 
 

@@ -44,6 +44,8 @@ class RunOptions(TypedDict, total=False):
     cycle_limit: int | None
     max_result_chars: int | None
     output: dict[str, Any]  # output=T: the final_answer schema the answers were checked by
+    min_output_tokens: int  # a turn's request fitted to what the budget has left, down to it
+    settings: dict[str, Any]  # the model's settings, sent with every request
 
 
 RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
@@ -53,10 +55,15 @@ RECORDED_OPTIONS = tuple(RunOptions.__annotations__)
 @dataclass(frozen=True)
 class Request:
     """What one call to the model was sent. ``messages`` reads as a tuple (a
-    ``ScriptedModel``'s requests share the messages they have in common, not copies)."""
+    ``ScriptedModel``'s requests share the messages they have in common, not copies).
+    ``max_output_tokens`` is the most output tokens it asked for (its turn's projection's;
+    None: the run set none, or a model that takes no such keyword was not told), ``settings``
+    the run's settings it was sent with (None: none)."""
 
     messages: Sequence[Message]
     tools: tuple[dict[str, Any], ...]
+    max_output_tokens: int | None = None
+    settings: dict[str, Any] | None = None
 
 
 @fast_init
@@ -424,10 +431,13 @@ class Result:
         if sent is None:
             said = f"{where}: messages must be the ones this run's steps appended, got others."
             raise ValueError(self._context_starts[1] or said)
+        asked = None if step.projection is None else step.projection.output_tokens
+        settings = self.options.get("settings")
+        settings = None if settings is None else dict(settings)
         if not step.final_answer:
-            return Request(tuple(self.messages[:sent]), tuple(self.tools))
+            return Request(tuple(self.messages[:sent]), tuple(self.tools), asked, settings)
         told = 1 if step.error is None else 0  # a failed call's note was not kept
-        return Request(tuple(self.messages[: sent + told]), ())
+        return Request(tuple(self.messages[: sent + told]), (), asked, settings)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready data; ``Result.from_dict`` reads it back."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall
@@ -15,6 +15,10 @@ from ._usage import anthropic_usage
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "system")
 _COUNT_RESERVED = ("messages", "model", "tools", "system")
+# The common settings the Messages API takes (it has no seed).
+_SETTINGS = ("temperature", "top_p", "stop", "tool_choice", "parallel_tool_calls")
+# A common tool_choice, as the Messages API says it.
+_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
 
 
 def anthropic_messages(
@@ -24,8 +28,13 @@ def anthropic_messages(
     ``anthropic.AsyncAnthropic``; the async client gives an awaitable callable).
 
     System messages are joined into ``system=``; consecutive tool results go back in one user
-    turn, as the API requires. ``max_tokens`` is sent as is and read by the loop as the output
-    ceiling of every turn; ``price`` is read by the loop to price usage and project cost.
+    turn, as the API requires. ``max_tokens`` is read by the loop as the output ceiling of
+    every turn, and each request sends the figure its turn was projected at as ``max_tokens``;
+    ``price`` is read by the loop to price usage and project cost. A run's ``settings`` map
+    to the API's words: ``stop`` to ``stop_sequences``, ``tool_choice`` ``"auto"``,
+    ``"required"`` or ``"none"`` to ``{"type": ...}`` (``"required"`` is ``"any"``),
+    ``parallel_tool_calls=False`` to ``disable_parallel_tool_use``; ``temperature`` and
+    ``top_p`` go in ``extra_body`` where the SDK's ``create`` does not name them.
     With extended thinking on (``thinking={"type": "enabled", "budget_tokens": ...}`` in
     ``params``), each tool-use turn goes back with its thinking and redacted-thinking blocks
     first, unchanged and in order, as the API requires; the adapter keeps them between calls.
@@ -33,9 +42,11 @@ def anthropic_messages(
     check_params("anthropic_messages", params, _RESERVED)
     carried = Carried()
 
-    def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def build(
+        messages: Sequence[Message], tools: Sequence[dict[str, Any]], most: int
+    ) -> dict[str, Any]:
         request = _content(messages, tools, carried)
-        return {"model": model, "max_tokens": max_tokens, **request, **params}
+        return {"model": model, "max_tokens": most, **request, **params}
 
     def parse(response: Any) -> Completion:
         completion = completion_from_anthropic(response)
@@ -52,7 +63,31 @@ def anthropic_messages(
         model=model,
         max_tokens=max_tokens,
         price=price,
+        settings=(_SETTINGS, _settings),
+        reserved=_RESERVED,
     )
+
+
+def _settings(settings: Mapping[str, Any], tools: bool) -> dict[str, Any]:
+    """The common settings in the Messages API's words (the tool settings only for a request
+    with tools)."""
+    out = {key: settings[key] for key in ("temperature", "top_p") if key in settings}
+    stop = settings.get("stop")
+    if stop is not None:
+        out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    if not tools:
+        return out
+    choice = settings.get("tool_choice")
+    parallel = settings.get("parallel_tool_calls")
+    if choice is None and parallel is None:
+        return out
+    if isinstance(choice, str):
+        choice = {"type": _CHOICES.get(choice, choice)}
+    choice = dict(choice or {"type": "auto"})
+    if parallel is not None and choice.get("type") != "none":
+        choice["disable_parallel_tool_use"] = not parallel
+    out["tool_choice"] = choice
+    return out
 
 
 def _thinking(response: Any) -> list[dict[str, Any]]:

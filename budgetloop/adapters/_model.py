@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from .._dispatch import describe
 from .._types import Completion, Message, Price, UnreadableReply, Usage
+from .._valid import must, type_name
 
 # Each adapter's provider, as the OpenTelemetry GenAI conventions name it (gen_ai.provider.name).
 PROVIDER_NAMES = {
@@ -18,8 +19,14 @@ PROVIDER_NAMES = {
     "openai_responses": "openai",
     "anthropic_messages": "anthropic",
 }
-BuildRequest = Callable[[Sequence[Message], Sequence[dict[str, Any]]], dict[str, Any]]
+# (messages, tools, max_tokens) -> the keyword arguments of the SDK's create
+BuildRequest = Callable[[Sequence[Message], Sequence[dict[str, Any]], int], dict[str, Any]]
 ParseResponse = Callable[[Any], Completion]
+# The common settings (``settings=`` of a run), as a provider's request keys; ``tools``: whether
+# the request sends tools (a tool setting means nothing to a request without them).
+MapSettings = Callable[[Mapping[str, Any], bool], dict[str, Any]]
+COMMON_SETTINGS = ("temperature", "top_p", "seed", "stop", "tool_choice", "parallel_tool_calls")
+TOOL_SETTINGS = ("tool_choice", "parallel_tool_calls")
 
 
 class _Adapter:
@@ -33,6 +40,8 @@ class _Adapter:
         model: str,
         max_tokens: int,
         price: Price | None,
+        settings: tuple[tuple[str, ...], MapSettings],
+        reserved: Sequence[str],
     ) -> None:
         self.provider = provider
         self.provider_name = PROVIDER_NAMES.get(provider, provider)  # as the GenAI conventions
@@ -42,12 +51,56 @@ class _Adapter:
         self._create = create
         self._build = build
         self._parse = parse
+        self.settings_keys, self._map = settings  # the common settings it knows, and how
+        self._reserved = reserved
+        self._named = named_parameters(create)
 
     def request(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] = ()
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] = (),
+        *,
+        max_output_tokens: int | None = None,
+        settings: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The keyword arguments the SDK's ``create`` is called with, for these messages."""
-        return self._build(messages, tools)
+        """The keyword arguments the SDK's ``create`` is called with, for these messages:
+        ``max_output_tokens`` output tokens (None: the adapter's ``max_tokens``), and the run's
+        ``settings`` as the provider names them (a key ``create`` does not name goes in
+        ``extra_body``)."""
+        most = self.max_output_tokens if max_output_tokens is None else max_output_tokens
+        request = self._build(messages, tools, most)
+        if settings:
+            sent = {**self._map(settings, bool(tools)), **settings.get(self.provider_name, {})}
+            extra = dict(request.get("extra_body") or {})
+            for key, value in sent.items():
+                if key in self._named:
+                    request[key] = value
+                else:
+                    extra[key] = value
+            if extra:
+                request["extra_body"] = extra
+        return request
+
+    def check_settings(self, settings: Mapping[str, Any], where: str) -> None:
+        """Each key of a run's ``settings`` is one this adapter maps, or a provider's name
+        (its value a dict of the provider's own request keys; another provider's is left for
+        that provider's adapter); else a ValueError naming ``where``, at ``run()``."""
+        providers = sorted(set(PROVIDER_NAMES.values()))
+        for key, value in settings.items():
+            if key in providers:
+                if not isinstance(value, dict):
+                    expected = f"a dict of {key}'s own request keys"
+                    raise TypeError(must(where, f"settings[{key!r}]", expected, type_name(value)))
+                clash = (
+                    sorted(set(value) & set(self._reserved)) if key == self.provider_name else []
+                )
+                if clash:
+                    expected = f"keys {self.provider} does not set itself"
+                    raise ValueError(must(where, f"settings[{key!r}]", expected, ", ".join(clash)))
+            elif key not in self.settings_keys:
+                known = ", ".join((*self.settings_keys, *providers))
+                expected = f"keys {self.provider} knows ({known})"
+                raise ValueError(must(where, "settings", expected, repr(key)))
 
     def __repr__(self) -> str:
         return (
@@ -57,17 +110,57 @@ class _Adapter:
 
 
 class ChatModel(_Adapter):
-    """``(messages, tools) -> Completion`` over a provider's synchronous client."""
+    """``(messages, tools) -> Completion`` over a provider's synchronous client; the loop also
+    passes ``max_output_tokens`` and ``settings`` (``request`` says how they are sent)."""
 
-    def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
-        return self._parse(self._create(**self._build(messages, tools)))
+    def __call__(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        max_output_tokens: int | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> Completion:
+        request = self.request(
+            messages, tools, max_output_tokens=max_output_tokens, settings=settings
+        )
+        return self._parse(self._create(**request))
 
 
 class AsyncChatModel(_Adapter):
-    """``await model(messages, tools) -> Completion`` over a provider's asynchronous client."""
+    """``await model(messages, tools) -> Completion`` over a provider's asynchronous client;
+    the loop also passes ``max_output_tokens`` and ``settings``."""
 
-    async def __call__(self, messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
-        return self._parse(await self._create(**self._build(messages, tools)))
+    async def __call__(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        max_output_tokens: int | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> Completion:
+        request = self.request(
+            messages, tools, max_output_tokens=max_output_tokens, settings=settings
+        )
+        return self._parse(await self._create(**request))
+
+
+def named_parameters(create: Callable[..., Any]) -> frozenset[str] | _Every:
+    """The keyword parameters ``create`` names (every one, for a ``create`` whose signature
+    cannot be read or that takes ``**kwargs``): a setting it does not name goes in the
+    SDK's ``extra_body``."""
+    try:
+        parameters = inspect.signature(create).parameters.values()
+    except (TypeError, ValueError):
+        return _Every()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return _Every()
+    return frozenset(p.name for p in parameters)
+
+
+class _Every:
+    def __contains__(self, name: object) -> bool:
+        return True
 
 
 def make_model(
@@ -79,8 +172,12 @@ def make_model(
     model: str,
     max_tokens: int,
     price: Price | None,
+    settings: tuple[tuple[str, ...], MapSettings],
+    reserved: Sequence[str],
 ) -> ChatModel | AsyncChatModel:
-    """A sync or async model callable, as ``create`` is (an async client's is a coroutine)."""
+    """A sync or async model callable, as ``create`` is (an async client's is a coroutine);
+    ``settings`` are the common settings it knows and how it maps them, ``reserved`` the
+    request keys it sets itself."""
     if not isinstance(model, str) or not model:
         raise TypeError(f"{caller}: model must be a non-empty str, got {model!r}.")
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
@@ -90,7 +187,8 @@ def make_model(
     if price is None:
         price = catalog_price(model, PROVIDER_NAMES.get(caller))
     cls = AsyncChatModel if inspect.iscoroutinefunction(inspect.unwrap(create)) else ChatModel
-    return cls(caller, create, build, parse, model=model, max_tokens=max_tokens, price=price)
+    return cls(caller, create, build, parse, model=model, max_tokens=max_tokens, price=price,
+               settings=settings, reserved=reserved)  # fmt: skip
 
 
 def catalog_price(model: str, provider: str | None) -> Price | None:
@@ -104,6 +202,16 @@ def catalog_price(model: str, provider: str | None) -> Price | None:
         return price_of(model, provider)
     except LookupError:
         return None
+
+
+def same_settings(settings: Mapping[str, Any], tools: bool) -> dict[str, Any]:
+    """The common settings under their own names (OpenAI's), the tool settings only for a
+    request with tools (the API refuses them without)."""
+    return {
+        key: value
+        for key, value in settings.items()
+        if key in COMMON_SETTINGS and (tools or key not in TOOL_SETTINGS)
+    }
 
 
 def check_params(caller: str, params: dict[str, Any], reserved: Sequence[str]) -> None:

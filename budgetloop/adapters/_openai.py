@@ -6,7 +6,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._types import Completion, Message, Price, ToolCall, UnreadableReply
-from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading
+from ._model import (
+    COMMON_SETTINGS,
+    AsyncChatModel,
+    ChatModel,
+    check_params,
+    make_model,
+    reading,
+    same_settings,
+)
 from ._usage import openai_usage
 
 _RESERVED = ("messages", "model", "tools", "max_tokens", "max_completion_tokens")
@@ -18,17 +26,21 @@ def openai_chat(
     """A model callable over ``client.chat.completions.create`` (``openai.OpenAI`` or
     ``openai.AsyncOpenAI``; the async client gives an awaitable callable).
 
-    ``max_tokens`` is sent as ``max_completion_tokens`` and read by the loop as the output
-    ceiling of every turn; ``price`` is read by the loop to price usage and project cost.
-    ``params`` (``temperature=...``, ``tool_choice=...``) are passed through on every call.
+    ``max_tokens`` is read by the loop as the output ceiling of every turn, and each request
+    sends the figure its turn was projected at as ``max_completion_tokens``; ``price`` is read
+    by the loop to price usage and project cost. ``params`` (``temperature=...``,
+    ``tool_choice=...``) are passed through on every call; a run's ``settings`` (every common
+    key, under its own name) over them.
     """
     check_params("openai_chat", params, _RESERVED)
 
-    def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def build(
+        messages: Sequence[Message], tools: Sequence[dict[str, Any]], most: int
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": model,
             "messages": [_message(m) for m in messages],
-            "max_completion_tokens": max_tokens,
+            "max_completion_tokens": most,
         }
         if tools:
             request["tools"] = [_tool(t) for t in tools]
@@ -42,6 +54,8 @@ def openai_chat(
         model=model,
         max_tokens=max_tokens,
         price=price,
+        settings=(COMMON_SETTINGS, same_settings),
+        reserved=_RESERVED,
     )
 
 

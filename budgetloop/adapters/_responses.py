@@ -9,10 +9,12 @@ from typing import Any
 from .._types import Completion, Message, Price, ToolCall, UnreadableReply
 from .._valid import type_name
 from ._carry import Carried
-from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading
+from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading, same_settings
 from ._usage import openai_usage
 
 _RESERVED = ("input", "model", "tools", "max_output_tokens")
+# The common settings the Responses API takes (it has no seed and no stop sequences).
+_SETTINGS = ("temperature", "top_p", "tool_choice", "parallel_tool_calls")
 _ENCRYPTED = "reasoning.encrypted_content"
 # Why a response was cut short, in the OpenTelemetry GenAI conventions' words.
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
@@ -31,13 +33,15 @@ def openai_responses(
     """A model callable over ``client.responses.create`` (``openai.OpenAI`` or
     ``openai.AsyncOpenAI``; the async client gives an awaitable callable).
 
-    ``max_tokens`` is sent as ``max_output_tokens`` and read by the loop as the output ceiling
-    of every turn. Requests are sent with ``store=False`` unless ``params`` say otherwise, so
-    the conversation lives in the loop, not on OpenAI's servers. Give a reasoning model's
+    ``max_tokens`` is read by the loop as the output ceiling of every turn, and each request
+    sends the figure its turn was projected at as ``max_output_tokens``. Requests are sent
+    with ``store=False`` unless ``params`` say otherwise, so the conversation lives in the
+    loop, not on OpenAI's servers. Give a reasoning model's
     options as ``reasoning={...}``: the request then asks for ``reasoning.encrypted_content``,
     and each tool-call turn's reasoning items go back with the next request, as the API needs
     for a reasoning model's tool loop. ``params`` (``temperature=...``, ``reasoning=...``,
-    ``include=[...]``, ``store=True``) are passed through on every call.
+    ``include=[...]``, ``store=True``) are passed through on every call; a run's ``settings``
+    (``temperature``, ``top_p``, ``tool_choice``, ``parallel_tool_calls``) over them.
     """
     check_params("openai_responses", params, _RESERVED)
     stored = params.get("store") is True
@@ -49,11 +53,13 @@ def openai_responses(
         request_params["include"] = include
     carried = Carried()
 
-    def build(messages: Sequence[Message], tools: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    def build(
+        messages: Sequence[Message], tools: Sequence[dict[str, Any]], most: int
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
             "model": model,
             "input": _input(messages, carried),
-            "max_output_tokens": max_tokens,
+            "max_output_tokens": most,
         }
         if tools:
             request["tools"] = [_tool(t) for t in tools]
@@ -74,6 +80,8 @@ def openai_responses(
         model=model,
         max_tokens=max_tokens,
         price=price,
+        settings=(_SETTINGS, same_settings),
+        reserved=_RESERVED,
     )
 
 

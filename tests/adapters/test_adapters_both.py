@@ -204,3 +204,96 @@ def test_openai_chat_reads_a_usage_in_the_responses_api_words() -> None:
 
     assert result.steps[0].usage == OPENAI.usages[1]
     assert result.cost_usd == OPENAI.cost(OPENAI.usages[1])
+
+
+# -- the request: the figure the turn was projected at, the run's settings --------------------
+
+
+@each_provider
+def test_a_request_asks_for_the_output_tokens_its_turn_was_projected_at(case: Case) -> None:
+    provider = answered(case)
+    result = budgetloop.run(
+        case.over(provider), case.prompt, tools=list(case.tools), max_output_tokens=100
+    )
+    assert result.stop == "answered"
+    assert [body[case.max_tokens_field] for body in provider.bodies] == [100, 100]
+    assert [result.request(i).max_output_tokens for i in range(2)] == [100, 100]
+
+
+SETTINGS = {"temperature": 0.2, "top_p": 0.9, "stop": "END", "tool_choice": "required",
+            "parallel_tool_calls": False}  # fmt: skip
+SENT = {
+    "openai": {"temperature": 0.2, "top_p": 0.9, "stop": "END", "tool_choice": "required",
+               "parallel_tool_calls": False, "seed": 7, "logit_bias": {"50256": -100}},
+    "anthropic": {"temperature": 0.2, "top_p": 0.9, "stop_sequences": ["END"], "top_k": 5,
+                  "tool_choice": {"type": "any", "disable_parallel_tool_use": True}},
+}  # fmt: skip
+OWN = {"openai": {"seed": 7, "openai": {"logit_bias": {"50256": -100}}},
+       "anthropic": {"anthropic": {"top_k": 5}, "openai": {"logit_bias": {"1": 1}}}}  # fmt: skip
+
+
+@each_provider
+def test_settings_reach_every_request_in_the_providers_words(case: Case) -> None:
+    provider = answered(case)
+    settings = {**SETTINGS, **OWN[case.name]}
+    result = budgetloop.run(
+        case.over(provider), case.prompt, tools=list(case.tools), settings=settings
+    )
+    assert result.stop == "answered"
+    for body in provider.bodies:
+        assert {key: body.get(key) for key in SENT[case.name]} == SENT[case.name]
+    assert result.options["settings"] == settings
+    assert budgetloop.Result.from_dict(result.to_dict()).request(1).settings == settings
+
+
+@each_provider
+def test_a_final_answer_request_has_no_tool_settings(case: Case) -> None:
+    provider = Provider(case.name, (200, payload(case.final_turn)))
+    budgetloop.run(case.over(provider), case.prompt, settings=SETTINGS)  # no tools
+    (body,) = provider.bodies
+    assert "tool_choice" not in body
+    assert "parallel_tool_calls" not in body
+    assert body["temperature"] == 0.2
+
+
+def test_a_setting_the_adapter_does_not_know_is_refused_before_anything_is_sent() -> None:
+    provider = Provider("anthropic")
+    with pytest.raises(ValueError, match="must be") as caught:
+        budgetloop.run(ANTHROPIC.over(provider), "go", settings={"seed": 7})
+    assert str(caught.value) == (
+        "run: settings must be keys anthropic_messages knows (temperature, top_p, stop, "
+        "tool_choice, parallel_tool_calls, anthropic, openai), got 'seed'."
+    )
+    with pytest.raises(ValueError, match="must be") as caught:
+        budgetloop.run(OPENAI.over(provider), "go", settings={"openai": {"model": "gpt-5"}})
+    assert str(caught.value) == (
+        "run: settings['openai'] must be keys openai_chat does not set itself, got model."
+    )
+    assert provider.bodies == []
+
+
+@each_provider
+def test_a_turn_that_does_not_fit_asks_for_what_the_budget_has_left(case: Case) -> None:
+    session = budgetloop.start(case.over(Provider(case.name)), case.prompt, system=case.system,
+                               tools=list(case.tools))  # fmt: skip
+    tokens = session.projection.input_tokens
+    ceiling = case.price.cost(tokens, 100)  # room for 100 output tokens, not max_tokens
+    provider = answered(case)
+    result = budgetloop.run(
+        case.over(provider), case.prompt, system=case.system, tools=list(case.tools),
+        budget=Budget(max_cost_usd=ceiling), min_output_tokens=50,
+    )  # fmt: skip
+    assert provider.bodies[0][case.max_tokens_field] == 100
+    first = result.steps[0].projection
+    assert first is not None
+    assert (first.output_tokens, first.fitted_from) == (100, case.max_tokens)
+    assert first.fitted_text == (
+        f"asked for 100 of {case.max_tokens} output tokens: what the budget had left"
+    )
+    # nothing is left for a turn of 50 to read the results: they are skipped, nothing more sent
+    assert (result.stop, len(provider.bodies)) == ("max_cost_usd", 1)
+    assert first.total_usd == ceiling  # the worst case asked for fits exactly
+    # without min_output_tokens, the same ceiling sends nothing
+    provider = answered(case)
+    stopped = case.run(case.over(provider), Budget(max_cost_usd=ceiling))
+    assert (stopped.stop, provider.bodies) == ("max_cost_usd", [])

@@ -686,3 +686,44 @@ def test_the_example_exits_with_a_clear_message_without_a_key() -> None:
     assert done.stderr == (
         "examples/openai_responses_example.py: set OPENAI_API_KEY to run it against OpenAI.\n"
     )
+
+
+def test_a_request_carries_the_turns_output_tokens_and_the_runs_settings() -> None:
+    provider = Provider("openai", (200, two_calls()), (200, FINAL))
+    settings = {"temperature": 0.2, "top_p": 0.5, "tool_choice": "required",
+                "parallel_tool_calls": False, "openai": {"service_tier": "flex"}}  # fmt: skip
+    result = run(model_over(provider), PROMPT, tools=[delete_file, create_file],
+                 max_output_tokens=100, settings=settings)  # fmt: skip
+    assert result.stop == "answered"
+    sent = {"max_output_tokens": 100, "temperature": 0.2, "top_p": 0.5,
+            "tool_choice": "required", "parallel_tool_calls": False, "service_tier": "flex"}  # fmt: skip
+    for body in provider.bodies:
+        assert {key: body.get(key) for key in sent} == sent
+
+
+def test_a_turn_is_fitted_to_a_shared_ledgers_remainder() -> None:
+    provider = Provider("openai", (200, FINAL))
+    session = start(model_over(Provider("openai")), PROMPT)
+    tokens = session.projection.input_tokens
+    ledger = MemoryLedger(PRICE.cost(tokens, 40))  # room for 40 of the 256 output tokens
+    result = run(model_over(provider), PROMPT, ledger=ledger, min_output_tokens=10)
+    assert result.stop == "answered"
+    assert provider.bodies[0]["max_output_tokens"] == 40
+    step = result.steps[0].projection
+    assert step is not None
+    assert (step.output_tokens, step.fitted_from) == (40, 256)
+    # below min_output_tokens the ledger's refusal stands: nothing is sent
+    provider = Provider("openai", (200, FINAL))
+    stopped = run(model_over(provider), PROMPT, ledger=ledger, min_output_tokens=50)
+    assert (stopped.stop, provider.bodies) == (Stop.SHARED_BUDGET, [])
+
+
+def test_a_setting_the_responses_api_does_not_take_is_refused() -> None:
+    provider = Provider("openai")
+    with pytest.raises(ValueError, match="must be") as caught:
+        run(model_over(provider), PROMPT, settings={"seed": 7})
+    assert str(caught.value) == (
+        "run: settings must be keys openai_responses knows (temperature, top_p, tool_choice, "
+        "parallel_tool_calls, anthropic, openai), got 'seed'."
+    )
+    assert provider.bodies == []

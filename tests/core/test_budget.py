@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import re
 import string
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import budgetloop
 from budgetloop import (
     Budget,
+    Completion,
     Message,
     Price,
+    Result,
+    ScriptedModel,
     ToolCall,
     estimate_tokens,
+    load_trace,
     max_turns_for,
     worst_case_cost,
 )
@@ -150,3 +157,118 @@ def test_a_malformed_tool_call_is_estimated_not_raised() -> None:
     # "123", the JSON of repr(b"\x00\x01"), "f", the dict's repr, "c": as text, one pass
     text = " ".join(["123", "\"b'\\\\x00\\\\x01'\"", "f", "{(1, 2): {3}}", "c"])
     assert estimate_message(message) == 4 + 2 * 4 + estimate_text(text)
+
+
+# -- the request: what the guard projected travels with the call -------------------------------
+
+
+def test_a_model_that_takes_the_keywords_is_asked_for_the_projected_figure_and_the_settings(
+    tmp_path: Path,
+) -> None:
+    asked: list[tuple[int | None, dict[str, Any]]] = []
+
+    def complete(
+        messages: list[Message], tools: list[dict[str, Any]], **kwargs: Any
+    ) -> Completion:
+        asked.append((kwargs["max_output_tokens"], kwargs["settings"]))
+        kwargs["settings"]["seed"] = 0  # a model that changes its copy changes nothing kept
+        return Completion(text="ok")
+
+    settings = {"temperature": 0.2, "seed": 7}
+    path = tmp_path / "run.jsonl"
+    result = budgetloop.run(
+        complete, "go", max_output_tokens=300, settings=settings, trace_path=path
+    )
+    assert asked == [(300, {"temperature": 0.2, "seed": 0})]
+    assert settings == {"temperature": 0.2, "seed": 7}
+    assert result.options["settings"] == {"temperature": 0.2, "seed": 7}
+    assert load_trace(path).options["settings"] == {"temperature": 0.2, "seed": 7}
+    assert load_trace(path).request(0).settings == {"temperature": 0.2, "seed": 7}
+    assert result.request(0).max_output_tokens == 300
+
+
+def test_a_two_argument_model_is_called_as_before() -> None:
+    def complete(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        return Completion(text="ok")
+
+    assert budgetloop.run(complete, "go", max_output_tokens=100).answer == "ok"
+
+
+def test_what_a_model_that_cannot_be_told_the_figure_could_not_bind_is_refused_at_run() -> None:
+    calls: list[int] = []
+
+    def complete(messages: list[Message], tools: list[dict[str, Any]]) -> Completion:
+        calls.append(1)
+        return Completion(text="ok")
+
+    complete.max_output_tokens = 4000  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="must be") as caught:
+        budgetloop.run(complete, "go", max_output_tokens=100, budget=Budget(max_cost_usd=0.01),
+            price=Price(2.5, 10.0))  # fmt: skip
+    assert str(caught.value) == (
+        "run: max_output_tokens must be the model's own max_output_tokens=4000, since the model "
+        "takes no max_output_tokens keyword and so asks for that many whatever the run projects, "
+        "got 100. Pass max_output_tokens=4000, or give the model a max_output_tokens keyword."
+    )
+    with pytest.raises(ValueError, match="must be") as caught:
+        budgetloop.run(complete, "go", min_output_tokens=10)
+    assert str(caught.value) == (
+        "run: min_output_tokens must be None for a model that takes no max_output_tokens "
+        "keyword, got 10. A turn is fitted by asking for fewer output tokens, which such a model "
+        "cannot be asked (the adapters and ScriptedModel can)."
+    )
+    with pytest.raises(ValueError, match="must be") as caught:
+        budgetloop.run(complete, "go", settings={"seed": 7})
+    assert str(caught.value) == (
+        "run: settings must be empty for a model that takes no settings keyword, got seed. Give "
+        "the model a settings keyword (the adapters and ScriptedModel take one)."
+    )
+    assert calls == []
+    assert budgetloop.run(complete, "go").answer == "ok"  # its own figure: nothing to bind
+
+
+def test_a_turn_that_does_not_fit_is_fitted_down_to_min_output_tokens_and_no_further() -> None:
+    price = Price(3.0, 15.0)
+    model = ScriptedModel(["a" * 9000], price=price, max_output_tokens=1000)
+    tokens = budgetloop.start(model, "go").projection.input_tokens
+    ceiling = price.cost(tokens, 312)
+    result = budgetloop.run(
+        model, "go", budget=Budget(max_cost_usd=ceiling), min_output_tokens=300
+    )
+    projection = result.steps[0].projection
+    assert projection is not None
+    assert (projection.output_tokens, projection.fitted_from) == (312, 1000)
+    assert projection.fitted_text == (
+        "asked for 312 of 1,000 output tokens: what the budget had left"
+    )
+    assert projection.assumed_text == (
+        "312 output tokens assumed: asked for 312 of 1,000 output tokens: what the budget had left"
+    )
+    assert model.requests[0].max_output_tokens == 312
+    assert result.cost_usd is not None
+    assert result.cost_usd <= ceiling
+    assert Result.from_dict(result.to_dict()).steps[0].projection == projection
+    model.reset()
+    stopped = budgetloop.run(
+        model, "go", budget=Budget(max_cost_usd=ceiling), min_output_tokens=313
+    )
+    assert (stopped.stop, model.calls) == ("max_cost_usd", 0)
+
+
+def test_replay_and_fork_send_the_recorded_settings_and_fitting_again() -> None:
+    price = Price(3.0, 15.0)
+    model = ScriptedModel(["a" * 9000], price=price, max_output_tokens=1000)
+    tokens = budgetloop.start(model, "go").projection.input_tokens
+    budget = Budget(max_cost_usd=price.cost(tokens, 312))
+    settings = {"seed": 7}
+    result = budgetloop.run(model, "go", budget=budget, min_output_tokens=300, settings=settings)
+    again = budgetloop.replay(Result.from_dict(result.to_dict()))
+    assert again.options == result.options
+    assert again.steps[0].projection == result.steps[0].projection
+    session = budgetloop.start(
+        model, "go", budget=budget, min_output_tokens=300, settings=settings
+    )
+    forked = session.fork(complete=ScriptedModel(["b"], price=price, max_output_tokens=1000))
+    forked.run()
+    assert forked.complete.requests[0].settings == settings  # type: ignore[attr-defined]
+    assert forked.complete.requests[0].max_output_tokens == 312  # type: ignore[attr-defined]

@@ -115,6 +115,28 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
         ValueError,
         "max_output_tokens must be an int >= 0 or None, got -1.",
     ),
+    (
+        {"min_output_tokens": 0},
+        ValueError,
+        "min_output_tokens must be an int >= 1 or None, got 0.",
+    ),
+    (
+        {"min_output_tokens": 200},
+        ValueError,
+        "min_output_tokens must be at most max_output_tokens (100), got 200.",
+    ),
+    ({"settings": [("seed", 7)]}, TypeError, "settings must be a dict or None, got list."),
+    (
+        {"settings": {1: 2}},
+        TypeError,
+        "settings must be a dict with str keys, got a key that is int.",
+    ),
+    (
+        {"settings": {"temperature": math.nan}},
+        TypeError,
+        "settings must be a dict of JSON values (numbers, strings, lists, dicts), which the "
+        "trace keeps, got {'temperature': nan}.",
+    ),
     ({"count_tokens": 3}, TypeError, "count_tokens must be a function or None, got int."),
     ({"system": 3}, TypeError, "system must be a str or None, got int."),
     ({"repeat_limit": 1}, ValueError, "repeat_limit must be an int >= 2 or None, got 1."),
@@ -230,7 +252,7 @@ def test_the_table_covers_every_option_at_every_entry_point() -> None:
 REPLAY = (
     "budget, price, max_output_tokens, count_tokens, system, repeat_limit, max_workers, "
     "max_result_chars, redact, ledger, on_step, finish, cycle_limit, warn_repeats, budget_note, "
-    "approve, output"
+    "approve, output, min_output_tokens, settings"
 )
 
 

@@ -180,3 +180,18 @@ def test_the_viewer_is_whatever_a_package_registers_and_the_core_names_none(
     assert result._repr_html_() == "<p>3 steps, by other_viewer</p>"  # the broken one passed over
     monkeypatch.setitem(sys.modules, "other_viewer", None)  # its module no longer imports
     assert result._repr_html_() == render(result)
+
+
+def test_a_fitted_turn_is_said_on_the_panels_projection_line_and_the_static_page() -> None:
+    price = Price(3.0, 15.0)
+    model = ScriptedModel(["a" * 9000], price=price, max_output_tokens=1000)
+    tokens = run(model, "go").steps[0].projection.input_tokens  # type: ignore[union-attr]
+    model.reset()
+    result = run(model, "go", budget=Budget(max_cost_usd=price.cost(tokens, 312)),
+                 min_output_tokens=100)  # fmt: skip
+    projection = result.steps[0].projection
+    assert projection is not None
+    said = "asked for 312 of 1,000 output tokens: what the budget had left"
+    assert projection_text(projection).endswith("of max_cost_usd $0.004704: fits; " + said)
+    assert said in render(result)
+    assert said not in render(run(model.__class__(["ok"], price=price, max_output_tokens=9), "go"))

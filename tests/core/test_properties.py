@@ -16,12 +16,37 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from budgetloop import Message, Result, Stop, ToolCall, arun, load_trace, run, start
+from budgetloop import (
+    Budget,
+    Completion,
+    Message,
+    Price,
+    Result,
+    Stop,
+    ToolCall,
+    Usage,
+    arun,
+    estimate_tokens,
+    load_trace,
+    run,
+    start,
+)
 from budgetloop._dispatch import ABANDONED, NOT_STARTED
 from budgetloop._schema._check import ArgumentError, check_arguments
 from budgetloop._turn import received
+from budgetloop._types import to_pico
 from budgetloop.ledger import MemoryLedger
-from tests.strategies import PROMPT, Built, Scenario, build, call_ids, scenarios, tools_ran
+from tests.strategies import (
+    PROMPT,
+    Built,
+    Fitting,
+    Scenario,
+    build,
+    call_ids,
+    fittings,
+    scenarios,
+    tools_ran,
+)
 
 CEILING_STOPS = {
     Stop.MAX_STEPS,
@@ -313,3 +338,50 @@ def test_an_interrupt_at_any_point_of_a_turn_loses_nothing(s: Scenario, at: int)
     # every model call is a step, and no request that was answered is sent again
     assert built.model.calls + hit.fired >= len(result.steps) >= built.model.calls
     assert len(set(answered)) == len(answered)
+
+
+FIT_PRICE = Price(3.0, 15.0)
+FIT_MOST = 1000
+
+
+@given(fittings())
+def test_with_min_output_tokens_spend_never_passes_the_ceiling_and_a_stop_is_only_below_it(
+    f: Fitting,
+) -> None:
+    """Under any growth of the context and any replies, every request asks for what its turn
+    was projected at (fitted, at least ``least``); the spend never passes the ceiling; and
+    the run stops for cost only when not even ``least`` output tokens fit the next turn."""
+    asked: list[int] = []
+
+    def grow(n: int) -> str:
+        """Grow the context."""
+        return "word " * n
+
+    def complete(
+        messages: list[Message], tools: list[dict[str, Any]], **kwargs: Any
+    ) -> Completion:
+        i = len(asked)
+        asked.append(kwargs["max_output_tokens"])
+        usage = Usage(estimate_tokens(messages, tools), min(f.outputs[i], asked[-1]))
+        if i < len(f.growth):
+            return Completion(tool_calls=[ToolCall("grow", {"n": f.growth[i]})], usage=usage)
+        return Completion(text="done", usage=usage)
+
+    budget = Budget(max_cost_usd=f.ceiling_usd, max_steps=20)
+    session = start(complete, "go", tools=[grow], budget=budget, price=FIT_PRICE,
+                    max_output_tokens=FIT_MOST, min_output_tokens=f.least)  # fmt: skip
+    result = session.run()
+    limit = to_pico(f.ceiling_usd)
+    spent = to_pico(result.cost_usd or 0.0)
+    assert spent <= limit
+    assert result.stop in (Stop.ANSWERED, Stop.MAX_COST_USD)
+    for step, figure in zip(result.steps, asked, strict=True):
+        p = step.projection
+        assert p is not None
+        assert figure == p.output_tokens
+        assert f.least <= figure <= FIT_MOST
+        assert (p.fitted_from is None) == (figure == FIT_MOST)
+        assert p.fits
+    if result.stop is Stop.MAX_COST_USD:  # not even the least fits the next turn
+        tokens = session.projection.input_tokens
+        assert spent + FIT_PRICE.worst_pico(tokens, f.least) > limit
