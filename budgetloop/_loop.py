@@ -354,15 +354,15 @@ class Loop(Holding):
             edited=self.edited,
             output=self.state.output,
             held_usd=0.0 if self._held is None else from_pico(self._held.taken.cost),
-            **self._held_fields(ending),
+            **self._held_fields(),
         )
 
-    def _held_fields(self, ending: Ending | None) -> dict[str, Any]:
-        """``Result.held``, ``pending`` and ``rules``: the turn and its calls of a run that
-        ended held, and the standing rules made."""
+    def _held_fields(self) -> dict[str, Any]:
+        """``Result.held``, ``pending`` and ``rules``: the turn and its calls of a batch held
+        (the run ended held, or a stepped session waits), and the standing rules made."""
         out: dict[str, Any] = {"rules": self._rules} if self._rules else {}
         held = self._held
-        if held is not None and ending is not None and ending.stop is Stop.HELD:
+        if held is not None:
             assert held.message is not None
             out["held"] = HeldTurn(held.step, held.message)
             out["pending"] = held.pending
