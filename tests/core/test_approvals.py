@@ -24,6 +24,7 @@ from budgetloop import (
     Step,
     Tool,
     ToolCall,
+    aresume,
     arun,
     astart,
     budget_report,
@@ -1049,3 +1050,22 @@ def test_a_deny_rule_is_recorded_and_a_held_run_says_the_calls_it_decided(tmp_pa
     assert ran == [("bob", 9000.0)]  # w2 denied by the rule, never run
     assert [c.status for c in last.steps[1].tool_calls] == ["denied", "ok"]
     assert last.rules[0].reason == "never"
+
+
+def test_aresume_runs_a_held_trace_with_an_async_approve(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+    path = tmp_path / "run.jsonl"
+    run(_paying(), "pay", tools=[_paid(ran)], price=PRICE, approve="hold", trace_path=path)
+
+    async def approve(call: PendingCall) -> bool:
+        return call.id == "c3"
+
+    async def go() -> Result:
+        session = await aresume(path, ScriptedModel(["paid"]), tools=[_paid(ran)],
+                                decisions={"c2": "no"}, approve=approve)  # fmt: skip
+        return await session.run()
+
+    result = asyncio.run(go())
+    assert ran == [("ann", 50.0), ("cy", 20000.0)]
+    assert [c.status for c in result.steps[0].tool_calls] == ["ok", "denied", "ok"]
+    assert load_trace(path) == result
