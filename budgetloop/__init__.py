@@ -10,14 +10,14 @@ from ._many import run_many
 from ._printable import printable
 from ._replay import first_divergence, replay
 from ._report import BudgetReport, budget_report
-from ._run import arun, astart, resume, run, start
+from ._run import aresume, arun, astart, resume, run, start
 from ._schema._check import ArgumentError
 from ._schema._tool import Tool, tool
 from ._scripted import ScriptedModel
 from ._session import Session
 from ._trace._files import write_new
 from ._trace._journal import as_result, load_trace, load_traces
-from ._trace._result import CallRecord, Imported, Request, Result, Step
+from ._trace._result import CallRecord, HeldTurn, Imported, Request, Result, Rule, Step
 from ._turn import NextTurn
 from ._types import (
     Budget,
@@ -39,6 +39,7 @@ __all__ = [
     "BudgetReport",
     "CallRecord",
     "Completion",
+    "HeldTurn",
     "Imported",
     "Ledger",
     "LedgerError",
@@ -52,6 +53,7 @@ __all__ = [
     "Request",
     "Reservation",
     "Result",
+    "Rule",
     "ScriptedModel",
     "Session",
     "SqliteLedger",
@@ -61,6 +63,7 @@ __all__ = [
     "ToolCall",
     "UnreadableReply",
     "Usage",
+    "aresume",
     "arun",
     "as_result",
     "astart",

@@ -16,37 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._budget import Projection
 from ._trace._result import Approval
+from ._trace._result import PendingCall as PendingCall  # held calls are offered as these
 from ._tracebacks import own_traceback
 from ._valid import must, type_name
 
 Approve = Callable[["PendingCall"], Any]  # returns (or, async, resolves to) a decision
 
 _RETURNS = "True, False, a str (deny, with the reason) or a dict (the arguments to run with)"
-
-
-@dataclass(frozen=True)
-class PendingCall:
-    """A tool call held for a person's decision, after its arguments were checked and before
-    any call of its batch runs.
-
-    ``step`` is the index of the step whose model call asked for it; ``raw_arguments`` are
-    what the model wrote, ``arguments`` the checked value (JSON, as the trace keeps it).
-    ``spent_usd`` is what the run has spent so far; ``projection`` is the turn that will read
-    the batch's results, projected as the cost guard projected it before holding the batch
-    (its results empty; None without a price). ``tool_marked`` is False for a call held only
-    because a breakpoint asked to stop before its tool (``breakpoints.before_tool``).
-    """
-
-    name: str
-    id: str
-    step: int
-    raw_arguments: str | dict[str, Any]
-    arguments: dict[str, Any]
-    spent_usd: float
-    projection: Projection | None
-    tool_marked: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,7 +107,7 @@ class AsyncSession(Loop):
         """A held batch's decisions: ``approve`` asked about each call in turn (an ``async
         def`` one awaited), or None when there is no one to ask now."""
         approve = self.options.values["approve"]
-        if approve is None or not hold.ask:
+        if approve is None or isinstance(approve, str) or not hold.ask:  # "hold": ends held
             return None
         began = self._clock()
         decisions = {call.id: await aask(approve, call) for call in hold.pending}

@@ -20,7 +20,7 @@ from ._approval import APPROVED, Decision, PendingCall, denied, edited
 from ._redact import PLAIN, WITHHOLD
 from ._schema._arg_error import ArgumentError
 from ._schema._tool import needs_approval
-from ._trace._result import Approval, CallRecord, Step
+from ._trace._result import Approval, CallRecord, Rule, Step
 from ._turn import Call, Plan, Ran, checked
 from ._types import Completion, Message, Price, ToolCall, from_pico
 from ._valid import must, type_name
@@ -63,6 +63,7 @@ class Held:
     decisions: dict[str, Decision]  # by call id: one call's each, as a batch's ids are unique
     seconds: float
     step: Step  # the step as ``step()`` returned it: the model's reply, its batch not yet run
+    message: Message | None = None  # the assistant message as the trace keeps it
 
     def undecided(self) -> tuple[PendingCall, ...]:
         return tuple(c for c in self.pending if c.id not in self.decisions)
@@ -76,6 +77,7 @@ class Holding:
     _held: Held | None
     _hold_tools: frozenset[str]
     _hold_calls: frozenset[tuple[int, str]]  # (step, call id): a replay's recorded holds
+    _rules: tuple[Rule, ...] = ()  # standing decisions, in the order made (the last one counts)
     # ``on_decision``'s listeners: a default of the class until one is added, then a tuple
     # replaced whole, so a decision made on another thread calls the ones it read
     _listeners: tuple[Callable[[Any], object], ...] = ()
@@ -133,9 +135,26 @@ class Holding:
                 spent_usd=spent,
                 projection=projection,
                 tool_marked=marked,
+                rule=self._rule(call.name) if marked else None,
             )
             for call, args, marked in held
         )
+
+    def _rule(self, name: str) -> Approval | None:
+        """What a standing rule of the run decides for a call of the tool ``name``, if any."""
+        for rule in reversed(self._rules):
+            if rule.tool == name:
+                return rule.approval
+        return None
+
+    def _ruled(self, held: Sequence[PendingCall]) -> dict[str, Decision]:
+        """The held calls a standing rule decides, by id, each decided as the rule says."""
+        out: dict[str, Decision] = {}
+        for call in held:
+            if call.rule is not None:
+                rule = next(r for r in reversed(self._rules) if r.tool == call.name)
+                out[call.id] = APPROVED if rule.approval == "approved" else denied(rule.reason)
+        return out
 
     def _asks(self, held: Sequence[PendingCall]) -> bool:
         """Whether ``approve`` is asked about a held batch: not when a breakpoint holds it for
@@ -251,40 +270,77 @@ class Holding:
         when none). Decide each with ``approve`` or ``deny``; the next ``step()`` or ``run()``
         then runs the batch and goes on."""
         held = self._held
-        return () if held is None else held.undecided()
+        return () if held is None or self.state.ending is not None else held.undecided()
 
-    def approve(self, call_id: str, arguments: Mapping[str, Any] | None = None) -> None:
+    def approve(
+        self, call_id: str, arguments: Mapping[str, Any] | None = None, *, always: bool = False
+    ) -> None:
         """Let the held call ``call_id`` run; with ``arguments``, run it with those instead
         (checked against the tool's schema now: arguments that do not fit are a ValueError,
-        and the call stays pending)."""
+        and the call stays pending). ``always=True`` makes it a standing rule (``Rule``): every
+        later call of the same tool in this run is approved without asking, those of this
+        batch still waiting too."""
         where = f"{type(self).__name__}.approve"
         held, call = self._pending_call(where, call_id)
+        self._check_always(where, always, arguments is None)
         if arguments is None:
             held.decisions[call.id] = APPROVED
+            if always:
+                self._stand(held, Rule(call.name, "approved", call.id, call.step))
             self._decided()
             return
         if not isinstance(arguments, Mapping) or not all(isinstance(k, str) for k in arguments):
             expected = "a dict of the tool's arguments or None"
             raise TypeError(must(where, "arguments", expected, type_name(arguments)))
+        held.decisions[call.id] = self._edited(where, "arguments", held, call, arguments)
+        self._decided()
+
+    def _edited(
+        self, where: str, name: str, held: Held, call: PendingCall, arguments: Mapping[str, Any]
+    ) -> Decision:
+        """The decision to run ``call`` with ``arguments``, checked against its tool's schema
+        now: arguments that do not fit are a ValueError naming ``name``."""
         found = next(c for c in held.taken.calls if c.id == call.id)
         made = self._edit(found, dict(arguments))
         if isinstance(made, Ran):
             error = made.record.error or ""
             expected = f"arguments that fit {call.name}'s schema"
             got = error.removeprefix(_EDIT_MISFIT)
-            raise ValueError(must(where, "arguments", expected, got))
-        held.decisions[call.id] = edited(call, arguments)
-        self._decided()
+            raise ValueError(must(where, name, expected, got))
+        return edited(call, arguments)
 
-    def deny(self, call_id: str, reason: str = "") -> None:
+    def deny(self, call_id: str, reason: str = "", *, always: bool = False) -> None:
         """Do not run the held call ``call_id``; the model reads that it was denied, and
-        ``reason`` when one is given."""
+        ``reason`` when one is given. ``always=True`` makes it a standing rule (``Rule``):
+        every later call of the same tool in this run is denied so, without asking."""
         where = f"{type(self).__name__}.deny"
         if not isinstance(reason, str):
             raise TypeError(must(where, "reason", "a str", type_name(reason)))
         held, call = self._pending_call(where, call_id)
+        self._check_always(where, always, True)
         held.decisions[call.id] = denied(reason)
+        if always:
+            self._stand(held, Rule(call.name, "denied", call.id, call.step, reason))
         self._decided()
+
+    @staticmethod
+    def _check_always(where: str, always: object, plain: bool) -> None:
+        if not isinstance(always, bool):
+            raise TypeError(must(where, "always", "True or False", type_name(always)))
+        if always and not plain:
+            raise ValueError(
+                must(where, "always", "False when arguments are given", "True")
+                + " A standing rule approves or denies the tool's calls as the model asks them."
+            )
+
+    def _stand(self, held: Held, rule: Rule) -> None:
+        """A standing rule is made: recorded, and the batch's calls of its tool still waiting
+        (needing approval, not only stopped at by a breakpoint) decided by it."""
+        self._rules = (*self._rules, rule)
+        decision = APPROVED if rule.approval == "approved" else denied(rule.reason)
+        for call in held.undecided():
+            if call.name == rule.tool and call.tool_marked:
+                held.decisions[call.id] = decision
 
     def on_decision(self: H, listener: Callable[[H], object]) -> Callable[[], None]:
         """Call ``listener(session)`` after each decision on a held call (``approve``,

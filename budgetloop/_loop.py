@@ -62,7 +62,7 @@ from ._schema._tool import Tool
 from ._state import RunState
 from ._trace._fork import context_before, fork_point, message_list
 from ._trace._journal import Journal
-from ._trace._result import Result, RunOptions, Status, Step, new_run_id
+from ._trace._result import HeldTurn, Result, RunOptions, Status, Step, new_run_id
 from ._turn import (
     Batch,
     BatchDone,
@@ -210,6 +210,36 @@ class Loop(Holding):
         session.state.money.known = result.cost_usd is not None  # unknown stays unknown
         return session
 
+    @classmethod
+    def restore_held(
+        cls: type[L], result: Result, complete: Model, where: str, options: Mapping[str, Any]
+    ) -> L:
+        """The run that ended held (``result``), holding its batch again, as it stood: the same
+        run id, spend, time and steps, its standing rules, and its calls undecided but for
+        those a rule decides. ``options`` as ``restore`` takes them."""
+        session = cls.restore(result, complete, where, options)
+        session.forked_from, session.edited = result.forked_from, result.edited
+        session.state.elapsed = result.seconds  # the time held is not the run's
+        session._rules = result.rules
+        turn = result.held
+        assert turn is not None
+        step, message = turn.step, turn.message
+        calls = received(message.tool_calls, step.index)
+        signature = session._repeats.signature(calls) if calls else None
+        loop = None if signature is None else session._repeats.loop(signature)
+        completion = Completion(
+            step.text, message.tool_calls, step.usage, model=step.model,
+            response_id=step.response_id, finish_reason=step.finish_reason,
+        )  # fmt: skip
+        assert step.projection is not None  # budgetloop's own steps have one
+        plan = Plan([], step.projection, None, None, None)
+        cost = to_pico(step.cost_usd or 0.0)
+        warn = session._repeats.warns(loop)
+        taken = Taken(plan, completion, cost, step.index, calls, message, signature, loop, warn)
+        ruled = session._ruled(result.pending)
+        session._held = Held(taken, result.pending, ruled, step.seconds, step, message)
+        return session
+
     def fresh(self: L) -> L:
         """A new session with this one's model, prompt, tools, budget and every option, at
         its first step: what a notebook's Reset needs. (A scripted model keeps its place:
@@ -263,6 +293,7 @@ class Loop(Holding):
         forked._prompt = list(context)
         forked.forked_from = self.run_id
         forked.state.money.known = self.state.money.known
+        forked._rules = self._rules
         forked.edited = edited_messages(before, context, self.edited)
         return forked
 
@@ -330,7 +361,19 @@ class Loop(Holding):
             edited=self.edited,
             output=self.state.output,
             held_usd=0.0 if self._held is None else from_pico(self._held.taken.cost),
+            **self._held_fields(),
         )
+
+    def _held_fields(self) -> dict[str, Any]:
+        """``Result.held``, ``pending`` and ``rules``: the turn and its calls of a batch held
+        (the run ended held, or a stepped session waits), and the standing rules made."""
+        out: dict[str, Any] = {"rules": self._rules} if self._rules else {}
+        held = self._held
+        if held is not None:
+            assert held.message is not None
+            out["held"] = HeldTurn(held.step, held.message)
+            out["pending"] = held.pending
+        return out
 
     def _recorded_options(self) -> RunOptions:
         """The options the trace records; ``output``'s schema as the tools' are kept (through
@@ -355,11 +398,37 @@ class Loop(Holding):
         recorded (the batch's, when the run ended with it)."""
         assert self._held is not None
         held, self._held = self._held, None
+        out = self._reader_refused(held, started)
+        if out is not None:
+            return out
         resumed = yield from self._batch_turn(held.taken, held.decisions, started, held.seconds)
         if self.done:
             return resumed
         step = yield from self._take(self._restart(started))
         return resumed if step is None else step
+
+    def _reader_refused(self, held: Held, started: float) -> Step | None:
+        """Before a held batch runs: a shared ledger is asked for the turn that will read its
+        results (its worst case reserved, then let go: that turn reserves its own). A ledger
+        that has run out since the batch was held stops the run (``shared_budget``), the batch
+        recorded unrun, skipped."""
+        money, taken = self.state.money, held.taken
+        if money.ledger is None:
+            return None
+        projected = self._project(self._cheapest_tokens(taken.calls, taken.assistant))[1]
+        reservation, ending = money.reserve(projected)
+        if reservation is not None:
+            with contextlib.suppress(Exception):  # not let go: its lease runs out by itself
+                reservation.release()
+        if ending is None:
+            return None
+        stopped = Said("the run stopped before the decided batch ran (", ending.detail, ")")
+        records = [self._not_run(c, "skipped", stopped) for c in taken.calls]
+        step = self._call_step(
+            taken.index, taken.completion, records, taken.cost, taken.plan.projection, started
+        )
+        step = replace(step, seconds=step.seconds + held.seconds)
+        return self._record(step, taken.assistant, records, ending, taken.signature)
 
     def _take(self, started: float) -> Turn:
         """A turn from its plan: the model call and what it asked for."""
@@ -504,11 +573,14 @@ class Loop(Holding):
                 records = [self._not_run(c, "skipped", stopped) for c in calls]
                 end = then_final_answer(self.options.values["finish"], block)
             elif held := self._holding(taken):
-                decided: Decided | None = yield Hold(held, self._asks(held))
-                if decided is None:  # no one to ask now: the session holds the batch
-                    return self._hold(taken, held, started)
-                started += decided.waited  # (the driver has moved the step's origin on)
-                decisions = decided.decisions
+                decisions = self._ruled(held)  # the calls a standing rule decides
+                waiting = tuple(c for c in held if c.id not in decisions)
+                if waiting:
+                    decided: Decided | None = yield Hold(waiting, self._asks(waiting))
+                    if decided is None:  # no one to ask now: the session holds the batch
+                        return self._hold(taken, held, started, decisions)
+                    started += decided.waited  # (the driver has moved the step's origin on)
+                    decisions.update(decided.decisions)
         except GeneratorExit:
             raise
         except BaseException as exc:  # the turn broke before its batch: record it, then raise
@@ -793,7 +865,7 @@ class Loop(Holding):
         """A held batch's decisions, on this thread: ``approve`` asked about each call in turn,
         or None when there is no one to ask now (the session holds the batch)."""
         approve = self.options.values["approve"]
-        if approve is None or not hold.ask:
+        if approve is None or isinstance(approve, str) or not hold.ask:  # "hold": ends held
             return None
         began = self._clock()
         decisions = {call.id: ask(approve, call) for call in hold.pending}
@@ -842,10 +914,17 @@ class Loop(Holding):
         self._origin = now
         return now
 
-    def _hold(self, taken: Taken, pending: tuple[PendingCall, ...], started: float) -> Step:
+    def _hold(
+        self,
+        taken: Taken,
+        pending: tuple[PendingCall, ...],
+        started: float,
+        ruled: dict[str, Decision],
+    ) -> Step:
         """No one to ask now: the session holds the batch, and returns the step so far (the
         model's reply, billed; its calls wait in ``pending``, not yet in its ``tool_calls``).
-        It is recorded when its batch runs."""
+        It is recorded when its batch runs. With ``approve="hold"`` the run ends held
+        (``Stop.HELD``): ``resume`` runs the batch, in this process or another."""
         step = self._call_step(
             taken.index, taken.completion, [], taken.cost, taken.plan.projection, started
         )
@@ -853,12 +932,17 @@ class Loop(Holding):
         self._unraised.clear()
         try:
             shown = self._redactor.step(step)
+            message = self._traced_message(taken.assistant)
         except Exception:
-            shown = WITHHOLD.step(step)
+            shown, message = WITHHOLD.step(step), WITHHOLD.message(taken.assistant)
         except BaseException as exc:  # an interrupt in redact: withheld, and raised below
-            shown = WITHHOLD.step(step)
+            shown, message = WITHHOLD.step(step), WITHHOLD.message(taken.assistant)
             unraised.append(exc)
-        self._held = Held(taken, pending, {}, step.seconds, shown)
+        self._held = Held(taken, pending, ruled, step.seconds, shown, message)
+        approve = self.options.values["approve"]
+        if isinstance(approve, str) and self._asks(pending):  # "hold": the run ends held
+            names = ", ".join(f"{c.name} ({c.id})" for c in self._held.undecided())
+            self._end_run(Ending(Stop.HELD, f"a batch waits for a decision on {names}"))
         if unraised:  # the step is held, not lost: what interrupted it goes on
             raise unraised[0]
         return shown

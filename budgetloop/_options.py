@@ -30,7 +30,7 @@ import os
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, TypedDict, TypeVar, cast, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, TypeVar, cast, get_args
 
 from ._approval import Approve
 from ._budget import CountTokens
@@ -114,6 +114,14 @@ def int_at_least(least: int) -> Check:
         return value
 
     return check
+
+
+def _approve(value: Any, reading: Reading) -> Any:
+    """None, a function, or ``"hold"``."""
+    if value is None or callable(value) or (isinstance(value, str) and value == "hold"):
+        return value
+    got = repr(value) if isinstance(value, str) else type_name(value)
+    raise TypeError(reading.must("a function, 'hold' or None", got))
 
 
 def function(value: Any, reading: Reading) -> Any:
@@ -380,8 +388,9 @@ class ReplayOptions(TypedDict, total=False):
     """The first loop found is told to the model instead of stopping the run."""
     budget_note: Annotated[bool, Option(False, flag)]
     """Each request ends with a line saying what the budget has left."""
-    approve: Annotated[Approve | None, Option(None, function)]
-    """Asked as ``approve(call)`` about each call held for a person (``needs_approval``)."""
+    approve: Annotated[Approve | Literal["hold"] | None, Option(None, _approve)]
+    """Asked as ``approve(call)`` about each call held for a person (``needs_approval``);
+    ``"hold"`` ends the run held instead (``Stop.HELD``), for ``resume`` to decide later."""
     output: Annotated[Any, Option(None, _output, across=_output_name_free)]
     """A type: the model answers by calling ``final_answer`` with a value of it
     (``Result.output``); a reply in text is asked again."""

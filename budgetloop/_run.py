@@ -4,7 +4,7 @@ and ``resume`` for a saved run."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._async import AsyncSession
@@ -17,11 +17,14 @@ from ._options import (
     require_approver,
     takes_options,
 )
+from ._resume import aheld_session, held_session
 from ._session import Session
 from ._trace._fork import context_before, fork_point
 from ._trace._journal import as_result
 from ._trace._result import Result
+from ._trace._take import refuse_taken
 from ._types import Message
+from ._valid import must
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -84,9 +87,22 @@ def resume(
     tools: Sequence[Callable[..., Any]],
     at: int | None = None,
     messages: Sequence[Message] | None = None,
+    decisions: Mapping[str, Any] | None = None,
     **options: Unpack[ResumeOptions],
 ) -> Session:
     """A ``Session`` that goes on from a saved run, as ``Session.fork`` does from a live one.
+
+    A run that ended held (``stop`` ``"held"``, ``approve="hold"``) goes on instead as the same
+    run (its run id, spend, time and standing rules), its held batch decided: ``decisions``
+    maps each id of ``Result.pending`` to what ``approve`` would return (True, False or a
+    reason, a dict of the arguments to run with); ``approve=`` decides the calls it leaves out.
+    ``session.run()`` then runs the batch, without calling the model again for that step, and
+    goes on. Refused before anything runs (a ValueError): an id that is not waiting, a call
+    waiting with no decision and no ``approve=``, arguments that do not fit the tool's schema,
+    ``decisions`` for a run that is not held. From a path, the held batch is taken in that file
+    first, once (a second resume, from any process, is a ValueError saying when it was taken),
+    and the run goes on writing to that file (``trace_path=`` writes it to another instead); a
+    held ``Result`` passed as an object is the caller's to resume once.
 
     The functions are not in the trace, so ``complete`` and ``tools`` are passed again; the
     budget, price, ``max_output_tokens`` and the options the trace records (``Result.options``)
@@ -98,6 +114,13 @@ def resume(
     """
     check_names("resume", options, option_names(ResumeOptions))
     result = as_result(trace, "resume")
+    if result.held is not None and at is None and messages is None:
+        return held_session(Session, "resume", trace, result, complete, tools, decisions, options)
+    if decisions is not None and isinstance(trace, (str, os.PathLike)):
+        refuse_taken(trace, "resume")  # it went on from a hold: taken already, and when
+    if decisions is not None:
+        expected = "given only for a run that ended held (stop 'held', at and messages not given)"
+        raise ValueError(must("resume", "decisions", expected, f"stop {result.stop}"))
     given: dict[str, Any] = {
         **result.options,
         "budget": result.budget,
@@ -112,3 +135,26 @@ def resume(
         )
     saved = Session.restore(result, complete, "resume", given)
     return saved._fork("resume", at, messages, {})
+
+
+async def aresume(
+    trace: Result | dict[str, Any] | str | os.PathLike[str],
+    complete: Model,
+    *,
+    tools: Sequence[Callable[..., Any]],
+    decisions: Mapping[str, Any] | None = None,
+    **options: Unpack[ResumeOptions],
+) -> AsyncSession:
+    """``await aresume(...)``: ``resume`` of a run that ended held, for an async model and async
+    tools, as an ``AsyncSession`` (``await session.run()``); an ``async def`` approve is
+    awaited. Refused, taken and written as ``resume`` does."""
+    check_names("aresume", options, option_names(ResumeOptions))
+    result = as_result(trace, "aresume")
+    if result.held is None and isinstance(trace, (str, os.PathLike)):
+        refuse_taken(trace, "aresume")
+    if result.held is None:
+        expected = "a run that ended held (stop 'held')"
+        raise ValueError(must("aresume", "trace", expected, f"stop {result.stop}"))
+    return await aheld_session(
+        AsyncSession, "aresume", trace, result, complete, tools, decisions, options
+    )

@@ -66,6 +66,9 @@ class Stop(str, enum.Enum):
     REPEATED = "repeated"
     MODEL_ERROR = "model_error"
     SHARED_BUDGET = "shared_budget"
+    HELD = (
+        "held"  # approve="hold": a batch waits for a person (Result.pending); resume() decides it
+    )
 
     def __str__(self) -> str:
         return self.value

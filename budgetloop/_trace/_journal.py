@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from .._types import Message, from_pico, to_pico
+from .._types import Message, Stop, from_pico, to_pico
 from .._valid import type_name
 from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
@@ -35,6 +35,7 @@ from ._read import (
     get_key,
     read_budget,
     read_edited,
+    read_held,
     read_messages,
     read_options,
     read_price,
@@ -63,14 +64,18 @@ class Journal:
     """Appends a run to a JSON Lines file as it goes. ``moved_to`` is where a file that was at
     the path went (None until the first line is written, or if there was none)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, going_on: bool = False) -> None:
         check_trace_path(path)
         self.path = path
-        self.started = False
+        self.started = going_on  # ``going_on``: a held run resumed goes on in its own file
         self.moved_to: str | None = None
         self._fh: IO[str] | None = None
+        self._going_on = going_on
 
     def _line(self, data: dict[str, Any]) -> None:
+        if self._fh is None and self._going_on:  # appended to, as the run's own file
+            self._fh = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
+            self._going_on = False
         if self._fh is None:
             self._fh, self.moved_to = open_new(self.path)
         self._fh.write(json.dumps(data, ensure_ascii=False, default=repr) + "\n")
@@ -85,9 +90,11 @@ class Journal:
         keys = ("format", "version", "run_id", "forked_from", "edited", "budget", "price",
                 "max_output_tokens", "options")  # fmt: skip
         head = {k: data[k] for k in keys}
-        carried = to_pico(result.cost_usd or 0.0) - sum(
-            to_pico(s.cost_usd or 0.0) for s in result.steps
-        )
+        carried = (
+            to_pico(result.cost_usd or 0.0)
+            - to_pico(result.held_usd)
+            - sum(to_pico(s.cost_usd or 0.0) for s in result.steps)
+        )  # (a held turn's cost is its step's, written when its batch runs)
         if carried > 0:
             head["carried_usd"] = from_pico(carried)
         self._line(
@@ -115,7 +122,8 @@ class Journal:
 
 def _end_line(result: Result) -> dict[str, Any]:
     data = result.to_dict()
-    keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
+    keys = ("stop", "answer", "error", "detail", "cost_usd", "held_usd", "seconds", "output",
+            "held", "pending", "rules")  # fmt: skip
     return {"kind": "end", **{k: data[k] for k in keys if k in data}}  # output: output=T's
 
 
@@ -308,6 +316,7 @@ def _from_lines(raw: bytes, where: str) -> Result:
     messages: list[Any] = []
     end: dict[str, Any] = {}
     end_line = 0
+    held_pico, held_index = 0, -1  # a taken held turn's cost, until its step is written
     for number, line in enumerate(io.BytesIO(raw), start=1):  # one line at a time, no list
         if line[-1:] == b"\n":
             line = line[:-1]
@@ -348,8 +357,15 @@ def _from_lines(raw: bytes, where: str) -> Result:
                 check_header(entry)
                 header = _header(entry)
                 messages.extend(header["messages"])
+            elif kind == "taken":  # a held run's batch, taken by the resume that runs it
+                if not end or end["stop"] is not Stop.HELD:
+                    raise ValueError(
+                        "kind must be step or end, got taken with no held end line before it."
+                    )
+                held_pico, held_index = to_pico(end["held_usd"]), end["held"].step.index
+                end, end_line = {}, 0
             elif kind not in ("step", "end"):
-                raise ValueError(f"kind must be header, step or end, got {kind!r}.")
+                raise ValueError(f"kind must be header, step, end or taken, got {kind!r}.")
             elif end and kind == "end":
                 raise ValueError(
                     f"kind must be step, got a second end line (the first is line {end_line})."
@@ -362,6 +378,8 @@ def _from_lines(raw: bytes, where: str) -> Result:
                 step = _step(entry, len(steps), seen)
                 seen[step.index] = number
                 steps.append(step)
+                if step.index == held_index:
+                    held_pico, held_index = 0, -1
                 messages.extend(read_messages(get_key(entry, "", "messages"), "messages"))
             else:
                 end, end_line = _end(entry), number
@@ -372,7 +390,10 @@ def _from_lines(raw: bytes, where: str) -> Result:
             check_spend(end["cost_usd"], steps, "cost_usd")
         except ValueError as exc:
             raise ValueError(f"{where}:{end_line}: {exc}") from None
-    spent = from_pico(header["carried"] + sum(to_pico(s.cost_usd or 0.0) for s in steps))
+    held_pico = to_pico(end["held_usd"]) if end else held_pico
+    spent = from_pico(
+        header["carried"] + held_pico + sum(to_pico(s.cost_usd or 0.0) for s in steps)
+    )
     return Result(
         stop=end.get("stop"),
         answer=end.get("answer"),
@@ -391,6 +412,8 @@ def _from_lines(raw: bytes, where: str) -> Result:
         forked_from=header["forked_from"],
         edited=header["edited"],
         output=end.get("output"),
+        held_usd=from_pico(held_pico),
+        **{k: end[k] for k in ("held", "pending", "rules") if k in end},
     )
 
 
@@ -434,4 +457,10 @@ def _end(entry: dict[str, Any]) -> dict[str, Any]:
     out["cost_usd"] = as_number(get_key(entry, "", "cost_usd"), "cost_usd", optional=True)
     out["seconds"] = as_number(get_key(entry, "", "seconds", 0.0), "seconds")
     out["output"] = as_json(get_key(entry, "", "output", None), "output")
+    out["held_usd"] = as_number(get_key(entry, "", "held_usd", 0.0), "held_usd")
+    out.update(read_held(entry, ""))
+    if (out["stop"] is Stop.HELD) != ("held" in out):
+        raise ValueError(
+            f"held must be given exactly when stop is 'held', got stop {out['stop']!s}."
+        )
     return out

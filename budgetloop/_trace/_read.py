@@ -34,8 +34,11 @@ from ._result import (
     RECORDED_OPTIONS,
     STATUSES,
     CallRecord,
+    HeldTurn,
     Imported,
+    PendingCall,
     Result,
+    Rule,
     RunOptions,
     Step,
     check_header,
@@ -483,6 +486,74 @@ def read_result(value: Any) -> Result:
         imported=read_imported(get("imported", None), "imported"),
         output=as_json(get("output", None), "output"),
         held_usd=as_number(get("held_usd", 0.0), "held_usd"),
+        **read_held(data, ""),
+    )
+
+
+def read_held(data: dict[str, Any], path: str) -> dict[str, Any]:
+    """A held run's ``held``, ``pending`` and ``rules`` (``Result.held_dict``), each absent
+    from a run that has none."""
+    out: dict[str, Any] = {}
+    held = get_key(data, path, "held", None)
+    if held is not None:
+        at = _at(path, "held")
+        turn = as_object(held, at)
+        out["held"] = HeldTurn(
+            step=read_step_fully(get_key(turn, at, "step"), _at(at, "step")),
+            message=read_message_fully(get_key(turn, at, "message"), _at(at, "message")),
+        )
+    at = _at(path, "pending")
+    out["pending"] = tuple(
+        read_pending(c, _at(at, i))
+        for i, c in enumerate(as_list(get_key(data, path, "pending", ()), at))
+    )
+    at = _at(path, "rules")
+    out["rules"] = tuple(
+        read_rule(r, _at(at, i))
+        for i, r in enumerate(as_list(get_key(data, path, "rules", ()), at))
+    )
+    return out
+
+
+def read_pending(value: Any, path: str) -> PendingCall:
+    data = as_object(value, path)
+
+    def get(name: str, default: Any = _MISSING) -> Any:
+        return get_key(data, path, name, default)
+
+    rule = get("rule", None)
+    if rule is not None and rule not in ("approved", "denied"):
+        raise ValueError(
+            f"{_at(path, 'rule')} must be None, 'approved' or 'denied', got {rule!r}."
+        )
+    return PendingCall(
+        name=as_text(get("name"), _at(path, "name"), optional=False),
+        id=as_text(get("id"), _at(path, "id"), optional=False),
+        step=as_int(get("step"), _at(path, "step")),
+        raw_arguments=as_json(get("raw_arguments"), _at(path, "raw_arguments")),
+        arguments=as_json(
+            as_object(get("arguments"), _at(path, "arguments")), _at(path, "arguments")
+        ),
+        spent_usd=as_number(get("spent_usd"), _at(path, "spent_usd")),
+        projection=read_projection(get("projection", None), _at(path, "projection")),
+        tool_marked=as_bool(get("tool_marked", True), _at(path, "tool_marked")),
+        rule=rule,
+    )
+
+
+def read_rule(value: Any, path: str) -> Rule:
+    data = as_object(value, path)
+    approval = get_key(data, path, "approval")
+    if approval not in ("approved", "denied"):
+        raise ValueError(
+            f"{_at(path, 'approval')} must be 'approved' or 'denied', got {approval!r}."
+        )
+    return Rule(
+        tool=as_text(get_key(data, path, "tool"), _at(path, "tool"), optional=False),
+        approval=approval,
+        call_id=as_text(get_key(data, path, "call_id"), _at(path, "call_id"), optional=False),
+        step=as_int(get_key(data, path, "step"), _at(path, "step")),
+        reason=as_text(get_key(data, path, "reason", ""), _at(path, "reason"), optional=False),
     )
 
 

@@ -214,6 +214,64 @@ class Step:
         return _reading("Step.from_dict", READERS.step, data)
 
 
+@dataclass(frozen=True)
+class PendingCall:
+    """A tool call held for a person's decision, after its arguments were checked and before
+    any call of its batch runs.
+
+    ``step`` is the index of the step whose model call asked for it; ``raw_arguments`` are
+    what the model wrote, ``arguments`` the checked value (JSON, as the trace keeps it).
+    ``spent_usd`` is what the run has spent so far; ``projection`` is the turn that will read
+    the batch's results, projected as the cost guard projected it before holding the batch
+    (its results empty; None without a price). ``tool_marked`` is False for a call held only
+    because a breakpoint asked to stop before its tool (``breakpoints.before_tool``).
+    ``rule`` is ``"approved"`` or ``"denied"`` when a standing rule of the run (``Rule``:
+    ``session.approve(call_id, always=True)``) decided the call without asking; None else.
+    """
+
+    name: str
+    id: str
+    step: int
+    raw_arguments: str | dict[str, Any]
+    arguments: dict[str, Any]
+    spent_usd: float
+    projection: Projection | None
+    tool_marked: bool = True
+    rule: Approval | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A standing decision a person made on the call ``call_id`` of step ``step``
+    (``session.approve(call_id, always=True)``, ``session.deny(call_id, reason, always=True)``):
+    every later call of ``tool`` that needs approval in this run is decided the same way,
+    without asking. ``approval`` is ``"approved"`` or ``"denied"``; ``reason`` is a denial's."""
+
+    tool: str
+    approval: Literal["approved", "denied"]
+    call_id: str
+    step: int
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "approval": self.approval, "call_id": self.call_id,
+                "step": self.step, "reason": self.reason}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HeldTurn:
+    """The turn a run ended held on (``approve="hold"``): ``step`` is the model's reply, billed,
+    its calls not yet in its ``tool_calls``; ``message`` is the assistant message with every
+    call of the batch as the model asked for it (each with its id). ``resume`` runs the batch
+    from these, without calling the model again."""
+
+    step: Step
+    message: Message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step.to_dict(), "message": message_to_dict(self.message)}
+
+
 class Readers:
     """How ``to_dict()`` data is read back, each reader taking ``(data, path)``. ``._read``
     builds this module's classes, so this module cannot import it: ``._read`` sets these when
@@ -328,6 +386,11 @@ class Result:
     only for a run imported from a source that records no cost (``imported`` says which).
     ``held_usd`` is what the model call of a batch a stepped session holds for a person cost:
     billed, so in ``cost_usd``, but its step is recorded only once the batch runs.
+    A run that ended held (``stop`` ``"held"``, ``approve="hold"``) keeps that turn in ``held``
+    and its calls waiting for a person in ``pending`` (``PendingCall``s, in request order; one a
+    standing rule decided says so in its ``rule``); ``resume(result, ..., decisions=...)`` runs
+    it. ``rules`` are the standing decisions made in the run (``Rule``), kept by ``resume`` and
+    ``fork``.
     """
 
     stop: Stop | None
@@ -353,6 +416,9 @@ class Result:
     # a stepped session holding a batch for a person: what its model call cost, billed (in
     # ``cost_usd``) while its step is not recorded yet
     held_usd: float = 0.0
+    pending: tuple[PendingCall, ...] = ()
+    held: HeldTurn | None = None
+    rules: tuple[Rule, ...] = ()
 
     def __post_init__(self) -> None:
         edited = self.edited
@@ -476,7 +542,20 @@ class Result:
             "steps": [s.to_dict() for s in self.steps],
             "messages": [message_to_dict(m) for m in self.messages],
             **self._output_dict(),
+            **self.held_dict(),
         }
+
+    def held_dict(self) -> dict[str, Any]:
+        """``held``, ``pending`` and ``rules`` as plain data, each only when set (older
+        readers): what ``to_dict`` and a journal's end line add."""
+        out: dict[str, Any] = {}
+        if self.held is not None:
+            out["held"] = self.held.to_dict()
+        if self.pending:
+            out["pending"] = [pending_to_dict(c) for c in self.pending]
+        if self.rules:
+            out["rules"] = [r.to_dict() for r in self.rules]
+        return out
 
     def _output_dict(self) -> dict[str, Any]:
         """``output``, as the trace keeps it: the JSON of ``answer`` (redacted as it is), only
@@ -552,6 +631,22 @@ class Result:
         if self.detail:
             lines.append(printable(self.detail))
         return "\n".join(lines)
+
+
+def pending_to_dict(call: PendingCall) -> dict[str, Any]:
+    """A held call as plain data (``PendingCall``'s fields; its projection as a step's)."""
+    projection = call.projection
+    return {
+        "name": call.name,
+        "id": call.id,
+        "step": call.step,
+        "raw_arguments": call.raw_arguments,
+        "arguments": call.arguments,
+        "spent_usd": call.spent_usd,
+        "projection": None if projection is None else projection.to_dict(),
+        "tool_marked": call.tool_marked,
+        "rule": call.rule,
+    }
 
 
 def _decision(call: CallRecord) -> str:

@@ -9,11 +9,26 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from hypothesis import given
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from budgetloop import PendingCall, Result, Stop, start
+from budgetloop import (
+    Completion,
+    PendingCall,
+    Result,
+    Stop,
+    ToolCall,
+    Usage,
+    load_trace,
+    resume,
+    run,
+    start,
+    tool,
+)
 from budgetloop._dispatch import ABANDONED
+from budgetloop._types import to_pico
+from tests.conftest import PRICE
 from tests.strategies import PROMPT, TOOL_NAMES, Built, Scenario, build, scenarios, tools_ran
 
 DECISIONS = ("approve", "edit", "deny", "raise", "nonsense", "walk away", "interrupt")
@@ -122,3 +137,69 @@ def test_no_call_that_needs_approval_runs_without_one_and_nothing_runs_after_a_s
         assert tools_ran(result) <= budget.max_tool_calls
     if budget.max_steps is not None:
         assert built.model.calls <= budget.max_steps
+
+
+# -- held runs resumed from their trace, under any interleaving --------------------------------
+
+HELD_TURNS = 3
+
+
+def _held_model(messages: list[Any], tools: list[dict[str, Any]]) -> Completion:
+    """Turn i (the assistant messages so far) asks for one small and one large transfer; then
+    it answers."""
+    i = sum(1 for m in messages if m.role == "assistant")
+    usage = Usage(input_tokens=100 + 7 * len(messages), output_tokens=11)
+    if i >= HELD_TURNS:
+        return Completion(text="done", usage=usage)
+    calls = [ToolCall("transfer", {"to": "a", "amount": 5}, f"s{i}"),
+             ToolCall("transfer", {"to": "b", "amount": 5000}, f"b{i}")]  # fmt: skip
+    return Completion(text=f"turn {i}", tool_calls=calls, usage=usage)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(actions=st.lists(st.sampled_from(["approve", "deny", "refused", "killed"]), max_size=6))
+def test_held_runs_resumed_in_any_order_run_each_batch_once_as_decided(
+    actions: list[str], tmp_path_factory: Any
+) -> None:
+    path = tmp_path_factory.mktemp("held") / "run.jsonl"
+    ran: list[str] = []
+    approved: set[str] = set()
+
+    @tool(needs_approval=lambda args: args["amount"] > 1000)
+    def transfer(to: str, amount: float) -> str:
+        """Send money."""
+        ran.append(f"{to}{amount:g}")
+        return "sent"
+
+    options: dict[str, Any] = {"tools": [transfer], "price": PRICE, "approve": "hold"}
+    result = run(_held_model, "pay", trace_path=path, **options)
+    for action in actions:
+        loaded = load_trace(path)
+        if loaded.held is None:  # answered, or taken by a resume that was killed
+            with pytest.raises(ValueError, match=r"taken at|ended held"):
+                resume(path, _held_model, decisions={"b0": True}, **options)
+            continue
+        big = loaded.pending[0].id
+        if action == "refused":  # no decision: refused before the take, nothing changes
+            with pytest.raises(ValueError, match="a decision for every call waiting"):
+                resume(path, _held_model, decisions={}, **options)
+            continue
+        session = resume(path, _held_model, decisions={big: action != "deny"}, **options)
+        if action == "killed":  # the process died after the take, before the batch ran
+            continue
+        if action == "approve":
+            approved.add(big)
+        result = session.run()
+    final = load_trace(path)
+    assert ran.count("b5000") == len(approved)  # a large one runs only when approved, once
+    steps = final.steps
+    assert len({s.index for s in steps}) == len(steps)  # no batch recorded twice
+    runs = [c for s in steps for c in s.tool_calls if c.status == "ok"]
+    assert len(runs) == len(ran)  # what ran is what the trace says ran
+    assert all(c.approval == "approved" for c in runs if c.id.startswith("b"))  # none unasked
+    assert sorted(c.id for c in runs if c.id.startswith("b")) == sorted(approved)
+    pico = sum(to_pico(s.cost_usd or 0.0) for s in steps) + to_pico(final.held_usd)
+    assert to_pico(final.cost_usd or 0.0) == pico  # spend is what was billed, exactly
+    assert to_pico(result.cost_usd or 0.0) <= pico

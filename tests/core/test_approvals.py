@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,11 +24,13 @@ from budgetloop import (
     Step,
     Tool,
     ToolCall,
+    aresume,
     arun,
     astart,
     budget_report,
     load_trace,
     replay,
+    resume,
     run,
     run_many,
     start,
@@ -819,3 +823,249 @@ def test_resume_and_fork_take_approve_and_a_fork_of_a_held_session_asks_again() 
     again = resume(decided_run(), model(THREE), tools=payments([]), at=0, approve=approve)
     assert again.run().answered
     assert asked == ["c2", "c3", "c2", "c3"]
+
+
+# -- held as data: approve="hold", decided elsewhere, resumed once ----------------------------
+
+
+def _paid(ran: list[tuple[str, float]]) -> Tool:
+    @tool(needs_approval=lambda args: args["amount"] > 1000)
+    def transfer(to: str, amount: float) -> str:
+        """Send money."""
+        ran.append((to, amount))
+        return f"sent {amount:g} to {to}"
+
+    return transfer
+
+
+def _paying() -> ScriptedModel:
+    return ScriptedModel([
+        Completion(text="paying", tool_calls=[
+            ToolCall("transfer", {"to": "ann", "amount": 50}, "c1"),
+            ToolCall("transfer", {"to": "bob", "amount": 9000}, "c2"),
+            ToolCall("transfer", {"to": "cy", "amount": 20000}, "c3"),
+        ]),
+    ])  # fmt: skip
+
+
+def test_hold_ends_the_run_held_with_its_calls_pending_as_data(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+    path = tmp_path / "run.jsonl"
+    result = run(_paying(), "pay", tools=[_paid(ran)], price=PRICE, approve="hold",
+                 trace_path=path)  # fmt: skip
+    assert str(result.stop) == "held"
+    assert not result.answered
+    assert ran == []  # no call of the batch ran, c1 (no approval needed) neither
+    assert [(c.id, c.arguments["amount"], c.rule) for c in result.pending] == [
+        ("c2", 9000.0, None), ("c3", 20000.0, None)]  # fmt: skip
+    assert result.held is not None
+    assert result.held.step.text == "paying"
+    assert result.steps == ()
+    assert result.cost_usd == result.held_usd > 0
+    assert result.detail == "a batch waits for a decision on transfer (c2), transfer (c3)"
+    assert Result.from_dict(json.loads(json.dumps(result.to_dict()))) == result
+    result.save(tmp_path / "saved.json")
+    assert load_trace(tmp_path / "saved.json") == result
+    loaded = load_trace(path)  # the journal
+    assert loaded == result
+    assert loaded.pending == result.pending
+
+
+def test_resume_runs_the_decided_batch_once_as_the_same_run(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+    path = tmp_path / "run.jsonl"
+    held = run(_paying(), "pay", tools=[_paid(ran)], price=PRICE, approve="hold",
+               trace_path=path)  # fmt: skip
+    model = ScriptedModel(["paid"])
+    session = resume(path, model, tools=[_paid(ran)],
+                     decisions={"c2": {"to": "bob", "amount": 5000}, "c3": "over the limit"})  # fmt: skip
+    assert ran == []  # nothing runs before run()
+    result = session.run()
+    assert ran == [("ann", 50.0), ("bob", 5000.0)]  # c3 denied: never ran
+    assert len(model.requests) == 1  # the held step's model call was not made again
+    assert result.run_id == held.run_id
+    assert result.answer == "paid"
+    assert [c.approval for c in result.steps[0].tool_calls] == [None, "edited", "denied"]
+    assert result.steps[0].tool_calls[2].content == "denied: not run (reason: over the limit)"
+    assert result.steps[0].cost_usd == held.held_usd  # billed once, kept exact
+    assert result.cost_usd == pytest.approx(held.cost_usd + result.steps[1].cost_usd, abs=1e-12)
+    assert load_trace(path) == result  # one trace, the resumed run written after the hold
+    with pytest.raises(ValueError, match="taken at") as info:
+        resume(
+            path, ScriptedModel(["again"]), tools=[_paid(ran)], decisions={"c2": True, "c3": True}
+        )
+    assert str(info.value).startswith(
+        "resume: the held batch of run.jsonl must be waiting for a decision, got taken at "
+    )
+    assert str(info.value).endswith(f"by process {os.getpid()} on {socket.gethostname()}. "
+                                    "A held batch runs once.")  # fmt: skip
+    assert len(ran) == 2
+
+
+@pytest.mark.parametrize(
+    ("decisions", "approve", "error", "message"),
+    [
+        (
+            {"c1": True, "c2": True, "c3": True},
+            None,
+            ValueError,
+            "resume: each key of decisions must be the id of a call waiting for a decision "
+            "('c2', 'c3'), got 'c1'.",
+        ),
+        (
+            {"c2": True},
+            None,
+            ValueError,
+            "resume: decisions must be a decision for every call waiting, got none for transfer "
+            "(c3). Give each one's decision, or approve=... to decide the rest.",
+        ),
+        (
+            {"c2": True},
+            "hold",
+            ValueError,
+            "resume: decisions must be a decision for every call waiting, got none for transfer "
+            "(c3). Give each one's decision, or approve=... to decide the rest.",
+        ),
+        (
+            {"c2": True, "c3": {"to": "cy"}},
+            None,
+            ValueError,
+            "resume: decisions['c3'] must be arguments that fit transfer's schema, got "
+            "transfer.amount: missing required argument.",
+        ),
+        (
+            {"c2": True, "c3": 3},
+            None,
+            TypeError,
+            "resume: decisions['c3'] must be True, False, a str (deny, with the reason) or a dict "
+            "(the arguments to run with), got int.",
+        ),
+    ],
+)
+def test_a_refused_resume_takes_nothing_and_the_file_resumes_after(
+    tmp_path: Path, decisions: dict[str, Any], approve: Any, error: type, message: str
+) -> None:
+    ran: list[tuple[str, float]] = []
+    path = tmp_path / "run.jsonl"
+    run(_paying(), "pay", tools=[_paid(ran)], price=PRICE, approve="hold", trace_path=path)
+    before = path.read_bytes()
+    extra = {} if approve is None else {"approve": approve}
+    with pytest.raises(error) as info:
+        resume(path, ScriptedModel(["paid"]), tools=[_paid(ran)], decisions=decisions, **extra)
+    assert str(info.value) == message
+    assert path.read_bytes() == before
+    assert ran == []
+    result = resume(path, ScriptedModel(["paid"]), tools=[_paid(ran)],
+                    decisions={"c2": True}, approve=lambda call: "no").run()  # fmt: skip
+    assert ran == [("ann", 50.0), ("bob", 9000.0)]
+    assert [c.status for c in result.steps[0].tool_calls] == ["ok", "ok", "denied"]
+
+
+def test_resume_refuses_decisions_for_a_run_that_is_not_held() -> None:
+    done = run(ScriptedModel(["hi"]), "go")
+    with pytest.raises(ValueError, match="ended held") as info:
+        resume(done, ScriptedModel(["x"]), tools=[], decisions={"c1": True})
+    assert str(info.value) == (
+        "resume: decisions must be given only for a run that ended held (stop 'held', at and "
+        "messages not given), got stop answered."
+    )
+
+
+def test_a_held_result_object_resumes_with_its_spend_and_time(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+    clock = FakeClock()
+    held = run(_paying(), "pay", tools=[_paid(ran)], price=PRICE, approve="hold", clock=clock,
+               budget=Budget(max_seconds=10))  # fmt: skip
+    clock.now += 3600  # an hour waiting for a person: not the run's time
+    session = resume(held, ScriptedModel(["paid"]), tools=[_paid(ran)], clock=clock,
+                     decisions={"c2": True, "c3": False}, trace_path=tmp_path / "after.jsonl")  # fmt: skip
+    result = session.run()
+    assert result.stop == "answered"
+    assert result.seconds == held.seconds
+    assert ran == [("ann", 50.0), ("bob", 9000.0)]
+    assert load_trace(tmp_path / "after.jsonl") == result  # a whole trace in a new file
+
+
+def test_a_held_trace_resumed_under_replay_reproduces_the_decisions(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+    path = tmp_path / "run.jsonl"
+    run(_paying(), "pay", tools=[_paid(ran)], price=PRICE, approve="hold", trace_path=path)
+    resume(path, ScriptedModel(["paid"]), tools=[_paid(ran)],
+           decisions={"c2": {"to": "bob", "amount": 10}, "c3": "no"}).run()  # fmt: skip
+    recorded = load_trace(path)
+    again = replay(path)
+    assert again.steps == recorded.steps
+    assert again.cost_usd == recorded.cost_usd
+    assert [c.approval for c in again.steps[0].tool_calls] == [None, "edited", "denied"]
+    assert again.steps[0].tool_calls[1].arguments == {"to": "bob", "amount": 10.0}
+
+
+def test_standing_rules_decide_later_calls_and_survive_resume_and_fork(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+    big = [ToolCall("transfer", {"to": "bob", "amount": 9000}, "a1"),
+           ToolCall("transfer", {"to": "cy", "amount": 7000}, "a2")]  # fmt: skip
+    later = [ToolCall("transfer", {"to": "dan", "amount": 8000}, "b1")]
+    model = ScriptedModel([Completion(tool_calls=big), Completion(tool_calls=later), "done"])
+    session = start(model, "pay", tools=[_paid(ran)], price=PRICE)
+    session.step()
+    session.approve("a1", always=True)  # a2, waiting, of the same tool: decided too
+    assert session.pending == ()
+    forked_before = session.fork()
+    session.step()
+    session.step()  # b1 ran without asking
+    result = session.result
+    assert ran == [("bob", 9000.0), ("cy", 7000.0), ("dan", 8000.0)]
+    assert [(r.tool, r.approval, r.call_id, r.step) for r in result.rules] == [
+        ("transfer", "approved", "a1", 0)]  # fmt: skip
+    assert Result.from_dict(result.to_dict()).rules == result.rules
+    assert forked_before.result.rules == result.rules
+    with pytest.raises(ValueError, match="must be the id of a pending call"):
+        session.approve("a1", {"to": "x", "amount": 1}, always=True)
+
+
+def test_a_deny_rule_is_recorded_and_a_held_run_says_the_calls_it_decided(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+
+    @tool(needs_approval=True)
+    def wipe(name: str) -> str:
+        """Delete."""
+        ran.append((name, 0.0))
+        return "gone"
+
+    path = tmp_path / "run.jsonl"
+    model = ScriptedModel([
+        Completion(tool_calls=[ToolCall("wipe", {"name": "a"}, "w1")]),
+        Completion(tool_calls=[ToolCall("wipe", {"name": "b"}, "w2"),
+                               ToolCall("transfer", {"to": "bob", "amount": 9000}, "t1")]),
+    ])  # fmt: skip
+    session = start(model, "go", tools=[wipe, _paid(ran)], price=PRICE, trace_path=path)
+    session.step()
+    session.deny("w1", "never", always=True)
+    result = session.run()  # w2 decided by the rule, t1 waits
+    assert [c.id for c in session.pending] == ["t1"]
+    assert [(c.id, c.rule) for c in result.pending] == [("w2", "denied"), ("t1", None)]
+    assert ran == []
+    last = resume(result, ScriptedModel(["ok"]), tools=[wipe, _paid(ran)],
+                  decisions={"t1": True}).run()  # fmt: skip
+    assert ran == [("bob", 9000.0)]  # w2 denied by the rule, never run
+    assert [c.status for c in last.steps[1].tool_calls] == ["denied", "ok"]
+    assert last.rules[0].reason == "never"
+
+
+def test_aresume_runs_a_held_trace_with_an_async_approve(tmp_path: Path) -> None:
+    ran: list[tuple[str, float]] = []
+    path = tmp_path / "run.jsonl"
+    run(_paying(), "pay", tools=[_paid(ran)], price=PRICE, approve="hold", trace_path=path)
+
+    async def approve(call: PendingCall) -> bool:
+        return call.id == "c3"
+
+    async def go() -> Result:
+        session = await aresume(path, ScriptedModel(["paid"]), tools=[_paid(ran)],
+                                decisions={"c2": "no"}, approve=approve)  # fmt: skip
+        return await session.run()
+
+    result = asyncio.run(go())
+    assert ran == [("ann", 50.0), ("cy", 20000.0)]
+    assert [c.status for c in result.steps[0].tool_calls] == ["ok", "denied", "ok"]
+    assert load_trace(path) == result

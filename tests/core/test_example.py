@@ -31,3 +31,24 @@ def test_offline_example_prints_the_readme_block() -> None:
     assert out.stdout == EXPECTED
     assert out.stderr == ""
     assert EXPECTED in (ROOT / "README.md").read_text()
+
+
+def test_the_approve_elsewhere_example_resumes_once_and_refuses_the_second() -> None:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "approve_elsewhere.py")],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    lines = out.stdout.splitlines()
+    assert lines[:5] == [
+        "worker: stop=held waiting=2",
+        'pending: c2 transfer({"to": "bob", "amount": 9000.0})',
+        'pending: c3 transfer({"to": "cy", "amount": 20000.0})',
+        "decide: c2 edited to 5000, c3 denied",
+        "resume: stop=answered answer='Paid ann 50 and bob 5,000; the 20,000 to cy was denied.'",
+    ]
+    assert "  ! transfer" in out.stdout
+    assert "[edited to" in out.stdout
+    assert lines[-1] == (
+        "resume refused: resume: the held batch of run.jsonl must be waiting for a decision,"
+    )
+    assert out.stderr == ""

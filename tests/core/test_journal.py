@@ -157,10 +157,10 @@ def test_a_line_of_an_unknown_kind_names_the_file_and_line(tmp_path: Path) -> No
     text = path.read_text(encoding="utf-8").splitlines(keepends=True)
     text.insert(2, '{"kind": "comment"}\n')
     path.write_text("".join(text), encoding="utf-8")
-    with pytest.raises(ValueError, match="kind must be header, step or end") as info:
+    with pytest.raises(ValueError, match="kind must be header, step, end or taken") as info:
         load_trace(path)
     assert str(info.value) == (
-        f"load_trace: {path}:3: kind must be header, step or end, got 'comment'."
+        f"load_trace: {path}:3: kind must be header, step, end or taken, got 'comment'."
     )
 
 
@@ -542,7 +542,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
          ":5: cost_usd must be a finite number >= 0 or None, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop must be one of answered, max_steps, "
          "max_seconds, max_cost_usd, max_tool_calls, max_input_tokens, repeated, model_error, "
-         "shared_budget or None, "
+         "shared_budget, held or None, "
          "got 'finished'."),
     ],
 )  # fmt: skip

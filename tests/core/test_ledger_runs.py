@@ -9,11 +9,12 @@ is projected at $0.0011 and costs $0.00105."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,10 @@ from budgetloop import (
     run_many,
     start,
 )
+from budgetloop._types import to_pico
 from budgetloop.ledger import Ledger, RedisLedger
-from tests.ledger_support import NO_REDIS, redis_server
+from tests import held_support
+from tests.ledger_support import NO_REDIS, open_ledger, redis_server
 
 PRICE = Price(1.0, 1.0)
 
@@ -235,3 +238,80 @@ def test_an_interrupted_or_cancelled_call_is_billed_and_its_lease_let_go() -> No
     while any(t.name == "budgetloop-lease" for t in threading.enumerate()):
         assert time.monotonic() < deadline
         time.sleep(0.05)
+
+
+# -- a run held for a person elsewhere: worker, killed, resumers racing, one shared ledger -----
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str | None]:
+    with redis_server() as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_a_held_run_is_resumed_once_across_processes_with_its_money_exact(
+    kind: str, tmp_path: Path, redis_url: str | None
+) -> None:
+    spec: dict[str, Any] = {"kind": kind, "limit": 1.0, "path": str(tmp_path / "ledger.db")}
+    if kind == "redis":
+        if redis_url is None:
+            warnings.warn(NO_REDIS, stacklevel=1)
+            pytest.skip(NO_REDIS)
+        spec.update(url=redis_url, key=f"held-{uuid.uuid4().hex}")
+    trace, ran = tmp_path / "run.jsonl", tmp_path / "ran.jsonl"
+    base = {"ledger": spec, "trace": str(trace), "ran": str(ran)}
+    worker = held_support.start("worker", {**base, "linger": True})
+    assert worker.stdout is not None
+    held = json.loads(worker.stdout.readline())
+    worker.kill()  # killed between the hold and the resume
+    worker.wait(timeout=60)
+    assert held["stop"] == "held"
+    assert held["pending"] == ["c2", "c3"]
+    ledger = open_ledger(spec)
+    # while it waits: its spend settled, nothing reserved
+    assert ledger.spent_pico() == to_pico(held["cost"])
+    assert ledger.reserved_pico() == 0
+    assert load_trace(trace).pending[0].id == "c2"
+    assert not ran.exists()
+    refused = held_support.done(held_support.start("resume", {**base, "decisions": {"c2": True}}))
+    assert "got none for transfer (c3)" in refused["refused"]  # and it took nothing
+    decisions = {"c2": {"to": "bob", "amount": 5000}, "c3": "over the limit"}
+    racing = [held_support.start("resume", {**base, "decisions": decisions}) for _ in range(3)]
+    outcomes = [held_support.done(p) for p in racing]
+    won = [o for o in outcomes if "refused" not in o]
+    assert len(won) == 1
+    assert won[0]["stop"] == "answered"
+    assert won[0]["answer"] == "paid"
+    for lost in (o for o in outcomes if "refused" in o):
+        assert " must be waiting for a decision, got taken at " in lost["refused"]
+    lines = ran.read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [["ann", 50.0], ["bob", 5000.0]]  # c3 never
+    result = load_trace(trace)
+    assert result.cost_usd == won[0]["cost"]
+    assert to_pico(result.cost_usd) == sum(to_pico(s.cost_usd) for s in result.steps)
+    assert ledger.spent_pico() == to_pico(result.cost_usd)
+    assert ledger.reserved_pico() == 0
+
+
+def test_a_ledger_run_out_while_held_stops_the_resume_before_the_batch(tmp_path: Path) -> None:
+    spec = {"kind": "sqlite", "limit": 1.0, "path": str(tmp_path / "ledger.db")}
+    trace, ran = tmp_path / "run.jsonl", tmp_path / "ran.jsonl"
+    base = {"ledger": spec, "trace": str(trace), "ran": str(ran)}
+    held = held_support.done(held_support.start("worker", base))
+    ledger = open_ledger(spec)
+    others = ledger._reserve_pico(ledger.limit_pico - ledger.spent_pico())  # another run's
+    assert others is not None
+    others._settle_pico(ledger.limit_pico - to_pico(held["cost"]))
+    out = held_support.done(
+        held_support.start("resume", {**base, "decisions": {"c2": True, "c3": True}})
+    )
+    assert out["stop"] == "shared_budget"
+    assert not ran.exists()
+    assert out["detail"].startswith("the shared ledger refused the next turn's worst case $")
+    result = load_trace(trace)
+    assert [c.status for c in result.steps[0].tool_calls] == ["skipped"] * 3
+    assert result.steps[0].tool_calls[1].content == (
+        "skipped: the run stopped before the decided batch ran (" + out["detail"] + ")"
+    )
+    assert result.cost_usd == held["cost"]  # nothing more was spent
