@@ -413,6 +413,10 @@ _OTHER_STOPS = {
         "the shared ledger refused to reserve the next turn's worst case: its limit is spent "
         "or reserved (by this run or others)"
     ),
+    Stop.HELD: (
+        "calls of the last turn wait for a person's decision (approve=hold): the run "
+        "goes on with resume()"
+    ),
 }
 REPEATING = "You were repeating the same tool calls, so the run is ending"
 
