@@ -1,5 +1,6 @@
 """The span attributes ``budgetloop.otel`` writes, as plain dicts: GenAI semantic conventions for
-what they name, ``budgetloop.*`` for budgets. Standard library only; ``otel.py`` makes the spans.
+what they name, ``budgetloop.*`` for budgets and the run options they do not name. Standard
+library only; ``otel.py`` makes the spans.
 
 Every string that came from a model or a tool (text, arguments, results, errors, tool names and
 call ids) gets here from a trace and goes through a ``Redactor`` (the exporter's ``redact=``),
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,11 +95,71 @@ def chat_name(names: Names) -> str:
     return "chat" if names.model is None else f"chat {names.model}"
 
 
-def agent_start(names: Names) -> Attributes:
+def agent_start(names: Names, result: Result) -> Attributes:
+    """The run span's opening attributes: what names it, and the run options every request
+    was sent with (``settings``) or fitted by (``min_output_tokens``), when the run set them."""
     out = _common(names, "invoke_agent")
     if names.agent is not None:
         out["gen_ai.agent.name"] = names.agent
+    out.update(settings(result.options.get("settings")))
+    least = result.options.get("min_output_tokens")
+    if least is not None:
+        out[MIN_OUTPUT_TOKENS] = least
     return out
+
+
+# The attributes the run options no GenAI convention names are written under (the importer
+# reads them back): min_output_tokens, and the settings with no conventional name, as JSON.
+MIN_OUTPUT_TOKENS = "budgetloop.min_output_tokens"
+OTHER_SETTINGS = "budgetloop.request.settings"
+# The settings the GenAI conventions name: the setting, its attribute, the value it takes.
+NAMED_SETTINGS = {
+    "temperature": "gen_ai.request.temperature",  # double
+    "top_p": "gen_ai.request.top_p",  # double
+    "seed": "gen_ai.request.seed",  # int
+    "stop": "gen_ai.request.stop_sequences",  # string[]
+}
+
+
+def settings(values: Mapping[str, Any] | None) -> Attributes:
+    """A run's ``settings`` as span attributes: each the GenAI conventions name under its
+    conventional attribute, when its value is of the attribute's type (``stop`` as a list of
+    strings; one string is written as a list of it, and kept as given below); every other
+    setting (``tool_choice``, ``parallel_tool_calls``, a provider's own keys, a value the
+    conventions' type cannot hold exactly) in ``budgetloop.request.settings``, one JSON
+    object. Reading both back gives the settings as they were (``_importers/_otlp.py``)."""
+    out: Attributes = {}
+    rest: dict[str, Any] = {}
+    for key, value in (values or {}).items():
+        named = conventional(key, value)
+        if named is not None:
+            out[NAMED_SETTINGS[key]] = named
+        if named is None or (key == "stop" and isinstance(value, str)):
+            rest[key] = value
+    if rest:
+        out[OTHER_SETTINGS] = _json(rest)
+    return out
+
+
+def conventional(key: str, value: Any) -> Any:
+    """``value`` as the GenAI conventions' attribute for setting ``key`` holds it, or None
+    when they name no such setting or their type cannot hold the value as it is."""
+    if isinstance(value, bool) or key not in NAMED_SETTINGS:
+        return None
+    if key == "seed":
+        return value if isinstance(value, int) else None
+    if key == "stop":
+        if isinstance(value, str):
+            return [value]
+        is_texts = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        return list(value) if is_texts else None
+    if isinstance(value, (int, float)):
+        try:
+            number = float(value)
+        except OverflowError:  # an int past a float's range: only JSON holds it
+            return None
+        return number if number == value else None
+    return None
 
 
 def agent_end(result: Result, redact: Redactor, content: bool) -> Attributes:
@@ -190,14 +251,19 @@ def chat(
     sent: Sequence[Message] | None,
     redact: Redactor,
     price: Price | None = None,
+    sent_settings: Mapping[str, Any] | None = None,
 ) -> Attributes:
-    """A model call: the GenAI attributes, then what the cost guard saw and what it cost
-    (split into input and output at ``price``, the run's, for MLflow).
+    """A model call: the GenAI attributes, what it asked for (the output tokens its projection
+    used, else the run's ``max_tokens``; the run's ``sent_settings``), then what the cost guard
+    saw and what it cost (split into input and output at ``price``, the run's, for MLflow).
 
     ``sent`` is the context the call was sent (from the trace); None leaves content out."""
     out = _common(names, "chat")
+    if step.projection is not None:
+        max_tokens = step.projection.output_tokens  # what the request asked for (Request)
     if max_tokens is not None:
         out["gen_ai.request.max_tokens"] = max_tokens
+    out.update(settings(sent_settings))
     if step.usage is not None:
         out["gen_ai.usage.input_tokens"] = step.usage.input_tokens
         out["gen_ai.usage.output_tokens"] = step.usage.output_tokens
@@ -299,6 +365,8 @@ def _projected(step: Step) -> Attributes:
     if projection is None:
         return out
     out["budgetloop.step.projected_input_tokens"] = projection.input_tokens
+    if projection.fitted_from is not None:  # fitted: asked for fewer than the run's figure
+        out["budgetloop.step.fitted_from"] = projection.fitted_from
     if projection.cost_usd is not None:
         out["budgetloop.step.projected_cost_usd"] = projection.cost_usd
         if step.cost_usd is not None:

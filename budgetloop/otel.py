@@ -126,7 +126,7 @@ def _start_agent(options: _Options, start_ns: int, result: Result) -> Any:
     return options.tracer.start_span(
         attrs.agent_name(options.names),
         kind=SpanKind.INTERNAL,
-        attributes={**attrs.agent_start(options.names), **_conversation(result)},
+        attributes={**attrs.agent_start(options.names, result), **_conversation(result)},
         start_time=start_ns,
     )
 
@@ -176,7 +176,13 @@ def _plan_step(
     chat_end = start_ns + _ns(attrs.model_seconds(step))
     run = _conversation(result)
     values = attrs.chat(
-        step, options.names, result.max_output_tokens, sent, options.redact, result.price
+        step,
+        options.names,
+        result.max_output_tokens,
+        sent,
+        options.redact,
+        result.price,
+        result.options.get("settings"),
     )
     if sent is not None and not step.final_answer:  # content: the tools the call was offered
         values.update(attrs.definitions(result.tools, options.redact))  # (a final answer: none)

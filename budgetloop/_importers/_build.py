@@ -18,7 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .._budget import Projection
-from .._trace._result import Approval, CallRecord, Imported, Result, Status, Step, new_run_id
+from .._trace._result import (
+    Approval,
+    CallRecord,
+    Imported,
+    Result,
+    RunOptions,
+    Status,
+    Step,
+    new_run_id,
+)
 from .._types import Budget, Message, Stop, ToolCall, Usage, from_pico, to_pico
 
 NO_RESULT = "the source records no result for this call"
@@ -101,6 +110,7 @@ class Run:
     flags_errors: bool = True  # the source marks a tool's result that is an error
     read: dict[str, str] = field(default_factory=dict)  # call id -> what a model call was sent
     raised: bool = False  # the source's run ended in ``error`` (an exception, a tripped guard)
+    options: dict[str, Any] = field(default_factory=dict)  # the run options it records
 
 
 def pair(turns: list[Turn], executions: Sequence[Execution]) -> None:
@@ -371,6 +381,7 @@ def build(run: Run) -> Result:
         price=None,
         max_output_tokens=run.max_output_tokens,
         tools=run.tools,
+        options=cast(RunOptions, run.options),
         run_id=run.run_id or new_run_id(),
         imported=Imported(run.format, run.source, run.path, _lacks(run, steps)),
     )

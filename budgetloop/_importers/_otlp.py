@@ -6,16 +6,20 @@ A run is a trace (``traceId``) with model-call spans (``gen_ai.operation.name`` 
 ``text_completion`` or ``generate_content``). Each such span is a step; each ``execute_tool``
 span a tool run, paired to its call by ``gen_ai.tool.call.id``. The run span
 (``invoke_agent``), when there is one, gives the run's id (``gen_ai.conversation.id``) and, for
-budgetloop's own spans, the stop, the budget and the costs (``budgetloop.*``).
+budgetloop's own spans, the stop, the budget and the costs (``budgetloop.*``), and the run
+options its requests were sent with: the settings (``gen_ai.request.temperature`` and the others
+the conventions name, the rest in ``budgetloop.request.settings``) and ``min_output_tokens``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._budget import Projection
 from .._ceilings import CEILINGS
+from .._otel_attrs import MIN_OUTPUT_TOKENS, NAMED_SETTINGS, OTHER_SETTINGS
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
 from .._tracebacks import bounded
@@ -269,7 +273,14 @@ def _projection(span: Span, max_tokens: int | None) -> Projection | None:
         spent_usd=spent,
         limit_usd=limit,
         fits=fits,
+        fitted_from=_fitted_from(span),
     )
+
+
+def _fitted_from(span: Span) -> int | None:
+    """The run's figure a fitted turn asked for fewer output tokens than (None: not fitted)."""
+    key = "budgetloop.step.fitted_from"
+    return count(span.get(key), span.where(key))
 
 
 def _failure(span: Span, own: bool = False) -> str:
@@ -417,15 +428,66 @@ def _run(found: list[Span], path: str | None) -> Run:
             where = span.where("gen_ai.tool.definitions")
             run.tools = _genai.definitions(embedded(raw, where), where)
             break
-    if chats:
-        run.max_output_tokens = count(
+    if chats:  # the run's figure: what its first call asked for, or was fitted down from
+        asked = count(
             chats[0].get("gen_ai.request.max_tokens"), chats[0].where("gen_ai.request.max_tokens")
         )
+        fitted = _fitted_from(chats[0]) if own else None
+        run.max_output_tokens = asked if fitted is None else fitted
     if agent is not None:
         _from_agent(run, agent)
-    if not own:
+    if own:
+        run.options = _options(agent, chats)
+    else:
         run.read = _read(chats, agent)
     return run
+
+
+def _options(agent: Span | None, chats: list[Span]) -> dict[str, Any]:
+    """The run options budgetloop's spans record (``Result.options``): the settings, from
+    the run span (or its first call's, which were sent the same), and ``min_output_tokens``."""
+    out: dict[str, Any] = {}
+    for span in [*([agent] if agent is not None else []), *chats[:1]]:
+        found = _settings(span)
+        if found:
+            out["settings"] = found
+            break
+    if agent is not None and agent.get(MIN_OUTPUT_TOKENS) is not None:
+        least = count(agent.get(MIN_OUTPUT_TOKENS), agent.where(MIN_OUTPUT_TOKENS))
+        if not least:
+            raise ValueError(f"{agent.where(MIN_OUTPUT_TOKENS)} must be an int >= 1, got 0.")
+        out["min_output_tokens"] = least
+    return out
+
+
+def _finite(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _settings(span: Span) -> dict[str, Any]:
+    """The settings a span says its requests were sent with: those under the GenAI
+    conventions' names, then the rest (``budgetloop.request.settings``), which holds a setting
+    the conventional attribute cannot say exactly (``stop`` as one string)."""
+    out: dict[str, Any] = {}
+    for name, key in NAMED_SETTINGS.items():
+        value, where = span.get(key), span.where(key)
+        if value is None:
+            continue
+        if name == "stop":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError(f"{where} must be a list of strings, got {type_name(value)}.")
+        elif name == "seed":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{where} must be an int, got {type_name(value)}.")
+        elif not _finite(value):
+            shown = repr(value) if isinstance(value, float) else type_name(value)
+            raise ValueError(f"{where} must be a finite number, got {shown}.")
+        out[name] = value
+    raw = span.get(OTHER_SETTINGS)
+    if raw is not None:
+        where = span.where(OTHER_SETTINGS)
+        out.update(obj(embedded(raw, where), where))  # JSON data: no NaN, not too deep
+    return out
 
 
 def _read(chats: list[Span], agent: Span | None) -> dict[str, str]:

@@ -1207,3 +1207,118 @@ def test_a_forks_run_span_names_the_run_it_came_from_and_the_spend_it_carried(sp
     assert [a.get("budgetloop.forked_from") for a in agents] == [None, source.run_id]
     assert [a.get("budgetloop.carried_usd") for a in agents] == [None, 0.011]
     assert [a["budgetloop.cost_usd"] for a in agents] == [0.011, 0.022]
+
+
+# -- what each request asked for: its output tokens, the settings, a fitted turn ----------------
+
+SETTINGS = {
+    "temperature": 0,
+    "top_p": 0.9,
+    "seed": 7,
+    "stop": "END",
+    "tool_choice": "required",
+    "parallel_tool_calls": False,
+    "openai": {"user": "u-1", "logit_bias": {"50256": -100}},
+}
+FIT_PRICE = Price(3.0, 15.0)
+
+
+def fitted_session(**options: Any) -> budgetloop.Session:
+    """One turn whose worst case at 1,000 output tokens does not fit, asked for 312 instead
+    (``min_output_tokens=300``), sent with every kind of setting."""
+    model = ScriptedModel(["a" * 9000], price=FIT_PRICE, max_output_tokens=1000)
+    tokens = start(model, "go").projection.input_tokens
+    budget = Budget(max_cost_usd=FIT_PRICE.cost(tokens, 312))
+    return start(model, "go", budget=budget, min_output_tokens=300, settings=SETTINGS, **options)
+
+
+# The settings as span attributes: the conventions' names where they have one (temperature as
+# their double, a stop string as their list of it), the rest as one JSON object, which keeps
+# the stop as the string it was.
+SETTINGS_ATTRIBUTES = {
+    "gen_ai.request.temperature": 0.0,
+    "gen_ai.request.top_p": 0.9,
+    "gen_ai.request.seed": 7,
+    "gen_ai.request.stop_sequences": ("END",),
+    "budgetloop.request.settings": json.dumps(
+        {
+            "stop": "END",
+            "tool_choice": "required",
+            "parallel_tool_calls": False,
+            "openai": {"user": "u-1", "logit_bias": {"50256": -100}},
+        }
+    ),
+}
+
+
+@needs_otel
+def test_a_requests_settings_and_the_output_tokens_it_was_fitted_to_are_span_attributes(
+    spans: Any,
+) -> None:
+    provider, exporter = spans
+    session = fitted_session()
+    result = session.run()
+    assert session.complete.requests[0].max_output_tokens == 312  # type: ignore[attr-defined]
+    export_trace(result, provider)
+    chat, agent = exporter.get_finished_spans()
+    said = dict(chat.attributes or {})
+    assert said["gen_ai.request.max_tokens"] == 312  # what the request asked for, not 1,000
+    assert said["budgetloop.step.fitted_from"] == 1000
+    assert {k: v for k, v in said.items() if k in SETTINGS_ATTRIBUTES} == SETTINGS_ATTRIBUTES
+    opened = dict(agent.attributes or {})
+    assert {k: opened.get(k) for k in SETTINGS_ATTRIBUTES} == SETTINGS_ATTRIBUTES
+    assert opened["budgetloop.min_output_tokens"] == 300
+    assert "gen_ai.request.max_tokens" not in opened
+
+
+@needs_otel
+def test_a_run_with_no_settings_writes_none(spans: Any) -> None:
+    provider, exporter = spans
+    export_trace(run(ScriptedModel(["ok"]), "go", max_output_tokens=50), provider)
+    chat, agent = exporter.get_finished_spans()
+    for span in (chat, agent):
+        keys = set(span.attributes or {})
+        assert not keys & {*SETTINGS_ATTRIBUTES, "budgetloop.min_output_tokens"}
+        assert "budgetloop.step.fitted_from" not in keys
+    assert (chat.attributes or {})["gen_ai.request.max_tokens"] == 50
+
+
+@needs_otel
+def test_the_hook_writes_the_settings_on_the_run_span_it_opens(spans: Any) -> None:
+    provider, exporter = spans
+    session = fitted_session(on_step=OtelHook(provider))
+    session.run()
+    chat, agent = exporter.get_finished_spans()
+    assert (chat.attributes or {})["budgetloop.step.fitted_from"] == 1000
+    opened = dict(agent.attributes or {})
+    assert {k: opened.get(k) for k in SETTINGS_ATTRIBUTES} == SETTINGS_ATTRIBUTES
+    assert opened["budgetloop.min_output_tokens"] == 300
+
+
+@needs_otel
+@pytest.mark.parametrize(
+    ("given", "attributes"),
+    [
+        ({"stop": ["a", "b"]}, {"gen_ai.request.stop_sequences": ("a", "b")}),
+        ({"temperature": 0.5, "seed": -3},
+         {"gen_ai.request.temperature": 0.5, "gen_ai.request.seed": -3}),
+        # a value the conventions' type cannot hold as it is: kept in the JSON object only
+        ({"temperature": "hot", "seed": 1.5, "stop": [1], "top_p": 10**400},
+         {"budgetloop.request.settings":
+          json.dumps({"temperature": "hot", "seed": 1.5, "stop": [1], "top_p": 10**400})}),
+        ({"seed": True}, {"budgetloop.request.settings": '{"seed": true}'}),
+    ],
+)  # fmt: skip
+def test_each_setting_goes_under_the_conventions_name_only_as_its_type(
+    spans: Any, given: dict[str, Any], attributes: dict[str, Any]
+) -> None:
+    provider, exporter = spans
+    export_trace(run(ScriptedModel(["ok"]), "go", settings=given), provider)
+    chat, agent = exporter.get_finished_spans()
+    for span in (chat, agent):
+        said = dict(span.attributes or {})
+        named = {k: v for k, v in said.items() if k.startswith("gen_ai.request.")}
+        named.pop("gen_ai.request.max_tokens", None)
+        if "budgetloop.request.settings" in said:
+            named["budgetloop.request.settings"] = said["budgetloop.request.settings"]
+        assert named == attributes

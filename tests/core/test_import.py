@@ -289,6 +289,13 @@ def span_file(*attributes: tuple[str, Any]) -> dict[str, Any]:
     return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
 
 
+def own_span_file(*attributes: tuple[str, Any]) -> dict[str, Any]:
+    """As ``span_file``, a span budgetloop's exporter wrote (its instrumentation scope)."""
+    document = span_file(*attributes)
+    document["resourceSpans"][0]["scopeSpans"][0]["scope"] = {"name": "budgetloop"}
+    return document
+
+
 CHAT_SPAN = ("gen_ai.operation.name", {"stringValue": "chat"})
 SPAN = "resourceSpans[0].scopeSpans[0].spans[0].attributes"
 NESTED: dict[str, Any] = {"stringValue": "x"}
@@ -347,6 +354,23 @@ AGENTS_USAGE = {
          "at most 16 deep, got one nested deeper."),
         ("otlp", span_file(CHAT_SPAN, ("x", {"doubleValue": None})),
          f"{SPAN}['x'].value.doubleValue must be a number, got None."),
+        ("otlp", own_span_file(CHAT_SPAN, ("gen_ai.request.temperature", {"stringValue": "hot"})),
+         f"{SPAN}['gen_ai.request.temperature'].value must be a finite number, got str."),
+        ("otlp", own_span_file(CHAT_SPAN, ("gen_ai.request.top_p", {"doubleValue": float("nan")})),
+         f"{SPAN}['gen_ai.request.top_p'].value must be a finite number, got nan."),
+        ("otlp", own_span_file(CHAT_SPAN, ("gen_ai.request.seed", {"doubleValue": 7.0})),
+         f"{SPAN}['gen_ai.request.seed'].value must be an int, got float."),
+        ("otlp", own_span_file(CHAT_SPAN, ("gen_ai.request.stop_sequences",
+                                           {"stringValue": "END"})),
+         f"{SPAN}['gen_ai.request.stop_sequences'].value must be a list of strings, got str."),
+        ("otlp", own_span_file(CHAT_SPAN, ("budgetloop.request.settings", {"stringValue": "[1]"})),
+         f"{SPAN}['budgetloop.request.settings'].value must be an object, got list."),
+        ("otlp", own_span_file(CHAT_SPAN, ("budgetloop.request.settings",
+                                           {"stringValue": '{"seed": NaN}'})),
+         f"{SPAN}['budgetloop.request.settings'].value must be JSON data, got the number nan."),
+        ("otlp", own_span_file(("gen_ai.operation.name", {"stringValue": "invoke_agent"}),
+                               ("budgetloop.min_output_tokens", {"intValue": "0"})),
+         f"{SPAN}['budgetloop.min_output_tokens'].value must be an int >= 1, got 0."),
         ("otlp", span_file(("openinference.span.kind", {"stringValue": "LLM"}),
                            ("llm.model_name", {"intValue": "3"})),
          f"{SPAN}['llm.model_name'].value must be a string or None, got int."),
@@ -666,6 +690,56 @@ def test_the_round_trip_keeps_each_persons_decision(tmp_path: Path) -> None:
         (c.status, c.approval, c.result) for c in result.steps[0].tool_calls
     ]
     assert back.steps[0].tool_calls[1].arguments == {"to": "bob", "amount": 900.0}
+
+
+@needs_otel
+def test_the_round_trip_keeps_the_settings_min_output_tokens_and_a_fitted_turn(
+    tmp_path: Path,
+) -> None:
+    """A run fitted from its first turn, with every kind of setting: the import has the
+    run's figure (not the fitted one), the projection as fitted, the same settings and
+    ``min_output_tokens``; its replay sends those settings and fits the turn again."""
+    from budgetloop import ScriptedModel, start
+
+    settings = {"temperature": 0, "top_p": 0.9, "seed": 7, "stop": "END",
+                "tool_choice": "required", "parallel_tool_calls": False,
+                "anthropic": {"top_k": 5, "metadata": {"user_id": "u-1"}}}  # fmt: skip
+    price = Price(3.0, 15.0)
+    model = ScriptedModel(["a" * 9000], price=price, max_output_tokens=1000)
+    budget = Budget(max_cost_usd=price.cost(start(model, "go").projection.input_tokens, 312))
+    result = run(model, "go", budget=budget, min_output_tokens=300, settings=settings)
+    assert result.request(0).max_output_tokens == 312
+    back = load_trace(write(tmp_path / "spans.json", otlp_json(result)))
+    assert back.options == {"settings": settings, "min_output_tokens": 300}
+    assert back.max_output_tokens == 1000
+    assert back.steps[0].projection == result.steps[0].projection
+    assert back.request(0) == result.request(0)
+    assert back.format() == result.format()
+    replayed = replay(back, price=price)
+    assert replayed.request(0).settings == settings
+    assert replayed.options["settings"] == settings
+    assert replayed.options["min_output_tokens"] == 300
+    assert replayed.steps[0].projection == result.steps[0].projection
+    assert replayed.format() == result.format()
+    again = load_trace(write(tmp_path / "again.json", otlp_json(back)))
+    assert (again.options, again.max_output_tokens) == (back.options, 1000)
+
+
+@needs_otel
+def test_a_list_of_stop_sequences_comes_back_a_list(tmp_path: Path) -> None:
+    from budgetloop import ScriptedModel
+
+    result = run(ScriptedModel(["ok"]), "go", settings={"stop": ["a", "b"], "seed": 0})
+    back = load_trace(write(tmp_path / "spans.json", otlp_json(result)))
+    assert back.options == {"settings": {"stop": ["a", "b"], "seed": 0}}
+
+
+def test_other_frameworks_request_attributes_are_not_budgetloops_settings(tmp_path: Path) -> None:
+    """A peer's span names its own temperature; its run was not budgetloop's, so a replay is
+    not sent it as settings (a model that takes none would be refused)."""
+    document = span_file(CHAT_SPAN, ("gen_ai.request.temperature", {"doubleValue": 0.2}),
+                         ("budgetloop.request.settings", {"stringValue": '{"seed": 1}'}))  # fmt: skip
+    assert load_trace(write(tmp_path / "spans.json", document)).options == {}
 
 
 # -- an imported run in budgetloop's tools ---------------------------------------------------------
