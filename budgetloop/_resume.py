@@ -1,6 +1,10 @@
 """``resume`` of a run that ended held: the session restored with its batch held, the decisions
 checked and made, and, from a path, the batch taken in its file (``_trace._take``) before the
 session is handed back. Every refusal comes before the take, so a refused resume takes nothing.
+
+``open_held`` and ``take_held`` are the same two halves for a person deciding in a view (the
+notebook panel): the session opened holding its batch, nothing decided nor taken, then, once the
+person has decided each call in it, the batch taken.
 """
 
 from __future__ import annotations
@@ -12,10 +16,10 @@ from typing import Any, TypeVar
 from ._approval import APPROVED, Decision, PendingCall, aask, ask, denied
 from ._held import Held
 from ._loop import Loop
-from ._options import Model
-from ._trace._journal import Journal
+from ._options import Model, ResumeOptions, check_names, option_names
+from ._trace._journal import Journal, as_result
 from ._trace._result import Result
-from ._trace._take import take
+from ._trace._take import refuse_taken, take
 from ._valid import must, type_name
 
 L = TypeVar("L", bound=Loop)
@@ -34,15 +38,7 @@ def _restored(
 ) -> tuple[L, dict[str, Decision], list[PendingCall]]:
     """The session holding the batch again, the given decisions checked and read, and the
     calls left for ``approve=`` to decide (a ValueError when there is no such approve)."""
-    given: dict[str, Any] = {
-        **result.options,
-        "budget": result.budget,
-        "price": result.price,
-        "max_output_tokens": result.max_output_tokens,
-        **options,
-        "tools": tools,
-    }
-    session = cls.restore_held(result, complete, where, given)
+    session = cls.restore_held(result, complete, where, _given(result, tools, options))
     held = session._held
     assert held is not None
     if decisions is None:
@@ -71,6 +67,20 @@ def _restored(
     return session, made, rest
 
 
+def _given(
+    result: Result, tools: Sequence[Callable[..., Any]], options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The options a held run goes on with: the trace's, then those given again."""
+    return {
+        **result.options,
+        "budget": result.budget,
+        "price": result.price,
+        "max_output_tokens": result.max_output_tokens,
+        **options,
+        "tools": tools,
+    }
+
+
 def _read(where: str, session: Loop, held: Held, call: PendingCall, value: Any) -> Decision:
     name = f"decisions[{call.id!r}]"
     if value is True:
@@ -84,25 +94,25 @@ def _read(where: str, session: Loop, held: Held, call: PendingCall, value: Any) 
     raise TypeError(must(where, name, _VALUES, type_name(value)))
 
 
-def _taken(
-    session: L,
-    where: str,
-    trace: object,
-    result: Result,
-    decided: dict[str, Decision],
-    options: Mapping[str, Any],
-) -> L:
+def _taken(session: L, where: str, trace: object, decided: dict[str, Decision]) -> L:
     """The decisions made, and from a path the batch taken in its file, which the run then
     goes on writing (unless ``trace_path=`` names another)."""
     held = session._held
     assert held is not None
-    assert result.held is not None
     held.decisions.update(decided)
-    if isinstance(trace, (str, os.PathLike)):
-        take(trace, result.held.step.index, where)
-        if options.get("trace_path") is None:
-            session._journal = Journal(trace, going_on=True)
+    _take(session, where, trace)
     return session
+
+
+def _take(session: Loop, where: str, trace: object) -> None:
+    """From a path, the session's held batch taken in that file, which the run then goes on
+    writing (unless it writes to a ``trace_path=`` of its own)."""
+    held = session._held
+    assert held is not None
+    if isinstance(trace, (str, os.PathLike)):
+        take(trace, held.step.index, where)
+        if session._journal is None:
+            session._journal = Journal(trace, going_on=True)
 
 
 def held_session(
@@ -122,7 +132,7 @@ def held_session(
     for call in rest:
         assert callable(approve)  # (_restored refused the rest without one)
         made[call.id] = ask(approve, call)
-    return _taken(session, where, trace, result, made, options)
+    return _taken(session, where, trace, made)
 
 
 async def aheld_session(
@@ -141,4 +151,34 @@ async def aheld_session(
     for call in rest:
         assert callable(approve)  # (_restored refused the rest without one)
         made[call.id] = await aask(approve, call)
-    return _taken(session, where, trace, result, made, options)
+    return _taken(session, where, trace, made)
+
+
+def open_held(
+    cls: type[L],
+    where: str,
+    trace: Result | str | os.PathLike[str],
+    complete: Model,
+    tools: Sequence[Callable[..., Any]],
+    options: Mapping[str, Any],
+) -> L:
+    """A run that ended held, opened for a person to decide in the session itself: the session
+    holding its batch again, as ``resume`` restores it, with nothing decided but what a
+    standing rule decides, and nothing taken (``take_held`` takes it). A run that is not held is
+    a ValueError (from a path whose batch was taken: saying when)."""
+    check_names(where, options, option_names(ResumeOptions))
+    result = as_result(trace, where)
+    if result.held is None:
+        if isinstance(trace, (str, os.PathLike)):
+            refuse_taken(trace, where)
+        expected = "a run that ended held (stop 'held')"
+        raise ValueError(must(where, "trace", expected, f"stop {result.stop}"))
+    return cls.restore_held(result, complete, where, _given(result, tools, options))
+
+
+def take_held(session: Loop, where: str, trace: object) -> None:
+    """The batch of a session ``open_held`` opened, once the person decided every call in it:
+    from a path, taken in its file, once (a ValueError saying when it was taken, if it was);
+    a ``Result`` is the caller's to go on from once. A call still waiting is a RuntimeError."""
+    session._check_decided(where)
+    _take(session, where, trace)

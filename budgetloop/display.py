@@ -5,9 +5,10 @@ what each stop means (``stop_means``), the projection and its worst case in word
 (the cost bar's figures and a row for each ceiling, ``meter``), what the next step will do
 (``next_turn_text``), what kind of figure a projection is (``why_text``), a batch held for a
 person as a view shows it, through ``redact=`` (``held_batch``), and what an edit of it
-written over the redacted form means (``edited_arguments``), a step's head line
-(``step_head``), a fork's carried spend and what a run spent (``spent_text``), each chart's
-figures and ceilings (``Tally``, ``charts``: money summed in picodollars), money
+written over the redacted form means (``edited_arguments``), a run that ended held opened for
+a person to decide in a view and taken once decided (``open_held``, ``take_held``), a step's
+head line (``step_head``), a fork's carried spend and what a run spent (``spent_text``), each
+chart's figures and ceilings (``Tally``, ``charts``: money summed in picodollars), money
 (``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
 a value of the wrong type as an error names it (``type_name``). The ceilings' words come from
 the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of
@@ -18,7 +19,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +28,11 @@ from ._approval import Decision, PendingCall
 from ._budget import Projection
 from ._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
 from ._charts import Chart, Tally, ceiling_lines, charts, spent_text, tally
+from ._options import Model
 from ._redact import WITHHOLD, Redactor
+from ._resume import open_held as _open_held
+from ._resume import take_held as _take_held
+from ._session import Session
 from ._trace._result import Result, Step, message_to_dict
 from ._turn import NextTurn
 from ._types import Budget, Stop, format_usd
@@ -54,6 +60,7 @@ __all__ = [
     "message_to_dict",
     "meter",
     "next_turn_text",
+    "open_held",
     "plural",
     "projection_text",
     "redacted_text",
@@ -61,6 +68,7 @@ __all__ = [
     "spent_text",
     "step_head",
     "stop_means",
+    "take_held",
     "tally",
     "type_name",
     "under_projected_text",
@@ -293,6 +301,36 @@ def held_batch(session: Loop) -> HeldBatch | None:
     redactor = _shown_by(session)
     calls = tuple(_held_call(redactor, c, held.decisions.get(c.id)) for c in held.pending)
     return HeldBatch(held.step, calls)
+
+
+def open_held(
+    trace: Result | str | os.PathLike[str],
+    complete: Model,
+    *,
+    tools: Sequence[Callable[..., Any]],
+    where: str = "open_held",
+    **options: Any,
+) -> Session:
+    """A run that ended held (``approve="hold"``), opened for a person to decide in a view: a
+    ``Session`` holding its batch again as ``resume`` would (the same run id, spend, time and
+    standing rules; ``options`` as ``resume`` takes them), with nothing decided but what a
+    standing rule decides, and nothing taken. The person decides each call with
+    ``session.approve`` and ``session.deny`` (``always=True`` makes a standing rule), then
+    ``take_held`` takes the batch before ``step()`` or ``run()`` runs it. ``trace`` is the held
+    ``Result`` or the path of its trace; a run that is not held is a ValueError (from a path
+    whose batch was taken already: saying when). ``where`` names the caller in an error."""
+    return _open_held(Session, where, trace, complete, tools, options)
+
+
+def take_held(
+    session: Session, trace: Result | str | os.PathLike[str], where: str = "take_held"
+) -> None:
+    """The held batch of a session ``open_held`` opened from ``trace``, every call decided in
+    it, taken as ``resume`` takes it: from a path, in that file, once (a ValueError saying when
+    and by whom it was taken, if it was; the session then runs nothing), the run then going on
+    writing to it; a ``Result`` passed as an object is the caller's to go on from once. A call
+    still waiting is a RuntimeError naming it."""
+    _take_held(session, where, trace)
 
 
 def redacted_text(session: Loop, text: str) -> str:

@@ -1,11 +1,14 @@
 """The batch a session holds for a person, in the panel: the held turn (its cost and text), each
 call with its raw and checked arguments, the batch's worst case against the ceiling, Approve,
 Edit (a JSON editor filled with the checked arguments) and Deny (with a reason), and each call
-decided, with its decision, until the batch runs. What it shows is the core's view of the batch
+decided, with its decision, until the batch runs. "Always" beside Approve and Deny makes the
+decision a standing rule (every later call of the tool in the run decided the same way), and the
+run's standing rules are listed under the batch. What it shows is the core's view of the batch
 (``budgetloop.display.held_batch``), through the session's ``redact=``; an edit is read back
 by the core too (``edited_arguments``: a redaction mark left in place stands for its value).
 
-Every decision is the core's: Approve and Deny call ``session.approve`` and ``session.deny``,
+Every decision is the core's: Approve and Deny call ``session.approve`` and ``session.deny``
+(with ``always=True`` when "Always" is ticked),
 and an edit is checked by ``session.approve(call_id, arguments=...)`` itself; an edit it refuses
 (or text that is not a JSON object) shows the error and is not sent. Each control is a plain
 button or text box, so the keyboard reaches it (Tab, then Enter or Space).
@@ -19,7 +22,7 @@ from html import escape
 
 import ipywidgets as widgets
 
-from budgetloop import Session, Step
+from budgetloop import Rule, Session, Step
 from budgetloop.display import (
     HeldBatch,
     HeldCall,
@@ -48,13 +51,36 @@ def pending_head(call: HeldCall) -> str:
 
 
 def decided_html(call: HeldCall) -> str:
-    """A decided call of the held batch, until Step runs it: what it is, and the decision."""
+    """A decided call of the held batch, until Step runs it: what it is, and the decision (and
+    that a standing rule made it, when one the run had already did)."""
+    by_rule = " by a standing rule" if call.call.rule is not None else ""
     return (
         f'<div class="bl-decided"><b>{text(call.name)}</b> '
         f'<span class="bl-muted">call {text(call.shown_id)}, step {call.call.step}</span> '
-        f"<code>{text(call.checked)}</code> → <b>{text(call.decision or '')}</b>"
+        f"<code>{text(call.checked)}</code> → <b>{text(call.decision or '')}</b>{by_rule}"
         '<span class="bl-muted">: runs as decided when Step or Run goes on</span></div>'
     )
+
+
+def rules_html(session: Session, rules: tuple[Rule, ...]) -> str:
+    """The run's standing rules, the one that counts for each tool (the last made), as the
+    session's output forms keep them (a denial's reason through ``redact=``)."""
+    last = {rule.tool: rule for rule in rules}
+    if not last:
+        return ""
+    lines = "".join(
+        f"<li><b>{text(redacted_text(session, rule.tool))}</b>: every call "
+        f"{'approved' if rule.approval == 'approved' else 'denied'}"
+        f"{_reason(session, rule.reason)} without asking "
+        f'<span class="bl-muted">(from call {text(redacted_text(session, rule.call_id))}, '
+        f"step {rule.step})</span></li>"
+        for rule in last.values()
+    )
+    return f'<div class="bl-rules">standing rules of this run<ul>{lines}</ul></div>'
+
+
+def _reason(session: Session, reason: str) -> str:
+    return f" (reason: {text(redacted_text(session, reason))})" if reason else ""
 
 
 def held_step_html(step: Step) -> str:
@@ -103,6 +129,7 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         self.session = session
         self.call = shown.call  # the call itself: what the session decides by, never shown
         self._decided = decided
+        self._busy = False  # a Step or Run is going: nothing can be decided
         self.head = widgets.HTML(pending_head(shown))
         self.approve_button = widgets.Button(
             description="Approve", tooltip="run this call as checked"
@@ -113,6 +140,14 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         self.deny_button = widgets.Button(
             description="Deny", tooltip="do not run this call; the model reads the reason"
         )
+        # a standing rule: Approve or Deny decides every later call of the tool the same way
+        self.always = widgets.Checkbox(
+            value=False,
+            description=f"Always: every {shown.name} call in this run",
+            indent=False,
+            layout=widgets.Layout(width="auto"),
+        )
+        self.always.observe(lambda _change: self._edit_allowed(), names="value")
         # Typed text reaches the kernel when the box loses focus (before the button pressed
         # next is), not keystroke by keystroke: a press never meets half of what was typed.
         self.reason = widgets.Text(
@@ -140,6 +175,7 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
             (self.approve_button, "approve-button"),
             (self.edit_button, "edit-button"),
             (self.deny_button, "deny-button"),
+            (self.always, "always"),
             (self.reason, "deny-reason"),
             (self.editor, "edit-json"),
             (self.send_button, "edit-send"),
@@ -156,7 +192,13 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
             [
                 self.head,
                 widgets.HBox(
-                    [self.approve_button, self.edit_button, self.deny_button, self.reason]
+                    [
+                        self.approve_button,
+                        self.edit_button,
+                        self.deny_button,
+                        self.reason,
+                        self.always,
+                    ]
                 ),
                 self.editor,
                 widgets.HBox([self.send_button, self.cancel_button]),
@@ -166,10 +208,12 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         self.add_class("bl-pending-call")
 
     def approve(self) -> None:
-        self._decide(lambda: self.session.approve(self.call.id))
+        always = self.always.value
+        self._decide(lambda: self.session.approve(self.call.id, always=always))
 
     def deny(self) -> None:
-        self._decide(lambda: self.session.deny(self.call.id, self.reason.value))
+        always, reason = self.always.value, self.reason.value
+        self._decide(lambda: self.session.deny(self.call.id, reason, always=always))
 
     def open_editor(self) -> None:
         for part in (self.editor, self.send_button, self.cancel_button):
@@ -222,17 +266,24 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         refuses may quote the value refused)."""
         self.error.value = _error(redacted_text(self.session, message))
 
+    def _edit_allowed(self) -> None:
+        """An edit is one call's: with "Always" ticked, Edit and its send wait (a standing rule
+        runs the tool's calls as the model asks them)."""
+        off = self._busy or self.always.value
+        self.edit_button.disabled = self.send_button.disabled = off
+
     def set_disabled(self, disabled: bool) -> None:
+        self._busy = disabled
         for part in (
             self.approve_button,
-            self.edit_button,
             self.deny_button,
+            self.always,
             self.reason,
             self.editor,
-            self.send_button,
             self.cancel_button,
         ):
             part.disabled = disabled
+        self._edit_allowed()
 
 
 def _close_all(widget: widgets.Widget) -> None:
@@ -257,6 +308,7 @@ class PendingCalls(widgets.VBox):  # type: ignore[misc]
         self.held_step = widgets.HTML()
         self.batch = widgets.HTML()
         self.decided = widgets.HTML()
+        self.rules = widgets.HTML()
         self.rows: tuple[PendingRow, ...] = ()
         super().__init__([])
         self.add_class("bl-pending")
@@ -266,7 +318,8 @@ class PendingCalls(widgets.VBox):  # type: ignore[misc]
         call's row goes (its decision is said instead), the others stay as they are (what is
         typed in them, and the focus, with them)."""
         calls = () if batch is None else batch.calls
-        key = (session, batch is None, tuple((c.call.id, c.decision) for c in calls))
+        rules = session.result.rules if batch is not None else ()
+        key = (session, batch is None, tuple((c.call.id, c.decision) for c in calls), rules)
         if key != self._shown:
             kept = {r.call.id: r for r in self.rows if r.session is session}
             self._shown = key
@@ -279,6 +332,7 @@ class PendingCalls(widgets.VBox):  # type: ignore[misc]
                 _close_all(gone)
             if batch is None:
                 self.held_step.value = self.batch.value = self.decided.value = ""
+                self.rules.value = ""
                 self.children = ()
             else:
                 self.held_step.value = held_step_html(batch.step)
@@ -286,7 +340,8 @@ class PendingCalls(widgets.VBox):  # type: ignore[misc]
                 self.decided.value = "".join(
                     decided_html(c) for c in calls if c.decision is not None
                 )
-                self.children = (self.held_step, self.batch, *self.rows, self.decided)
+                self.rules.value = rules_html(session, rules)
+                self.children = (self.held_step, self.batch, *self.rows, self.decided, self.rules)
         for row in self.rows:
             row.set_disabled(busy)
 

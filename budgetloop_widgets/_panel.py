@@ -1,19 +1,21 @@
 """``RunPanel``: Step, Run (in the background, with Pause and a breakpoint), Reset and Fork
-over a ``budgetloop.Session``, and what it shows."""
+over a ``budgetloop.Session``, or over a run that ended held (its batch decided here, then taken
+and run), and what it shows."""
 
 from __future__ import annotations
 
+import os
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from html import escape
 from typing import Any
 
 import ipywidgets as widgets
 
-from budgetloop import NextTurn, Projection, ScriptedModel, Session
+from budgetloop import NextTurn, Projection, Result, ScriptedModel, Session
 from budgetloop.breakpoints import Breakpoint
-from budgetloop.display import HeldBatch, held_batch, type_name
+from budgetloop.display import HeldBatch, held_batch, open_held, take_held, type_name
 
 from ._approvals import PendingCalls
 from ._fork import ForkEditor, context_before
@@ -43,6 +45,7 @@ from ._views import (
 )
 
 Factory = Callable[[], Session]
+HeldRun = Result | str | os.PathLike[str]  # a run that ended held, or the path of its trace
 
 
 def rewind(model: object) -> None:
@@ -62,6 +65,15 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     returns a new one. Reset builds a fresh session: by calling the function, or, for a bare
     session, with ``session.fresh()`` (the same model, prompt, tools, budget and options). A
     ``ScriptedModel`` is rewound on Reset so that it plays its script from the first entry.
+
+    ``source`` may instead be a run that ended held (``approve="hold"``): its ``Result``
+    (``load_trace(path)``) or the path of its trace, with ``complete=`` and ``tools=`` to go on
+    with (and ``resume``'s options: ``redact=``, ``ledger=``, ...). The panel opens it holding its
+    batch, as a live session holds one (``budgetloop.display.open_held``); once Approve, Edit or
+    Deny has decided every call, Step or Run takes the batch, as ``resume`` does, and runs it:
+    from a path, once, whichever process tries (a batch taken already is shown as the error, and
+    nothing runs); a ``Result`` passed as an object is the caller's to go on from once. Reset
+    opens the held run again while this panel has not run it.
 
     Run steps on a worker thread and returns at once; the panel redraws after every step.
     Pause ends the Run after the turn in flight, and a breakpoint (the "Run until" control)
@@ -84,20 +96,58 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
 
     def __init__(
         self,
-        source: Session | Factory,
+        source: Session | Factory | HeldRun,
         *,
         context_shown: int = 40,
         chart_points: int = 30,
         title: str = "budgetloop run",
+        complete: Any = None,
+        tools: Sequence[Callable[..., Any]] = (),
+        **options: Any,
     ) -> None:
-        if isinstance(source, Session):
+        # a held run opened here, until its batch is taken (Step or Run): where it came from
+        self._held_from: HeldRun | None = None
+        self._untaken: Session | None = None  # the opened session whose batch is not taken yet
+        self._gone_on = False  # this panel took the held run's batch: Reset opens it no more
+        if isinstance(source, (Result, str, os.PathLike)):
+            if complete is None:
+                raise TypeError(
+                    "RunPanel: complete must be the model to go on with (a held run's model is "
+                    "not in its trace), got None."
+                )
+            self._held_from = source
+            held: HeldRun = source
+
+            def reopen() -> Session:
+                if self._gone_on:
+                    raise ValueError(
+                        "RunPanel: the held run must be one this panel has not gone on from, got "
+                        "one it ran. A held batch runs once."
+                    )
+                opened = open_held(held, complete, tools=tools, where="RunPanel", **options)
+                self._untaken = opened
+                return opened
+
+            self._factory, session = reopen, reopen()
+        elif complete is not None or tools or options:
+            given = ", ".join(
+                (["complete"] if complete is not None else [])
+                + (["tools"] if tools else [])
+                + list(options)
+            )
+            raise TypeError(
+                "RunPanel: complete, tools and resume's options must be given only with a held "
+                f"run (its Result or the path of its trace), got {given} with "
+                f"{type_name(source)}."
+            )
+        elif isinstance(source, Session):
             self._factory, session = source.fresh, source
         elif callable(source):
             self._factory, session = source, _built(source)
         else:
             raise TypeError(
-                "RunPanel: source must be a Session or a function returning one, "
-                f"got {type(source).__name__}."
+                "RunPanel: source must be a Session, a function returning one, or a held run "
+                f"(its Result or the path of its trace), got {type(source).__name__}."
             )
         self.session: Session = session
         self.context_shown = context_shown
@@ -254,6 +304,9 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
                 self._held = why
                 self.refresh()
                 return
+            if not self._taken():
+                self.refresh()
+                return
             self._running = True
             self._idle.clear()
             thread = threading.Thread(
@@ -326,8 +379,31 @@ class RunPanel(widgets.VBox):  # type: ignore[misc]
     # -- Step, Reset, Fork -------------------------------------------------------------------
 
     def _on_step(self, _button: object = None) -> None:
-        self._drive("Step", self.session.step)
+        session = self.session
+
+        def step() -> None:
+            if self._taken():
+                session.step()
+
+        self._drive("Step", step)
         self._focus_next()
+
+    def _taken(self) -> bool:
+        """Before a held run opened here runs its batch: the batch taken, as ``resume`` takes
+        it (from a path, once); False, with the refusal shown, when it cannot be (taken
+        already, by this or another process): nothing runs, and the decisions stay."""
+        session = self.session
+        if session is not self._untaken or self._held_from is None:
+            return True
+        try:
+            take_held(session, self._held_from, "RunPanel")
+        except ValueError as exc:
+            self.show_error(str(exc), "")
+            return False
+        self._untaken = None
+        # a Result is the caller's to go on from once; a path says itself what it holds now
+        self._gone_on = isinstance(self._held_from, Result)
+        return True
 
     def _on_reset(self, _button: object = None) -> None:
         def reset() -> None:

@@ -69,6 +69,11 @@ def refuse_taken(path: str | os.PathLike[str], where: str) -> None:
     was (a resume that finds the file already gone on from its hold); else nothing."""
     with open(path, "rb") as fh:
         raw = fh.read()
+    _refuse_any(path, raw, where)
+
+
+def _refuse_any(path: str | os.PathLike[str], raw: bytes, where: str) -> None:
+    """``refuse_taken`` of a trace's bytes: the last ``taken`` line in them, if any."""
     for line in reversed(raw.split(b"\n")):
         if b'"taken"' in line:
             try:
@@ -91,14 +96,18 @@ def _refuse(path: str | os.PathLike[str], word: dict[str, Any], where: str) -> N
 
 def take(path: str | os.PathLike[str], step: int, where: str) -> None:
     """Take the batch held at step ``step`` in the trace at ``path``, or raise a ValueError
-    saying why it cannot be: it was taken (when, and by whom), or the file does not end held
-    at that step (it is not a JSON Lines trace of a held run, or it went on since it was read)."""
+    saying why it cannot be: it was taken (when, and by whom; so too when the run has gone on
+    since it was read), or the file does not end held at that step (it is not a JSON Lines trace
+    of a held run)."""
     shown = os.fspath(path)
     with open(path, "rb+") as fh, _locked(fh):
         fh.seek(0)
-        word = _last_word(fh.read())
+        raw = fh.read()
+        word = _last_word(raw)
         if word is not None and word.get("kind") == "taken":
             _refuse(path, word, where)
+        if word is None:  # it went on since it was read: taken, then run on, if it says so
+            _refuse_any(path, raw, where)
         held = None if word is None else word.get("held")
         at = held.get("step", {}).get("index") if isinstance(held, dict) else None
         if at != step:

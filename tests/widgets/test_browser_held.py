@@ -241,3 +241,67 @@ def test_decisions_made_in_code_on_another_thread_show_at_once_in_jupyterlab(
             "Run ended: answered · 2 steps taken"
         )
         assert browser.errors == []
+
+
+HELD_TRACE = '''
+import tempfile
+from pathlib import Path
+from budgetloop import Completion, Price, ScriptedModel, ToolCall, run, tool
+from budgetloop_widgets import RunPanel
+
+sent = []
+
+
+@tool(needs_approval=True)
+def call_api(url: str) -> str:
+    """Call an API."""
+    sent.append(url)
+    return "called"
+
+
+path = Path(tempfile.mkdtemp()) / "run.jsonl"
+first = Completion(text="calling", tool_calls=[
+    ToolCall("call_api", {"url": "a.example"}, "k1"),
+    ToolCall("call_api", {"url": "b.example"}, "k2"),
+])
+run(ScriptedModel([first], price=Price(3.0, 15.0)), "go", tools=[call_api], approve="hold",
+    trace_path=path)
+panel = RunPanel(path, complete=ScriptedModel(["done"]), tools=[call_api])
+panel
+'''
+
+
+@pytest.mark.timeout(300)
+def test_a_held_trace_is_decided_with_always_and_resumed_in_jupyterlab(tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "trace.ipynb", HELD_TRACE)
+    with (
+        jupyter_server("lab", root, tmp_path) as lab,
+        chromium(lab, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, lab.url("lab/tree/trace.ipynb"))
+        wait_until_idle(page)
+        panel = page.locator(".bl-panel")
+        calls = panel.locator(".bl-pending-call")
+        step = panel.get_by_role("button", name="Step", exact=True)
+        expect(calls).to_have_count(2)
+        expect(step).to_be_disabled()
+        expect(panel.locator(".bl-waiting")).to_contain_text("2 calls wait for your decision")
+        calls.nth(0).get_by_text("Always: every call_api call in this run").click()
+        page.screenshot(path=str(ARTIFACTS / "held-trace-light.png"), full_page=True)
+        calls.nth(0).get_by_role("button", name="Approve", exact=True).click()
+        expect(calls).to_have_count(0)
+        expect(panel.locator(".bl-rules")).to_contain_text(
+            "call_api: every call approved without asking (from call k1, step 0)"
+        )
+        expect(step).to_be_enabled()
+        step.click()
+        expect(panel.locator(".bl-stop-head")).to_contain_text(
+            "Run ended: answered · 2 steps taken"
+        )
+        page.screenshot(path=str(ARTIFACTS / "held-trace-resumed-light.png"), full_page=True)
+        assert browser.errors == []

@@ -6,13 +6,28 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from budgetloop import Budget, Completion, ScriptedModel, Session, ToolCall, start, tool
+from budgetloop import (
+    Budget,
+    Completion,
+    Rule,
+    ScriptedModel,
+    Session,
+    Stop,
+    ToolCall,
+    load_trace,
+    resume,
+    run,
+    start,
+    tool,
+)
 from budgetloop.display import format_usd
 from budgetloop_widgets import RunPanel
 from tests.core.test_approvals import THREE, payments
@@ -443,3 +458,152 @@ def test_focus_moves_to_the_next_call_then_to_step_after_each_decision(
     assert focused[-1] is panel.step_button  # none is left: Step runs the batch
     panel.reset_button.click()
     assert focused[-1] is panel.step_button
+
+
+# -- a run that ended held, opened from its trace ----------------------------------------------
+
+
+def held_trace(tmp_path: Path) -> tuple[Path, Path]:
+    """A real run held on its batch of transfers (``approve="hold"``), and where each transfer
+    that runs, in any panel, writes a line."""
+    from tests.held_support import PRICE, held_model, transfers
+
+    path, ran = tmp_path / "run.jsonl", tmp_path / "ran.jsonl"
+    result = run(held_model(), "Pay the invoices.", tools=[transfers(str(ran))],
+                 approve="hold", trace_path=path, price=PRICE, max_output_tokens=500)  # fmt: skip
+    assert (result.stop, [c.id for c in result.pending]) == (Stop.HELD, ["c2", "c3"])
+    return path, ran
+
+
+def opened(source: object, ran: Path) -> RunPanel:
+    from tests.held_support import transfers
+
+    return RunPanel(source, complete=ScriptedModel(["paid"]), tools=[transfers(str(ran))])
+
+
+def lines(ran: Path) -> list[Any]:
+    return [json.loads(x) for x in ran.read_text().splitlines()] if ran.exists() else []
+
+
+TAKEN = re.compile(
+    r"RunPanel: the held batch of run\.jsonl must be waiting for a decision, got taken at "
+    r"\S+ by process \d+ on \S+\. A held batch runs once\."
+)
+
+
+def test_a_held_trace_opens_as_a_held_session_and_resumes_there_once(tmp_path: Path) -> None:
+    from tests.held_support import transfers
+
+    path, ran = held_trace(tmp_path)
+    shutil.copy(path, tmp_path / "copy.jsonl")
+    panel = opened(path, ran)
+    rival = opened(path, ran)  # another panel on the same file, opened before the take
+    assert [r.call.id for r in panel.pending.rows] == ["c2", "c3"]
+    assert text_of(panel.pending.rows[0].head.value) == (
+        "transfer call c2, step 0"
+        'as the model wrote them {"to": "bob", "amount": 9000}'
+        'as checked {"to": "bob", "amount": 9000.0}'
+    )
+    assert text_of(panel.status.value) == (
+        "held after 0 steps: step 0 called the model ($0.001365 spent so far); 2 calls wait for "
+        "your decision below (Approve, Edit or Deny each); Step and Run go on once every call "
+        "is decided"
+    )
+    assert (panel.step_button.disabled, panel.run_button.disabled) == (True, True)
+    edit = panel.pending.rows[0]
+    edit.edit_button.click()
+    edit.editor.value = '{"to": "bob", "amount": 5000}'
+    edit.send_button.click()
+    deny = panel.pending.rows[0]
+    deny.reason.value = "over the limit"
+    deny.always.value = True
+    assert deny.edit_button.disabled  # a standing rule runs calls as the model asks them
+    deny.deny_button.click()
+    assert panel.pending.rows == ()
+    assert text_of(panel.pending.rules.value) == (
+        "standing rules of this runtransfer: every call denied (reason: over the limit) "
+        "without asking (from call c3, step 0)"
+    )
+    assert lines(ran) == []  # nothing runs before Step
+    panel.step_button.click()
+    assert panel.error.value == ""
+    result = panel.session.result
+    assert lines(ran) == [["ann", 50], ["bob", 5000]]
+    assert (result.stop, result.answer, len(result.steps)) == (Stop.ANSWERED, "paid", 2)
+    assert [(c.id, c.status, c.approval) for c in result.steps[0].tool_calls] == [
+        ("c1", "ok", None), ("c2", "ok", "edited"), ("c3", "denied", "denied"),
+    ]  # fmt: skip
+    # one run, one bill: what resume() of the same held file with the same decisions costs
+    same = resume(tmp_path / "copy.jsonl", ScriptedModel(["paid"]), decisions={
+        "c2": {"to": "bob", "amount": 5000}, "c3": "over the limit"},
+        tools=[transfers(str(tmp_path / "other.jsonl"))]).run()  # fmt: skip
+    assert result.cost_usd == same.cost_usd == 0.002223
+    assert (result.run_id, same.stop) == (load_trace(path).run_id, Stop.ANSWERED)
+    saved = load_trace(path)
+    assert saved.rules == (Rule("transfer", "denied", "c3", 0, "over the limit"),)
+    assert (saved.stop, saved.cost_usd) == (Stop.ANSWERED, 0.002223)
+
+    # the rival panel's Step is refused: shown, nothing runs, its decisions stay
+    rival.pending.rows[0].approve_button.click()
+    rival.pending.rows[0].approve_button.click()
+    rival.step_button.click()
+    assert TAKEN.fullmatch(text_of(rival.error.value))
+    assert lines(ran) == [["ann", 50], ["bob", 5000]]
+    assert (rival.session.pending, rival.session.done) == ((), False)
+    assert text_of(rival.pending.batch.value).startswith("every call of this batch is decided")
+    rival.run_button.click()
+    assert rival.wait(10)
+    assert TAKEN.fullmatch(text_of(rival.error.value))
+    assert lines(ran) == [["ann", 50], ["bob", 5000]]
+    # a panel opened on it now is refused, saying when it was taken
+    with pytest.raises(ValueError, match=r"^RunPanel: the held batch") as refused:
+        opened(path, ran)
+    assert TAKEN.fullmatch(str(refused.value))
+    panel.reset_button.click()  # Reset opens the file again: taken
+    assert text_of(panel.error.value).startswith("Reset raised ValueError: RunPanel: the held")
+    assert TAKEN.search(text_of(panel.error.value))
+
+
+def test_a_held_result_opens_in_the_panel_and_is_the_callers_to_resume_once(
+    tmp_path: Path,
+) -> None:
+    path, ran = held_trace(tmp_path)
+    panel = opened(load_trace(path), ran)
+    for row in panel.pending.rows:
+        row.approve_button.click()
+    panel.run_button.click()
+    assert panel.wait(10)
+    assert panel.session.result.stop is Stop.ANSWERED
+    assert lines(ran) == [["ann", 50], ["bob", 9000], ["cy", 20000]]
+    assert load_trace(path).stop is Stop.HELD  # an object's resume is not in the file
+    panel.reset_button.click()
+    assert text_of(panel.error.value).startswith(
+        "Reset raised ValueError: RunPanel: the held run must be one this panel has not gone "
+        "on from, got one it ran. A held batch runs once."
+    )
+    assert lines(ran) == [["ann", 50], ["bob", 9000], ["cy", 20000]]
+
+
+def test_a_panel_refuses_a_run_that_is_not_held_and_held_options_without_one(
+    tmp_path: Path,
+) -> None:
+    path, ran = held_trace(tmp_path)
+    answered = tmp_path / "answered.json"
+    run(ScriptedModel(["hi"]), "hello").save(answered)
+    with pytest.raises(ValueError, match=r"^RunPanel: trace") as not_held:
+        opened(answered, ran)
+    assert str(not_held.value) == (
+        "RunPanel: trace must be a run that ended held (stop 'held'), got stop answered."
+    )
+    with pytest.raises(TypeError) as no_model:
+        RunPanel(load_trace(path))
+    assert str(no_model.value) == (
+        "RunPanel: complete must be the model to go on with (a held run's model is not in its "
+        "trace), got None."
+    )
+    with pytest.raises(TypeError) as stray:
+        RunPanel(held(), complete=ScriptedModel(["x"]))
+    assert str(stray.value) == (
+        "RunPanel: complete, tools and resume's options must be given only with a held run "
+        "(its Result or the path of its trace), got complete with Session."
+    )
