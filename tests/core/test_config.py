@@ -30,7 +30,7 @@ from budgetloop import (
     run_many,
     start,
 )
-from budgetloop._options import (
+from budgetloop._engine._options import (
     OPTIONS,
     ForkOptions,
     ManyOptions,
@@ -196,7 +196,7 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
     ({"finish": None}, TypeError, "finish must be True or False, got None."),
     ({"warn_repeats": 1}, TypeError, "warn_repeats must be True or False, got int."),
     ({"budget_note": "yes"}, TypeError, "budget_note must be True or False, got str."),
-    ({"approve": "yes"}, TypeError, "approve must be a function or None, got str."),
+    ({"approve": "yes"}, TypeError, "approve must be a function, 'hold' or None, got 'yes'."),
     (
         {"output": bytes},
         TypeError,
