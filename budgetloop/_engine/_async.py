@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 from .._rules._money import raised
 from .._tools._approval import aask
 from .._trace._result import Result, Step
-from ._loop import Loop, Turn
+from ._loop import Loop
 from ._session import abandoned
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
+from ._turning import Turn
 from ._valid import must, type_name
 
 AsyncUntil = Callable[["AsyncSession"], bool]

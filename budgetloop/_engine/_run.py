@@ -14,7 +14,6 @@ from .._trace._result import Result
 from .._trace._take import refuse_taken
 from ._async import AsyncSession
 from ._options import (
-    Model,
     ResumeOptions,
     StartOptions,
     check_names,
@@ -22,6 +21,7 @@ from ._options import (
     require_approver,
     takes_options,
 )
+from ._reading import Model
 from ._session import Session
 from ._types import Message
 from ._valid import must

@@ -19,8 +19,9 @@ from typing import Any, ClassVar, NamedTuple
 from .._rules._money import raised
 from .._tools._pool import Slots
 from .._trace._result import Result, Step
-from ._loop import Loop, Turn
+from ._loop import Loop
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
+from ._turning import Turn
 from ._valid import must, type_name
 
 Until = Callable[["Session"], bool]

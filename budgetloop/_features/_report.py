@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .._engine._options import price_of_name
+from .._engine._reading import price_of_name
 from .._engine._types import PICO, Budget, Price, format_usd, from_pico, to_pico
 from .._engine._valid import must, type_name
 from .._forms._printable import printable

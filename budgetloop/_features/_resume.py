@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .._engine._loop import Loop
-from .._engine._options import Model
+from .._engine._reading import Model
 from .._engine._valid import must, type_name
 from .._tools._approval import APPROVED, Decision, PendingCall, aask, ask, denied
 from .._trace._journal import Journal

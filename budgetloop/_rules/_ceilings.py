@@ -17,7 +17,9 @@ ceiling that ``projects`` judges a call by its projection: a final answer (sent 
 is projected again, and may fit where a call with tools did not.
 
 To add a ceiling: a ``Stop`` member and a ``Budget`` field of its name, and a class here in
-``CEILINGS`` (its ``chart`` names the chart it is a dashed line on, ``_charts``).
+``CEILINGS`` (its ``chart`` names the chart it is a dashed line on, ``_charts``). A ceiling that
+reads only what ``Now`` and ``Used`` already count touches nothing else: no layer of the loop
+names a ceiling (tests/core/test_layout.py holds the few modules that do, and why).
 """
 
 from __future__ import annotations
