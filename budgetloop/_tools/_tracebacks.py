@@ -17,8 +17,13 @@ from types import TracebackType
 
 MAX_TRACEBACK_CHARS = 8_000
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_OWN = (_HERE, os.path.join(_HERE, "mcp"))  # an MCP tool's call is budgetloop's machinery too
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the package's private modules, those of its parts' folders, and MCP's (a tool's call is
+# budgetloop's machinery too)
+_OWN = tuple(
+    os.path.join(_HERE, part) if part else _HERE
+    for part in ("", "_engine", "_rules", "_tools", "_features", "_forms", "mcp")
+)
 _RUNNERS = (
     os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
     os.path.dirname(os.path.abspath(concurrent.futures.__file__)) + os.sep,
