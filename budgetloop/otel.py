@@ -36,13 +36,13 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
     ) from exc
 
 from . import __version__
-from . import _otel_attrs as attrs
-from ._otel_attrs import Names
-from ._redact import PLAIN, Redactor
+from ._engine._types import Message
+from ._engine._valid import type_name
+from ._forms import _otel_attrs as attrs
+from ._forms._otel_attrs import Names
+from ._forms._redact import PLAIN, Redactor
 from ._trace._journal import as_result
 from ._trace._result import Result, Step
-from ._types import Message
-from ._valid import type_name
 
 __all__ = ["OtelHook", "export_trace"]
 

@@ -15,7 +15,7 @@ from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-from ._types import Price
+from ._engine._types import Price
 
 __all__ = ["price_of"]
 

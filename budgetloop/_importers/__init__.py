@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._engine._valid import type_name
 from .._trace._result import Result
-from .._valid import type_name
 from . import _agents, _anthropic, _chat, _otlp, _pydantic_ai, _responses, _unread
 from ._build import build
 

@@ -15,9 +15,9 @@ import json
 import re
 from typing import Any
 
+from .._engine._types import Message, ToolCall, Usage
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
-from .._types import Message, ToolCall, Usage
 from . import _chat
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, guarded

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._engine._types import Message, Usage
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
-from .._types import Message, Usage
 from ._build import Call, Execution, Run, Turn
 from ._chat import _names_by_id as names_by_id  # a tool_result names no tool
 from ._fields import content_hash, count, data, items, obj, text

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from .._budget import Projection
+from .._engine._types import Budget, Message, Stop, ToolCall, Usage, from_pico, to_pico
+from .._rules._budget import Projection
 from .._trace._result import (
     Approval,
     CallRecord,
@@ -28,7 +29,6 @@ from .._trace._result import (
     Step,
     new_run_id,
 )
-from .._types import Budget, Message, Stop, ToolCall, Usage, from_pico, to_pico
 
 NO_RESULT = "the source records no result for this call"
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._engine._types import Message, ToolCall
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
-from .._types import Message, ToolCall
 from ._build import Call, Execution, Run, Turn
 from ._fields import content_hash, data, items, obj, text
 from ._genai import as_text

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .._types import Stop
+from .._engine._types import Stop
 
 LIMITS = {
     "request_limit": Stop.MAX_STEPS,

@@ -10,8 +10,8 @@ import math
 from datetime import datetime
 from typing import Any
 
+from .._engine._valid import type_name
 from .._trace._read import MAX_DEPTH, as_json, as_text, content_id
-from .._valid import type_name
 
 MAX_INT = 2**63  # ids, counts and nanoseconds past this are not what any exporter writes
 

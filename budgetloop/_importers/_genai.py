@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .._engine._types import Message, ToolCall
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
-from .._types import Message, ToolCall
 from ._fields import data, items, obj, text
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._types import Message, Usage
-from .._valid import type_name
+from .._engine._types import Message, Usage
+from .._engine._valid import type_name
 from . import _chat
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended

@@ -17,14 +17,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._budget import Projection
-from .._ceilings import CEILINGS
-from .._otel_attrs import MIN_OUTPUT_TOKENS, NAMED_SETTINGS, OTHER_SETTINGS
+from .._engine._types import Budget, Message, Stop, Usage, to_pico
+from .._engine._valid import type_name
+from .._forms._otel_attrs import MIN_OUTPUT_TOKENS, NAMED_SETTINGS, OTHER_SETTINGS
+from .._rules._budget import Projection
+from .._rules._ceilings import CEILINGS
+from .._tools._tracebacks import bounded
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
-from .._tracebacks import bounded
-from .._types import Budget, Message, Stop, Usage, to_pico
-from .._valid import type_name
 from . import _genai, _openinference
 from ._build import Call, Execution, Run, Turn
 from ._ends import ended, limit_named

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._engine._types import Message, Stop, Usage, arguments_text
 from .._trace._read import _at as at  # a path and one more step: a.b, a[3]
 from .._trace._read import get_key as get  # a field, or the error naming it missing
-from .._types import Message, Stop, Usage, arguments_text
 from ._build import Call, Execution, Run, Turn
 from ._fields import content_hash, count, data, dollars, items, obj, text, tokens_cached
 from ._genai import as_text

@@ -15,8 +15,8 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .._types import format_usd, from_pico, to_pico
-from .._valid import must, type_name
+from .._engine._types import format_usd, from_pico, to_pico
+from .._engine._valid import must, type_name
 from ._lease import Keeper, Kept
 
 PERIODS: dict[str | None, int] = {None: 0, "hour": 3600, "day": 86400}

@@ -16,8 +16,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .._types import from_pico
-from .._valid import type_name
+from .._engine._types import from_pico
+from .._engine._valid import type_name
 from ._base import DEFAULT_LEASE, Clock, Ledger, Reservation, period_index
 
 SETTLED_KEPT = 86400.0  # a settle retried within a day of the first is recognised

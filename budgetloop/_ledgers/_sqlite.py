@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .._types import from_pico
-from .._valid import type_name
+from .._engine._types import from_pico
+from .._engine._valid import type_name
 from ._base import DEFAULT_LEASE, Clock, Ledger, LedgerError, Reservation, period_index, said
 
 SCHEMA = (

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._redact import redact_value
+from .._forms._redact import redact_value
 
 PREVIEW = 60  # the most characters of a value an error message shows
 

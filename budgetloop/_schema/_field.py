@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from .._valid import type_name
+from .._engine._valid import type_name
 
 _UNSET = ("PydanticUndefinedType",)  # what pydantic's "no default" is, by its type's name
 

@@ -19,7 +19,7 @@ import typing
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union
 
-from .._valid import type_name
+from .._engine._valid import type_name
 from ._arg_error import ArgumentError, Name
 from ._hints import hint_name
 

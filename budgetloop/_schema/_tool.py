@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, SupportsIndex, overload
 
-from .._jsonable import jsonable
-from .._valid import type_name
+from .._engine._valid import type_name
+from .._tools._jsonable import jsonable
 from ._check import ArgumentError, check_value
 from ._classes import Classes
 from ._docstring import parse_docstring

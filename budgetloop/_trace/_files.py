@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import IO
 
-from .._valid import must, type_name
+from .._engine._valid import must, type_name
 
 ATTEMPTS = 100  # how many times a path that keeps reappearing is moved aside before giving up
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from .._types import Message
-from .._valid import must, type_name
+from .._engine._types import Message
+from .._engine._valid import must, type_name
 
 if TYPE_CHECKING:
     from ._result import Step

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING
 
-from .._printable import printable
-from .._redact import PLAIN
-from .._types import format_usd as _usd
+from .._engine._types import format_usd as _usd
+from .._forms._printable import printable
+from .._forms._redact import PLAIN
 
 if TYPE_CHECKING:
     from ._result import CallRecord, Result, Step

@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
-from .._types import Message, Stop, from_pico, to_pico
-from .._valid import type_name
+from .._engine._types import Message, Stop, from_pico, to_pico
+from .._engine._valid import type_name
 from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._read import (

@@ -23,10 +23,20 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any, TypeVar, cast
 
-from .._budget import Projection
-from .._ceilings import CEILINGS
-from .._types import ROLES, Budget, Message, Price, Stop, ToolCall, Usage, from_pico, to_pico
-from .._valid import check_int, check_number, type_name
+from .._engine._types import (
+    ROLES,
+    Budget,
+    Message,
+    Price,
+    Stop,
+    ToolCall,
+    Usage,
+    from_pico,
+    to_pico,
+)
+from .._engine._valid import check_int, check_number, type_name
+from .._rules._budget import Projection
+from .._rules._ceilings import CEILINGS
 from . import _read_fast as _fast
 from ._result import (
     APPROVALS,

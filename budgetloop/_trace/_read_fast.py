@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from .._budget import Projection
-from .._types import ROLES, Message, ToolCall, Usage
+from .._engine._types import ROLES, Message, ToolCall, Usage
+from .._rules._budget import Projection
 from ._result import APPROVALS, STATUSES, CallRecord, Status, Step
 
 MAX_DEPTH = 100  # as _read.MAX_DEPTH: containers nested at most this deep

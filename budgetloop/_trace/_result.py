@@ -11,13 +11,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeVar
 
-from .._budget import Projection
-from .._ceilings import EXECUTED as EXECUTED  # the statuses of a call that was run (or refused)
-from .._ceilings import budget_fields
-from .._frozen import fast_init
-from .._printable import printable
-from .._types import Budget, Message, Price, Stop, Usage
-from .._valid import must, type_name
+from .._engine._frozen import fast_init
+from .._engine._types import Budget, Message, Price, Stop, Usage
+from .._engine._valid import must, type_name
+from .._forms._printable import printable
+from .._rules._budget import Projection
+from .._rules._ceilings import (
+    EXECUTED as EXECUTED,  # the statuses of a call that was run (or refused)
+)
+from .._rules._ceilings import budget_fields
 from ._files import open_new
 from ._fork import context_starts
 from ._html import viewer

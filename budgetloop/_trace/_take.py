@@ -20,7 +20,7 @@ import socket
 from collections.abc import Iterator
 from typing import IO, Any
 
-from .._valid import must
+from .._engine._valid import must
 
 
 @contextlib.contextmanager

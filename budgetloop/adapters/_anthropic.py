@@ -7,8 +7,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall
-from .._valid import type_name
+from .._engine._types import Completion, Message, Price, ToolCall
+from .._engine._valid import type_name
 from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading
 from ._usage import anthropic_usage

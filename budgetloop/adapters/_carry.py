@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from .._types import Completion, Message
+from .._engine._types import Completion, Message
 
 # How many tool-call turns an adapter keeps (the oldest dropped first): a run's context holds
 # only its own turns, and many runs may share one adapter.

@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .._dispatch import describe
-from .._types import Completion, Message, Price, UnreadableReply, Usage
-from .._valid import must, type_name
+from .._engine._types import Completion, Message, Price, UnreadableReply, Usage
+from .._engine._valid import must, type_name
+from .._tools._dispatch import describe
 
 # Each adapter's provider, as the OpenTelemetry GenAI conventions name it (gen_ai.provider.name).
 PROVIDER_NAMES = {

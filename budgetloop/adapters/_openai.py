@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall, UnreadableReply
+from .._engine._types import Completion, Message, Price, ToolCall, UnreadableReply
 from ._model import (
     COMMON_SETTINGS,
     AsyncChatModel,

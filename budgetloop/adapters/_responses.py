@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._types import Completion, Message, Price, ToolCall, UnreadableReply
-from .._valid import type_name
+from .._engine._types import Completion, Message, Price, ToolCall, UnreadableReply
+from .._engine._valid import type_name
 from ._carry import Carried
 from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading, same_settings
 from ._usage import openai_usage

@@ -19,8 +19,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._types import Message
-from .._valid import type_name
+from .._engine._types import Message
+from .._engine._valid import type_name
 
 TOKENS_PER_MESSAGE = 3  # <|start|>{role}<|message|>...<|end|>, as OpenAI documents
 TOKENS_PER_NAME = 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._types import Usage
+from .._engine._types import Usage
 
 
 class _Unreadable(Exception):

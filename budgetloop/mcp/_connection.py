@@ -27,8 +27,8 @@ import anyio
 import mcp
 from mcp.client.stdio import stdio_client
 
+from .._engine._valid import must, type_name
 from .._schema._tool import NeedsApproval, check_needs_approval
-from .._valid import must, type_name
 from ._thread import LoopThread
 from ._tools import McpTool, ServerError, tool_names
 

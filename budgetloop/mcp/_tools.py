@@ -16,12 +16,12 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._engine._valid import type_name
 from .._schema._classes import _given as given
 from .._schema._shapes import Shapes
 from .._schema._strict import make_strict
 from .._schema._tool import Tool
 from .._schema._written import checkable
-from .._valid import type_name
 
 if TYPE_CHECKING:
     from ._connection import Connection

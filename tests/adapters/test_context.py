@@ -12,8 +12,8 @@ import pytest
 
 from benchmarks.estimate_table import prose
 from budgetloop import Message, ToolCall, estimate_tokens, strict_tokens, tool
-from budgetloop._budget import estimate_message
-from budgetloop._context import ContextTokens
+from budgetloop._rules._budget import estimate_message
+from budgetloop._rules._context import ContextTokens
 from budgetloop.adapters import tiktoken_counter
 
 TRUTH = tiktoken_counter("o200k_base")

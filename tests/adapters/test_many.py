@@ -26,7 +26,7 @@ from budgetloop import (
     load_trace,
     run_many,
 )
-from budgetloop._progress import Progress, WidgetProgress
+from budgetloop._features._progress import Progress, WidgetProgress
 from budgetloop.ledger import MemoryLedger
 
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 import budgetloop
 from benchmarks import estimate_table
 from budgetloop import Message, ToolCall
-from budgetloop._budget import estimate_text
+from budgetloop._rules._budget import estimate_text
 from budgetloop.adapters import encoding_for_model, tiktoken_counter
 
 ENCODINGS = ("cl100k_base", "o200k_base")

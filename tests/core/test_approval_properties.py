@@ -26,8 +26,8 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._dispatch import ABANDONED
-from budgetloop._types import to_pico
+from budgetloop._engine._types import to_pico
+from budgetloop._tools._dispatch import ABANDONED
 from tests.conftest import PRICE
 from tests.strategies import PROMPT, TOOL_NAMES, Built, Scenario, build, scenarios, tools_ran
 

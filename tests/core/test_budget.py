@@ -25,7 +25,7 @@ from budgetloop import (
     max_turns_for,
     worst_case_cost,
 )
-from budgetloop._budget import estimate_message, estimate_text, project
+from budgetloop._rules._budget import estimate_message, estimate_text, project
 
 WORKED = {
     "start_tokens": 8_000,

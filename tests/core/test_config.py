@@ -30,7 +30,7 @@ from budgetloop import (
     run_many,
     start,
 )
-from budgetloop._options import (
+from budgetloop._engine._options import (
     OPTIONS,
     ForkOptions,
     ManyOptions,

@@ -101,10 +101,10 @@ def test_a_sync_tool_that_returns_an_awaitable_is_an_error_saying_so(
 
 
 def test_a_raising_redact_withholds_the_trace_record_and_hands_the_error_back() -> None:
-    from budgetloop._dispatch import Dispatch
-    from budgetloop._pool import Workers
-    from budgetloop._redact import WITHHELD, Redactor
-    from budgetloop._turn import Call
+    from budgetloop._engine._turn import Call
+    from budgetloop._forms._redact import WITHHELD, Redactor
+    from budgetloop._tools._dispatch import Dispatch
+    from budgetloop._tools._pool import Workers
 
     @tool
     def echo(q: str) -> str:

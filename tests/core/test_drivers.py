@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from budgetloop import AsyncSession, Budget, Completion, ScriptedModel, Session, ToolCall, tool
-from budgetloop._session import Handed
-from budgetloop._turn import REQUESTS
+from budgetloop._engine._session import Handed
+from budgetloop._engine._turn import REQUESTS
 
 
 @tool

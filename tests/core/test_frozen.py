@@ -21,7 +21,7 @@ from budgetloop import (
     ToolCall,
     Usage,
 )
-from budgetloop._frozen import fast_init
+from budgetloop._engine._frozen import fast_init
 from budgetloop._trace._result import Request
 
 RECORDS = (ToolCall, Message, Usage, Completion, Request, CallRecord, Step, Projection, Result)

@@ -24,7 +24,7 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._budget import estimate_message
+from budgetloop._rules._budget import estimate_message
 from budgetloop.display import used_by
 from tests.conftest import PRICE, FakeClock, always_calls, growing_count, make_search
 

@@ -26,7 +26,7 @@ from budgetloop import (
     run,
     tool,
 )
-from budgetloop._budget import cost_detail
+from budgetloop._rules._budget import cost_detail
 from budgetloop._trace._html import render
 from budgetloop.display import projection_text, worst_case_text
 

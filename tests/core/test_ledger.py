@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from budgetloop._types import to_pico
+from budgetloop._engine._types import to_pico
 from budgetloop.ledger import (
     Ledger,
     LedgerError,

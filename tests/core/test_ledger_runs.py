@@ -39,7 +39,7 @@ from budgetloop import (
     run_many,
     start,
 )
-from budgetloop._types import to_pico
+from budgetloop._engine._types import to_pico
 from budgetloop.ledger import Ledger, RedisLedger
 from tests import held_support
 from tests.ledger_support import NO_REDIS, open_ledger, redis_server

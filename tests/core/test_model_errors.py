@@ -27,7 +27,7 @@ from budgetloop import (
     run,
     start,
 )
-from budgetloop._types import to_pico
+from budgetloop._engine._types import to_pico
 from budgetloop.display import step_head
 from tests.conftest import PRICE, make_search
 

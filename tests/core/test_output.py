@@ -28,7 +28,7 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._output import ASK_AGAIN, FinalAnswer
+from budgetloop._features._output import ASK_AGAIN, FinalAnswer
 
 
 @dataclass

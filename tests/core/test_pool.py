@@ -8,7 +8,7 @@ import time
 import pytest
 
 from budgetloop import Budget, Completion, ScriptedModel, ToolCall, run, tool
-from budgetloop._pool import Slots, Workers
+from budgetloop._tools._pool import Slots, Workers
 
 
 def test_slots_filled_before_the_deadline_are_all_returned() -> None:

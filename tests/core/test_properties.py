@@ -31,10 +31,10 @@ from budgetloop import (
     run,
     start,
 )
-from budgetloop._dispatch import ABANDONED, NOT_STARTED
+from budgetloop._engine._turn import received
+from budgetloop._engine._types import to_pico
 from budgetloop._schema._check import ArgumentError, check_arguments
-from budgetloop._turn import received
-from budgetloop._types import to_pico
+from budgetloop._tools._dispatch import ABANDONED, NOT_STARTED
 from budgetloop.ledger import MemoryLedger
 from tests.strategies import (
     PROMPT,

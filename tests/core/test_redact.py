@@ -22,7 +22,7 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._redact import PLAIN, Said
+from budgetloop._forms._redact import PLAIN, Said
 
 SECRET = "sk-live-7Hq2ZxSECRET9"
 MASK = "[redacted]"

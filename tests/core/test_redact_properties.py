@@ -33,7 +33,7 @@ from budgetloop import (
     start,
     tool,
 )
-from budgetloop._tracebacks import MAX_TRACEBACK_CHARS
+from budgetloop._tools._tracebacks import MAX_TRACEBACK_CHARS
 from tests.conftest import FakeClock
 from tests.core.test_redact import forms
 

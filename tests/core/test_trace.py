@@ -253,7 +253,7 @@ def test_every_format_character_is_escaped() -> None:
     import sys
     import unicodedata
 
-    from budgetloop._printable import printable
+    from budgetloop._forms._printable import printable
 
     cf = [chr(i) for i in range(sys.maxunicode + 1) if unicodedata.category(chr(i)) == "Cf"]
     assert len(cf) > 150

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from budgetloop import Completion, Message, Result, ScriptedModel, ToolCall, arun, run, tool
-from budgetloop._tracebacks import MAX_TRACEBACK_CHARS
+from budgetloop._tools._tracebacks import MAX_TRACEBACK_CHARS
 
 
 def parse_price(text: str) -> float:

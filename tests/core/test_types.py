@@ -116,7 +116,7 @@ def test_cached_tokens_are_billed_each_at_its_price() -> None:
 
 
 def test_a_calls_arguments_are_written_as_text_by_one_rule() -> None:
-    from budgetloop._redact import PLAIN, Redactor
+    from budgetloop._forms._redact import PLAIN, Redactor
 
     text = '{"city": "Zürich"}'
     as_dict = {"city": "Zürich", "when": [1, 2], "raw": b"x"}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from budgetloop import Stop
-from budgetloop._printable import printable
+from budgetloop._forms._printable import printable
 from tests.hostile_run import HOSTILE, PAYLOADS, make_trace
 from tests.jupyter_browser import (
     ARTIFACTS,

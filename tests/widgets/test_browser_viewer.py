@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from budgetloop import load_trace, tool
-from budgetloop._printable import printable
+from budgetloop._forms._printable import printable
 from budgetloop.display import step_head, why_text
 from budgetloop_widgets import projection_text, to_html
 from budgetloop_widgets._log import sent_counts

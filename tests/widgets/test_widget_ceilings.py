@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any
 
 from budgetloop import Budget, Completion, Message, ScriptedModel, Stop, ToolCall, start, tool
-from budgetloop._ceilings import CEILINGS
+from budgetloop._rules._ceilings import CEILINGS
 from budgetloop.display import format_usd, meter, projection_text, step_head, stop_means
 from budgetloop_widgets import RunPanel, TraceView
 from tests.widgets.test_widgets import Page, data_of
