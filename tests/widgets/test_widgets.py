@@ -340,8 +340,11 @@ def test_a_factory_that_returns_something_else_is_refused() -> None:
         TypeError, match=r"^RunPanel: factory's result must be a budgetloop Session, got int\.$"
     ):
         RunPanel(lambda: 42)  # type: ignore[arg-type,return-value]
-    with pytest.raises(TypeError, match="source must be a Session or a function"):
-        RunPanel("not a session")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="source must be a Session, a function returning one"):
+        RunPanel(42)  # type: ignore[arg-type]
+    # a str is the path of a held run's trace: going on from it needs the model
+    with pytest.raises(TypeError, match=r"^RunPanel: complete must be the model to go on with"):
+        RunPanel("not a session")
 
 
 def test_what_the_model_and_tools_wrote_is_escaped_everywhere() -> None:
