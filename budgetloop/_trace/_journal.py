@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from .._types import Message, from_pico, to_pico
 from .._valid import type_name
+from ._compact import VERSION, appended, dumps, head_data, message_data, step_line
 from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._read import (
@@ -32,6 +33,7 @@ from ._read import (
     as_text,
     check_spend,
     content_id,
+    filled,
     get_key,
     read_budget,
     read_edited,
@@ -43,7 +45,7 @@ from ._read import (
     read_stop,
     read_tools,
 )
-from ._result import Result, Step, check_header, message_to_dict
+from ._result import Result, Step, check_header
 
 __all__ = [
     "Journal",
@@ -73,7 +75,7 @@ class Journal:
     def _line(self, data: dict[str, Any]) -> None:
         if self._fh is None:
             self._fh, self.moved_to = open_new(self.path)
-        self._fh.write(json.dumps(data, ensure_ascii=False, default=repr) + "\n")
+        self._fh.write(dumps(data) + "\n")
         self._fh.flush()
 
     def header(self, result: Result) -> None:
@@ -82,26 +84,23 @@ class Journal:
         file cut before its end line still loads with all the run has spent."""
         self.started = True
         data = result.to_dict()
-        keys = ("format", "version", "run_id", "forked_from", "edited", "budget", "price",
-                "max_output_tokens", "options")  # fmt: skip
-        head = {k: data[k] for k in keys}
+        keys = ("run_id", "forked_from", "edited", "budget", "price", "max_output_tokens",
+                "options")  # fmt: skip
+        head = {"format": data["format"], "version": VERSION}
+        head.update(head_data({k: data[k] for k in keys}))
         carried = to_pico(result.cost_usd or 0.0) - sum(
             to_pico(s.cost_usd or 0.0) for s in result.steps
         )
         if carried > 0:
             head["carried_usd"] = from_pico(carried)
-        self._line(
-            {**head, "kind": "header", "tools": data["tools"], "messages": data["messages"]}
-        )
+        tools = head_data({"tools": data["tools"]})
+        written = [message_data(m) for m in result.messages]
+        self._line({**head, "kind": "header", **tools, "messages": written})
 
     def step(self, step: Step, messages: list[Message]) -> None:
-        self._line(
-            {
-                "kind": "step",
-                "step": step.to_dict(),
-                "messages": [message_to_dict(m) for m in messages],
-            }
-        )
+        """A step's line: the step, and the messages it appended (those it holds as
+        references, ``_compact``)."""
+        self._line(step_line(step, messages))
 
     def end(self, result: Result) -> None:
         self._line(_end_line(result))
@@ -116,7 +115,7 @@ class Journal:
 def _end_line(result: Result) -> dict[str, Any]:
     data = result.to_dict()
     keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
-    return {"kind": "end", **{k: data[k] for k in keys if k in data}}  # output: output=T's
+    return {"kind": "end", **head_data({k: data[k] for k in keys if k in data})}
 
 
 def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
@@ -128,7 +127,7 @@ def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
         fh.seek(-1, os.SEEK_END)
         if fh.read(1) != b"\n":
             return False
-        line = json.dumps(_end_line(result), ensure_ascii=False, default=repr) + "\n"
+        line = dumps(_end_line(result)) + "\n"
         fh.write(line.encode("utf-8", "backslashreplace"))
     return True
 
@@ -359,10 +358,19 @@ def _from_lines(raw: bytes, where: str) -> Result:
                     f"what follows the end line (line {end_line}) must be nothing, got a step."
                 )
             elif kind == "step":
-                step = _step(entry, len(steps), seen)
+                step = _step(entry, len(steps), seen, header["compact"])
                 seen[step.index] = number
                 steps.append(step)
-                messages.extend(read_messages(get_key(entry, "", "messages"), "messages"))
+                if header["compact"] and "messages" not in entry:
+                    messages.extend(appended(step))  # its reply and its calls' results
+                else:
+                    messages.extend(
+                        read_messages(
+                            get_key(entry, "", "messages"),
+                            "messages",
+                            steps if header["compact"] else None,
+                        )
+                    )
             else:
                 end, end_line = _end(entry), number
         except ValueError as exc:
@@ -396,7 +404,8 @@ def _from_lines(raw: bytes, where: str) -> Result:
 
 def _header(entry: dict[str, Any]) -> dict[str, Any]:
     return {
-        "budget": read_budget(get_key(entry, "", "budget"), "budget"),
+        "compact": entry["version"] == 2,  # each text once (``_compact``)
+        "budget": read_budget(get_key(entry, "", "budget", {}), "budget"),
         "price": read_price(get_key(entry, "", "price", None), "price"),
         "max_output_tokens": as_int(
             get_key(entry, "", "max_output_tokens", None), "max_output_tokens", optional=True
@@ -413,8 +422,10 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _step(entry: dict[str, Any], expected: int, seen: dict[int, int]) -> Step:
+def _step(entry: dict[str, Any], expected: int, seen: dict[int, int], compact: bool) -> Step:
     data = as_object(get_key(entry, "", "step"), "step")
+    if compact:
+        data = filled(data)
     index = as_int(get_key(data, "step", "index"), "step.index")
     if index in seen:
         raise ValueError(

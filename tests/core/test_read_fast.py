@@ -126,7 +126,7 @@ def test_loading_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> 
     good = tmp_path / "run.jsonl"
     rich_run(good)
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(good.read_text(encoding="utf-8").replace('"index": 1', '"index": 7'))
+    bad.write_text(good.read_text(encoding="utf-8").replace('"index":1', '"index":7'))
     was_on = gc.isenabled()
     try:
         for on in (True, False):

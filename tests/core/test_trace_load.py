@@ -199,7 +199,8 @@ def parse(path: str) -> list[str | int]:
         ("messages.3.tool_call_id", 5, "messages[3].tool_call_id must be a string or None, got int."),
         ("messages", {}, "messages must be a list, got dict."),
         ("tools.0", "lookup", "tools[0] must be an object, got str."),
-        ("version", True, "version must be 1, the trace format this budgetloop reads, got True. "
+        ("version", True, "version must be 1 or 2, the trace formats this budgetloop reads, "
+         "got True. "
          "Upgrade budgetloop to read newer traces."),
     ],
 )  # fmt: skip
