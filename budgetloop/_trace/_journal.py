@@ -45,6 +45,7 @@ from ._read import (
     read_stop,
     read_tools,
 )
+from ._read_fast import NOT_READ, json_loads
 from ._result import Result, Step, check_header
 
 __all__ = [
@@ -156,7 +157,9 @@ def as_result(trace: Trace, where: str = "as_result", name: str = "trace") -> Re
     )
 
 
-def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Result:
+def load_trace(
+    path: str | os.PathLike[str], format: str | None = None, *, _stdlib: bool = False
+) -> Result:
     """Read a trace written by ``Result.save`` or by ``run(..., trace_path=...)``, or a run
     another framework recorded.
 
@@ -182,13 +185,19 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
     or a file over 1 GiB (a trace is read whole), is a ``ValueError`` before anything is read,
     saying which. Python's cyclic garbage collector is paused while
     the file is read, and restored (docs/threads.md).
+
+    With msgspec installed (the ``fast`` extra) its parser reads the JSON, to the same result
+    (``_stdlib=True``: the standard library's alone, as without it).
     """
-    return _one_run(path, format, "load_trace")
+    return _one_run(path, format, "load_trace", not _stdlib)
 
 
-def _one_run(path: str | os.PathLike[str], format: object, where: str) -> Result:
-    """The one run of the file at ``path``; ``where`` (the function called) names an error."""
-    found = _read_path(path, format, where)
+def _one_run(
+    path: str | os.PathLike[str], format: object, where: str, fast: bool = True
+) -> Result:
+    """The one run of the file at ``path``; ``where`` (the function called) names an error;
+    ``fast``: msgspec parses the JSON where it is installed."""
+    found = _read_path(path, format, where, fast)
     if len(found) != 1:
         what = "no run (no model call)" if not found else f"{len(found)} runs"
         raise ValueError(
@@ -198,15 +207,19 @@ def _one_run(path: str | os.PathLike[str], format: object, where: str) -> Result
     return found[0]
 
 
-def load_traces(path: str | os.PathLike[str], format: str | None = None) -> list[Result]:
+def load_traces(
+    path: str | os.PathLike[str], format: str | None = None, *, _stdlib: bool = False
+) -> list[Result]:
     """Every run a file holds, as ``load_trace`` reads them: a budgetloop trace is one run; an
     OTLP file or an openai-agents export may hold many (one per trace id), in the order they
     first appear. A file with no spans in it is an empty list; spans that hold no run are a
-    ``ValueError`` that names what they are."""
-    return _read_path(path, format, "load_traces")
+    ``ValueError`` that names what they are. ``_stdlib`` as for ``load_trace``."""
+    return _read_path(path, format, "load_traces", not _stdlib)
 
 
-def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list[Result]:
+def _read_path(
+    path: str | os.PathLike[str], format: object, where: str, fast: bool = True
+) -> list[Result]:
     from .._importers import check_format
 
     chosen = check_format(where, format)
@@ -214,7 +227,7 @@ def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list
     raw = read_regular(path, where)
     with _collector_paused():
         try:
-            return _read(raw, os.fspath(path), chosen)
+            return _read(raw, os.fspath(path), chosen, fast)
         except ValueError as exc:  # it names the file (and line) and the field
             raise ValueError(f"{where}: {exc}") from None
 
@@ -241,7 +254,7 @@ def _collector_paused() -> Iterator[None]:
                 gc.collect()
 
 
-def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
+def _read(raw: bytes, where: str, fmt: str | None, fast: bool = True) -> list[Result]:
     """Every run of a file: budgetloop's own trace (JSON, or JSON Lines from its header line),
     else a run another framework recorded (``_importers``)."""
     from .. import _importers
@@ -253,17 +266,17 @@ def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
     head: Any = None
     if not one_line:
         try:
-            head = _parse(first.decode("utf-8"), where)
-        except (ValueError, UnicodeDecodeError):
+            head = _parse(first, where, fast)
+        except ValueError:
             head = None
         if own and _is_header(head):
-            return [_from_lines(raw, where)]
+            return [_from_lines(raw, where, fast)]
         if fmt != "budgetloop" and _importers.line_starts(head):
             lines = _importers.parse_lines(_decode(raw, where), where)
             return _importers.read(lines, True, fmt, where, raw)
-    data = _parse(_decode(raw, where), where)
+    data = _parse(raw, where, fast)
     if own and _is_header(data):
-        return [_from_lines(raw, where)]
+        return [_from_lines(raw, where, fast)]
     if fmt == "budgetloop" or (own and isinstance(data, dict) and "format" in data):
         try:
             return [read_result(data)]
@@ -276,7 +289,12 @@ def _is_header(data: Any) -> bool:
     return isinstance(data, dict) and data.get("kind") == "header"
 
 
-def _parse(text: str, where: str) -> Any:
+def _parse(raw: bytes, where: str, fast: bool) -> Any:
+    """The file's JSON (msgspec's parse where it is installed and ``fast``)."""
+    data = json_loads(raw, fast)
+    if data is not NOT_READ:
+        return data
+    text = _decode(raw, where)
     try:
         return json.loads(text)
     except RecursionError:
@@ -300,7 +318,7 @@ def _decode(raw: bytes, where: str, line: int | None = None) -> str:
         ) from None
 
 
-def _from_lines(raw: bytes, where: str) -> Result:
+def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
     header: dict[str, Any] = {}
     steps: list[Step] = []
     seen: dict[int, int] = {}  # step index -> its line
@@ -316,14 +334,16 @@ def _from_lines(raw: bytes, where: str) -> Result:
         if not line.strip():
             continue
         at = f"{where}:{number}"
+        entry = json_loads(line, fast)
         try:
-            decoded = _decode(line, where, number)
+            decoded = "" if entry is not NOT_READ else _decode(line, where, number)
         except ValueError:
             if last:
                 break  # cut inside a character
             raise
         try:
-            entry = json.loads(decoded)
+            if entry is NOT_READ:
+                entry = json.loads(decoded)
         except RecursionError:
             if last:
                 break

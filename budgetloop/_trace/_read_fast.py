@@ -7,10 +7,19 @@ as plain type and range tests, accept only values the full readers accept (exact
 strings and no messages. On anything else they return None, and the full reader runs: it builds
 the same object, or raises the ``ValueError`` that names the field.
 ``tests/core/test_read_fast.py`` holds the two readers to the same results.
+
+The JSON itself is parsed first by msgspec's decoder when it is installed (the ``fast`` extra;
+benchmarks/README.md has the figures): ``json_loads`` returns what ``json.loads`` would, or
+``NOT_READ`` where msgspec refuses the bytes (not JSON, not UTF-8, NaN, a number past a float,
+a lone surrogate, nesting deeper than it reads), and then the standard library parses them and
+says what is wrong. The result is the same either way.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+from collections.abc import Callable
 from typing import Any, cast
 
 from .._budget import Projection
@@ -23,6 +32,37 @@ _INF = float("inf")
 _BIG = 2**1023  # an int below this converts to a float
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = _SCALARS - {float}  # scalars that need no further look (a float may be NaN)
+
+
+NOT_READ: Any = object()  # json_loads: the standard library is to parse these bytes
+
+
+@functools.cache
+def _decoder() -> Callable[[bytes], Any] | None:
+    """msgspec's JSON decoder, when msgspec is installed."""
+    try:
+        msgspec_json = importlib.import_module("msgspec.json")
+    except ImportError:
+        return None
+    decode: Callable[[bytes], Any] = msgspec_json.Decoder().decode
+    return decode
+
+
+def fast_json() -> bool:
+    """Whether ``json_loads`` has a fast parser (msgspec is installed)."""
+    return _decoder() is not None
+
+
+def json_loads(raw: bytes, fast: bool = True) -> Any:
+    """``raw`` parsed as ``json.loads`` would parse it, by msgspec; ``NOT_READ`` when ``fast``
+    is False, msgspec is not installed or it refuses the bytes."""
+    decode = _decoder() if fast else None
+    if decode is None:
+        return NOT_READ
+    try:
+        return decode(raw)
+    except (ValueError, RecursionError):  # msgspec's DecodeError is a ValueError
+        return NOT_READ
 
 
 def _number(value: Any) -> bool:

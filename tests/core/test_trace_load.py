@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib.util
 import json
 import math
 from collections.abc import Iterator
@@ -29,11 +30,13 @@ from budgetloop import (
     ToolCall,
     Usage,
     load_trace,
+    load_traces,
     run,
     start,
     tool,
 )
 from budgetloop._trace._read import MAX_DEPTH
+from budgetloop._trace._read_fast import fast_json
 from tests.conftest import FakeClock
 
 CACHED_PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
@@ -570,3 +573,45 @@ def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_pat
         Result.from_dict(data)
     with pytest.raises(TypeError, match=r"^Completion: model must be str or None, got int\.$"):
         Completion("ok", model=3)  # type: ignore[arg-type]
+
+
+# -- the JSON parsed by msgspec or by the standard library: the same results ---------------------
+
+FIXTURES = sorted(
+    p for p in (Path(__file__).resolve().parents[1] / "fixtures").rglob("*.json*") if p.is_file()
+)
+
+
+def outcome(path: Path, stdlib: bool) -> Any:
+    """Every run a file holds, whole (ids and tracebacks too), or the error it is refused with."""
+    try:
+        runs = load_traces(path, _stdlib=stdlib)
+    except ValueError as exc:
+        return str(exc)
+    return [(r.run_id, r.to_dict(), r) for r in runs]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_every_fixture_loads_the_same_by_either_json_parser(path: Path) -> None:
+    if importlib.util.find_spec("msgspec") is not None:
+        assert fast_json()  # the fast path is the one compared
+    assert outcome(path, stdlib=False) == outcome(path, stdlib=True)
+
+
+def test_json_either_parser_refuses_or_reads_differently_is_read_by_the_standard_library(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.json"
+    rich_run().save(path)
+    text = path.read_text(encoding="utf-8")
+    for changed in (
+        text.replace('"seconds":0.5', '"seconds":NaN', 1),  # json reads NaN, msgspec does not
+        text.replace('"seconds":0.5', '"seconds":1e400', 1),
+        text.replace('"max_output_tokens":200', f'"max_output_tokens":{2**70}', 1),
+        text.replace('"content":"find a"', '"content":"find \\ud800"', 1),  # a lone surrogate
+        text.replace('"run_id":', '"run_id":[[[' + "[" * 2000 + "]" * 2003 + ',"run_id":', 1),
+        text[:-3],  # torn
+    ):
+        assert changed != text
+        path.write_text(changed, encoding="utf-8")
+        assert outcome(path, stdlib=False) == outcome(path, stdlib=True)
