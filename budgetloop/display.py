@@ -8,7 +8,9 @@ person as a view shows it, through ``redact=`` (``held_batch``), and what an edi
 written over the redacted form means (``edited_arguments``), a step's head line
 (``step_head``), a fork's carried spend, money
 (``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
-a value of the wrong type as an error names it (``type_name``). The ceilings' words come from
+a value of the wrong type as an error names it (``type_name``), and a saved run's list read from
+its file without building every step (``read_columns``, ``Columns``; a step's full record when
+it is opened, ``read_step_at``). The ceilings' words come from
 the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of
 the views changing.
 """
@@ -25,6 +27,7 @@ from ._approval import Decision, PendingCall
 from ._budget import Projection
 from ._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
 from ._redact import WITHHOLD, Redactor
+from ._trace._columns import Columns, columns_of, read_columns, read_step_at
 from ._trace._result import Result, Step, message_to_dict
 from ._turn import NextTurn
 from ._types import Budget, Stop, format_usd
@@ -36,11 +39,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BAR_TITLE",
     "NO_PROJECTION",
+    "Columns",
     "HeldBatch",
     "HeldCall",
     "Meter",
     "Used",
     "carried_text",
+    "columns_of",
     "count",
     "edited_arguments",
     "format_usd",
@@ -50,6 +55,8 @@ __all__ = [
     "next_turn_text",
     "plural",
     "projection_text",
+    "read_columns",
+    "read_step_at",
     "redacted_text",
     "refused_by_projection",
     "step_head",

@@ -34,7 +34,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = _SCALARS - {float}  # scalars that need no further look (a float may be NaN)
 
 
-NOT_READ: Any = object()  # json_loads: the standard library is to parse these bytes
+NOT_READ: Any = _NO  # json_loads: the standard library is to parse these bytes
 
 
 @functools.cache
@@ -151,6 +151,22 @@ def call(data: Any) -> CallRecord | None:
 
 def _usage(data: Any) -> Any:
     """``read_usage``'s Usage or None, or ``_NO``: leave it to ``read_usage``."""
+    figures = usage_figures(data)
+    if figures is None or figures is _NO:
+        return figures
+    inp, out, read, write, reasoning = figures
+    return Usage(
+        input_tokens=inp,
+        output_tokens=out,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        reasoning_tokens=reasoning,
+    )
+
+
+def usage_figures(data: Any) -> Any:
+    """A usage's counts as ``read_usage`` accepts them (input, output, cache read, cache write,
+    reasoning), None for none, or ``_NO``: leave it to ``read_usage``."""
     if data is None:
         return None
     if type(data) is not dict:
@@ -173,23 +189,33 @@ def _usage(data: Any) -> Any:
         and 0 <= reasoning <= out
     ):
         return _NO
-    return Usage(
-        input_tokens=inp,
-        output_tokens=out,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=reasoning,
-    )
+    return inp, out, read, write, reasoning
 
 
 def _projection(data: Any) -> Projection | None:
-    if type(data) is not dict:
+    if not projection_fits(data):
         return None
+    get = data.get
+    return Projection(
+        input_tokens=get("input_tokens"),
+        output_tokens=get("output_tokens"),
+        cost_usd=get("cost_usd"),
+        spent_usd=get("spent_usd"),
+        limit_usd=get("limit_usd"),
+        fits=get("fits"),
+        tier=get("tier"),
+    )
+
+
+def projection_fits(data: Any) -> bool:
+    """The data is a projection ``read_projection`` reads as it is (an object, not None)."""
+    if type(data) is not dict:
+        return False
     get = data.get
     inp, out, cost = get("input_tokens", _NO), get("output_tokens", _NO), get("cost_usd", _NO)
     spent, limit, fits = get("spent_usd", _NO), get("limit_usd", _NO), get("fits", _NO)
     tier = get("tier")
-    if not (
+    return (
         (tier is None or (type(tier) is int and tier >= 0))
         and type(inp) is int
         and inp >= 0
@@ -198,16 +224,6 @@ def _projection(data: Any) -> Projection | None:
         and _number(spent)
         and (limit is None or _number(limit))
         and type(fits) is bool
-    ):
-        return None
-    return Projection(
-        input_tokens=inp,
-        output_tokens=out,
-        cost_usd=cost,
-        spent_usd=spent,
-        limit_usd=limit,
-        fits=fits,
-        tier=tier,
     )
 
 

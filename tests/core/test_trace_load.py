@@ -8,13 +8,14 @@ import hashlib
 import importlib.util
 import json
 import math
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tests.strategies  # noqa: F401 - the Hypothesis profiles
@@ -37,7 +38,9 @@ from budgetloop import (
 )
 from budgetloop._trace._read import MAX_DEPTH
 from budgetloop._trace._read_fast import fast_json
+from budgetloop.display import Columns, columns_of, read_columns, read_step_at
 from tests.conftest import FakeClock
+from tests.strategies import PROMPT, Scenario, build, scenarios
 
 CACHED_PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
 
@@ -615,3 +618,86 @@ def test_json_either_parser_refuses_or_reads_differently_is_read_by_the_standard
         assert changed != text
         path.write_text(changed, encoding="utf-8")
         assert outcome(path, stdlib=False) == outcome(path, stdlib=True)
+
+
+# -- the list's columns, read without building every step ----------------------------------------
+
+
+def columns_outcome(path: Path, stdlib: bool = False) -> Any:
+    """The columns ``read_columns`` reads, or its error less the function's name."""
+    try:
+        return read_columns(path, _stdlib=stdlib)
+    except ValueError as exc:
+        return str(exc).removeprefix("read_columns: ")
+
+
+def loaded_columns(path: Path) -> Any:
+    try:
+        return columns_of(load_trace(path).steps)
+    except ValueError as exc:
+        return str(exc).removeprefix("load_trace: ")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_the_columns_of_every_fixture_are_those_of_its_loaded_run(path: Path) -> None:
+    expected = loaded_columns(path)
+    assert columns_outcome(path) == expected
+    assert columns_outcome(path, stdlib=True) == expected
+
+
+def test_the_columns_of_a_rich_run_say_each_step(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    columns = read_columns(path)
+    assert columns == Columns(
+        index=[0, 1],
+        status=["error", "skipped"],
+        cost_usd=[0.001875, 0.0039],
+        input_tokens=[900, 1200],
+        output_tokens=[30, 20],
+        preview=["Looking.", "Once more."],
+        seconds=[0.5, 0.0],
+        calls=[(("ok", None), ("error", None), ("error", None)), (("skipped", None),)],
+        under=[True, True],
+        final=[False, False],
+    )
+    lines = path.read_bytes().split(b"\n")
+    assert columns.offsets == [len(lines[0]) + 1, len(lines[0]) + len(lines[1]) + 2]
+    assert read_step_at(path, columns, 1) == load_trace(path).steps[1]
+
+
+@settings(max_examples=30)
+@given(scenarios(), st.booleans())
+def test_the_columns_of_any_run_are_those_load_trace_gives(s: Scenario, saved: bool) -> None:
+    built = build(s)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.jsonl"
+        result = run(built.model, PROMPT, trace_path=path, **built.kwargs)
+        if saved:
+            path = Path(tmp) / "run.json"
+            result.save(path)
+        columns = read_columns(path)
+        assert columns == columns_of(load_trace(path).steps) == columns_of(result.steps)
+        assert read_columns(path, _stdlib=True) == columns
+        assert (columns.offsets is None) is saved  # read from the lines, not from a Result
+        for i in range(0 if saved else len(result.steps)):
+            assert read_step_at(path, columns, i).to_dict() == result.steps[i].to_dict()
+
+
+def test_a_file_the_columns_cannot_be_read_from_is_refused_as_load_trace_refuses_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    text = path.read_text(encoding="utf-8")
+    for changed in (
+        text.replace('"status":"skipped"', '"status":"done"'),
+        text.replace('"index":1', '"index":3'),
+        text.replace('"cost_usd":0.005775', '"cost_usd":0.001'),
+        text.replace('"max_steps":2', '"max_steps":"2"'),
+    ):
+        assert changed != text
+        path.write_text(changed, encoding="utf-8")
+        said = loaded_columns(path)
+        assert isinstance(said, str)
+        assert columns_outcome(path) == said
