@@ -34,41 +34,23 @@ def flags(step: Step) -> int:
     tool calls and no error), ``under-projected`` (reported input above the projection), a
     person's decisions on its calls (``denied`` is a status; ``edited``, ``approved``); and
     ``FINAL`` for a final answer."""
-    usage, projection = step.usage, step.projection
-    return flags_of(
-        [(c.status, c.approval) for c in step.tool_calls],
-        failed=step.error is not None,
-        under=usage is not None
-        and projection is not None
-        and usage.input_tokens > projection.input_tokens,
-        final=step.final_answer,
-    )
-
-
-def flags_of(calls: Sequence[tuple[str, str | None]], *, failed: bool, under: bool,
-             final: bool) -> int:  # fmt: skip
-    """``flags`` from a step's facts: each call's status and a person's decision on it, whether
-    the model call failed, reported more input than projected, and was a final answer."""
     bits = 0
-    for status, approval in calls:
-        bits |= _CALL_BITS[status]
-        if approval is not None and approval != "denied":
-            bits |= _DECISION_BITS[approval]
-    if failed:
+    for call in step.tool_calls:
+        bits |= _CALL_BITS[call.status]
+        if call.approval is not None and call.approval != "denied":
+            bits |= _DECISION_BITS[call.approval]
+    if step.error is not None:
         bits |= 8
-    elif not calls:
+    elif not step.tool_calls:
         bits |= 16
-    if under:
+    usage, projection = step.usage, step.projection
+    if (
+        usage is not None
+        and projection is not None
+        and usage.input_tokens > projection.input_tokens
+    ):
         bits |= 32
-    return bits | FINAL if final else bits
-
-
-def status(bits: int) -> str:
-    """A step's status as its row says it, from its ``flags`` (as ``viewer.js``'s ``status``)."""
-    for name in ("model error", "error", "skipped", "denied", "ok"):
-        if bits & BITS[name]:
-            return name
-    return "answer"
+    return bits | FINAL if step.final_answer else bits
 
 
 def jump_targets(

@@ -302,7 +302,10 @@ def read_step_at(path: str | os.PathLike[str], columns: Columns, index: int) -> 
     except (ValueError, RecursionError):
         raise ValueError(f"{where}: the step's line must be JSON, got text that is not.") from None
     if type(entry) is not dict or entry.get("kind") != "step":
-        raise ValueError(f"{where}: the line at byte {offsets[index]} must be a step line.")
+        kind = entry.get("kind") if type(entry) is dict else type(entry).__name__
+        raise ValueError(
+            f"{where}: the line at byte {offsets[index]} must be a step line, got {kind!r}."
+        )
     step = entry.get("step")
     try:
         return read_step(filled(step) if columns.version == 2 else step, "step", index)

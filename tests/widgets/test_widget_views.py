@@ -26,6 +26,7 @@ from budgetloop import (
     run,
     tool,
 )
+from budgetloop.display import columns_of, read_columns
 from budgetloop_widgets import TraceView, _text, bar_chart, line_chart, projection_text, usd
 from budgetloop_widgets._status import stop_html
 from budgetloop_widgets._svg import bucketed, nice_top
@@ -464,3 +465,44 @@ def test_the_cost_chart_names_its_hollow_point_only_where_one_is_drawn() -> None
     assert title(charts_html(steps, Budget(max_cost_usd=0.1), nxt, refused=True)) == (
         "cost so far (○ = + the step that did not fit, projected)"
     )
+
+
+def test_a_trace_view_of_a_journal_reads_its_list_and_a_step_from_the_file(
+    tmp_path: Path,
+) -> None:
+    from tests.core.test_trace_load import rich_run
+
+    path = tmp_path / "run.jsonl"
+    result = rich_run(path)
+    view = TraceView(path)
+    assert view.path == str(path)
+    assert view.columns == read_columns(path)
+    assert view.columns.status == ["error", "skipped"]
+    assert view.columns.offsets is not None  # read from the lines, not from the Result
+    assert [view.record(i).to_dict() for i in (0, 1)] == [s.to_dict() for s in result.steps]
+    # the file is where a step is read from when it is opened
+    path.write_text(path.read_text(encoding="utf-8").replace("Once more.", "Twice more"))
+    assert view.record(1).text == "Twice more"
+    with pytest.raises(ValueError, match="index must be a step") as info:
+        view.record(2)
+    assert str(info.value) == (
+        "TraceView.record: index must be a step of the run (0 to 1), got 2."
+    )
+    with pytest.raises(TypeError, match="index must be an int") as wrong:
+        view.record("1")  # type: ignore[arg-type]
+    assert str(wrong.value) == "TraceView.record: index must be an int, got str."
+
+
+def test_a_trace_view_of_a_run_takes_its_list_and_steps_from_the_run(tmp_path: Path) -> None:
+    from tests.core.test_trace_load import rich_run
+
+    result = rich_run()
+    view = TraceView(result)
+    assert view.path is None
+    assert view.columns == columns_of(result.steps)
+    assert view.record(1) is result.steps[1]
+    result.save(tmp_path / "run.json")  # a saved JSON: the list from the file, steps from the run
+    saved = TraceView(tmp_path / "run.json")
+    assert saved.columns == view.columns
+    assert saved.columns.offsets is None
+    assert saved.record(0) == result.steps[0]
