@@ -23,6 +23,7 @@ The panel's rows (issue 12): a RunPanel refresh at step 400 against one at step 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -144,22 +145,25 @@ def refresh_profile(repeats: int = 41) -> None:
 
 
 def varied_file(path: str, steps: int) -> int:
-    """bench.py's journal, but every step with its own text, arguments and result."""
+    """bench.py's journal, but every step with its own text, arguments and result (its end
+    line's cost what the repeated steps cost, as journal_file's, so the file loads)."""
     journal_file(path, 1)
     with open(path, encoding="utf-8") as fh:
-        header, step, end = fh.read().splitlines()
-    entry = json.loads(step)
+        header, step, end = fh.read().split("\n")[:3]
+    entry, last = json.loads(step), json.loads(end)
+    last["cost_usd"] = steps * entry["step"]["cost_usd"]
     call = entry["step"]["tool_calls"][0]
+    dump = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(header + "\n")
         for i in range(steps):
             entry["step"]["index"] = i
             entry["step"]["text"] = f"reading part {i}"
             call["id"] = f"call_{i}_0"
-            call["raw_arguments"] = call["arguments"] = {"topic": f"part {i}"}
+            call["raw_arguments"] = {"topic": f"part {i}"}  # its arguments: the same (left out)
             call["result"] = f"notes on part {i}. " * 25
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        fh.write(end + "\n")
+            fh.write(dump(entry) + "\n")
+        fh.write(dump(last) + "\n")
     return os.path.getsize(path)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from budgetloop import (
     Stop,
     ToolCall,
     Usage,
+    load_trace,
     printable,
     run,
     tool,
@@ -506,3 +508,21 @@ def test_a_trace_view_of_a_run_takes_its_list_and_steps_from_the_run(tmp_path: P
     assert saved.columns == view.columns
     assert saved.columns.offsets is None
     assert saved.record(0) == result.steps[0]
+
+
+def test_the_benchmarks_trace_of_distinct_steps_loads(tmp_path: Path) -> None:
+    """bench_widgets.py's trace whose every step has its own texts: its end line's cost covers
+    its steps, so it loads, and its list reads the same from the file."""
+    folder = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        from bench_widgets import varied_file
+    finally:
+        sys.path.remove(folder)
+    path = tmp_path / "varied.jsonl"
+    varied_file(str(path), 50)
+    loaded = load_trace(path)
+    assert [s.text for s in loaded.steps[:2]] == ["reading part 0", "reading part 1"]
+    assert loaded.steps[49].tool_calls[0].result == "notes on part 49. " * 25
+    assert loaded.messages[-1].content == "notes on part 49. " * 25
+    assert read_columns(path) == columns_of(loaded.steps)
