@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ._frozen import fast_init
@@ -207,7 +207,7 @@ class Projection:
         return None if self.cost_usd is None else self.spent_usd + self.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}  # all scalars
         if self.tier is None:  # older readers: the key only when a tier applies
             del out["tier"]
         return out

@@ -77,19 +77,22 @@ def strip(data: dict[str, Any], cls: type) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k not in found or not same(v, found[k])}
 
 
-def call_data(call: CallRecord) -> dict[str, Any]:
-    data = strip(call.to_dict(), CallRecord)
+def call_data(call: CallRecord, whole: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A call as version 2 writes it; ``whole`` is its ``to_dict()`` when already made."""
+    data = strip(call.to_dict() if whole is None else whole, CallRecord)
     raw = call.raw_arguments
     if isinstance(raw, dict) and same(call.arguments, raw):
         del data["arguments"]
     return data
 
 
-def step_data(step: Step) -> dict[str, Any]:
-    data = strip(step.to_dict(), Step)
+def step_data(step: Step, whole: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A step as version 2 writes it; ``whole`` is its ``to_dict()`` when already made."""
+    whole = step.to_dict() if whole is None else whole
+    data = strip(whole, Step)
     if not data["under_projected"]:
         del data["under_projected"]
-    data["tool_calls"] = [call_data(c) for c in step.tool_calls]
+    data["tool_calls"] = list(map(call_data, step.tool_calls, whole["tool_calls"]))
     return data
 
 
@@ -201,7 +204,7 @@ def result_data(result: Result) -> dict[str, Any]:
     """The whole trace as ``Result.save`` writes it (version 2)."""
     data = strip(result.to_dict(), Result)
     data["version"] = VERSION
-    data["steps"] = [step_data(s) for s in result.steps]
+    data["steps"] = list(map(step_data, result.steps, data["steps"]))
     refs = Refs(result.steps)
     data["messages"] = [refs.data(m) for m in result.messages]
     return data
