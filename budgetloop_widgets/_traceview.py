@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -112,8 +113,8 @@ class TraceView(Viewer):
 
     def record(self, index: int) -> Step:
         """Step ``index``'s full record, as a step is read when it is opened: from its line
-        in the file for a view of a JSON Lines trace (by the offset ``columns`` keeps), else
-        from the run in the kernel."""
+        in the file for a view of a JSON Lines trace (by the offset ``columns`` keeps), else,
+        or when another file has been put at that path since, from the run in the kernel."""
         if isinstance(index, bool) or not isinstance(index, int):
             raise TypeError(f"TraceView.record: index must be an int, got {type(index).__name__}.")
         if not 0 <= index < len(self.result.steps):
@@ -122,7 +123,8 @@ class TraceView(Viewer):
                 f"{len(self.result.steps) - 1}), got {index}."
             )
         if self.path is not None and self.columns.offsets is not None:
-            return read_step_at(self.path, self.columns, index)
+            with contextlib.suppress(FileNotFoundError, ValueError):  # moved, replaced, cut
+                return read_step_at(self.path, self.columns, index)
         return self.result.steps[index]
 
     def show(self, index: int) -> None:

@@ -14,6 +14,7 @@ checked when a step is opened.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -75,6 +76,7 @@ class Columns:
     final: list[bool]
     offsets: list[int] | None = field(default=None, compare=False)
     version: int = field(default=2, compare=False)
+    file: tuple[int, int] | None = field(default=None, compare=False)  # its device and inode
 
 
 class _Builder:
@@ -269,6 +271,7 @@ def read_columns(path: str | os.PathLike[str], *, _stdlib: bool = False) -> Colu
     ``load_trace`` (its errors too, naming ``read_columns``). ``_stdlib`` as for
     ``load_trace``."""
     fast = not _stdlib
+    found = os.stat(path)
     raw = read_regular(path, "read_columns")
     end = raw.find(b"\n")
     try:
@@ -276,7 +279,8 @@ def read_columns(path: str | os.PathLike[str], *, _stdlib: bool = False) -> Colu
             first = raw[:end]
             head = _parse(first, fast) if first.strip() else None
             if type(head) is dict and head.get("kind") == "header":
-                return _from_lines(raw, fast)
+                columns = _from_lines(raw, fast)
+                return dataclasses.replace(columns, file=(found.st_dev, found.st_ino))
         return _from_document(raw, fast)
     except (_NotHere, ValueError, RecursionError, UnicodeDecodeError):
         pass
@@ -295,6 +299,12 @@ def read_step_at(path: str | os.PathLike[str], columns: Columns, index: int) -> 
             f"{where}: index must be a step of a JSON Lines trace's columns, got {index} ({got})."
         )
     with open(path, "rb") as fh:
+        now = os.fstat(fh.fileno())
+        if columns.file is not None and (now.st_dev, now.st_ino) != columns.file:
+            raise ValueError(
+                f"{where}: the file must be the one the columns were read from, got another "
+                "at that path (a new trace is written there, the old one renamed aside)."
+            )
         fh.seek(offsets[index])
         line = fh.readline()
     try:

@@ -701,3 +701,18 @@ def test_a_file_the_columns_cannot_be_read_from_is_refused_as_load_trace_refuses
         said = loaded_columns(path)
         assert isinstance(said, str)
         assert columns_outcome(path) == said
+
+
+def test_a_step_is_not_read_from_another_file_put_at_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    columns = read_columns(path)
+    rich_run(path)  # the same run again: the old file renamed aside, a new one at the path
+    assert (tmp_path / "run.1.jsonl").exists()
+    with pytest.raises(ValueError, match="the file must be the one") as info:
+        read_step_at(path, columns, 0)
+    assert str(info.value) == (
+        f"read_step_at: {path}: the file must be the one the columns were read from, got "
+        "another at that path (a new trace is written there, the old one renamed aside)."
+    )
+    assert read_step_at(tmp_path / "run.1.jsonl", columns, 1) == load_trace(path).steps[1]

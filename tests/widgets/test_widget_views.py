@@ -493,6 +493,8 @@ def test_a_trace_view_of_a_journal_reads_its_list_and_a_step_from_the_file(
     with pytest.raises(TypeError, match="index must be an int") as wrong:
         view.record("1")  # type: ignore[arg-type]
     assert str(wrong.value) == "TraceView.record: index must be an int, got str."
+    rich_run(path)  # a new trace at the path, this view's file renamed aside: the kernel's copy
+    assert view.record(1) is view.result.steps[1]
 
 
 def test_a_trace_view_of_a_run_takes_its_list_and_steps_from_the_run(tmp_path: Path) -> None:
