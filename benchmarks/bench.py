@@ -632,8 +632,8 @@ def journal_file(path: str, steps: int) -> int:
             entry["step"]["index"] = i
             for n, call in enumerate(entry["step"]["tool_calls"]):
                 call["id"] = f"call_{i}_{n}"
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        fh.write(json.dumps(last, ensure_ascii=False) + "\n")
+            fh.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+        fh.write(json.dumps(last, ensure_ascii=False, separators=(",", ":")) + "\n")
     return os.path.getsize(path)
 
 

@@ -4,6 +4,7 @@ browser (JupyterLab 4 in headless Chromium, driven by Playwright), each beside i
     python benchmarks/bench_widgets.py            # every row (a few minutes)
     python benchmarks/bench_widgets.py --quick    # a smoke run: fewer repeats, 10,000 steps
     python benchmarks/bench_widgets.py --profile  # the panel refresh's view functions, timed
+    python benchmarks/bench_widgets.py --read     # reading a saved run: parsers, load_trace
 
 The viewer's rows (issue 19), each measured in the page with performance.now():
 - a 10,000-step trace on screen within 300 ms of its cell's output appearing;
@@ -23,6 +24,7 @@ The panel's rows (issue 12): a RunPanel refresh at step 400 against one at step 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -144,22 +146,25 @@ def refresh_profile(repeats: int = 41) -> None:
 
 
 def varied_file(path: str, steps: int) -> int:
-    """bench.py's journal, but every step with its own text, arguments and result."""
+    """bench.py's journal, but every step with its own text, arguments and result (its end
+    line's cost what the repeated steps cost, as journal_file's, so the file loads)."""
     journal_file(path, 1)
     with open(path, encoding="utf-8") as fh:
-        header, step, end = fh.read().splitlines()
-    entry = json.loads(step)
+        header, step, end = fh.read().split("\n")[:3]
+    entry, last = json.loads(step), json.loads(end)
+    last["cost_usd"] = steps * entry["step"]["cost_usd"]
     call = entry["step"]["tool_calls"][0]
+    dump = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(header + "\n")
         for i in range(steps):
             entry["step"]["index"] = i
             entry["step"]["text"] = f"reading part {i}"
             call["id"] = f"call_{i}_0"
-            call["raw_arguments"] = call["arguments"] = {"topic": f"part {i}"}
+            call["raw_arguments"] = {"topic": f"part {i}"}  # its arguments: the same (left out)
             call["result"] = f"notes on part {i}. " * 25
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
-        fh.write(end + "\n")
+            fh.write(dump(entry) + "\n")
+        fh.write(dump(last) + "\n")
     return os.path.getsize(path)
 
 
@@ -361,6 +366,78 @@ print(loaded - started, opened - loaded, peak, len(view.result.steps), len(view.
 """
 
 
+READ = """
+import sys, time
+from budgetloop import load_trace
+from budgetloop.display import read_columns
+how, path = sys.argv[1], sys.argv[2]
+started = time.perf_counter()
+if how == "columns":
+    count = len(read_columns(path).index)
+else:
+    count = len(load_trace(path, _stdlib=how == "stdlib").steps)
+print(time.perf_counter() - started, count)
+"""
+
+PARSE = """
+import importlib, json, sys, time
+lines = open(sys.argv[2], "rb").read().split(b"\\n")[:-1]
+if sys.argv[1] == "json":
+    parse = lambda line: json.loads(line.decode("utf-8"))
+elif sys.argv[1] == "msgspec":
+    parse = importlib.import_module("msgspec.json").Decoder().decode
+else:
+    parse = importlib.import_module("orjson").loads
+started = time.perf_counter()
+for line in lines:
+    parse(line)
+print(time.perf_counter() - started, len(lines))
+"""
+
+
+def spread(times: list[float]) -> str:
+    """Seconds as minimum / median / maximum."""
+    return f"{min(times):.2f} / {statistics.median(times):.2f} / {max(times):.2f} s"
+
+
+def read_rows(big: int, repeats: int = 5) -> list[Row]:
+    """Reading a saved run of ``big`` steps, each in a fresh process, ``repeats`` times: the
+    JSON parsers on its lines, ``load_trace`` (msgspec where installed; the standard library's
+    JSON alone) and ``read_columns``, on both traces the browser rows use."""
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as folder:
+        for name, make in (("the same texts each step", journal_file),
+                           ("its own texts each step", varied_file)):  # fmt: skip
+            path = str(Path(folder) / "trace.jsonl")
+            size = make(path, big)
+            rows.append((f"{big:,} steps, {name} ({size / 1e6:.0f} MB), min / median / max "
+                         f"of {repeats}", "", "", None))  # fmt: skip
+
+            def timed(script: str, how: str, path: str = path) -> list[float] | None:
+                times = []
+                for _ in range(repeats):
+                    out = subprocess.run([sys.executable, "-c", script, how, path],
+                                         capture_output=True, text=True)  # fmt: skip
+                    if out.returncode:
+                        return None  # that parser is not installed
+                    times.append(float(out.stdout.split()[0]))
+                return times
+
+            for how in ("json", "msgspec", "orjson"):
+                times = timed(PARSE, how)
+                said = "not installed" if times is None else spread(times)
+                rows.append((f"  parse every line with {how}", said, "", None))
+            for how, what in (("fast", "load_trace"),
+                              ("stdlib", "load_trace, the standard library's JSON alone"),
+                              ("columns", "read_columns (the list, no step built)")):  # fmt: skip
+                times = timed(READ, how)
+                target = "<= 1.5 s" if how == "fast" else ""
+                met = None if how != "fast" or times is None else statistics.median(times) <= 1.5
+                rows.append((f"  {what}", "failed" if times is None else spread(times),
+                             target, met))  # fmt: skip
+    return rows
+
+
 def python_rows(repeats: int, big: int) -> list[Row]:
     rows: list[Row] = []
     small, large = panel_ratio(repeats)
@@ -394,14 +471,22 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="the refresh's views, timed")
     parser.add_argument("--no-browser", action="store_true", help="the Python rows only")
     parser.add_argument("--browser-only", action="store_true", help="the browser rows only")
+    parser.add_argument("--read", action="store_true", help="reading a saved run only")
     args = parser.parse_args()
     if args.profile:
         refresh_profile()
         return
     big = 10_000 if args.quick else 100_000
+    if args.read:
+        print_rows(read_rows(big, 1 if args.quick else 5))
+        return
     rows = [] if args.browser_only else python_rows(3 if args.quick else 15, big)
     if not args.no_browser:
         rows += browser_rows(big, 1_000 if args.quick else 10_000, 1 if args.quick else 3)
+    print_rows(rows)
+
+
+def print_rows(rows: list[Row]) -> None:
     width = max(len(r[0]) for r in rows)
     for name, measured, target, met in rows:
         verdict = "" if met is None else ("met" if met else "MISSED")

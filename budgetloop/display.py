@@ -10,7 +10,9 @@ a person to decide in a view and taken once decided (``open_held``, ``take_held`
 head line (``step_head``), a fork's carried spend and what a run spent (``spent_text``), each
 chart's figures and ceilings (``Tally``, ``charts``: money summed in picodollars), money
 (``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
-a value of the wrong type as an error names it (``type_name``). The ceilings' words come from
+a value of the wrong type as an error names it (``type_name``), and a saved run's list read from
+its file without building every step (``read_columns``, ``Columns``; a step's full record when
+it is opened, ``read_step_at``). The ceilings' words come from
 the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of
 the views changing.
 """
@@ -36,6 +38,7 @@ from ._forms._redact import WITHHOLD, Redactor
 from ._rules._budget import Projection
 from ._rules._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
 from ._tools._approval import Decision, PendingCall
+from ._trace._columns import Columns, columns_of, read_columns, read_step_at
 from ._trace._result import Result, Step, message_to_dict
 
 if TYPE_CHECKING:
@@ -45,6 +48,7 @@ __all__ = [
     "BAR_TITLE",
     "NO_PROJECTION",
     "Chart",
+    "Columns",
     "HeldBatch",
     "HeldCall",
     "Meter",
@@ -53,6 +57,7 @@ __all__ = [
     "carried_text",
     "ceiling_lines",
     "charts",
+    "columns_of",
     "count",
     "edited_arguments",
     "format_usd",
@@ -63,6 +68,8 @@ __all__ = [
     "open_held",
     "plural",
     "projection_text",
+    "read_columns",
+    "read_step_at",
     "redacted_text",
     "refused_by_projection",
     "spent_text",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -9,7 +10,8 @@ from typing import Any
 import anywidget
 import traitlets
 
-from budgetloop import Result
+from budgetloop import Result, Step
+from budgetloop.display import Columns, columns_of, read_columns, read_step_at
 
 from ._data import Strings, encode, encode_binary, later_data
 from ._log import jump_target, request_of
@@ -64,12 +66,16 @@ class TraceView(Viewer):
     status filter takes a person's decisions too: denied, edited, approved), and beside it
     the chosen step's meter, card, the context it was sent and the request as sent. All of it
     runs in the browser; ``selected`` is the chosen step's number, set by a click there or by
-    ``show()`` here."""
+    ``show()`` here. ``source`` is a Result, ``Result.to_dict()`` data or the path of a saved
+    trace; for a path, ``columns`` (the list) are read from the file without building a step,
+    and ``record(i)`` reads a step's full record from its line."""
 
     def __init__(self, source: Source, *, title: str = "budgetloop trace") -> None:
         if not isinstance(title, str):
             raise TypeError(f"TraceView: title must be a str, got {type(title).__name__}.")
         self.result = as_result(source)
+        self.path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+        self._columns: Columns | None = None  # read when first asked for
         self.title = title
         data, strings = trace_document(self.result, title, messages=False, later=True)
         self._later: bytes | None = None  # the calls' texts, once built: sent when asked
@@ -92,6 +98,34 @@ class TraceView(Viewer):
         if kind == "context":
             return context_answer(self.result, step)
         return {"text": request_text(self.result, step)}
+
+    @property
+    def columns(self) -> Columns:
+        """The list's columns (``budgetloop.display.Columns``): each step's number, status,
+        cost, tokens, a preview of its text and seconds. For a view of a saved trace, read
+        from its file without building a step (``read_columns``); else from the run."""
+        if self._columns is None:
+            if self.path is None:
+                self._columns = columns_of(self.result.steps)
+            else:
+                self._columns = read_columns(self.path)
+        return self._columns
+
+    def record(self, index: int) -> Step:
+        """Step ``index``'s full record, as a step is read when it is opened: from its line
+        in the file for a view of a JSON Lines trace (by the offset ``columns`` keeps), else,
+        or when another file has been put at that path since, from the run in the kernel."""
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"TraceView.record: index must be an int, got {type(index).__name__}.")
+        if not 0 <= index < len(self.result.steps):
+            raise ValueError(
+                f"TraceView.record: index must be a step of the run (0 to "
+                f"{len(self.result.steps) - 1}), got {index}."
+            )
+        if self.path is not None and self.columns.offsets is not None:
+            with contextlib.suppress(FileNotFoundError, ValueError):  # moved, replaced, cut
+                return read_step_at(self.path, self.columns, index)
+        return self.result.steps[index]
 
     def show(self, index: int) -> None:
         """Choose step ``index`` (0-based, as ``Step.index``; clamped to the steps there are)."""

@@ -48,7 +48,8 @@ def run_many(
     ``executor``: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, a Dask
     ``Client.get_executor()``), each run one task on it, ``concurrency`` of them submitted at
     a time. The model, the tools, the options and the ledger travel to its workers pickled
-    (see ``budgetloop._fleet``); what cannot travel is a ``TypeError`` here, before any run.
+    (see ``budgetloop._features._fleet``); what cannot travel is a ``TypeError`` here, before
+    any run.
     """
     prompts = _check(prompts, concurrency, progress, options)
     checked = Session._open("run_many", complete, "", options)  # once, loudly, before any run

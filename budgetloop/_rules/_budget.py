@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from .._engine._frozen import fast_init
@@ -221,7 +221,7 @@ class Projection:
         return None if self.cost_usd is None else self.spent_usd + self.cost_usd
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}  # all scalars
         for optional in _OPTIONAL:  # older readers: each key only when it applies
             if out[optional] is None:
                 del out[optional]

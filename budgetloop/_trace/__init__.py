@@ -1,7 +1,8 @@
 """The trace family: a run as plain data, written to disk and read back, every field checked.
 
 ``_result`` holds the data (``Result``, ``Step``, ``CallRecord``, ``Request``, ``Imported``) and
-writes it as dicts; ``_read`` reads such dicts back checking every field, after ``_read_fast``
+writes it as dicts; ``_compact`` writes it as files hold it (format version 2: each text once,
+defaults left out); ``_read`` reads either back checking every field, after ``_read_fast``
 has tried the common case with exact type tests; ``_journal`` writes a run's JSON Lines file a
 step at a time and loads any trace file (other frameworks' through ``budgetloop._importers``);
 ``_files`` owns the paths (a new file never truncates an old one); ``_fork`` reads a run's

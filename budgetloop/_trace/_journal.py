@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from .._engine._types import Message, Stop, from_pico, to_pico
 from .._engine._valid import type_name
+from ._compact import VERSION, appended, dumps, head_data, message_data, step_line
 from ._files import _fspath as fspath
 from ._files import check_trace_path, open_new, read_regular
 from ._read import (
@@ -32,6 +33,7 @@ from ._read import (
     as_text,
     check_spend,
     content_id,
+    filled,
     get_key,
     read_budget,
     read_edited,
@@ -44,7 +46,8 @@ from ._read import (
     read_stop,
     read_tools,
 )
-from ._result import Result, Step, check_header, message_to_dict
+from ._read_fast import NOT_READ, json_loads
+from ._result import Result, Step, check_header
 
 __all__ = [
     "Journal",
@@ -78,7 +81,7 @@ class Journal:
             self._going_on = False
         if self._fh is None:
             self._fh, self.moved_to = open_new(self.path)
-        self._fh.write(json.dumps(data, ensure_ascii=False, default=repr) + "\n")
+        self._fh.write(dumps(data) + "\n")
         self._fh.flush()
 
     def header(self, result: Result) -> None:
@@ -87,9 +90,10 @@ class Journal:
         file cut before its end line still loads with all the run has spent."""
         self.started = True
         data = result.to_dict()
-        keys = ("format", "version", "run_id", "forked_from", "edited", "budget", "price",
-                "max_output_tokens", "options")  # fmt: skip
-        head = {k: data[k] for k in keys}
+        keys = ("run_id", "forked_from", "edited", "budget", "price", "max_output_tokens",
+                "options")  # fmt: skip
+        head = {"format": data["format"], "version": VERSION}
+        head.update(head_data({k: data[k] for k in keys}))
         carried = (
             to_pico(result.cost_usd or 0.0)
             - to_pico(result.held_usd)
@@ -97,18 +101,14 @@ class Journal:
         )  # (a held turn's cost is its step's, written when its batch runs)
         if carried > 0:
             head["carried_usd"] = from_pico(carried)
-        self._line(
-            {**head, "kind": "header", "tools": data["tools"], "messages": data["messages"]}
-        )
+        tools = head_data({"tools": data["tools"]})
+        written = [message_data(m) for m in result.messages]
+        self._line({**head, "kind": "header", **tools, "messages": written})
 
     def step(self, step: Step, messages: list[Message]) -> None:
-        self._line(
-            {
-                "kind": "step",
-                "step": step.to_dict(),
-                "messages": [message_to_dict(m) for m in messages],
-            }
-        )
+        """A step's line: the step, and the messages it appended (those it holds as
+        references, ``_compact``)."""
+        self._line(step_line(step, messages))
 
     def end(self, result: Result) -> None:
         self._line(_end_line(result))
@@ -124,7 +124,7 @@ def _end_line(result: Result) -> dict[str, Any]:
     data = result.to_dict()
     keys = ("stop", "answer", "error", "detail", "cost_usd", "held_usd", "seconds", "output",
             "held", "pending", "rules")  # fmt: skip
-    return {"kind": "end", **{k: data[k] for k in keys if k in data}}  # output: output=T's
+    return {"kind": "end", **head_data({k: data[k] for k in keys if k in data})}
 
 
 def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
@@ -136,7 +136,7 @@ def end_journal(path: str | os.PathLike[str], result: Result) -> bool:
         fh.seek(-1, os.SEEK_END)
         if fh.read(1) != b"\n":
             return False
-        line = json.dumps(_end_line(result), ensure_ascii=False, default=repr) + "\n"
+        line = dumps(_end_line(result)) + "\n"
         fh.write(line.encode("utf-8", "backslashreplace"))
     return True
 
@@ -165,7 +165,9 @@ def as_result(trace: Trace, where: str = "as_result", name: str = "trace") -> Re
     )
 
 
-def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Result:
+def load_trace(
+    path: str | os.PathLike[str], format: str | None = None, *, _stdlib: bool = False
+) -> Result:
     """Read a trace written by ``Result.save`` or by ``run(..., trace_path=...)``, or a run
     another framework recorded.
 
@@ -191,13 +193,19 @@ def load_trace(path: str | os.PathLike[str], format: str | None = None) -> Resul
     or a file over 1 GiB (a trace is read whole), is a ``ValueError`` before anything is read,
     saying which. Python's cyclic garbage collector is paused while
     the file is read, and restored (docs/threads.md).
+
+    With msgspec installed (the ``fast`` extra) its parser reads the JSON, to the same result
+    (``_stdlib=True``: the standard library's alone, as without it).
     """
-    return _one_run(path, format, "load_trace")
+    return _one_run(path, format, "load_trace", not _stdlib)
 
 
-def _one_run(path: str | os.PathLike[str], format: object, where: str) -> Result:
-    """The one run of the file at ``path``; ``where`` (the function called) names an error."""
-    found = _read_path(path, format, where)
+def _one_run(
+    path: str | os.PathLike[str], format: object, where: str, fast: bool = True
+) -> Result:
+    """The one run of the file at ``path``; ``where`` (the function called) names an error;
+    ``fast``: msgspec parses the JSON where it is installed."""
+    found = _read_path(path, format, where, fast)
     if len(found) != 1:
         what = "no run (no model call)" if not found else f"{len(found)} runs"
         raise ValueError(
@@ -207,15 +215,19 @@ def _one_run(path: str | os.PathLike[str], format: object, where: str) -> Result
     return found[0]
 
 
-def load_traces(path: str | os.PathLike[str], format: str | None = None) -> list[Result]:
+def load_traces(
+    path: str | os.PathLike[str], format: str | None = None, *, _stdlib: bool = False
+) -> list[Result]:
     """Every run a file holds, as ``load_trace`` reads them: a budgetloop trace is one run; an
     OTLP file or an openai-agents export may hold many (one per trace id), in the order they
     first appear. A file with no spans in it is an empty list; spans that hold no run are a
-    ``ValueError`` that names what they are."""
-    return _read_path(path, format, "load_traces")
+    ``ValueError`` that names what they are. ``_stdlib`` as for ``load_trace``."""
+    return _read_path(path, format, "load_traces", not _stdlib)
 
 
-def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list[Result]:
+def _read_path(
+    path: str | os.PathLike[str], format: object, where: str, fast: bool = True
+) -> list[Result]:
     from .._importers import check_format
 
     chosen = check_format(where, format)
@@ -223,7 +235,7 @@ def _read_path(path: str | os.PathLike[str], format: object, where: str) -> list
     raw = read_regular(path, where)
     with _collector_paused():
         try:
-            return _read(raw, os.fspath(path), chosen)
+            return _read(raw, os.fspath(path), chosen, fast)
         except ValueError as exc:  # it names the file (and line) and the field
             raise ValueError(f"{where}: {exc}") from None
 
@@ -250,7 +262,7 @@ def _collector_paused() -> Iterator[None]:
                 gc.collect()
 
 
-def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
+def _read(raw: bytes, where: str, fmt: str | None, fast: bool = True) -> list[Result]:
     """Every run of a file: budgetloop's own trace (JSON, or JSON Lines from its header line),
     else a run another framework recorded (``_importers``)."""
     from .. import _importers
@@ -262,17 +274,17 @@ def _read(raw: bytes, where: str, fmt: str | None) -> list[Result]:
     head: Any = None
     if not one_line:
         try:
-            head = _parse(first.decode("utf-8"), where)
-        except (ValueError, UnicodeDecodeError):
+            head = _parse(first, where, fast)
+        except ValueError:
             head = None
         if own and _is_header(head):
-            return [_from_lines(raw, where)]
+            return [_from_lines(raw, where, fast)]
         if fmt != "budgetloop" and _importers.line_starts(head):
             lines = _importers.parse_lines(_decode(raw, where), where)
             return _importers.read(lines, True, fmt, where, raw)
-    data = _parse(_decode(raw, where), where)
+    data = _parse(raw, where, fast)
     if own and _is_header(data):
-        return [_from_lines(raw, where)]
+        return [_from_lines(raw, where, fast)]
     if fmt == "budgetloop" or (own and isinstance(data, dict) and "format" in data):
         try:
             return [read_result(data)]
@@ -285,7 +297,12 @@ def _is_header(data: Any) -> bool:
     return isinstance(data, dict) and data.get("kind") == "header"
 
 
-def _parse(text: str, where: str) -> Any:
+def _parse(raw: bytes, where: str, fast: bool) -> Any:
+    """The file's JSON (msgspec's parse where it is installed and ``fast``)."""
+    data = json_loads(raw, fast)
+    if data is not NOT_READ:
+        return data
+    text = _decode(raw, where)
     try:
         return json.loads(text)
     except RecursionError:
@@ -309,7 +326,7 @@ def _decode(raw: bytes, where: str, line: int | None = None) -> str:
         ) from None
 
 
-def _from_lines(raw: bytes, where: str) -> Result:
+def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
     header: dict[str, Any] = {}
     steps: list[Step] = []
     seen: dict[int, int] = {}  # step index -> its line
@@ -326,14 +343,16 @@ def _from_lines(raw: bytes, where: str) -> Result:
         if not line.strip():
             continue
         at = f"{where}:{number}"
+        entry = json_loads(line, fast)
         try:
-            decoded = _decode(line, where, number)
+            decoded = "" if entry is not NOT_READ else _decode(line, where, number)
         except ValueError:
             if last:
                 break  # cut inside a character
             raise
         try:
-            entry = json.loads(decoded)
+            if entry is NOT_READ:
+                entry = json.loads(decoded)
         except RecursionError:
             if last:
                 break
@@ -375,12 +394,21 @@ def _from_lines(raw: bytes, where: str) -> Result:
                     f"what follows the end line (line {end_line}) must be nothing, got a step."
                 )
             elif kind == "step":
-                step = _step(entry, len(steps), seen)
+                step = _step(entry, len(steps), seen, header["compact"])
                 seen[step.index] = number
                 steps.append(step)
                 if step.index == held_index:
                     held_pico, held_index = 0, -1
-                messages.extend(read_messages(get_key(entry, "", "messages"), "messages"))
+                if header["compact"] and "messages" not in entry:
+                    messages.extend(appended(step))  # its reply and its calls' results
+                else:
+                    messages.extend(
+                        read_messages(
+                            get_key(entry, "", "messages"),
+                            "messages",
+                            steps if header["compact"] else None,
+                        )
+                    )
             else:
                 end, end_line = _end(entry), number
         except ValueError as exc:
@@ -419,7 +447,8 @@ def _from_lines(raw: bytes, where: str) -> Result:
 
 def _header(entry: dict[str, Any]) -> dict[str, Any]:
     return {
-        "budget": read_budget(get_key(entry, "", "budget"), "budget"),
+        "compact": entry["version"] == 2,  # each text once (``_compact``)
+        "budget": read_budget(get_key(entry, "", "budget", {}), "budget"),
         "price": read_price(get_key(entry, "", "price", None), "price"),
         "max_output_tokens": as_int(
             get_key(entry, "", "max_output_tokens", None), "max_output_tokens", optional=True
@@ -436,8 +465,10 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _step(entry: dict[str, Any], expected: int, seen: dict[int, int]) -> Step:
+def _step(entry: dict[str, Any], expected: int, seen: dict[int, int], compact: bool) -> Step:
     data = as_object(get_key(entry, "", "step"), "step")
+    if compact:
+        data = filled(data)
     index = as_int(get_key(data, "step", "index"), "step.index")
     if index in seen:
         raise ValueError(

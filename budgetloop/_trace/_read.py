@@ -38,6 +38,7 @@ from .._engine._valid import check_int, check_number, type_name
 from .._rules._budget import Projection
 from .._rules._ceilings import CEILINGS
 from . import _read_fast as _fast
+from ._compact import assistant_of, tool_of
 from ._result import (
     APPROVALS,
     READERS,
@@ -362,12 +363,53 @@ def read_message_fully(value: Any, path: str) -> Message:
     )
 
 
-def read_messages(value: Any, path: str) -> tuple[Message, ...]:
+def read_messages(
+    value: Any, path: str, steps: Sequence[Step] | None = None
+) -> tuple[Message, ...]:
+    """Messages; with ``steps`` (a version-2 trace's, read so far), a message may be a
+    reference to what they hold (``{"of": [3, 0]}``, ``_compact``)."""
     out = []
     for i, item in enumerate(as_list(value, path)):
+        if steps is not None and type(item) is dict and "of" in item:
+            out.append(read_reference(item, _at(path, i), steps))
+            continue
         fast = _fast.message(item)
         out.append(read_message_fully(item, _at(path, i)) if fast is None else fast)
     return tuple(out)
+
+
+def read_reference(data: dict[str, Any], path: str, steps: Sequence[Step]) -> Message:
+    """The message a reference stands for: ``[step]`` an assistant's reply, ``[step, call]``
+    a tool's result as the model read it."""
+    of = data["of"]
+    if type(of) is list and all(type(n) is int and n >= 0 for n in of):
+        if len(of) == 1 and of[0] < len(steps):
+            return assistant_of(steps[of[0]])
+        if len(of) == 2 and of[0] < len(steps):
+            calls = steps[of[0]].tool_calls
+            if of[1] < len(calls):
+                return tool_of(calls[of[1]])
+    held = f"the {len(steps)} steps read so far" if steps else "no step read so far"
+    raise ValueError(
+        f"{_at(path, 'of')} must be [step] (a step's reply) or [step, call] (a call's result) "
+        f"of {held}, got {of!r}."
+    )
+
+
+def filled(value: Any) -> Any:
+    """A version-2 step's data with each call's ``arguments`` that were left out (they are its
+    ``raw_arguments``, an object) put back; anything else as it is, for ``read_step`` to judge.
+    The data given is not changed."""
+    calls = value.get("tool_calls") if type(value) is dict else None
+    if type(calls) is not list or all(type(c) is not dict or "arguments" in c for c in calls):
+        return value
+    whole = [
+        {**c, "arguments": c["raw_arguments"]}
+        if type(c) is dict and "arguments" not in c and type(c.get("raw_arguments")) is dict
+        else c
+        for c in calls
+    ]
+    return {**value, "tool_calls": whole}
 
 
 def read_tools(value: Any, path: str) -> tuple[dict[str, Any], ...]:
@@ -467,13 +509,15 @@ def read_result(value: Any) -> Result:
     def get(name: str, default: Any = _MISSING) -> Any:
         return get_key(data, "", name, default)
 
+    compact = data["version"] == 2  # each text once: calls' arguments, messages referred to
     steps = tuple(
-        read_step(s, _at("steps", i), i) for i, s in enumerate(as_list(get("steps"), "steps"))
+        read_step(filled(s) if compact else s, _at("steps", i), i)
+        for i, s in enumerate(as_list(get("steps"), "steps"))
     )
     cost = as_number(get("cost_usd"), "cost_usd", optional=True)
     if cost is not None:  # None: an imported run whose source holds no cost
         check_spend(cost, steps, "cost_usd")
-    messages = read_messages(get("messages"), "messages")
+    messages = read_messages(get("messages"), "messages", steps if compact else None)
     return Result(
         stop=read_stop(get("stop"), "stop"),
         answer=as_text(get("answer", None), "answer"),
@@ -481,7 +525,7 @@ def read_result(value: Any) -> Result:
         messages=messages,
         cost_usd=cost,
         seconds=as_number(get("seconds", 0.0), "seconds"),
-        budget=read_budget(get("budget"), "budget"),
+        budget=read_budget(get("budget", {}), "budget"),
         error=as_text(get("error", None), "error"),
         detail=as_text(get("detail", None), "detail"),
         price=read_price(get("price", None), "price"),

@@ -7,10 +7,19 @@ as plain type and range tests, accept only values the full readers accept (exact
 strings and no messages. On anything else they return None, and the full reader runs: it builds
 the same object, or raises the ``ValueError`` that names the field.
 ``tests/core/test_read_fast.py`` holds the two readers to the same results.
+
+The JSON itself is parsed first by msgspec's decoder when it is installed (the ``fast`` extra;
+benchmarks/README.md has the figures): ``json_loads`` returns what ``json.loads`` would, or
+``NOT_READ`` where msgspec refuses the bytes (not JSON, not UTF-8, NaN, a number past a float,
+a lone surrogate, nesting deeper than it reads), and then the standard library parses them and
+says what is wrong. The result is the same either way.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+from collections.abc import Callable
 from typing import Any, cast
 
 from .._engine._types import ROLES, Message, ToolCall, Usage
@@ -23,6 +32,37 @@ _INF = float("inf")
 _BIG = 2**1023  # an int below this converts to a float
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 _PLAIN = _SCALARS - {float}  # scalars that need no further look (a float may be NaN)
+
+
+NOT_READ: Any = _NO  # json_loads: the standard library is to parse these bytes
+
+
+@functools.cache
+def _decoder() -> Callable[[bytes], Any] | None:
+    """msgspec's JSON decoder, when msgspec is installed."""
+    try:
+        msgspec_json = importlib.import_module("msgspec.json")
+    except ImportError:
+        return None
+    decode: Callable[[bytes], Any] = msgspec_json.Decoder().decode
+    return decode
+
+
+def fast_json() -> bool:
+    """Whether ``json_loads`` has a fast parser (msgspec is installed)."""
+    return _decoder() is not None
+
+
+def json_loads(raw: bytes, fast: bool = True) -> Any:
+    """``raw`` parsed as ``json.loads`` would parse it, by msgspec; ``NOT_READ`` when ``fast``
+    is False, msgspec is not installed or it refuses the bytes."""
+    decode = _decoder() if fast else None
+    if decode is None:
+        return NOT_READ
+    try:
+        return decode(raw)
+    except (ValueError, RecursionError):  # msgspec's DecodeError is a ValueError
+        return NOT_READ
 
 
 def _number(value: Any) -> bool:
@@ -111,6 +151,22 @@ def call(data: Any) -> CallRecord | None:
 
 def _usage(data: Any) -> Any:
     """``read_usage``'s Usage or None, or ``_NO``: leave it to ``read_usage``."""
+    figures = usage_figures(data)
+    if figures is None or figures is _NO:
+        return figures
+    inp, out, read, write, reasoning = figures
+    return Usage(
+        input_tokens=inp,
+        output_tokens=out,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        reasoning_tokens=reasoning,
+    )
+
+
+def usage_figures(data: Any) -> Any:
+    """A usage's counts as ``read_usage`` accepts them (input, output, cache read, cache write,
+    reasoning), None for none, or ``_NO``: leave it to ``read_usage``."""
     if data is None:
         return None
     if type(data) is not dict:
@@ -133,23 +189,34 @@ def _usage(data: Any) -> Any:
         and 0 <= reasoning <= out
     ):
         return _NO
-    return Usage(
-        input_tokens=inp,
-        output_tokens=out,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=reasoning,
-    )
+    return inp, out, read, write, reasoning
 
 
 def _projection(data: Any) -> Projection | None:
-    if type(data) is not dict:
+    if not projection_fits(data):
         return None
+    get = data.get
+    return Projection(
+        input_tokens=get("input_tokens"),
+        output_tokens=get("output_tokens"),
+        cost_usd=get("cost_usd"),
+        spent_usd=get("spent_usd"),
+        limit_usd=get("limit_usd"),
+        fits=get("fits"),
+        tier=get("tier"),
+        fitted_from=get("fitted_from"),
+    )
+
+
+def projection_fits(data: Any) -> bool:
+    """The data is a projection ``read_projection`` reads as it is (an object, not None)."""
+    if type(data) is not dict:
+        return False
     get = data.get
     inp, out, cost = get("input_tokens", _NO), get("output_tokens", _NO), get("cost_usd", _NO)
     spent, limit, fits = get("spent_usd", _NO), get("limit_usd", _NO), get("fits", _NO)
     tier, fitted = get("tier"), get("fitted_from")
-    if not (
+    return (
         (tier is None or (type(tier) is int and tier >= 0))
         and (fitted is None or (type(fitted) is int and fitted >= 0))
         and type(inp) is int
@@ -159,17 +226,6 @@ def _projection(data: Any) -> Projection | None:
         and _number(spent)
         and (limit is None or _number(limit))
         and type(fits) is bool
-    ):
-        return None
-    return Projection(
-        input_tokens=inp,
-        output_tokens=out,
-        cost_usd=cost,
-        spent_usd=spent,
-        limit_usd=limit,
-        fits=fits,
-        tier=tier,
-        fitted_from=fitted,
     )
 
 

@@ -25,7 +25,8 @@ from ._fork import context_starts
 from ._html import viewer
 
 FORMAT = "budgetloop-trace"
-VERSION = 1
+VERSION = 1  # the shape of to_dict(): every field, every message whole
+VERSIONS = (1, 2)  # the formats read: 2 is what files are written as (``_compact``)
 STATUSES = ("ok", "error", "skipped", "denied")
 Status = Literal["ok", "error", "skipped", "denied"]
 APPROVALS = ("approved", "edited", "denied")
@@ -275,13 +276,16 @@ class HeldTurn:
 
 
 class Readers:
-    """How ``to_dict()`` data is read back, each reader taking ``(data, path)``. ``._read``
-    builds this module's classes, so this module cannot import it: ``._read`` sets these when
-    it is imported, which ``import budgetloop`` does before anything can call ``from_dict``."""
+    """How ``to_dict()`` data is read back, each reader taking ``(data, path)``, and how a
+    trace is written as a file (``document``, format version 2). ``._read`` and ``._compact``
+    build this module's classes, so this module cannot import them: they set these when they
+    are imported, which ``import budgetloop`` does before anything can call ``from_dict`` or
+    ``save``."""
 
     call: Callable[[Any, str], CallRecord]
     step: Callable[[Any, str], Step]
     result: Callable[[Any, str], Result]
+    document: Callable[[Result], str]
 
 
 READERS = Readers()
@@ -576,13 +580,13 @@ class Result:
         return _reading("Result.from_dict", READERS.result, data)
 
     def save(self, path: str | os.PathLike[str]) -> str | None:
-        """Write the trace as JSON; ``load_trace`` reads it back. An existing file at ``path`` is
-        never overwritten: it is renamed to ``<stem>.<N><suffix>`` first, and that name is
-        returned (None when there was no file)."""
+        """Write the trace as JSON (format version 2: each text once, docs/traces.md);
+        ``load_trace`` reads it back. An existing file at ``path`` is never overwritten: it is
+        renamed to ``<stem>.<N><suffix>`` first, and that name is returned (None when there was
+        no file)."""
         fh, moved = open_new(path, "Result.save", "path")
         with fh:
-            json.dump(self.to_dict(), fh, ensure_ascii=False, indent=1, default=repr)
-            fh.write("\n")
+            fh.write(READERS.document(self))
         return moved
 
     def _repr_html_(self) -> str:
@@ -683,13 +687,13 @@ def price_to_dict(price: Price) -> dict[str, Any]:
 
 
 def check_header(data: Any) -> None:
-    """The data says it is a budgetloop trace of the version this budgetloop reads."""
+    """The data says it is a budgetloop trace of a version this budgetloop reads."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         got = repr(data.get("format")) if isinstance(data, dict) else type_name(data)
         raise ValueError(f"format must be {FORMAT!r}, got {got}: not a budgetloop trace.")
     version = data.get("version")
-    if type(version) is not int or version != VERSION:
+    if type(version) is not int or version not in VERSIONS:
         raise ValueError(
-            f"version must be {VERSION}, the trace format this budgetloop reads, got "
+            f"version must be 1 or 2, the trace formats this budgetloop reads, got "
             f"{version!r}. Upgrade budgetloop to read newer traces."
         )

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from budgetloop import (
     Budget,
     Completion,
+    Price,
     Result,
     ScriptedModel,
     ToolCall,
@@ -63,7 +64,7 @@ def test_a_run_writes_json_lines_that_load_back_as_its_result(tmp_path: Path) ->
     written = lines(path)
     assert [e["kind"] for e in written] == ["header", "step", "step", "step", "end"]
     assert written[0]["format"] == "budgetloop-trace"
-    assert written[0]["version"] == 1
+    assert written[0]["version"] == 2
     assert [e["step"]["index"] for e in written[1:4]] == [0, 1, 2]
     assert written[-1]["stop"] == "answered"
     assert path.read_text(encoding="utf-8").endswith("\n")
@@ -91,7 +92,9 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "run.json"
     result = run(searching(1), "go", tools=[search])
     result.save(path)
-    assert json.loads(path.read_text(encoding="utf-8")) == result.to_dict()
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert (data["format"], data["version"]) == ("budgetloop-trace", 2)
+    assert Result.from_dict(data) == result
     assert load_trace(path) == result
 
 
@@ -106,6 +109,117 @@ def test_any_run_loads_back_from_its_journal_and_its_save(s: Scenario, saved: bo
         if saved:
             result.save(path)
             assert load_trace(path).to_dict() == result.to_dict()
+
+
+# -- format version 2: each text once ------------------------------------------------------------
+
+
+def split_lines(path: Path) -> list[dict[str, Any]]:
+    """A journal's lines, split at newlines only (``splitlines`` splits at U+0085 too)."""
+    text = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.split("\n") if line]
+
+
+def as_version_1(journal: Path, result: Result) -> str:
+    """The journal of ``result`` as version 1 wrote it: every field, every message whole (each
+    line's messages counted from the version-2 ``journal`` of the same run)."""
+    full, out, at = result.to_dict(), [], 0
+    for entry in split_lines(journal):
+        if entry["kind"] == "header":
+            keys = ("format", "version", "run_id", "forked_from", "edited", "budget", "price",
+                    "max_output_tokens", "options", "tools")  # fmt: skip
+            n = len(entry["messages"])
+            carried = {"carried_usd": entry["carried_usd"]} if "carried_usd" in entry else {}
+            head = {k: full[k] for k in keys}
+            out.append({**head, **carried, "kind": "header", "messages": full["messages"][:n]})
+        elif entry["kind"] == "step":
+            step = full["steps"][entry["step"]["index"]]
+            n = len(entry.get("messages", [None] * (1 + len(step["tool_calls"]))))
+            out.append({"kind": "step", "step": step, "messages": full["messages"][at : at + n]})
+        else:
+            keys = ("stop", "answer", "error", "detail", "cost_usd", "seconds", "output")
+            out.append({"kind": "end", **{k: full[k] for k in keys if k in full}})
+            n = 0
+        at += n
+    return "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in out)
+
+
+@settings(max_examples=40)
+@given(scenarios())
+def test_version_1_and_version_2_of_any_run_load_to_equal_results(s: Scenario) -> None:
+    built = build(s)
+    with tempfile.TemporaryDirectory() as tmp:
+        v2_lines, v2_json = Path(tmp) / "v2.jsonl", Path(tmp) / "v2.json"
+        v1_lines, v1_json = Path(tmp) / "v1.jsonl", Path(tmp) / "v1.json"
+        result = run(built.model, PROMPT, trace_path=v2_lines, **built.kwargs)
+        result.save(v2_json)
+        v1_lines.write_text(as_version_1(v2_lines, result), encoding="utf-8")
+        v1_json.write_text(json.dumps(result.to_dict(), indent=1), encoding="utf-8")
+        assert json.loads(v2_json.read_text(encoding="utf-8"))["version"] == 2
+        assert split_lines(v2_lines)[0]["version"] == 2
+        loaded = [load_trace(p) for p in (v1_lines, v2_lines, v1_json, v2_json)]
+        assert [r.to_dict() for r in loaded] == [result.to_dict()] * 4
+        assert loaded == [result] * 4
+
+
+@tool
+def notes(topic: str) -> str:
+    """Read the notes on a topic."""
+    return f"notes on {topic}: " + " ".join(f"item {i} of {topic}." for i in range(30))
+
+
+def test_version_2_is_at_most_055_times_the_size_of_version_1(tmp_path: Path) -> None:
+    turns: list[Any] = [
+        Completion(text=f"reading {i}", tool_calls=[ToolCall("notes", {"topic": f"part {i}"})])
+        for i in range(30)
+    ]
+    journal, saved = tmp_path / "run.jsonl", tmp_path / "run.json"
+    result = run(ScriptedModel([*turns, "done"]), "go", tools=[notes], trace_path=journal,
+                 price=Price(3.0, 15.0), budget=Budget(max_steps=40))  # fmt: skip
+    result.save(saved)
+    assert len(result.steps) == 31
+    assert len(result.tool_calls) == 30
+    v1_journal = as_version_1(journal, result).encode("utf-8")
+    v1_saved = json.dumps(result.to_dict(), ensure_ascii=False, indent=1).encode("utf-8")
+    assert journal.stat().st_size <= 0.55 * len(v1_journal)
+    assert saved.stat().st_size <= 0.55 * len(v1_saved)
+    text = saved.read_text(encoding="utf-8")
+    assert text.count("item 3 of part 7.") == 1  # each result once
+    assert journal.read_text(encoding="utf-8").count("item 3 of part 7.") == 1
+
+
+def test_a_message_the_steps_do_not_hold_is_written_whole(tmp_path: Path) -> None:
+    result = run(searching(2), "go", tools=[search])
+    edited = list(result.messages)
+    edited[2] = replace(edited[2], content="found something else")  # step 0's tool result
+    changed = replace(result, messages=tuple(edited))
+    changed.save(tmp_path / "run.json")
+    written = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["messages"]
+    assert written[1:4] == [
+        {"of": [0]},
+        {"role": "tool", "content": "found something else", "tool_call_id": "c0",
+         "name": "search"},
+        {"of": [1]},
+    ]  # fmt: skip
+    assert load_trace(tmp_path / "run.json").messages == changed.messages
+
+
+@pytest.mark.parametrize(
+    ("of", "said"),
+    [([5], "[5]"), ([0, 3], "[0, 3]"), ("0", "'0'"), ([-1], "[-1]"), ([0, 0, 0], "[0, 0, 0]")],
+)
+def test_a_reference_to_nothing_the_trace_holds_is_named(
+    tmp_path: Path, of: Any, said: str
+) -> None:
+    path = tmp_path / "run.json"
+    run(searching(1), "go", tools=[search]).save(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["messages"][1] = {"of": of}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert load_error(path) == (
+        ": messages[1].of must be [step] (a step's reply) or [step, call] (a call's result) "
+        f"of the 2 steps read so far, got {said}."
+    )
 
 
 # -- damaged files -------------------------------------------------------------------------------
@@ -171,17 +285,17 @@ def test_a_future_version_is_a_clear_error(tmp_path: Path, journal: bool) -> Non
         run(searching(1), "go", tools=[search], trace_path=path)
         text = path.read_text(encoding="utf-8").splitlines(keepends=True)
         head = json.loads(text[0])
-        head["version"] = 2
+        head["version"] = 3
         path.write_text(json.dumps(head) + "\n" + "".join(text[1:]), encoding="utf-8")
     else:
         data = run(searching(1), "go", tools=[search]).to_dict()
-        data["version"] = 2
+        data["version"] = 3
         path.write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(ValueError, match="version must be 1, the trace format") as info:
+    with pytest.raises(ValueError, match="version must be 1 or 2, the trace formats") as info:
         load_trace(path)
     where = f"load_trace: {path}:1" if journal else f"load_trace: {path}"
     assert str(info.value) == (
-        f"{where}: version must be 1, the trace format this budgetloop reads, got 2. "
+        f"{where}: version must be 1 or 2, the trace formats this budgetloop reads, got 3. "
         "Upgrade budgetloop to read newer traces."
     )
 
@@ -532,7 +646,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
         (2, lambda e: e["step"]["projection"].update(input_tokens=math.inf),
          ":2: step.projection.input_tokens must be an int >= 0, got float."),
         (2, lambda e: e.update(messages={"role": "tool"}), ":2: messages must be a list, got dict."),
-        (1, lambda e: e.pop("budget"), ":1: budget must be present, got nothing."),
+        (1, lambda e: e.update(budget=[]), ":1: budget must be an object, got list."),
         (1, lambda e: e.update(tools="search"), ":1: tools must be a list, got str."),
         (1, lambda e: e["options"].update(finish="no"),
          ":1: options.finish must be true or false, got str."),
@@ -678,7 +792,7 @@ def test_the_run_id_is_the_same_in_the_result_the_journal_and_the_saved_trace(
     session = start(searching(1), "go", tools=[search], trace_path=path)
     result = session.run()
     header = lines(path)[0]
-    assert (header["run_id"], header["forked_from"]) == (result.run_id, None)
+    assert (header["run_id"], header.get("forked_from")) == (result.run_id, None)
     assert load_trace(path).run_id == result.run_id
     result.save(tmp_path / "run.json")
     assert load_trace(tmp_path / "run.json").run_id == result.run_id
@@ -697,7 +811,7 @@ def test_a_journal_written_before_run_ids_loads_with_a_stable_id_from_its_bytes(
     run(searching(1), "go", tools=[search], trace_path=path)
     entries = lines(path)
     for key in ("run_id", "forked_from"):
-        del entries[0][key]
+        entries[0].pop(key, None)
     write_lines(path, entries)
     first = load_trace(path).run_id
     assert first == load_trace(path).run_id  # loading it again gives the same id

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from budgetloop import load_trace
 from budgetloop._trace import _read_fast as fast
@@ -126,7 +128,7 @@ def test_loading_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> 
     good = tmp_path / "run.jsonl"
     rich_run(good)
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(good.read_text(encoding="utf-8").replace('"index": 1', '"index": 7'))
+    bad.write_text(good.read_text(encoding="utf-8").replace('"index":1', '"index":7'))
     was_on = gc.isenabled()
     try:
         for on in (True, False):
@@ -141,3 +143,22 @@ def test_loading_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> 
             assert gc.isenabled() is on
     finally:
         gc.enable() if was_on else gc.disable()
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES, st.booleans())
+def test_the_fast_parser_reads_any_json_as_the_standard_library_does(
+    value: Any, ascii_only: bool
+) -> None:
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    got = fast.json_loads(raw)
+    if got is fast.NOT_READ:  # refused (NaN, a lone surrogate...): the standard library decides
+        return
+    assert repr(got) == repr(json.loads(raw.decode("utf-8")))
+    assert fast.json_loads(raw, fast=False) is fast.NOT_READ

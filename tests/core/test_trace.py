@@ -141,7 +141,7 @@ def test_bad_and_future_traces_are_told_apart(tmp_path: Path) -> None:
         Result.from_dict({"steps": []})
     with pytest.raises(
         ValueError,
-        match="version must be 1, the trace format this budgetloop reads, got 99",
+        match="version must be 1 or 2, the trace formats this budgetloop reads, got 99",
     ):
         Result.from_dict({**data, "version": 99})
     with pytest.raises(ValueError, match="must be present") as info:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib.util
 import json
 import math
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tests.strategies  # noqa: F401 - the Hypothesis profiles
@@ -29,12 +31,16 @@ from budgetloop import (
     ToolCall,
     Usage,
     load_trace,
+    load_traces,
     run,
     start,
     tool,
 )
 from budgetloop._trace._read import MAX_DEPTH
+from budgetloop._trace._read_fast import fast_json
+from budgetloop.display import Columns, columns_of, read_columns, read_step_at
 from tests.conftest import FakeClock
+from tests.strategies import PROMPT, Scenario, build, scenarios
 
 CACHED_PRICE = Price(3.0, 15.0, cache_read_per_mtok=0.3, cache_write_per_mtok=3.75)
 
@@ -199,7 +205,8 @@ def parse(path: str) -> list[str | int]:
         ("messages.3.tool_call_id", 5, "messages[3].tool_call_id must be a string or None, got int."),
         ("messages", {}, "messages must be a list, got dict."),
         ("tools.0", "lookup", "tools[0] must be an object, got str."),
-        ("version", True, "version must be 1, the trace format this budgetloop reads, got True. "
+        ("version", True, "version must be 1 or 2, the trace formats this budgetloop reads, "
+         "got True. "
          "Upgrade budgetloop to read newer traces."),
     ],
 )  # fmt: skip
@@ -569,3 +576,143 @@ def test_what_the_provider_said_about_a_reply_round_trips_and_is_checked(tmp_pat
         Result.from_dict(data)
     with pytest.raises(TypeError, match=r"^Completion: model must be str or None, got int\.$"):
         Completion("ok", model=3)  # type: ignore[arg-type]
+
+
+# -- the JSON parsed by msgspec or by the standard library: the same results ---------------------
+
+FIXTURES = sorted(
+    p for p in (Path(__file__).resolve().parents[1] / "fixtures").rglob("*.json*") if p.is_file()
+)
+
+
+def outcome(path: Path, stdlib: bool) -> Any:
+    """Every run a file holds, whole (ids and tracebacks too), or the error it is refused with."""
+    try:
+        runs = load_traces(path, _stdlib=stdlib)
+    except ValueError as exc:
+        return str(exc)
+    return [(r.run_id, r.to_dict(), r) for r in runs]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_every_fixture_loads_the_same_by_either_json_parser(path: Path) -> None:
+    if importlib.util.find_spec("msgspec") is not None:
+        assert fast_json()  # the fast path is the one compared
+    assert outcome(path, stdlib=False) == outcome(path, stdlib=True)
+
+
+def test_json_either_parser_refuses_or_reads_differently_is_read_by_the_standard_library(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.json"
+    rich_run().save(path)
+    text = path.read_text(encoding="utf-8")
+    for changed in (
+        text.replace('"seconds":0.5', '"seconds":NaN', 1),  # json reads NaN, msgspec does not
+        text.replace('"seconds":0.5', '"seconds":1e400', 1),
+        text.replace('"max_output_tokens":200', f'"max_output_tokens":{2**70}', 1),
+        text.replace('"content":"find a"', '"content":"find \\ud800"', 1),  # a lone surrogate
+        text.replace('"run_id":', '"run_id":[[[' + "[" * 2000 + "]" * 2003 + ',"run_id":', 1),
+        text[:-3],  # torn
+    ):
+        assert changed != text
+        path.write_text(changed, encoding="utf-8")
+        assert outcome(path, stdlib=False) == outcome(path, stdlib=True)
+
+
+# -- the list's columns, read without building every step ----------------------------------------
+
+
+def columns_outcome(path: Path, stdlib: bool = False) -> Any:
+    """The columns ``read_columns`` reads, or its error less the function's name."""
+    try:
+        return read_columns(path, _stdlib=stdlib)
+    except ValueError as exc:
+        return str(exc).removeprefix("read_columns: ")
+
+
+def loaded_columns(path: Path) -> Any:
+    try:
+        return columns_of(load_trace(path).steps)
+    except ValueError as exc:
+        return str(exc).removeprefix("load_trace: ")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_the_columns_of_every_fixture_are_those_of_its_loaded_run(path: Path) -> None:
+    expected = loaded_columns(path)
+    assert columns_outcome(path) == expected
+    assert columns_outcome(path, stdlib=True) == expected
+
+
+def test_the_columns_of_a_rich_run_say_each_step(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    columns = read_columns(path)
+    assert columns == Columns(
+        index=[0, 1],
+        status=["error", "skipped"],
+        cost_usd=[0.001875, 0.0039],
+        input_tokens=[900, 1200],
+        output_tokens=[30, 20],
+        preview=["Looking.", "Once more."],
+        seconds=[0.5, 0.0],
+        calls=[(("ok", None), ("error", None), ("error", None)), (("skipped", None),)],
+        under=[True, True],
+        final=[False, False],
+    )
+    lines = path.read_bytes().split(b"\n")
+    assert columns.offsets == [len(lines[0]) + 1, len(lines[0]) + len(lines[1]) + 2]
+    assert read_step_at(path, columns, 1) == load_trace(path).steps[1]
+
+
+@settings(max_examples=30)
+@given(scenarios(), st.booleans())
+def test_the_columns_of_any_run_are_those_load_trace_gives(s: Scenario, saved: bool) -> None:
+    built = build(s)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.jsonl"
+        result = run(built.model, PROMPT, trace_path=path, **built.kwargs)
+        if saved:
+            path = Path(tmp) / "run.json"
+            result.save(path)
+        columns = read_columns(path)
+        assert columns == columns_of(load_trace(path).steps) == columns_of(result.steps)
+        assert read_columns(path, _stdlib=True) == columns
+        assert (columns.offsets is None) is saved  # read from the lines, not from a Result
+        for i in range(0 if saved else len(result.steps)):
+            assert read_step_at(path, columns, i).to_dict() == result.steps[i].to_dict()
+
+
+def test_a_file_the_columns_cannot_be_read_from_is_refused_as_load_trace_refuses_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    text = path.read_text(encoding="utf-8")
+    for changed in (
+        text.replace('"status":"skipped"', '"status":"done"'),
+        text.replace('"index":1', '"index":3'),
+        text.replace('"cost_usd":0.005775', '"cost_usd":0.001'),
+        text.replace('"max_steps":2', '"max_steps":"2"'),
+    ):
+        assert changed != text
+        path.write_text(changed, encoding="utf-8")
+        said = loaded_columns(path)
+        assert isinstance(said, str)
+        assert columns_outcome(path) == said
+
+
+def test_a_step_is_not_read_from_another_file_put_at_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    columns = read_columns(path)
+    rich_run(path)  # the same run again: the old file renamed aside, a new one at the path
+    assert (tmp_path / "run.1.jsonl").exists()
+    with pytest.raises(ValueError, match="the file must be the one") as info:
+        read_step_at(path, columns, 0)
+    assert str(info.value) == (
+        f"read_step_at: {path}: the file must be the one the columns were read from, got "
+        "another at that path (a new trace is written there, the old one renamed aside)."
+    )
+    assert read_step_at(tmp_path / "run.1.jsonl", columns, 1) == load_trace(path).steps[1]

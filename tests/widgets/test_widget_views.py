@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,12 @@ from budgetloop import (
     Stop,
     ToolCall,
     Usage,
+    load_trace,
     printable,
     run,
     tool,
 )
+from budgetloop.display import columns_of, read_columns
 from budgetloop_widgets import TraceView, _text, bar_chart, line_chart, projection_text, usd
 from budgetloop_widgets._status import stop_html
 from budgetloop_widgets._svg import bucketed, nice_top
@@ -513,3 +516,64 @@ def test_the_widgets_name_no_ceiling_and_add_no_money() -> None:
             assert f".{name}" not in source, f"{path.name} reads {name}"
         assert not re.search(r"cost_usd\s*(or 0\.0)?\s*[-+]|[-+]=\s*\w*\.?cost_usd", source), path
         assert not re.search(r"(usd|spent|cost)[^\n]*\de-\d", source), path  # no epsilon
+
+
+def test_a_trace_view_of_a_journal_reads_its_list_and_a_step_from_the_file(
+    tmp_path: Path,
+) -> None:
+    from tests.core.test_trace_load import rich_run
+
+    path = tmp_path / "run.jsonl"
+    result = rich_run(path)
+    view = TraceView(path)
+    assert view.path == str(path)
+    assert view.columns == read_columns(path)
+    assert view.columns.status == ["error", "skipped"]
+    assert view.columns.offsets is not None  # read from the lines, not from the Result
+    assert [view.record(i).to_dict() for i in (0, 1)] == [s.to_dict() for s in result.steps]
+    # the file is where a step is read from when it is opened
+    path.write_text(path.read_text(encoding="utf-8").replace("Once more.", "Twice more"))
+    assert view.record(1).text == "Twice more"
+    with pytest.raises(ValueError, match="index must be a step") as info:
+        view.record(2)
+    assert str(info.value) == (
+        "TraceView.record: index must be a step of the run (0 to 1), got 2."
+    )
+    with pytest.raises(TypeError, match="index must be an int") as wrong:
+        view.record("1")  # type: ignore[arg-type]
+    assert str(wrong.value) == "TraceView.record: index must be an int, got str."
+    rich_run(path)  # a new trace at the path, this view's file renamed aside: the kernel's copy
+    assert view.record(1) is view.result.steps[1]
+
+
+def test_a_trace_view_of_a_run_takes_its_list_and_steps_from_the_run(tmp_path: Path) -> None:
+    from tests.core.test_trace_load import rich_run
+
+    result = rich_run()
+    view = TraceView(result)
+    assert view.path is None
+    assert view.columns == columns_of(result.steps)
+    assert view.record(1) is result.steps[1]
+    result.save(tmp_path / "run.json")  # a saved JSON: the list from the file, steps from the run
+    saved = TraceView(tmp_path / "run.json")
+    assert saved.columns == view.columns
+    assert saved.columns.offsets is None
+    assert saved.record(0) == result.steps[0]
+
+
+def test_the_benchmarks_trace_of_distinct_steps_loads(tmp_path: Path) -> None:
+    """bench_widgets.py's trace whose every step has its own texts: its end line's cost covers
+    its steps, so it loads, and its list reads the same from the file."""
+    folder = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        from bench_widgets import varied_file
+    finally:
+        sys.path.remove(folder)
+    path = tmp_path / "varied.jsonl"
+    varied_file(str(path), 50)
+    loaded = load_trace(path)
+    assert [s.text for s in loaded.steps[:2]] == ["reading part 0", "reading part 1"]
+    assert loaded.steps[49].tool_calls[0].result == "notes on part 49. " * 25
+    assert loaded.messages[-1].content == "notes on part 49. " * 25
+    assert read_columns(path) == columns_of(loaded.steps)
