@@ -33,7 +33,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._approval import Decision, PendingCall, ask
+from ._approval import APPROVED, Decision, PendingCall, ask
 from ._budget import MESSAGE_OVERHEAD, Projection, worst_pico
 from ._budget import project as project_cost
 from ._ceilings import Now, Used, calls_run
@@ -236,8 +236,14 @@ class Loop(Holding):
         cost = to_pico(step.cost_usd or 0.0)
         warn = session._repeats.warns(loop)
         taken = Taken(plan, completion, cost, step.index, calls, message, signature, loop, warn)
-        ruled = session._ruled(result.pending)
-        session._held = Held(taken, result.pending, ruled, step.seconds, step, message)
+        pending = result.pending
+        held = Held(taken, pending, {}, step.seconds, step, message, pending, recorded=True)
+        held.decisions.update(
+            (key, decision)
+            for key, decision in session._ruled(pending).items()
+            if decision is not APPROVED or not next(c for c in pending if c.id == key).redacted
+        )  # a rule does not run a call recorded with marks: it waits for its arguments
+        session._held = held
         return session
 
     def fresh(self: L) -> L:
@@ -372,7 +378,7 @@ class Loop(Holding):
         if held is not None:
             assert held.message is not None
             out["held"] = HeldTurn(held.step, held.message)
-            out["pending"] = held.pending
+            out["pending"] = held.shown
         return out
 
     def _recorded_options(self) -> RunOptions:
@@ -930,15 +936,19 @@ class Loop(Holding):
         )
         unraised = [*self._unraised]  # what its clock raised
         self._unraised.clear()
+        redactor = self._redactor
         try:
-            shown = self._redactor.step(step)
+            shown = redactor.step(step)
             message = self._traced_message(taken.assistant)
+            calls = tuple(redactor.pending(c) for c in pending)
         except Exception:
             shown, message = WITHHOLD.step(step), WITHHOLD.message(taken.assistant)
+            calls = tuple(WITHHOLD.pending(c) for c in pending)
         except BaseException as exc:  # an interrupt in redact: withheld, and raised below
             shown, message = WITHHOLD.step(step), WITHHOLD.message(taken.assistant)
+            calls = tuple(WITHHOLD.pending(c) for c in pending)
             unraised.append(exc)
-        self._held = Held(taken, pending, ruled, step.seconds, shown, message)
+        self._held = Held(taken, pending, ruled, step.seconds, shown, message, calls)
         approve = self.options.values["approve"]
         if isinstance(approve, str) and self._asks(pending):  # "hold": the run ends held
             names = ", ".join(f"{c.name} ({c.id})" for c in self._held.undecided())
