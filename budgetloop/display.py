@@ -23,7 +23,7 @@ import copy
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ._engine._reading import Model
@@ -273,7 +273,9 @@ class HeldCall:
     checked arguments as an editor starts from them (``editable``, indented JSON: a redaction
     mark stands where a hidden value is, see ``edited_arguments``), and the person's decision
     in words (None while it waits). ``call`` is the call itself, real values and all: what the
-    session is asked to decide by, never shown."""
+    session is asked to decide by, never shown. ``hidden`` names the paths of its arguments a
+    run that ended held recorded redacted (``PendingCall.redacted``): such a call runs only
+    with arguments a person gives (Edit), never approved as recorded."""
 
     call: PendingCall
     name: str
@@ -282,6 +284,7 @@ class HeldCall:
     checked: str
     editable: str
     decision: str | None
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -306,7 +309,10 @@ def held_batch(session: Loop) -> HeldBatch | None:
     if held is None:
         return None
     redactor = _shown_by(session)
-    calls = tuple(_held_call(redactor, c, held.decisions.get(c.id)) for c in held.pending)
+    calls = tuple(
+        replace(_held_call(redactor, c, held.decisions.get(c.id)), hidden=held.hidden(c))
+        for c in held.pending
+    )
     return HeldBatch(held.step, calls)
 
 

@@ -131,8 +131,14 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
         self._decided = decided
         self._busy = False  # a Step or Run is going: nothing can be decided
         self.head = widgets.HTML(pending_head(shown))
+        self._hidden = shown.hidden  # recorded redacted: it runs only with arguments given
+        said = ", ".join(shown.hidden)
         self.approve_button = widgets.Button(
-            description="Approve", tooltip="run this call as checked"
+            description="Approve",
+            tooltip=f"{said} redacted when the run was held: Edit to give the arguments"
+            if shown.hidden
+            else "run this call as checked",
+            disabled=bool(shown.hidden),
         )
         self.edit_button = widgets.Button(
             description="Edit", tooltip="run this call with arguments you write"
@@ -274,8 +280,8 @@ class PendingRow(widgets.VBox):  # type: ignore[misc]
 
     def set_disabled(self, disabled: bool) -> None:
         self._busy = disabled
+        self.approve_button.disabled = disabled or bool(self._hidden)
         for part in (
-            self.approve_button,
             self.deny_button,
             self.always,
             self.reason,
@@ -346,8 +352,10 @@ class PendingCalls(widgets.VBox):  # type: ignore[misc]
             row.set_disabled(busy)
 
     def focus_first(self) -> bool:
-        """Put the focus on the first waiting call's Approve; False when none waits."""
+        """Put the focus on the first waiting call's Approve (its Edit, when it can only be
+        edited); False when none waits."""
         if not self.rows:
             return False
-        self.rows[0].approve_button.focus()
+        first = self.rows[0]
+        (first.edit_button if first._hidden else first.approve_button).focus()
         return True

@@ -236,15 +236,19 @@ class Committing(Planning):
         )
         unraised = [*self._unraised]  # what its clock raised
         self._unraised.clear()
+        redactor = self._redactor
         try:
-            shown = self._redactor.step(step)
+            shown = redactor.step(step)
             message = self._traced_message(taken.assistant)
+            calls = tuple(redactor.pending(c) for c in pending)
         except Exception:
             shown, message = WITHHOLD.step(step), WITHHOLD.message(taken.assistant)
+            calls = tuple(WITHHOLD.pending(c) for c in pending)
         except BaseException as exc:  # an interrupt in redact: withheld, and raised below
             shown, message = WITHHOLD.step(step), WITHHOLD.message(taken.assistant)
+            calls = tuple(WITHHOLD.pending(c) for c in pending)
             unraised.append(exc)
-        self._held = Held(taken, pending, ruled, step.seconds, shown, message)
+        self._held = Held(taken, pending, ruled, step.seconds, shown, message, calls)
         approve = self.options.values["approve"]
         if isinstance(approve, str) and self._asks(pending):  # "hold": the run ends held
             names = ", ".join(f"{c.name} ({c.id})" for c in self._held.undecided())

@@ -49,7 +49,7 @@ from .._rules._context import ContextTokens
 from .._rules._guards import Guards
 from .._rules._money import Money
 from .._rules._repeats import Repeats
-from .._tools._approval import Decision, ask
+from .._tools._approval import APPROVED, Decision, ask
 from .._tools._dispatch import Dispatch
 from .._tools._pool import Workers
 from .._trace._fork import context_before, fork_point, message_list
@@ -212,8 +212,14 @@ class Loop(Turning):
         cost = to_pico(step.cost_usd or 0.0)
         warn = session._repeats.warns(loop)
         taken = Taken(plan, completion, cost, step.index, calls, message, signature, loop, warn)
-        ruled = session._ruled(result.pending)
-        session._held = Held(taken, result.pending, ruled, step.seconds, step, message)
+        pending = result.pending
+        held = Held(taken, pending, {}, step.seconds, step, message, pending, recorded=True)
+        held.decisions.update(
+            (key, decision)
+            for key, decision in session._ruled(pending).items()
+            if decision is not APPROVED or not next(c for c in pending if c.id == key).redacted
+        )  # a rule does not run a call recorded with marks: it waits for its arguments
+        session._held = held
         return session
 
     def fresh(self: L) -> L:

@@ -170,7 +170,7 @@ class Setup(Holding):
         if held is not None:
             assert held.message is not None
             out["held"] = HeldTurn(held.step, held.message)
-            out["pending"] = held.pending
+            out["pending"] = held.shown
         return out
 
     def _recorded_options(self) -> RunOptions:

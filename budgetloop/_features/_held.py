@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._engine._turn import Call, Plan, Ran, checked
 from .._engine._types import Completion, Message, Price, ToolCall, from_pico
 from .._engine._valid import must, type_name
-from .._forms._redact import PLAIN, WITHHOLD
+from .._forms._redact import PLAIN, WITHHOLD, at
 from .._schema._arg_error import ArgumentError
 from .._schema._tool import needs_approval
 from .._tools._approval import APPROVED, Decision, PendingCall, denied, edited
@@ -64,9 +64,47 @@ class Held:
     seconds: float
     step: Step  # the step as ``step()`` returned it: the model's reply, its batch not yet run
     message: Message | None = None  # the assistant message as the trace keeps it
+    shown: tuple[PendingCall, ...] = ()  # ``pending`` as the trace keeps it (``Result.pending``)
+    # restored from a trace: its calls are the ones recorded, each value ``redact=`` changed
+    # holding the mark, not the value (``PendingCall.redacted``)
+    recorded: bool = False
 
     def undecided(self) -> tuple[PendingCall, ...]:
         return tuple(c for c in self.pending if c.id not in self.decisions)
+
+    def hidden(self, call: PendingCall) -> tuple[str, ...]:
+        """Where ``call``'s arguments, as this batch holds them, are redaction marks and
+        not the values they stand for: none in a live session, which holds the real ones."""
+        return call.redacted if self.recorded else ()
+
+
+def unrunnable(where: str, name: str, call: PendingCall, paths: Sequence[str], got: str) -> str:
+    """The refusal of a decision that would run a recorded call with the marks ``redact=``
+    left in its arguments at ``paths``."""
+    said = ", ".join(paths) + (" was" if len(paths) == 1 else " were")
+    expected = f"the arguments to run {call.name} with ({said} redacted when the run was held)"
+    return must(where, name, expected, got)
+
+
+def marks_left(
+    given: Any, recorded: Any, paths: Sequence[str], path: str = "arguments"
+) -> str | None:
+    """The first of ``paths`` where ``given`` still holds the redaction mark ``recorded``
+    holds there, if any: an edit that would send the mark's text, not the value."""
+    if path in paths:
+        return path if given == recorded else None
+    if isinstance(given, Mapping) and isinstance(recorded, Mapping):
+        for key, value in given.items():
+            if key in recorded:
+                found = marks_left(value, recorded[key], paths, at(path, key))
+                if found is not None:
+                    return found
+    elif isinstance(given, (list, tuple)) and isinstance(recorded, (list, tuple)):
+        for i, (g, r) in enumerate(zip(given, recorded, strict=False)):
+            found = marks_left(g, r, paths, at(path, i))
+            if found is not None:
+                return found
+    return None
 
 
 class Holding:
@@ -283,6 +321,9 @@ class Holding:
         where = f"{type(self).__name__}.approve"
         held, call = self._pending_call(where, call_id)
         self._check_always(where, always, arguments is None)
+        hidden = held.hidden(call)
+        if arguments is None and hidden:
+            raise ValueError(unrunnable(where, "arguments", call, hidden, "None"))
         if arguments is None:
             held.decisions[call.id] = APPROVED
             if always:
@@ -300,6 +341,11 @@ class Holding:
     ) -> Decision:
         """The decision to run ``call`` with ``arguments``, checked against its tool's schema
         now: arguments that do not fit are a ValueError naming ``name``."""
+        hidden = held.hidden(call)
+        left = marks_left(arguments, call.arguments, hidden)
+        if left is not None:
+            got = f"the redaction mark recorded at {left}"
+            raise ValueError(unrunnable(where, name, call, hidden, got))
         found = next(c for c in held.taken.calls if c.id == call.id)
         made = self._edit(found, dict(arguments))
         if isinstance(made, Ran):
@@ -340,6 +386,8 @@ class Holding:
         decision = APPROVED if rule.approval == "approved" else denied(rule.reason)
         for call in held.undecided():
             if call.name == rule.tool and call.tool_marked:
+                if decision is APPROVED and held.hidden(call):
+                    continue  # recorded with marks: it waits for the arguments to run with
                 held.decisions[call.id] = decision
 
     def on_decision(self: H, listener: Callable[[H], object]) -> Callable[[], None]:

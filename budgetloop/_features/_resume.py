@@ -21,7 +21,7 @@ from .._tools._approval import APPROVED, Decision, PendingCall, aask, ask, denie
 from .._trace._journal import Journal, as_result
 from .._trace._result import Result
 from .._trace._take import refuse_taken, take
-from ._held import Held
+from ._held import Held, unrunnable
 
 L = TypeVar("L", bound=Loop)
 
@@ -56,6 +56,11 @@ def _restored(
             raise ValueError(must(where, "each key of decisions", expected, repr(key)))
     approve = session.options.values["approve"]
     rest = [c for c in waiting if c.id not in decisions]
+    for call in rest:
+        hidden = held.hidden(call)
+        if hidden and call.rule == "approved":  # the rule would run it with the marks
+            got = f"none (a standing rule approves every {call.name} call)"
+            raise ValueError(unrunnable(where, f"decisions[{call.id!r}]", call, hidden, got))
     if rest and not callable(approve):
         names = ", ".join(f"{c.name} ({c.id})" for c in rest)
         raise ValueError(
@@ -85,6 +90,9 @@ def _given(
 def _read(where: str, session: Loop, held: Held, call: PendingCall, value: Any) -> Decision:
     name = f"decisions[{call.id!r}]"
     if value is True:
+        hidden = held.hidden(call)
+        if hidden:
+            raise ValueError(unrunnable(where, name, call, hidden, "True"))
         return APPROVED
     if value is False:
         return denied()
@@ -93,6 +101,16 @@ def _read(where: str, session: Loop, held: Held, call: PendingCall, value: Any) 
     if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
         return session._edited(where, name, held, call, value)
     raise TypeError(must(where, name, _VALUES, type_name(value)))
+
+
+def _asked(where: str, held: Held, call: PendingCall, decision: Decision) -> Decision:
+    """What ``approve=`` decided for ``call``; approving as recorded a call whose arguments
+    hold redaction marks is refused (before anything is taken)."""
+    hidden = held.hidden(call)
+    if hidden and decision is APPROVED:
+        name = f"approve's decision on {call.id!r}"
+        raise ValueError(unrunnable(where, name, call, hidden, "True"))
+    return decision
 
 
 def _taken(session: L, where: str, trace: object, decided: dict[str, Decision]) -> L:
@@ -129,10 +147,11 @@ def held_session(
     """``resume`` of a held run: the session, its batch decided (``approve`` asked here about
     the calls ``decisions`` leaves out), and taken."""
     session, made, rest = _restored(cls, where, result, complete, tools, decisions, options)
-    approve = session.options.values["approve"]
+    approve, held = session.options.values["approve"], session._held
+    assert held is not None
     for call in rest:
         assert callable(approve)  # (_restored refused the rest without one)
-        made[call.id] = ask(approve, call)
+        made[call.id] = _asked(where, held, call, ask(approve, call))
     return _taken(session, where, trace, made)
 
 
@@ -148,10 +167,11 @@ async def aheld_session(
 ) -> L:
     """``held_session`` with an ``async def`` approve awaited."""
     session, made, rest = _restored(cls, where, result, complete, tools, decisions, options)
-    approve = session.options.values["approve"]
+    approve, held = session.options.values["approve"], session._held
+    assert held is not None
     for call in rest:
         assert callable(approve)  # (_restored refused the rest without one)
-        made[call.id] = await aask(approve, call)
+        made[call.id] = _asked(where, held, call, await aask(approve, call))
     return _taken(session, where, trace, made)
 
 

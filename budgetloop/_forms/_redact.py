@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, overload
 
@@ -36,7 +36,7 @@ from .._tools._jsonable import jsonable, plain
 from .._tools._tracebacks import MAX_TRACEBACK_CHARS, bounded
 
 if TYPE_CHECKING:
-    from .._trace._result import CallRecord, Step
+    from .._trace._result import CallRecord, PendingCall, Step
 
 Redact = Callable[[str], str]
 
@@ -292,6 +292,21 @@ class Redactor:
             return self.text(text)
         return self.text(_ESCAPE.sub(_unescape, text))
 
+    def pending(self, call: PendingCall) -> PendingCall:
+        """A call held for a person, as an output form keeps it: its name, id and arguments
+        redacted, and ``redacted`` naming where in its checked arguments ``redact`` changed
+        something (``arguments.key``): the values a resume cannot run it with as recorded."""
+        if self.fn is None:
+            return call
+        return replace(
+            call,
+            name=self.value(call.name),
+            id=self.value(call.id),
+            raw_arguments=self.arguments(call.raw_arguments),
+            arguments=self.value(call.arguments),
+            redacted=tuple(_changed(call.arguments, self.fn, "arguments", 0, set())),
+        )
+
     def schemas(self, schemas: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
         """The tool schemas as ``Result.tools`` and a trace file keep them."""
         return tuple(schemas) if self.fn is None else tuple(self.value(s) for s in schemas)
@@ -398,6 +413,48 @@ def _value(value: Any, redact: Redact, depth: int, seen: set[int]) -> Any:
     if out == text and isinstance(value, (int, float)):
         return value
     return out  # other objects are kept as their (redacted) repr: what a JSON trace would write
+
+
+def at(path: str, key: str | int) -> str:
+    """The path of ``key`` in the value at ``path``: ``arguments.key``, ``arguments.items[0]``,
+    ``arguments["a b"]`` (a key that is no identifier, as JSON writes it)."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if key.isidentifier() else f"{path}[{_encode(key)}]"
+
+
+def _changed(value: Any, redact: Redact, path: str, depth: int, seen: set[int]) -> Iterator[str]:
+    """Where in ``value`` (as ``_value`` walks it) ``redact`` changes something: each path
+    named by the redacted keys, so no secret is in it. A key ``redact`` changes names its
+    whole entry; what ``_value`` cuts (too deep, circular) is named where it is cut."""
+    if isinstance(value, str):
+        if redact(value) != value:
+            yield path
+    elif value is None or isinstance(value, bool):
+        return
+    elif isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH or id(value) in seen:
+            yield path
+            return
+        seen.add(id(value))
+        try:
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    shown = _key(key, redact)
+                    where = at(path, shown if isinstance(shown, (str, int)) else _encode(shown))
+                    if shown != key:
+                        yield where
+                    else:
+                        yield from _changed(item, redact, where, depth + 1, seen)
+            else:
+                for i, item in enumerate(value):
+                    yield from _changed(item, redact, at(path, i), depth + 1, seen)
+        finally:
+            seen.discard(id(value))
+    else:
+        text = _text(value)
+        if text is not None and redact(text) != text:
+            yield path
 
 
 def _key(key: Any, redact: Redact) -> Any:

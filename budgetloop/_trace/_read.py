@@ -592,6 +592,10 @@ def read_pending(value: Any, path: str) -> PendingCall:
         projection=read_projection(get("projection", None), _at(path, "projection")),
         tool_marked=as_bool(get("tool_marked", True), _at(path, "tool_marked")),
         rule=rule,
+        redacted=tuple(
+            as_text(p, _at(_at(path, "redacted"), i), optional=False)
+            for i, p in enumerate(as_list(get("redacted", ()), _at(path, "redacted")))
+        ),
     )
 
 

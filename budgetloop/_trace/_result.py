@@ -230,6 +230,9 @@ class PendingCall:
     because a breakpoint asked to stop before its tool (``breakpoints.before_tool``).
     ``rule`` is ``"approved"`` or ``"denied"`` when a standing rule of the run (``Rule``:
     ``session.approve(call_id, always=True)``) decided the call without asking; None else.
+    ``redacted`` names where the run's ``redact=`` changed its checked arguments
+    (``arguments.key``; the paths only, no value): its arguments here are the redacted ones,
+    and ``resume`` runs it only with arguments a person gives for it.
     """
 
     name: str
@@ -241,6 +244,7 @@ class PendingCall:
     projection: Projection | None
     tool_marked: bool = True
     rule: Approval | None = None
+    redacted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -652,6 +656,7 @@ def pending_to_dict(call: PendingCall) -> dict[str, Any]:
         "projection": None if projection is None else projection.to_dict(),
         "tool_marked": call.tool_marked,
         "rule": call.rule,
+        **({"redacted": list(call.redacted)} if call.redacted else {}),  # older readers
     }
 
 

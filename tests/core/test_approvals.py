@@ -1069,3 +1069,178 @@ def test_aresume_runs_a_held_trace_with_an_async_approve(tmp_path: Path) -> None
     assert ran == [("ann", 50.0), ("cy", 20000.0)]
     assert [c.status for c in result.steps[0].tool_calls] == ["ok", "denied", "ok"]
     assert load_trace(path) == result
+
+
+# -- a held run under redact=: the secret in no output form, and never run as its mark ---------
+
+_KEY = "sk-SECRET"
+
+
+def _keyed(ran: list[str]) -> Tool:
+    @tool(needs_approval=True)
+    def call_api(url: str, key: str) -> str:
+        """Call."""
+        ran.append(key)
+        return "ok"
+
+    return call_api
+
+
+def _hiding(text: str) -> str:
+    return text.replace(_KEY, "***")
+
+
+def _held_with_a_key(path: Path, ran: list[str]) -> Result:
+    model = ScriptedModel([
+        Completion(tool_calls=[ToolCall("call_api", {"url": "u", "key": _KEY}, id="c1")]),
+        "done",
+    ])  # fmt: skip
+    return run(model, "go", tools=[_keyed(ran)], approve="hold", trace_path=path,
+               redact=_hiding)  # fmt: skip
+
+
+def test_a_held_runs_pending_arguments_go_through_redact_in_every_output_form(
+    tmp_path: Path,
+) -> None:
+    ran: list[str] = []
+    path = tmp_path / "run.jsonl"
+    result = _held_with_a_key(path, ran)
+    assert result.pending == (
+        PendingCall(name="call_api", id="c1", step=0, raw_arguments={"url": "u", "key": "***"},
+                    arguments={"url": "u", "key": "***"}, spent_usd=0.0, projection=None,
+                    redacted=("arguments.key",)),
+    )  # fmt: skip
+    result.save(tmp_path / "saved.json")
+    texts = {
+        "journal": path.read_text(encoding="utf-8"),
+        "saved": (tmp_path / "saved.json").read_text(encoding="utf-8"),
+        "to_dict": json.dumps(result.to_dict()),
+        "format": result.format(),
+        "repr": repr(result),
+        "static HTML": result._repr_html_(),
+    }
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError:
+        pass
+    else:
+        from budgetloop.otel import export_trace
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        export_trace(result, provider, content=True)
+        texts["spans"] = repr([dict(s.attributes or {}) for s in exporter.get_finished_spans()])
+    for where, text in texts.items():
+        assert _KEY not in text, where
+    assert load_trace(path) == result  # what loads back is what the run returned
+    assert Result.from_dict(json.loads(texts["to_dict"])) == result
+    assert ran == []
+
+
+@pytest.mark.parametrize(
+    ("decision", "approve", "message"),
+    [
+        (True, None,
+         "resume: decisions['c1'] must be the arguments to run call_api with (arguments.key was "
+         "redacted when the run was held), got True."),
+        ({"url": "v", "key": "***"}, None,
+         "resume: decisions['c1'] must be the arguments to run call_api with (arguments.key was "
+         "redacted when the run was held), got the redaction mark recorded at arguments.key."),
+        (None, lambda call: True,
+         "resume: approve's decision on 'c1' must be the arguments to run call_api with "
+         "(arguments.key was redacted when the run was held), got True."),
+    ],
+)  # fmt: skip
+def test_a_held_call_whose_arguments_were_redacted_runs_only_with_arguments_given(
+    tmp_path: Path, decision: Any, approve: Any, message: str
+) -> None:
+    ran: list[str] = []
+    path = tmp_path / "run.jsonl"
+    held = _held_with_a_key(path, ran)
+    before = path.read_bytes()
+    given: dict[str, Any] = {"decisions": {"c1": decision}} if approve is None else {}
+    for trace in (path, held):  # the file, and the held Result object alike
+        with pytest.raises(ValueError, match="redacted when the run was held") as info:
+            resume(trace, ScriptedModel(["done"]), tools=[_keyed(ran)], redact=_hiding,
+                   **given, **({} if approve is None else {"approve": approve}))  # fmt: skip
+        assert str(info.value) == message
+    assert path.read_bytes() == before  # nothing taken: the file resumes after
+    assert ran == []
+    result = resume(path, ScriptedModel(["done"]), tools=[_keyed(ran)], redact=_hiding,
+                    decisions={"c1": {"url": "u", "key": _KEY}}).run()  # fmt: skip
+    assert ran == [_KEY]
+    assert result.stop == "answered"
+    assert result.steps[0].tool_calls[0].approval == "edited"
+    assert _KEY not in path.read_text(encoding="utf-8")
+
+
+def test_a_standing_rule_does_not_run_a_call_recorded_with_redacted_arguments() -> None:
+    ran: list[str] = []
+    model = ScriptedModel([
+        Completion(tool_calls=[ToolCall("call_api", {"url": "a", "key": "k"}, id="c0")]),
+        Completion(tool_calls=[ToolCall("call_api", {"url": "u", "key": _KEY}, id="c1"),
+                               ToolCall("transfer", {"to": "bob", "amount": 9000}, "t1")]),
+    ])  # fmt: skip
+    session = start(model, "go", tools=[_keyed(ran), _paid([])], price=PRICE, redact=_hiding)
+    session.step()
+    session.approve("c0", always=True)
+    held = session.run()  # c1 decided by the rule (in this session, with the real key), t1 waits
+    assert [(c.id, c.rule, c.redacted) for c in held.pending] == [
+        ("c1", "approved", ("arguments.key",)), ("t1", None, ())]  # fmt: skip
+    with pytest.raises(ValueError, match="redacted when the run was held") as info:
+        resume(held, ScriptedModel(["ok"]), tools=[_keyed(ran), _paid([])], redact=_hiding,
+               decisions={"t1": True})  # fmt: skip
+    assert str(info.value) == (
+        "resume: decisions['c1'] must be the arguments to run call_api with (arguments.key was "
+        "redacted when the run was held), got none (a standing rule approves every call_api "
+        "call)."
+    )
+    last = resume(held, ScriptedModel(["ok"]), tools=[_keyed(ran), _paid([])], redact=_hiding,
+                  decisions={"t1": True, "c1": {"url": "u", "key": _KEY}}).run()  # fmt: skip
+    assert ran == ["k", _KEY]
+    assert [c.status for c in last.steps[1].tool_calls] == ["ok", "ok"]
+    # the live session holds the real key: the rule runs c1 there as the model asked
+    session.approve("t1")
+    session.run()
+    assert ran == ["k", _KEY, _KEY]
+
+
+def test_a_held_session_restored_from_a_trace_refuses_approve_for_redacted_arguments(
+    tmp_path: Path,
+) -> None:
+    from budgetloop.display import open_held
+
+    ran: list[str] = []
+    path = tmp_path / "run.jsonl"
+    _held_with_a_key(path, ran)
+    session = open_held(path, ScriptedModel(["done"]), tools=[_keyed(ran)], redact=_hiding)
+    for always in (False, True):
+        with pytest.raises(ValueError, match="redacted when the run was held") as info:
+            session.approve("c1", always=always)
+        assert str(info.value) == (
+            "Session.approve: arguments must be the arguments to run call_api with "
+            "(arguments.key was redacted when the run was held), got None."
+        )
+    with pytest.raises(ValueError, match=r"got the redaction mark recorded at arguments\.key"):
+        session.approve("c1", {"url": "u", "key": "***"})
+    assert [c.id for c in session.pending] == ["c1"]
+    session.approve("c1", {"url": "u", "key": _KEY})
+    assert session.run().stop == "answered"
+    assert ran == [_KEY]
+
+
+def test_a_held_run_without_redact_records_no_redacted_paths(tmp_path: Path) -> None:
+    ran: list[str] = []
+    path = tmp_path / "run.jsonl"
+    model = ScriptedModel([
+        Completion(tool_calls=[ToolCall("call_api", {"url": "u", "key": _KEY}, id="c1")]),
+    ])  # fmt: skip
+    held = run(model, "go", tools=[_keyed(ran)], approve="hold", trace_path=path)
+    assert held.pending[0].arguments == {"url": "u", "key": _KEY}
+    assert held.pending[0].redacted == ()
+    assert "redacted" not in held.to_dict()["pending"][0]  # older readers read it
+    resume(path, ScriptedModel(["done"]), tools=[_keyed(ran)], decisions={"c1": True}).run()
+    assert ran == [_KEY]

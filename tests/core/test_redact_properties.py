@@ -7,7 +7,7 @@ any form in the saved JSON, the JSON Lines file, ``result.detail``, ``format()``
 view, the HTML file ``to_html`` writes, TraceView, or the OpenTelemetry spans (content on and off),
 and ``redact`` is never handed its own output. The exporter's own ``redact`` keeps the same rule
 for a run that had none, and a fork or a resumed run given a ``redact`` keeps it for the steps it
-inherits."""
+inherits. A run that ended held keeps it out of its pending calls too."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from budgetloop import (
 )
 from budgetloop._tools._tracebacks import MAX_TRACEBACK_CHARS
 from tests.conftest import FakeClock
-from tests.core.test_redact import forms
+from tests.core.test_redact import forms, masking
 
 MASK = "[R]"
 HAVE_OTEL = (  # the parent first: find_spec of a child raises when its parent is missing
@@ -408,3 +408,45 @@ def test_the_property_checks_something(secret: str) -> None:
     result = run(ScriptedModel([Completion(tool_calls=echo_calls), "ok"]), "go", tools=[echo])
     text = json.dumps(result.to_dict())
     assert any(form in text for form in forms(secret))
+
+
+@settings(deadline=None)
+@given(placements())
+def test_no_form_of_a_secret_survives_a_held_run(tmp_path_factory: Any, p: dict[str, Any]) -> None:
+    """A run that ended held (``approve="hold"``): its pending calls' arguments (a value, a key,
+    ``\\u`` escapes, a number) are in no output form, and each names where it was redacted."""
+    secret, around = p["secret"], p["around"]
+    number = int(secret) if secret.isdigit() else 7
+
+    @tool(needs_approval=True)
+    def send(q: str, extra: dict[str, str] | None = None, n: int = 0) -> str:
+        """Send."""
+        return q
+
+    put = f"{around[0]}{secret}{around[1]}"
+    calls = [
+        ToolCall("send", {"q": put, "extra": {put: "v"}}, "c1"),
+        ToolCall("send", f'{{"q": "{u_escaped(secret)}"}}', "c2"),
+        ToolCall("send", {"q": "x", "n": str(number)}, "c3"),  # coerced
+    ]
+    folder = tmp_path_factory.mktemp("held")
+    journal = folder / "run.jsonl"
+    result = run(ScriptedModel([Completion(tool_calls=calls)]), "go", tools=[send],
+                 approve="hold", trace_path=journal, redact=masking(secret, MASK))  # fmt: skip
+    assert [c.id for c in result.pending] == ["c1", "c2", "c3"]
+    shown_key = json.dumps(put.replace(secret, MASK), ensure_ascii=False)
+    assert result.pending[0].redacted == ("arguments.q", f"arguments.extra[{shown_key}]")
+    assert result.pending[1].redacted == ("arguments.q",)
+    assert result.pending[2].redacted == (("arguments.n",) if secret.isdigit() else ())
+    texts = {
+        "to_dict": json.dumps(result.to_dict()),
+        "to_dict, ensure_ascii=False": json.dumps(result.to_dict(), ensure_ascii=False),
+        "journal": journal.read_text(encoding="utf-8"),
+        "format": result.format(),
+        "repr": repr(result),
+        "spans, content=True": span_text(result, content=True),
+    }
+    for where, text in texts.items():
+        for form in [*forms(secret), u_escaped(secret)]:
+            assert form not in text, f"{form!r} in {where}"
+    assert load_trace(journal) == result

@@ -607,3 +607,34 @@ def test_a_panel_refuses_a_run_that_is_not_held_and_held_options_without_one(
         "RunPanel: complete, tools and resume's options must be given only with a held run "
         "(its Result or the path of its trace), got complete with Session."
     )
+
+
+def test_a_held_trace_with_redacted_arguments_needs_an_edit_in_the_panel(tmp_path: Path) -> None:
+    from tests.core.test_approvals import _KEY, _held_with_a_key, _hiding, _keyed
+
+    ran: list[str] = []
+    path = tmp_path / "run.jsonl"
+    _held_with_a_key(path, ran)
+    panel = RunPanel(path, complete=ScriptedModel(["done"]), tools=[_keyed(ran)], redact=_hiding)
+    row = panel.pending.rows[0]
+    assert row.approve_button.disabled
+    assert row.approve_button.tooltip == (
+        "arguments.key redacted when the run was held: Edit to give the arguments"
+    )
+    assert not row.edit_button.disabled
+    row.approve()  # pressed anyway (a stale page): the core refuses it, nothing is decided
+    assert text_of(row.error.value) == (
+        "Session.approve: arguments must be the arguments to run call_api with (arguments.key "
+        "was redacted when the run was held), got None."
+    )
+    row.edit_button.click()
+    assert json.loads(row.editor.value) == {"url": "u", "key": "***"}
+    row.send_button.click()  # the mark left in place: it stands for nothing here
+    assert text_of(row.error.value).endswith("got the redaction mark recorded at arguments.key.")
+    row.editor.value = json.dumps({"url": "u", "key": _KEY})
+    row.send_button.click()
+    assert panel.session.pending == ()
+    panel.step_button.click()
+    assert ran == [_KEY]
+    assert panel.session.result.stop == Stop.ANSWERED
+    assert _KEY not in path.read_text(encoding="utf-8")
