@@ -881,7 +881,7 @@ def test_resume_runs_the_decided_batch_once_as_the_same_run(tmp_path: Path) -> N
                      decisions={"c2": {"to": "bob", "amount": 5000}, "c3": "over the limit"})  # fmt: skip
     assert ran == []  # nothing runs before run()
     result = session.run()
-    assert ran == [("ann", 50.0), ("bob", 5000.0)]  # c3 denied: never ran
+    assert sorted(ran) == [("ann", 50.0), ("bob", 5000.0)]  # in any order; c3 denied: never ran
     assert len(model.requests) == 1  # the held step's model call was not made again
     assert result.run_id == held.run_id
     assert result.answer == "paid"
@@ -957,7 +957,7 @@ def test_a_refused_resume_takes_nothing_and_the_file_resumes_after(
     assert ran == []
     result = resume(path, ScriptedModel(["paid"]), tools=[_paid(ran)],
                     decisions={"c2": True}, approve=lambda call: "no").run()  # fmt: skip
-    assert ran == [("ann", 50.0), ("bob", 9000.0)]
+    assert sorted(ran) == [("ann", 50.0), ("bob", 9000.0)]  # a batch logs in any order
     assert [c.status for c in result.steps[0].tool_calls] == ["ok", "ok", "denied"]
 
 
@@ -982,7 +982,7 @@ def test_a_held_result_object_resumes_with_its_spend_and_time(tmp_path: Path) ->
     result = session.run()
     assert result.stop == "answered"
     assert result.seconds == held.seconds
-    assert ran == [("ann", 50.0), ("bob", 9000.0)]
+    assert sorted(ran) == [("ann", 50.0), ("bob", 9000.0)]  # a batch logs in any order
     assert load_trace(tmp_path / "after.jsonl") == result  # a whole trace in a new file
 
 
@@ -1066,7 +1066,7 @@ def test_aresume_runs_a_held_trace_with_an_async_approve(tmp_path: Path) -> None
         return await session.run()
 
     result = asyncio.run(go())
-    assert ran == [("ann", 50.0), ("cy", 20000.0)]
+    assert sorted(ran) == [("ann", 50.0), ("cy", 20000.0)]  # a batch logs in any order
     assert [c.status for c in result.steps[0].tool_calls] == ["ok", "denied", "ok"]
     assert load_trace(path) == result
 

@@ -922,6 +922,7 @@ def test_a_langgraph_run_its_recursion_limit_ended_after_a_turn_with_tool_calls_
 
 
 def test_the_viewers_open_an_imported_run_and_say_what_it_lacks() -> None:
+    pytest.importorskip("anywidget", reason="the viewers are the widgets extra")
     from budgetloop_widgets import CompareView, TraceView
 
     imported = load_trace(PEERS / "openai_agents_trace_export.json")

@@ -482,7 +482,9 @@ def opened(source: object, ran: Path) -> RunPanel:
 
 
 def lines(ran: Path) -> list[Any]:
-    return [json.loads(x) for x in ran.read_text().splitlines()] if ran.exists() else []
+    """What the transfers ran, sorted: a batch's calls run on threads of their own, so they log
+    in any order (only their results keep request order)."""
+    return sorted(json.loads(x) for x in ran.read_text().splitlines()) if ran.exists() else []
 
 
 TAKEN = re.compile(
