@@ -79,6 +79,8 @@ def parse_arguments(tool_name: Any, raw: Any) -> dict[str, Any]:
         return raw
     if not isinstance(raw, dict):
         raise not_an_object(tool_name, raw)
+    if type(raw) is dict and SCALARS.issuperset(map(type, raw.values())):
+        return raw  # a dict of JSON scalars (as a batch's parsed arguments mostly are)
     if nested_too_deeply(raw):
         raise too_deep(tool_name)
     return raw
