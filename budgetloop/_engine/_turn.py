@@ -37,6 +37,7 @@ from ._valid import type_name
 if TYPE_CHECKING:
     from .._schema._tool import Tool
 
+ONLY_STR = frozenset({str})  # the type of every id a batch keeps as given (``_unique_ids``)
 Parsed = dict[str, Any] | ArgumentError  # a call's arguments as a dict, or why they are not one
 # A call's arguments checked against its tool, with the paths of the values coerced; or what
 # the check raised (an ArgumentError, or any other exception of a check that broke).
@@ -249,12 +250,16 @@ def received(calls: Sequence[ToolCall], index: int) -> list[Call]:
     return out
 
 
-def _unique_ids(given: Sequence[object], index: int) -> list[str]:
+def _unique_ids(given: list[Any], index: int) -> list[str]:
     """One id for each call of turn ``index``, none the same as another: a given id (a
     non-empty str) is kept where it first appears; a missing one is made up as
     ``call_{index}_{i}`` and a repeated one as ``{id}_{i}`` (``i`` the call's position), the
     number counted on past any id the batch already holds or gives later. So the model reads
     each result under an id of its own, and a decision kept by id is one call's."""
+    if ONLY_STR.issuperset(map(type, given)):  # the common case: ids all given, all distinct
+        distinct = set(given)
+        if len(distinct) == len(given) and "" not in distinct:
+            return given
     wanted = [g if isinstance(g, str) and g else None for g in given]
     taken = {g for g in wanted if g is not None}  # each given id stays free for its own call
     kept: set[str] = set()

@@ -75,8 +75,9 @@ class Turning(Committing):
         if plan.seen is not None:
             self.state.final_tokens, self.state.growth = plan.seen
         reservation, ending, left = None, plan.ending, self._left(started)
-        if ending is None:
-            reservation, ending = self.state.money.reserve(plan.projected, self._refit(plan))
+        money = self.state.money
+        if ending is None and money.ledger is not None:  # no ledger: nothing to reserve
+            reservation, ending = money.reserve(plan.projected, self._refit(plan))
         if ending is not None:
             self._end_run(ending)
             return None
@@ -101,9 +102,13 @@ class Turning(Committing):
         tools = list(self._final_tools) if final else list(self.schemas)
         takes = self.options.keywords  # those of a request's keywords the model takes
         keywords = self._request_keywords(plan.projection, takes) if takes else {}
+        request = ModelCall([*self.state.messages, *plan.extra], tools, left, keywords)
         try:
-            with self.state.money.renewing(reservation):  # its lease is kept while it runs
-                reply = yield ModelCall([*self.state.messages, *plan.extra], tools, left, keywords)
+            if reservation is None:  # no ledger: no lease to keep
+                reply = yield request
+            else:
+                with self.state.money.renewing(reservation):  # its lease is kept while it runs
+                    reply = yield request
         except GeneratorExit:
             raise
         except BaseException as exc:

@@ -40,12 +40,12 @@ def calls_run(steps: Iterable[Any]) -> int:
     """The tool calls of ``steps`` (``Step``s) whose tool was called, ok or error: what
     ``max_tool_calls`` counts. A call the check refused (an unknown tool, arguments that do not
     fit: the trace keeps no checked ``arguments`` for it) never ran, and is not counted."""
-    return sum(
-        1
-        for step in steps
-        for c in step.tool_calls
-        if c.status in EXECUTED and c.arguments is not None
-    )
+    run = 0
+    for step in steps:
+        for c in step.tool_calls:
+            if c.status in EXECUTED and c.arguments is not None:
+                run += 1
+    return run
 
 
 class Now:

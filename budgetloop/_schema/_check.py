@@ -17,6 +17,9 @@ from .._trace._read_fast import MAX_DEPTH
 from ._arg_error import PREVIEW, ArgumentError, Name, Part, Shown, json_kind, render, show
 from ._fit import Fit
 
+CONTAINERS = (dict, list, tuple)  # what nests, for ``nested_too_deeply``
+SCALARS = frozenset({str, int, float, bool, type(None)})  # what cannot (exactly these types)
+
 
 class Signature(Protocol):
     """What the check reads of a ``Tool``: its name, its parameters' schemas, the required ones,
@@ -59,34 +62,52 @@ def parse_arguments(tool_name: Any, raw: Any) -> dict[str, Any]:
     if isinstance(raw, str):
         if not raw.strip():
             return {}
+        text = raw
         try:
-            raw = json.loads(raw)
+            raw = json.loads(text)
         except ValueError as exc:
             raise ArgumentError(  # the model reads this
                 Name(tool_name), f": arguments are not valid JSON ({exc}); send a JSON object"
             ) from None
         except RecursionError:
             raise too_deep(tool_name) from None
+        if not isinstance(raw, dict):
+            raise not_an_object(tool_name, raw)
+        # JSON text with at most MAX_DEPTH brackets cannot nest deeper: no walk needed
+        if text.count("{") + text.count("[") > MAX_DEPTH and nested_too_deeply(raw):
+            raise too_deep(tool_name)
+        return raw
     if not isinstance(raw, dict):
-        raise ArgumentError(  # the model reads this
-            Name(tool_name), f": arguments must be a JSON object, got {json_kind(raw)}"
-        )
+        raise not_an_object(tool_name, raw)
+    if type(raw) is dict and SCALARS.issuperset(map(type, raw.values())):
+        return raw  # a dict of JSON scalars (as a batch's parsed arguments mostly are)
     if nested_too_deeply(raw):
         raise too_deep(tool_name)
     return raw
 
 
+def not_an_object(tool_name: Any, raw: Any) -> ArgumentError:
+    return ArgumentError(  # the model reads this
+        Name(tool_name), f": arguments must be a JSON object, got {json_kind(raw)}"
+    )
+
+
 def nested_too_deeply(value: Any) -> bool:
     """Whether ``value`` holds lists or dicts more than ``MAX_DEPTH`` levels deep (itself the
-    first): deeper than a trace keeps. Walked with a stack, so no depth raises here."""
+    first): deeper than a trace keeps. Walked with a stack, so no depth raises here; only the
+    containers are stacked, and a dict of JSON scalars alone is not walked at all."""
+    if type(value) is dict and SCALARS.issuperset(map(type, value.values())):
+        return False
+    if not isinstance(value, CONTAINERS):
+        return False
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, (dict, list, tuple)):
-            if depth >= MAX_DEPTH:
-                return True
-            inner = item.values() if isinstance(item, dict) else item
-            stack.extend((v, depth + 1) for v in inner)
+        if depth >= MAX_DEPTH:
+            return True
+        for inner in item.values() if isinstance(item, dict) else item:
+            if isinstance(inner, CONTAINERS):
+                stack.append((inner, depth + 1))
     return False
 
 

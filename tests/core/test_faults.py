@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from typing import Any
@@ -436,6 +437,19 @@ def test_arguments_nested_deeper_than_a_trace_keeps_are_said_to_be(
         assert (record.status, record.error, record.arguments) == ("error", error, None)
     assert result.answered
     assert Result.from_dict(result.to_dict()).to_dict() == result.to_dict()  # the trace keeps it
+
+
+@pytest.mark.parametrize("brackets", ["[" * 150, "{" * 150, "[]" * 150])
+def test_brackets_inside_a_string_argument_are_no_nesting(brackets: str) -> None:
+    # the JSON text holds more brackets than a trace's depth, all inside one string value
+    arguments = json.dumps({"q": brackets})
+    model = ScriptedModel([Completion(tool_calls=[ToolCall("search", arguments, "c1")]), "ok"])
+    record = run(model, "go", tools=[search]).steps[0].tool_calls[0]
+    assert (record.status, record.result, record.arguments) == (
+        "ok",
+        f"found {brackets}",
+        {"q": brackets},
+    )
 
 
 @pytest.mark.parametrize(("returned", "kind"), [(None, "None"), ("an answer", "str")])
