@@ -102,7 +102,7 @@ def panel_ratio(
 def refresh_profile(repeats: int = 41) -> None:
     """Each view the panel draws, timed inside the refresh that follows a step (medians, us),
     at step 10 and step 400."""
-    from budgetloop_widgets import _panel
+    from budgetloop_widgets import _panel_view as _panel  # where the panel draws its views
     from budgetloop_widgets._steplist import StepList
 
     names = ("stop_html", "meter_html", "charts_html")
