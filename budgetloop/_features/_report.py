@@ -60,6 +60,9 @@ class BudgetReport:
     # the calls held for a person, by decision ("approved", "edited", "denied"): how many,
     # and the runs that had one
     decisions: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
+    # the turns whose request asked for fewer output tokens than the run's max_output_tokens,
+    # to fit what the budget had left (min_output_tokens): how many, and the runs that had one
+    fitted: tuple[int, tuple[str, ...]] = (0, ())
 
     @property
     def max_cost_usd(self) -> dict[float, float | None]:
@@ -128,6 +131,10 @@ class BudgetReport:
                 if decision in self.decisions:
                     count, runs = self.decisions[decision]
                     lines.append(f"  {decision:<18}{count:>{width}}  {_some(runs)}")
+        if self.fitted[0]:
+            count, runs = self.fitted
+            lines += ["", "turns fitted to what the budget had left (min_output_tokens):"]
+            lines.append(f"  {'fitted':<18}{count:>{width}}  {_some(runs)}")
         if self._prices_worth_saying():
             lines += ["", "priced at:"]
             for words, names in sorted(self.prices.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -251,6 +258,12 @@ def budget_report(
             if count:
                 total, runs = decided.get(decision, (0, ()))
                 decided[decision] = (total + count, (*runs, name))
+    fitted_turns, fitted_runs = 0, []
+    for name, r in zip(names, results, strict=True):
+        count = sum(1 for s in r.steps if s.projection and s.projection.fitted_from is not None)
+        if count:
+            fitted_turns += count
+            fitted_runs.append(name)
     report = BudgetReport(
         runs=n,
         names=tuple(names),
@@ -265,6 +278,7 @@ def budget_report(
         unknown_cost=unknown,
         prices={k: tuple(v) for k, v in prices.items()},
         decisions=decided,
+        fitted=(fitted_turns, tuple(fitted_runs)),
     )
     if unknown:
         if per_day is None:

@@ -248,6 +248,12 @@ def test_a_turn_that_does_not_fit_is_fitted_down_to_min_output_tokens_and_no_fur
     assert result.cost_usd is not None
     assert result.cost_usd <= ceiling
     assert Result.from_dict(result.to_dict()).steps[0].projection == projection
+    report = budgetloop.budget_report([result, budgetloop.run(model, "go")])
+    assert report.fitted == (1, ("#0",))  # the report says which runs were fitted
+    assert (
+        "turns fitted to what the budget had left (min_output_tokens):\n"
+        "  fitted                       1  #0"
+    ) in str(report)
     model.reset()
     stopped = budgetloop.run(
         model, "go", budget=Budget(max_cost_usd=ceiling), min_output_tokens=313
