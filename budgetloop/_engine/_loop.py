@@ -36,38 +36,24 @@ marked, and the context stays a valid conversation.
 from __future__ import annotations
 
 import contextlib
-import json
-import threading
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._features._held import Held, Taken
-from .._forms._redact import Redactor, strict
-from .._rules._ceilings import calls_run
-from .._rules._context import ContextTokens
-from .._rules._guards import Guards
-from .._rules._money import Money
-from .._rules._repeats import Repeats
 from .._tools._approval import APPROVED, Decision, ask
-from .._tools._dispatch import Dispatch
-from .._tools._pool import Workers
 from .._trace._fork import context_before, fork_point, message_list
-from .._trace._journal import Journal
-from .._trace._result import Result, Step, new_run_id
+from .._trace._result import Result, Step
 from ._options import (
     ForkOptions,
     Options,
     StartOptions,
     check_names,
     initial_messages,
-    is_async,
     option_names,
 )
 from ._reading import Model
-from ._state import RunState
 from ._turn import Decided, Hold, Plan, received
-from ._types import Budget, Completion, Message, Price, to_pico
+from ._types import Completion, Message, to_pico
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -114,62 +100,6 @@ class Loop(Turning):
         self._prompt = prompt
         if where in ("run", "arun", "run_many", "replay"):  # else the user steps it
             self._caller = where  # the entry point that runs it to the end names its errors
-
-    def _build(
-        self,
-        complete: Model,
-        options: Options,
-        context: Sequence[Message],
-        history: Sequence[Step],
-        spent: int,
-    ) -> None:
-        self.complete = complete
-        self.options = options
-        given = options.values
-        self.run_id = new_run_id()  # this run's: its journal, its spans and its Result say it
-        self.budget: Budget = options.budget  # these three are read on every turn
-        self.price: Price | None = options.price
-        self.max_output_tokens: int | None = given["max_output_tokens"]
-        if given["min_output_tokens"] is not None:
-            self._least = given["min_output_tokens"]
-        if given["settings"]:
-            self._settings = json.dumps(given["settings"])
-        redact = given["redact"]
-        self._redactor = Redactor(None if redact is None else strict(redact))
-        self._async_model = is_async(complete)
-        self._stepping = threading.Lock()  # one step at a time, from any thread or task
-        self._count = ContextTokens(self.schemas, given["count_tokens"])
-        self._trace_schemas = self._redactor.schemas(self.schemas)
-        self._trace_options = self._recorded_options()
-        final = options.output  # output=T: the one tool a final-answer turn is sent
-        self._final_tools = [] if final is None else [final.schema]
-        self.state = RunState(
-            steps=[self._redactor.kept(step) for step in history],
-            messages=[],
-            trace_messages=[],
-            money=Money(spent, given["ledger"]),  # the only place spend changes
-            executed=calls_run(history),
-        )
-        self._kept = len(history)  # steps inherited by a fork, already in its journal header
-        self._origin = 0.0  # when the time of the step being taken is counted from
-        self._committed: list[Step] = []  # the steps the step being taken has recorded
-        self._unraised: list[BaseException] = []  # raised while a step was made: see _record
-        self._guards = Guards(options.budget)  # the only place a ceiling is checked
-        self._repeats = Repeats(
-            given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
-        )
-        clock = self._clock = given["clock"]
-        self._last_clock = clock()
-        for message in context:
-            self._append(message)
-        self._count.count()  # a broken count_tokens fails here, at start()
-        self._workers = Workers(given["max_workers"])
-        self._dispatch = Dispatch(
-            self.tools, clock, self._workers, given["max_result_chars"], self._redactor
-        )
-        path = given["trace_path"]
-        self._journal = None if path is None else Journal(path)
-        weakref.finalize(self, self._workers.close)
 
     @classmethod
     def restore(
