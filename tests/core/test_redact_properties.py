@@ -314,7 +314,9 @@ def test_the_exporters_redact_keeps_the_same_rule(p: dict[str, Any]) -> None:
         ToolCall("fail", {"q": put(6)}, "c7"),
     ]
     model = ScriptedModel([Completion(text=put(7), tool_calls=calls), put(8)])
-    result = run(model, f"use {secret}", system=put(9), tools=[echo, creds, count, fail])
+    result = run(model, f"use {secret}", system=put(9), tools=[echo, creds, count, fail],
+                 clock=FakeClock())  # fmt: skip
+    # (a fake clock: a real one's seconds, 0.00039010000000416767, can hold a pin's digits)
     assert any(f in json.dumps(result.to_dict()) for f in forms(secret))  # the trace has it
 
     handed: list[str] = []
@@ -370,13 +372,15 @@ def test_a_fork_or_resume_with_redact_keeps_the_secret_out_of_what_it_inherits(
         text=put(7), tool_calls=calls, model=put(8), response_id=put(9), finish_reason=put(0)
     )
     tools = [echo, creds, fail]
-    session = start(ScriptedModel([said, said, put(10)]), f"use {secret}", tools=tools)
+    clock = FakeClock()  # a real clock's seconds can hold a pin's digits
+    session = start(ScriptedModel([said, said, put(10)]), f"use {secret}", tools=tools, clock=clock)
     source = session.run()
     assert any(f in json.dumps(source.to_dict()) for f in forms(secret))  # the trace has it
     folder = tmp_path_factory.mktemp("fork")
     journal = folder / "run.jsonl"
     options: dict[str, Any] = {"redact": lambda text: text.replace(secret, MASK)}
     options["trace_path"] = journal
+    options["clock"] = clock
     go_on = ScriptedModel([put(11)])
     if resumed:
         new = resume(source, go_on, tools=tools, at=at, **options)
@@ -432,7 +436,8 @@ def test_no_form_of_a_secret_survives_a_held_run(tmp_path_factory: Any, p: dict[
     folder = tmp_path_factory.mktemp("held")
     journal = folder / "run.jsonl"
     result = run(ScriptedModel([Completion(tool_calls=calls)]), "go", tools=[send],
-                 approve="hold", trace_path=journal, redact=masking(secret, MASK))  # fmt: skip
+                 approve="hold", trace_path=journal, redact=masking(secret, MASK),
+                 clock=FakeClock())  # fmt: skip
     assert [c.id for c in result.pending] == ["c1", "c2", "c3"]
     shown_key = json.dumps(put.replace(secret, MASK), ensure_ascii=False)
     assert result.pending[0].redacted == ("arguments.q", f"arguments.extra[{shown_key}]")
