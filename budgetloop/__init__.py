@@ -3,12 +3,14 @@ budgets that stop a run before it overspends, and a trace that is plain data."""
 
 from . import breakpoints as breakpoints  # the public module budgetloop.breakpoints
 from . import display as display  # the public module budgetloop.display
+from . import events as events  # the public module budgetloop.events
 from ._engine._async import AsyncSession
 from ._engine._run import aresume, arun, astart, resume, run, start
 from ._engine._session import Session
 from ._engine._turn import NextTurn
 from ._engine._types import (
     Budget,
+    Chunk,
     Completion,
     Message,
     Price,
@@ -44,6 +46,7 @@ __all__ = [
     "Budget",
     "BudgetReport",
     "CallRecord",
+    "Chunk",
     "Completion",
     "HeldTurn",
     "Imported",

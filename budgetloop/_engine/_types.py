@@ -215,6 +215,51 @@ class Completion:
                 raise TypeError(f"Completion: {name} must be str or None, got {type_name(value)}.")
 
 
+@fast_init
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a streamed reply: a model may return an iterator of chunks (an async
+    iterator under ``arun``) instead of a ``Completion``, and the loop puts the completion
+    together from them.
+
+    A chunk carries a piece of ``text``, or a piece of one tool call: its ``index`` in the
+    reply, its ``id`` and ``name`` when known (the first piece of a call has them, usually),
+    and a fragment of its ``arguments`` JSON. The last chunks carry the ``usage`` the provider
+    reported for the whole reply (final: a usage sent at the start of a stream is not one) and
+    the ``finish_reason``; ``model`` and ``response_id`` are what the provider said of it.
+    """
+
+    text: str = ""
+    index: int | None = None
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    response_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("text", "arguments"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TypeError(f"Chunk: {name} must be str, got {type_name(value)}.")
+        index = self.index
+        if index is not None and (type(index) is not int or index < 0):
+            raise TypeError(f"Chunk: index must be an int >= 0 or None, got {index!r}.")
+        if self.usage is not None and not isinstance(self.usage, Usage):
+            raise TypeError(f"Chunk: usage must be Usage or None, got {type_name(self.usage)}.")
+        for name in ("id", "name", "finish_reason", "model", "response_id"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"Chunk: {name} must be str or None, got {type_name(value)}.")
+        if index is None and (self.id is not None or self.name is not None or self.arguments):
+            raise ValueError(
+                "Chunk: index must be the tool call's index when id, name or arguments are "
+                "given, got None."
+            )
+
+
 class UnreadableReply(ValueError):
     """What a model raises when the provider answered, and billed the call, but the reply
     cannot be used: a response that failed or has not ended, an output item it does not read,
