@@ -113,7 +113,8 @@ class ReplayOptions(TypedDict, total=False):
     on_event: Annotated[OnEvent | None, Option(None, function)]
     """Called as ``on_event(event)`` with each of the run's events (``budgetloop.events``), in
     order; an ``async def`` one is awaited under ``arun``. What it raises is kept in
-    ``Result.event_errors`` and never stops the run."""
+    ``Result.event_errors`` and never stops the run. Each run calls it on the thread or task
+    that drives it (``run_many``'s runs, each on its own thread, may call it at once)."""
     finish: Annotated[bool, Option(False, flag)]
     """The last call a ceiling allows is made without tools, for a final answer."""
     cycle_limit: Annotated[int | None, Option(None, int_at_least(2))]

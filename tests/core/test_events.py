@@ -371,3 +371,10 @@ def test_no_event_holds_a_secret(secret: str) -> None:
     shown = repr(events)
     for form in forms(secret):
         assert form not in shown
+
+
+def test_with_a_deadline_the_events_are_the_same() -> None:
+    events: list[Event] = []
+    result = run(two_calls(), "add", tools=[add], budget=Budget(max_seconds=60),
+                 on_event=events.append)  # fmt: skip
+    assert events == tool_turn_events(result)
