@@ -51,20 +51,36 @@ class AsyncSession(Loop):
         if self.done:
             return None
         started = self._begin(where)
+        events = self._events
+        if events is not None:
+            events.interrupt = None  # one kept by a step that raised anyway is gone with it
         try:
             step = await self._drive(self._turn(started))
         finally:
-            self._end()
+            if events is None:
+                self._end()
+            else:  # the step's events, then the run's end (RunEnded) once it is over
+                try:
+                    await events.aflush()
+                finally:
+                    self._end()
+                    await events.aflush()
+        if events is not None and events.interrupt is not None:  # the step is recorded
+            raise events.take()
         self._stepped(step)
         return step
 
     async def _drive(self, turn: Turn) -> Step | None:
         """Do what the turn asks (each request by its entry in ``_answers``), send back the
-        outcome, until it returns its step."""
-        answers = self._answers
+        outcome, until it returns its step. The events the turn put are handed to
+        ``on_event`` (awaited) before each request is answered."""
+        answers, events = self._answers, self._events
         try:
             request = next(turn)
             while True:
+                if events is not None and await events.aflush():  # on_event interrupted it
+                    request = turn.send(self._cut_by_event(request))
+                    continue
                 try:
                     outcome = await answers[type(request)](self, request)
                 except BaseException as exc:  # the turn records what it knows, and re-raises

@@ -136,6 +136,8 @@ class Committing(Planning):
         end: Ending | None = None
         try:
             if runnable:
+                if self._events is not None:  # the batch's calls start together
+                    self._events.tools_started(index, runnable)
                 done = yield Batch(runnable, self._left(started))
             else:  # every call was denied, or edited to arguments that do not fit
                 done = BatchDone([])

@@ -43,6 +43,7 @@ from .._features._held import Held, Taken
 from .._tools._approval import APPROVED, Decision, ask
 from .._trace._fork import context_before, fork_point, message_list
 from .._trace._result import Result, Step
+from ..events import RunEnded
 from ._options import (
     ForkOptions,
     Options,
@@ -52,7 +53,7 @@ from ._options import (
     option_names,
 )
 from ._reading import Model
-from ._turn import Decided, Hold, Plan, received
+from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Plan, Request, received
 from ._types import Completion, Message, to_pico
 
 if TYPE_CHECKING:
@@ -258,8 +259,28 @@ class Loop(Turning):
                     if self._journal is not None:
                         self._journal.end(self.result)
                         self._journal = None
+                    if self._events is not None:  # made when it is handed: the final result
+                        self._events.put(lambda: RunEnded(self.result))
         finally:
             self._stepping.release()
+
+    def _cut_by_event(self, request: Request) -> Any:
+        """What a request is answered with once ``on_event``'s function has interrupted the
+        run (a ``KeyboardInterrupt``), for the driver to raise it once the step is recorded: a
+        model call is not sent (the interrupt is raised now, nothing recorded), a batch is not
+        started (each call skipped), and a held batch stays held (no one is asked)."""
+        events = self._events
+        assert events is not None
+        assert events.interrupt is not None
+        if isinstance(request, ModelCall):
+            raise events.take()
+        if isinstance(request, Batch):
+            why = (
+                f"not started: the run was interrupted ({type(events.interrupt).__name__}) "
+                "in on_event before the batch started"
+            )
+            return BatchDone([self._not_run(c, "skipped", why) for c in request.calls])
+        return None
 
     def _decide(self, hold: Hold) -> Decided | None:
         """A held batch's decisions, on this thread: ``approve`` asked about each call in turn,

@@ -34,6 +34,7 @@ from .._rules._budget import CountTokens
 from .._schema._tool import Tool, tool
 from .._tools._approval import Approve
 from .._trace._result import RECORDED_OPTIONS, RunOptions
+from ..events import Event
 from ..ledger import Ledger
 from ._types import Budget, Message, Price
 from ._valid import must, type_name
@@ -71,6 +72,7 @@ from ._reading import (
 Clock = Callable[[], float]
 Redact = Callable[[str], str]
 OnStep = Callable[["Session", "Step | None"], None]
+OnEvent = Callable[[Event], Any]
 
 MAX_RESULT_CHARS = 100_000
 
@@ -108,6 +110,11 @@ class ReplayOptions(TypedDict, total=False):
     """A shared budget: each call's worst case is reserved in it before the call."""
     on_step: Annotated[OnStep | None, Option(None, function)]
     """Called as ``on_step(session, step)`` after every step."""
+    on_event: Annotated[OnEvent | None, Option(None, function)]
+    """Called as ``on_event(event)`` with each of the run's events (``budgetloop.events``), in
+    order; an ``async def`` one is awaited under ``arun``. What it raises is kept in
+    ``Result.event_errors`` and never stops the run. Each run calls it on the thread or task
+    that drives it (``run_many``'s runs, each on its own thread, may call it at once)."""
     finish: Annotated[bool, Option(False, flag)]
     """The last call a ceiling allows is made without tools, for a final answer."""
     cycle_limit: Annotated[int | None, Option(None, int_at_least(2))]

@@ -157,6 +157,8 @@ class Records(Setup):
             self._append_result(results[-1], note)
         self.state.steps.append(traced)
         self._committed.append(traced)
+        if self._events is not None:
+            self._events.step_ended(step, traced)
         self.state.executed += calls_run((step,))
         if self._journal is not None:
             self._journal.step(traced, self.state.trace_messages[before:])

@@ -82,23 +82,39 @@ class Session(Loop):
         if self.done:
             return None
         started = self._begin(where)
+        events = self._events
+        if events is not None:
+            events.interrupt = None  # one kept by a step that raised anyway is gone with it
         try:
             if self.budget.max_seconds is None:
                 step = self._drive(self._turn(started))
             else:
                 step = self._drive_handed(self._turn(started))
         finally:
-            self._end()
+            if events is None:
+                self._end()
+            else:  # the step's events, then the run's end (RunEnded) once it is over
+                try:
+                    events.flush()
+                finally:
+                    self._end()
+                    events.flush()
+        if events is not None and events.interrupt is not None:  # the step is recorded
+            raise events.take()
         self._stepped(step)
         return step
 
     def _drive(self, turn: Turn) -> Step | None:
         """Do what the turn asks (each request by its entry in ``_answers``), send back the
-        outcome, until it returns its step."""
-        answers = self._answers
+        outcome, until it returns its step. The events the turn put are handed to
+        ``on_event`` before each request is answered."""
+        answers, events = self._answers, self._events
         try:
             request = next(turn)
             while True:
+                if events is not None and events.flush():  # on_event interrupted the run
+                    request = turn.send(self._cut_by_event(request))
+                    continue
                 try:
                     outcome = answers[type(request)](self, request)
                 except BaseException as exc:  # the turn records what it knows, and re-raises
@@ -148,7 +164,11 @@ class Session(Loop):
         handed = self._handed
         try:
             request = next(turn) if first is _START else turn.send(first)
+            events = self._events
             while True:
+                if events is not None and events.flush():  # on_event interrupted the run
+                    request = turn.send(self._cut_by_event(request))
+                    continue
                 answer = handed[type(request)]
                 with shared.lock:
                     if shared.taken:  # the deadline passed while the turn ran: not performed

@@ -22,6 +22,7 @@ from .._tools._dispatch import Dispatch
 from .._tools._pool import Workers
 from .._trace._journal import Journal
 from .._trace._result import HeldTurn, Result, RunOptions, Step, new_run_id
+from ._events import Emitter
 from ._options import Options, is_async
 from ._reading import Model
 from ._state import RunState
@@ -43,6 +44,7 @@ class Setup(Holding):
     _hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
     _least: int | None = None  # min_output_tokens: a turn is fitted down to it
     _settings: str | None = None  # the run's settings, as JSON (a copy goes with each call)
+    _events: Emitter | None = None  # on_event: the run's events on their way to its function
 
     def _build(
         self,
@@ -65,6 +67,8 @@ class Setup(Holding):
             self._settings = json.dumps(given["settings"])
         redact = given["redact"]
         self._redactor = Redactor(None if redact is None else strict(redact))
+        if given["on_event"] is not None:
+            self._events = Emitter(given["on_event"], self._redactor)
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
         self._count = ContextTokens(self.schemas, given["count_tokens"])
@@ -159,6 +163,7 @@ class Setup(Holding):
             edited=self.edited,
             output=self.state.output,
             held_usd=0.0 if self._held is None else from_pico(self._held.taken.cost),
+            event_errors=() if self._events is None else tuple(self._events.errors),
             **self._held_fields(),
         )
 

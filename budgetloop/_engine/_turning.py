@@ -16,6 +16,7 @@ from .._ledgers import Reservation
 from .._rules._budget import Projection
 from .._rules._money import call_cost
 from .._trace._result import Step
+from ..events import TurnStarted
 from ._commit import Committing
 from ._turn import ModelCall, Plan, Reply, Request
 
@@ -81,8 +82,14 @@ class Turning(Committing):
         if ending is not None:
             self._end_run(ending)
             return None
+        events = self._events
+        if events is not None:
+            events.put(TurnStarted(len(self.state.steps), plan.projection))
         # 2. call the model: billed the moment it is over, whatever happens next
         reply, cost = yield from self._call(plan, reservation, left, started)
+        if events is not None and reply.completion is not None:  # one piece each, unstreamed
+            completion = reply.completion
+            events.reply(len(self.state.steps), completion.text, completion.tool_calls)
         # 3. commit what happened
         if reply.completion is None:
             return self._commit_failed(plan, reply, cost, started)

@@ -123,7 +123,7 @@ class Journal:
 def _end_line(result: Result) -> dict[str, Any]:
     data = result.to_dict()
     keys = ("stop", "answer", "error", "detail", "cost_usd", "held_usd", "seconds", "output",
-            "held", "pending", "rules")  # fmt: skip
+            "held", "pending", "rules", "event_errors")  # fmt: skip
     return {"kind": "end", **head_data({k: data[k] for k in keys if k in data})}
 
 
@@ -441,7 +441,7 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
         edited=header["edited"],
         output=end.get("output"),
         held_usd=from_pico(held_pico),
-        **{k: end[k] for k in ("held", "pending", "rules") if k in end},
+        **{k: end[k] for k in ("held", "pending", "rules", "event_errors") if k in end},
     )
 
 

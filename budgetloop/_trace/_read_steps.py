@@ -194,8 +194,8 @@ def filled(value: Any) -> Any:
 
 
 def read_held(data: dict[str, Any], path: str) -> dict[str, Any]:
-    """A held run's ``held``, ``pending`` and ``rules`` (``Result.held_dict``), each absent
-    from a run that has none."""
+    """A held run's ``held``, ``pending`` and ``rules``, and a run's ``event_errors``
+    (``Result.held_dict``), each absent from a run that has none."""
     out: dict[str, Any] = {}
     held = get_key(data, path, "held", None)
     if held is not None:
@@ -214,6 +214,11 @@ def read_held(data: dict[str, Any], path: str) -> dict[str, Any]:
     out["rules"] = tuple(
         read_rule(r, _at(at, i))
         for i, r in enumerate(as_list(get_key(data, path, "rules", ()), at))
+    )
+    at = _at(path, "event_errors")
+    out["event_errors"] = tuple(
+        as_text(e, _at(at, i), optional=False)
+        for i, e in enumerate(as_list(get_key(data, path, "event_errors", ()), at))
     )
     return out
 

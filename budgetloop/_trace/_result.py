@@ -51,7 +51,8 @@ VERSIONS = (1, 2)  # the formats read: 2 is what files are written as (``_compac
 class RunOptions(TypedDict, total=False):
     """The ``start()`` options a trace records besides the budget, price and
     ``max_output_tokens``: those that decide what the loop does and are plain values (the
-    functions, ``count_tokens``, ``redact``, ``clock``, ``ledger``, ``on_step``, are not)."""
+    functions, ``count_tokens``, ``redact``, ``clock``, ``ledger``, ``on_step``, ``on_event``,
+    are not)."""
 
     finish: bool
     budget_note: bool
@@ -134,7 +135,8 @@ class Result:
     and its calls waiting for a person in ``pending`` (``PendingCall``s, in request order; one a
     standing rule decided says so in its ``rule``); ``resume(result, ..., decisions=...)`` runs
     it. ``rules`` are the standing decisions made in the run (``Rule``), kept by ``resume`` and
-    ``fork``.
+    ``fork``. ``event_errors`` is what ``on_event``'s function raised, each as ``"<Event>: <Type>:
+    <message>"`` (through ``redact=``), in order; it never stopped the run.
     """
 
     stop: Stop | None
@@ -163,6 +165,7 @@ class Result:
     pending: tuple[PendingCall, ...] = ()
     held: HeldTurn | None = None
     rules: tuple[Rule, ...] = ()
+    event_errors: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         edited = self.edited
@@ -290,8 +293,8 @@ class Result:
         }
 
     def held_dict(self) -> dict[str, Any]:
-        """``held``, ``pending`` and ``rules`` as plain data, each only when set (older
-        readers): what ``to_dict`` and a journal's end line add."""
+        """``held``, ``pending``, ``rules`` and ``event_errors`` as plain data, each only when
+        set (older readers): what ``to_dict`` and a journal's end line add."""
         out: dict[str, Any] = {}
         if self.held is not None:
             out["held"] = self.held.to_dict()
@@ -299,6 +302,8 @@ class Result:
             out["pending"] = [pending_to_dict(c) for c in self.pending]
         if self.rules:
             out["rules"] = [r.to_dict() for r in self.rules]
+        if self.event_errors:
+            out["event_errors"] = list(self.event_errors)
         return out
 
     def _output_dict(self) -> dict[str, Any]:
