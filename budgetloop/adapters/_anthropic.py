@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._engine._types import Chunk, Completion, Message, Price, ToolCall
+from .._engine._types import Chunk, Completion, Message, Price, ToolCall, UnreadableReply
 from .._engine._valid import type_name
 from ._carry import Carried
 from ._model import (
@@ -16,7 +16,6 @@ from ._model import (
     ChatModel,
     Naming,
     check_params,
-    ended_early,
     make_model,
     reading,
 )
@@ -183,7 +182,10 @@ class _MessagesStream(Naming):
 
     def end(self) -> list[Chunk]:
         if not self._done:
-            raise ended_early("anthropic_messages", "message_delta event")
+            raise UnreadableReply(
+                "anthropic_messages: the stream must be read to its message_delta event, got one "
+                "that ended before it."
+            )
         return []
 
 

@@ -262,15 +262,8 @@ async def _achunks(caller: str, events: Any, reader: StreamReader) -> AsyncItera
 def broke_off(caller: str, exc: Exception, usage: Usage | None) -> UnreadableReply:
     """A stream the SDK stopped with an error, after the provider had answered."""
     return UnreadableReply(
-        f"{caller}: the stream must run to its end, got one that broke off ({describe(exc)}).",
+        f"{caller}: the stream must be read to its end, got one that broke off ({describe(exc)}).",
         usage,
-    )
-
-
-def ended_early(caller: str, last: str) -> UnreadableReply:
-    """A stream that ended, without an error, before the event that makes its reply whole."""
-    return UnreadableReply(
-        f"{caller}: the stream must run to its {last}, got one that ended before it."
     )
 
 

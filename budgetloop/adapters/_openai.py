@@ -14,7 +14,6 @@ from ._model import (
     Naming,
     StreamReader,
     check_params,
-    ended_early,
     make_model,
     reading,
     same_settings,
@@ -231,7 +230,10 @@ class _ChatStream(Naming):
 
     def end(self) -> list[Chunk]:
         if not self._finished:
-            raise ended_early("openai_chat", "finish_reason")
+            raise UnreadableReply(
+                "openai_chat: the stream must be read to its finish_reason, got one "
+                "that ended before it."
+            )
         return []
 
 

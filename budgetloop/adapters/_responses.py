@@ -16,7 +16,6 @@ from ._model import (
     Naming,
     StreamReader,
     check_params,
-    ended_early,
     make_model,
     reading,
     same_settings,
@@ -178,7 +177,10 @@ class _ResponsesStream(Naming):
 
     def end(self) -> list[Chunk]:
         if not self._done:
-            raise ended_early("openai_responses", "response.completed event")
+            raise UnreadableReply(
+                "openai_responses: the stream must be read to its response.completed event, "
+                "got one that ended before it."
+            )
         return []
 
 

@@ -221,7 +221,7 @@ def test_chat_stream_that_breaks_off_raises_after_what_came() -> None:
     cause = error.__cause__
     assert isinstance(cause, openai.APIConnectionError)  # the SDK's word for a broken stream
     assert str(error) == (
-        "openai_chat: the stream must run to its end, got one that broke off "
+        "openai_chat: the stream must be read to its end, got one that broke off "
         f"(APIConnectionError: {cause})."
     )
     assert error.usage is None
@@ -243,7 +243,7 @@ def test_chat_stream_that_ends_before_its_finish_reason_raises() -> None:
 
     assert came == CHAT_CHUNKS[:5]
     assert str(error) == (
-        "openai_chat: the stream must run to its finish_reason, got one that ended before it."
+        "openai_chat: the stream must be read to its finish_reason, got one that ended before it."
     )
 
 
@@ -387,7 +387,7 @@ def test_messages_stream_that_breaks_off_mid_call_raises_after_what_came() -> No
     assert came == CLAUDE_CHUNKS[:5]
     assert isinstance(error.__cause__, anthropic.APIConnectionError)
     assert str(error) == (
-        "anthropic_messages: the stream must run to its end, got one that broke off "
+        "anthropic_messages: the stream must be read to its end, got one that broke off "
         f"(APIConnectionError: Connection to api.anthropic.com failed: {BROKEN})."
     )
 
@@ -407,7 +407,7 @@ def test_messages_error_event_mid_stream_raises_an_unreadable_reply() -> None:
         " temperature of **22°C** (about 72°F).\n\n",
     ]
     assert str(error).startswith(
-        "anthropic_messages: the stream must run to its end, got one that broke off "
+        "anthropic_messages: the stream must be read to its end, got one that broke off "
         "(APIStatusError: Overloaded"
     )
     assert isinstance(error.__cause__, anthropic.APIStatusError)
@@ -421,7 +421,7 @@ def test_messages_stream_that_ends_before_message_delta_raises() -> None:
 
     assert len(came) == 4
     assert str(error) == (
-        "anthropic_messages: the stream must run to its message_delta event, got one that "
+        "anthropic_messages: the stream must be read to its message_delta event, got one that "
         "ended before it."
     )
 
@@ -594,7 +594,7 @@ def test_responses_stream_that_breaks_off_raises_after_what_came() -> None:
 
     assert len(came) == 3
     assert error.usage is None
-    assert str(error).startswith("openai_responses: the stream must run to its end, got one")
+    assert str(error).startswith("openai_responses: the stream must be read to its end, got one")
 
 
 def test_the_timing_helper_for_bench_py_iterates_both_streams() -> None:
