@@ -1,4 +1,5 @@
-"""Anthropic Messages: system split out, tool calls and results as content blocks, and back."""
+"""Anthropic Messages: system split out, tool calls and results as content blocks, and back
+(or the stream of events read as ``Chunk``s)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,20 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._engine._types import Completion, Message, Price, ToolCall
+from .._engine._types import Chunk, Completion, Message, Price, ToolCall, UnreadableReply
 from .._engine._valid import type_name
 from ._carry import Carried
-from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading
+from ._model import (
+    AsyncChatModel,
+    ChatModel,
+    Naming,
+    check_params,
+    make_model,
+    reading,
+)
 from ._usage import anthropic_usage
 
-_RESERVED = ("messages", "model", "tools", "max_tokens", "system")
+_RESERVED = ("messages", "model", "tools", "max_tokens", "system", "stream")
 _COUNT_RESERVED = ("messages", "model", "tools", "system")
 # The common settings the Messages API takes (it has no seed).
 _SETTINGS = ("temperature", "top_p", "stop", "tool_choice", "parallel_tool_calls")
@@ -22,7 +30,13 @@ _CHOICES = {"auto": "auto", "required": "any", "none": "none"}
 
 
 def anthropic_messages(
-    client: Any, model: str, *, max_tokens: int, price: Price | None = None, **params: Any
+    client: Any,
+    model: str,
+    *,
+    max_tokens: int,
+    price: Price | None = None,
+    stream: bool = False,
+    **params: Any,
 ) -> ChatModel | AsyncChatModel:
     """A model callable over ``client.messages.create`` (``anthropic.Anthropic`` or
     ``anthropic.AsyncAnthropic``; the async client gives an awaitable callable).
@@ -38,6 +52,15 @@ def anthropic_messages(
     With extended thinking on (``thinking={"type": "enabled", "budget_tokens": ...}`` in
     ``params``), each tool-use turn goes back with its thinking and redacted-thinking blocks
     first, unchanged and in order, as the API requires; the adapter keeps them between calls.
+
+    With ``stream=True`` each request is sent with ``stream: true``, and a call returns the
+    reply as an iterator of ``budgetloop.Chunk`` (an async iterator from the async client)
+    rather than a ``Completion``: pieces of text and of each ``tool_use`` block's input JSON as
+    they arrive, then the stop reason and the usage from ``message_delta``, which carries the
+    reply's final output count (with the input counts ``message_start`` gave, which alone are
+    not final and make no chunk). A stream that breaks off (an ``error`` event among them) or
+    ends before ``message_delta`` raises ``UnreadableReply`` once the chunks that came are
+    yielded.
     """
     check_params("anthropic_messages", params, _RESERVED)
     carried = Carried()
@@ -45,8 +68,11 @@ def anthropic_messages(
     def build(
         messages: Sequence[Message], tools: Sequence[dict[str, Any]], most: int
     ) -> dict[str, Any]:
-        request = _content(messages, tools, carried)
-        return {"model": model, "max_tokens": most, **request, **params}
+        request = {"model": model, "max_tokens": most, **_content(messages, tools, carried)}
+        request.update(params)
+        if stream:
+            request["stream"] = True
+        return request
 
     def parse(response: Any) -> Completion:
         completion = completion_from_anthropic(response)
@@ -65,7 +91,111 @@ def anthropic_messages(
         price=price,
         settings=(_SETTINGS, _settings),
         reserved=_RESERVED,
+        stream=stream,
+        open_stream=lambda events: (events, _MessagesStream(carried)),
     )
+
+
+class _MessagesStream(Naming):
+    """A Messages API stream's events as ``Chunk``s: text deltas, each ``tool_use`` block (its
+    id and name at its start, then its ``partial_json`` pieces), and at ``message_delta`` the
+    stop reason and the usage: ``message_start``'s counts with ``message_delta``'s over them.
+    Thinking blocks are kept, with the turn's text and calls, for the next request."""
+
+    def __init__(self, carried: Carried) -> None:
+        super().__init__()
+        self._carried = carried
+        self._started: dict[str, Any] = {}  # message_start's usage: not final
+        self._calls: dict[int, int] = {}  # a content block's index -> its call's index
+        self._turn: list[Any] = []  # the calls' (id, name, pieces), for a turn with thinking
+        self._texts: list[str] = []
+        self._thinking: dict[int, dict[str, Any]] = {}  # by block index, as they grow
+        self._done = False
+
+    def read(self, event: Any) -> list[Chunk]:
+        kind = event.type
+        if kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                return self._text(delta.text)
+            if delta.type == "input_json_delta":
+                return self._arguments(self._calls[event.index], delta.partial_json)
+            if delta.type == "thinking_delta":
+                self._thinking[event.index]["thinking"] += delta.thinking
+            elif delta.type == "signature_delta":
+                self._thinking[event.index]["signature"] += delta.signature
+            return []
+        if kind == "content_block_start":
+            return self._start(event.index, event.content_block)
+        if kind == "content_block_stop":
+            index = self._calls.get(event.index)
+            if index is not None and not self._turn[index][2]:  # a call with no input
+                return self._arguments(index, "{}")
+            return []
+        if kind == "message_start":
+            message = event.message
+            self.model = _text(getattr(message, "model", None))
+            self.response_id = _text(getattr(message, "id", None))
+            self._started = _counts(getattr(message, "usage", None))
+            return []
+        if kind == "message_delta":
+            return self._ended(event)
+        return []
+
+    def _start(self, block_index: int, block: Any) -> list[Chunk]:
+        if block.type == "text":
+            return self._text(block.text)
+        if block.type == "tool_use":
+            index = self._calls[block_index] = len(self._calls)
+            self._turn.append((block.id, block.name, []))
+            given = json.dumps(block.input) if block.input else ""  # usually sent in pieces
+            chunks = [self.chunk(index=index, id=block.id, name=block.name)]
+            return chunks + self._arguments(index, given) if given else chunks
+        if block.type == "thinking":
+            self._thinking[block_index] = {"type": "thinking", "thinking": block.thinking,
+                                           "signature": block.signature}  # fmt: skip
+        elif block.type == "redacted_thinking":
+            self._thinking[block_index] = {"type": "redacted_thinking", "data": block.data}
+        return []
+
+    def _text(self, text: str) -> list[Chunk]:
+        if not text:
+            return []
+        if self._thinking:
+            self._texts.append(text)
+        return [self.chunk(text)]
+
+    def _arguments(self, index: int, piece: str) -> list[Chunk]:
+        if not piece:
+            return []
+        self._turn[index][2].append(piece)
+        return [self.chunk(index=index, arguments=piece)]
+
+    def _ended(self, event: Any) -> list[Chunk]:
+        self._done = True
+        self.usage = anthropic_usage({**self._started, **_counts(getattr(event, "usage", None))})
+        if self._thinking:
+            calls = tuple(ToolCall(name, "".join(pieces), id) for id, name, pieces in self._turn)
+            turn = Completion("".join(self._texts) or None, calls)
+            self._carried.keep(turn, [self._thinking[i] for i in sorted(self._thinking)])
+        return [self.chunk(usage=self.usage, finish_reason=_finish(event.delta.stop_reason))]
+
+    def end(self) -> list[Chunk]:
+        if not self._done:
+            raise UnreadableReply(
+                "anthropic_messages: the stream must be read to its message_delta event, got one "
+                "that ended before it."
+            )
+        return []
+
+
+def _counts(usage: Any) -> dict[str, Any]:
+    """The counts a stream's usage gives (the SDK's object as its JSON), those it leaves
+    out or null left out, so a later event's counts go over an earlier one's."""
+    if usage is None:
+        return {}
+    said = usage.to_dict() if hasattr(usage, "to_dict") else usage
+    return {k: v for k, v in said.items() if v is not None} if isinstance(said, dict) else {}
 
 
 def _settings(settings: Mapping[str, Any], tools: bool) -> dict[str, Any]:
@@ -249,15 +379,19 @@ def _completion(response: Any) -> Completion:
             texts.append(block.text)
         elif block.type == "tool_use":
             calls.append(ToolCall(block.name, dict(block.input), block.id))
-    stop = _text(getattr(response, "stop_reason", None))
     return Completion(
         text="".join(texts) if texts else None,
         tool_calls=tuple(calls),
         usage=anthropic_usage(getattr(response, "usage", None)),
         model=_text(getattr(response, "model", None)),
         response_id=_text(getattr(response, "id", None)),
-        finish_reason=None if stop is None else _FINISH.get(stop, stop),
+        finish_reason=_finish(getattr(response, "stop_reason", None)),
     )
+
+
+def _finish(reason: Any) -> str | None:
+    stop = _text(reason)
+    return None if stop is None else _FINISH.get(stop, stop)
 
 
 # Anthropic's stop_reason in the OpenTelemetry GenAI conventions' words.

@@ -1,18 +1,28 @@
 """The OpenAI Responses API: our messages and tool schemas to ``input`` items, the response's
-output items back, and a reasoning model's reasoning carried from one turn to the next."""
+output items back (or its stream of events read as ``Chunk``s), and a reasoning model's
+reasoning carried from one turn to the next."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._engine._types import Completion, Message, Price, ToolCall, UnreadableReply
+from .._engine._types import Chunk, Completion, Message, Price, ToolCall, UnreadableReply
 from .._engine._valid import type_name
 from ._carry import Carried
-from ._model import AsyncChatModel, ChatModel, check_params, make_model, reading, same_settings
+from ._model import (
+    AsyncChatModel,
+    ChatModel,
+    Naming,
+    StreamReader,
+    check_params,
+    make_model,
+    reading,
+    same_settings,
+)
 from ._usage import openai_usage
 
-_RESERVED = ("input", "model", "tools", "max_output_tokens")
+_RESERVED = ("input", "model", "tools", "max_output_tokens", "stream")
 # The common settings the Responses API takes (it has no seed and no stop sequences).
 _SETTINGS = ("temperature", "top_p", "tool_choice", "parallel_tool_calls")
 _ENCRYPTED = "reasoning.encrypted_content"
@@ -27,8 +37,18 @@ _PARTS = ("output_text", "refusal")
 _ENDED = ("completed", "incomplete")
 
 
+# The events that end a streamed response: each carries the whole response, its usage with it.
+_LAST = ("response.completed", "response.incomplete", "response.failed")
+
+
 def openai_responses(
-    client: Any, model: str, *, max_tokens: int, price: Price | None = None, **params: Any
+    client: Any,
+    model: str,
+    *,
+    max_tokens: int,
+    price: Price | None = None,
+    stream: bool = False,
+    **params: Any,
 ) -> ChatModel | AsyncChatModel:
     """A model callable over ``client.responses.create`` (``openai.OpenAI`` or
     ``openai.AsyncOpenAI``; the async client gives an awaitable callable).
@@ -42,6 +62,15 @@ def openai_responses(
     for a reasoning model's tool loop. ``params`` (``temperature=...``, ``reasoning=...``,
     ``include=[...]``, ``store=True``) are passed through on every call; a run's ``settings``
     (``temperature``, ``top_p``, ``tool_choice``, ``parallel_tool_calls``) over them.
+
+    With ``stream=True`` each request is sent with ``stream: true``, and a call returns the
+    reply as an iterator of ``budgetloop.Chunk`` (an async iterator from the async client)
+    rather than a ``Completion``: pieces of text and of each function call's arguments as they
+    arrive, then the finish reason and the usage, read from the response that the stream's
+    last event (``response.completed``) carries, as the unstreamed reply is read (a
+    ``failed`` response, or an output item it does not read, raises ``UnreadableReply`` then).
+    A stream that breaks off, sends an ``error`` event, or ends before its last event raises
+    ``UnreadableReply`` once the chunks that came are yielded.
     """
     check_params("openai_responses", params, _RESERVED)
     stored = params.get("store") is True
@@ -63,14 +92,23 @@ def openai_responses(
         }
         if tools:
             request["tools"] = [_tool(t) for t in tools]
-        return {**request, **request_params}
+        request.update(request_params)
+        if stream:
+            request["stream"] = True
+        return request
 
     def parse(raw: Any) -> Completion:
         with reading("openai_responses", lambda: None):  # no JSON: no usage to read
             body = raw.http_response.json()  # the JSON as sent: no SDK model is built
+        return ended(body)
+
+    def ended(body: dict[str, Any]) -> Completion:
         completion = completion_from_responses(body)
         carried.keep(completion, _reasoning_turn(body, stored))
         return completion
+
+    def open_stream(raw: Any) -> tuple[Any, StreamReader]:
+        return raw.parse(), _ResponsesStream(ended)
 
     return make_model(
         "openai_responses",
@@ -82,7 +120,68 @@ def openai_responses(
         price=price,
         settings=(_SETTINGS, same_settings),
         reserved=_RESERVED,
+        stream=stream,
+        open_stream=open_stream,
     )
+
+
+class _ResponsesStream(Naming):
+    """A Responses API stream's events as ``Chunk``s: the text and refusal deltas, each
+    function call (its ``call_id`` and name when its item is added, then its arguments'
+    deltas), and at the last event the response it carries read as the unstreamed reply is
+    (``ended``), for its usage and why it ended."""
+
+    def __init__(self, ended: Callable[[dict[str, Any]], Completion]) -> None:
+        super().__init__()
+        self._ended = ended
+        self._calls: dict[int, int] = {}  # an output item's index -> its call's index
+        self._streamed: set[int] = set()  # the calls whose arguments came in deltas
+        self._done = False
+
+    def read(self, event: Any) -> list[Chunk]:
+        kind = event.type
+        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            return [self.chunk(event.delta)] if event.delta else []
+        if kind == "response.function_call_arguments.delta":
+            index = self._calls[event.output_index]
+            self._streamed.add(index)
+            return [self.chunk(index=index, arguments=event.delta)] if event.delta else []
+        if kind == "response.output_item.added" and event.item.type == "function_call":
+            index = self._calls[event.output_index] = len(self._calls)
+            item = event.item
+            if item.arguments:
+                self._streamed.add(index)
+            return [self.chunk(index=index, id=item.call_id, name=item.name,
+                               arguments=item.arguments or "")]  # fmt: skip
+        if kind == "response.output_item.done" and event.item.type == "function_call":
+            index = self._calls[event.output_index]  # arguments sent whole, not in deltas
+            if index in self._streamed or not event.item.arguments:
+                return []
+            self._streamed.add(index)
+            return [self.chunk(index=index, arguments=event.item.arguments)]
+        if kind == "response.created":
+            self.model = _text(getattr(event.response, "model", None))
+            self.response_id = _text(getattr(event.response, "id", None))
+        elif kind in _LAST:
+            self._done = True
+            body = _body(event.response)
+            self.usage = openai_usage(body.get("usage"))
+            completion = self._ended(body)
+            return [self.chunk(usage=completion.usage, finish_reason=completion.finish_reason)]
+        elif kind == "error":
+            raise UnreadableReply(
+                "openai_responses: the stream must be one that did not fail, got an error "
+                f"event ({getattr(event, 'code', None)}: {getattr(event, 'message', None)})."
+            )
+        return []
+
+    def end(self) -> list[Chunk]:
+        if not self._done:
+            raise UnreadableReply(
+                "openai_responses: the stream must be read to its response.completed event, "
+                "got one that ended before it."
+            )
+        return []
 
 
 def _reasoning_turn(body: dict[str, Any], stored: bool) -> list[dict[str, Any]]:
