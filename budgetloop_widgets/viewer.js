@@ -1255,18 +1255,45 @@ export function pageModel(data) {
   };
 }
 
-// Render every viewer in the page that is not drawn yet, from the data beside it.
+// The data beside a viewer in a page: JSON (a notebook's output), or JSON gzipped and written in
+// base64 (data-encoding="gzip-base64": to_html's file), inflated by the browser's own
+// DecompressionStream, which every current browser has.
+export async function pageData(script) {
+  if (script.dataset.encoding !== "gzip-base64") { return JSON.parse(script.textContent); }
+  if (typeof DecompressionStream === "undefined") {
+    throw new Error("this browser has no DecompressionStream to inflate the run's data with: open the file in a current browser");
+  }
+  const text = script.textContent.trim();
+  let bytes;
+  if (typeof Uint8Array.fromBase64 === "function") { bytes = Uint8Array.fromBase64(text); }
+  else {
+    const binary = atob(text);
+    bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i += 1) { bytes[i] = binary.charCodeAt(i); }
+  }
+  const inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(inflated).text());
+}
+
+// Render every viewer in the page that is not drawn yet, from the data beside it (a promise
+// that settles once each is drawn, or has said in its summary why it could not be).
 export function boot(root = document) {
+  const drawn = [];
   for (const el of root.querySelectorAll("[data-blv]:not([data-blv-drawn])")) {
     const data = el.querySelector("script[type='application/json']");
     const fallback = el.querySelector(".blv-fallback");
     if (!data) { continue; }
     el.setAttribute("data-blv-drawn", "");
-    const host = h("div", { class: "blv-host" });
-    el.append(host);
-    render({ model: pageModel(JSON.parse(data.textContent)), el: host });
-    if (fallback) { fallback.hidden = true; }
+    drawn.push(pageData(data).then((doc) => {
+      const host = h("div", { class: "blv-host" });
+      el.append(host);
+      render({ model: pageModel(doc), el: host });
+      if (fallback) { fallback.hidden = true; }
+    }, (err) => {
+      if (fallback) { fallback.append(h("div", { class: "blv-warn", text: `The viewer could not read its data: ${err.message}` })); }
+    }));
   }
+  return Promise.all(drawn);
 }
 
 export default { render };
