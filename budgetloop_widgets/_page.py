@@ -107,9 +107,10 @@ def sha256(source: str) -> str:
 
 
 def policy() -> str:
-    """The file's Content-Security-Policy: the one script and the one stylesheet, by hash."""
+    """The file's Content-Security-Policy: the one script and the one stylesheet, by hash, and
+    the search's worker, which that script makes from its own text (a ``blob:`` URL)."""
     return (
-        f"default-src 'none'; script-src {sha256(module_script())}; "
+        f"default-src 'none'; script-src {sha256(module_script())}; worker-src blob:; "
         f"style-src {sha256(asset('viewer.css'))} {sha256(PAGE_CSS)}; base-uri 'none'; "
         "form-action 'none'"
     )
