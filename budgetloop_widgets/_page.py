@@ -11,6 +11,7 @@ nbviewer, GitHub) the page shows a short summary of the run in plain HTML.
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 from html import escape
@@ -106,9 +107,10 @@ def sha256(source: str) -> str:
 
 
 def policy() -> str:
-    """The file's Content-Security-Policy: the one script and the one stylesheet, by hash."""
+    """The file's Content-Security-Policy: the one script and the one stylesheet, by hash, and
+    the search's worker, which that script makes from its own text (a ``blob:`` URL)."""
     return (
-        f"default-src 'none'; script-src {sha256(module_script())}; "
+        f"default-src 'none'; script-src {sha256(module_script())}; worker-src blob:; "
         f"style-src {sha256(asset('viewer.css'))} {sha256(PAGE_CSS)}; base-uri 'none'; "
         "form-action 'none'"
     )
@@ -134,25 +136,43 @@ def fallback(result: Result, title: str) -> str:
     return f'<div class="blv-fallback">{"".join(lines)}</div>'
 
 
-def viewer_html(data: dict[str, Any], summary: str) -> str:
+def viewer_html(data: dict[str, Any], summary: str, *, packed: bool = False) -> str:
     """The viewer as one ``<div>``: ``summary`` (plain HTML, shown until the script runs, and
-    where it does not), the data, the stylesheet and the script."""
+    where it does not), the data (``packed``: as ``packed_json`` writes it), the stylesheet and
+    the script."""
+    element = (
+        f'<script type="application/json" data-encoding="{PACKED}">{packed_json(data)}</script>'
+        if packed
+        else f'<script type="application/json">{script_json(data)}</script>'
+    )
     return (
-        f'<div class="blv-page" data-blv="">{summary}'
-        f'<script type="application/json">{script_json(data)}</script>'
+        f'<div class="blv-page" data-blv="">{summary}{element}'
         f"<style>{asset('viewer.css')}</style>"
         f'<script type="module">{module_script()}</script></div>'
     )
 
 
+PACKED = "gzip-base64"  # a page's data element says it holds its JSON so (``data-encoding``)
+
+
+def packed_json(data: dict[str, Any]) -> str:
+    """The data's JSON in UTF-8, gzipped (with no time in its header: the same run makes the same
+    file) and written in base64: what ``to_html``'s page holds, which the page inflates with the
+    browser's own ``DecompressionStream``. A long run's texts repeat their words, so this is
+    a small part of the JSON; base64 holds no ``<``, ``>`` or ``&``."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, 6, mtime=0)).decode("ascii")
+
+
 def page_html(data: dict[str, Any], summary: str, title: str) -> str:
-    """A whole HTML document of the viewer, with its Content-Security-Policy."""
+    """A whole HTML document of the viewer, with its Content-Security-Policy, the data packed
+    (``packed_json``)."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{policy()}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{PAGE_CSS}</style></head>"
-        f"<body>{viewer_html(data, summary)}</body></html>\n"
+        f"<body>{viewer_html(data, summary, packed=True)}</body></html>\n"
     )
 
 

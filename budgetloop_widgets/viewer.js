@@ -226,71 +226,159 @@ class Run {
     for (let c = a; c < b; c += 1) { out.push(this.d.calls.name[c]); }
     return out;
   }
-
-  // Whether step i has a text the search found (``hits``, by string id): the model's text and
-  // error, each call's tool name, raw arguments and result or error.
-  hit(i, hits) {
-    const st = this.d.steps;
-    const t = st.text[i];
-    const e = st.err[i];
-    if ((t >= 0 && hits[t]) || (e >= 0 && hits[e])) { return true; }
-    const calls = this.d.calls;
-    const c0 = st.c0;
-    const end = i + 1 < c0.length ? c0[i + 1] : calls.name.length;
-    for (let c = c0[i]; c < end; c += 1) {
-      if (hits[calls.name[c]]) { return true; }
-      if (calls.raw && (hits[calls.raw[c]] || (calls.out[c] >= 0 && hits[calls.out[c]]))) { return true; }
-    }
-    return false;
-  }
 }
 
-// Which strings contain a query, case-insensitively; a longer query narrows the last answer.
-class Search {
-  constructor(doc) {
-    this.doc = doc;
-    this.query = "";
-    this.hits = null; // Uint8Array over the string table: 1 = contains the query
-    this.lower = []; // the table lowercased, made once (and extended as the table grows)
+// The steps with a text containing `q` (lowercased): the model's text and error, each call's
+// tool name, raw arguments and result or error. `ix` is the search's index: the string table
+// lowercased once (`lower`) and each step's string ids; `state` keeps the last query's string
+// hits, so a longer query narrows them. It runs in the search's worker (its source is this
+// function's text) or, where the page cannot start one, here.
+function stepsFinding(ix, q, state) {
+  const lower = ix.lower;
+  const before = state.hits && state.query && q.includes(state.query) ? state.hits : null;
+  const hits = new Uint8Array(lower.length);
+  for (let i = 0; i < lower.length; i += 1) {
+    if (before && !before[i]) { continue; }
+    const s = lower[i];
+    if (s.length >= q.length && s.includes(q)) { hits[i] = 1; }
   }
-
-  reset() { this.query = ""; this.hits = null; }
-
-  // The view is gone: no more idle work, and nothing of the table kept.
-  stop() { this.stopped = true; this.lower = []; this.hits = null; }
-
-  // Lowercase the table ahead of the first search, a slice at a time when the page is idle.
-  warm() {
-    if (typeof requestIdleCallback === "undefined") { return; }
-    const step = (deadline) => {
-      if (this.stopped) { return; }
-      const strings = this.doc.strings;
-      while (this.lower.length < strings.length && deadline.timeRemaining() > 2) {
-        const end = Math.min(this.lower.length + 2000, strings.length);
-        for (let i = this.lower.length; i < end; i += 1) { this.lower.push(strings[i].toLowerCase()); }
-      }
-      if (this.lower.length < strings.length) { requestIdleCallback(step); }
-    };
-    requestIdleCallback(step);
-  }
-
-  find(query) {
-    const q = query.toLowerCase();
-    if (!q) { this.query = ""; this.hits = null; return null; }
-    const strings = this.doc.strings;
-    const lower = this.lower;
-    for (let i = lower.length; i < strings.length; i += 1) { lower.push(strings[i].toLowerCase()); }
-    const narrowing = this.hits && this.query && q.includes(this.query) && this.hits.length === strings.length;
-    const before = narrowing ? this.hits : null;
-    const hits = new Uint8Array(strings.length);
-    for (let i = 0; i < strings.length; i += 1) {
-      if (before && !before[i]) { continue; }
-      const s = lower[i];
-      if (s.length >= q.length && s.includes(q)) { hits[i] = 1; }
+  state.query = q;
+  state.hits = hits;
+  const n = ix.text.length;
+  const nCalls = ix.name.length;
+  const out = new Int32Array(n);
+  let k = 0;
+  for (let i = 0; i < n; i += 1) {
+    const t = ix.text[i];
+    const e = ix.err[i];
+    let found = (t >= 0 && hits[t] === 1) || (e >= 0 && hits[e] === 1);
+    const end = i + 1 < n ? ix.c0[i + 1] : nCalls;
+    for (let c = ix.c0[i]; !found && c < end; c += 1) {
+      found = hits[ix.name[c]] === 1 || (ix.raw !== null && (hits[ix.raw[c]] === 1 || (ix.out[c] >= 0 && hits[ix.out[c]] === 1)));
     }
-    this.query = q;
-    this.hits = hits;
-    return hits;
+    if (found) { out[k] = i; k += 1; }
+  }
+  return out.slice(0, k);
+}
+
+const WORKER_SOURCE = `${stepsFinding.toString()}
+let ix = null;
+let state = {};
+onmessage = (event) => {
+  const m = event.data;
+  if (m.type === "index") {
+    ix = m.ix;
+    ix.lower = ix.strings.map((s) => s.toLowerCase());
+    ix.strings = null;
+    state = {};
+    return;
+  }
+  const steps = ix ? stepsFinding(ix, m.query, state) : new Int32Array(0);
+  postMessage({ seq: m.seq, steps }, [steps.buffer]);
+};
+`;
+
+// The search: an index of the run's texts built once (again when the run grows), in a Web
+// Worker made from this module's text where the page allows one, else here. A query's answer
+// is the steps that match; only the latest query asked is answered.
+class Search {
+  constructor(doc, run) {
+    this.doc = doc;
+    this.run = run;
+    this.seq = 0;
+    this.indexed = false; // the worker (or `ix`) holds the run as it is now
+    this.ix = null; // the index, when the search runs here
+    this.state = {};
+    this.pending = null; // [seq, query, done] while the worker answers
+    this.worker = this.start();
+  }
+
+  start() {
+    if (typeof Worker === "undefined" || typeof Blob === "undefined" || typeof URL === "undefined") { return null; }
+    try {
+      this.url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+      const worker = new Worker(this.url);
+      worker.onmessage = (event) => this.answered(event.data);
+      worker.onerror = () => this.here(); // refused (a page's policy) or failed: search here
+      return worker;
+    } catch (_err) {
+      this.forget();
+      return null;
+    }
+  }
+
+  forget() {
+    if (this.url) { URL.revokeObjectURL(this.url); this.url = null; }
+  }
+
+  // The worker cannot run: the search is done here from now on, the query it held too.
+  here() {
+    if (this.worker) { this.worker.terminate(); this.worker = null; }
+    this.forget();
+    this.indexed = false;
+    const pending = this.pending;
+    this.pending = null;
+    if (pending) { this.find(pending[1], pending[2]); }
+  }
+
+  fields() {
+    const st = this.run.d.steps;
+    const calls = this.run.d.calls;
+    return {
+      text: st.text, err: st.err, c0: st.c0, name: calls.name,
+      raw: calls.raw || null, out: calls.raw ? calls.out : null,
+    };
+  }
+
+  // Build the index of the run as it is now, ahead of the first search.
+  warm() {
+    if (this.indexed || this.stopped) { return; }
+    this.indexed = true;
+    this.state = {};
+    if (this.worker) {
+      this.worker.postMessage({ type: "index", ix: { ...this.fields(), strings: this.doc.strings } });
+    } else {
+      this.ix = { ...this.fields(), lower: this.doc.strings.map((t) => t.toLowerCase()) };
+    }
+  }
+
+  // A query asked is answered no more (the search box was cleared).
+  cancel() { this.seq += 1; this.pending = null; }
+
+  // The run's texts changed (they came from the kernel, the run grew): indexed again.
+  reset() { this.indexed = false; this.ix = null; this.state = {}; }
+
+  // The view is gone: the worker ends, and nothing of the table is kept.
+  stop() {
+    this.stopped = true;
+    this.pending = null;
+    if (this.worker) { this.worker.terminate(); this.worker = null; }
+    this.forget();
+    this.ix = null;
+    this.state = {};
+  }
+
+  // `done` gets the steps matching `query` (an Int32Array, ascending), or null for no query:
+  // at once when there is no query or the search runs here, else when the worker answers.
+  find(query, done) {
+    const q = query.toLowerCase();
+    this.seq += 1;
+    this.pending = null;
+    if (!q || this.stopped) { done(null); return; }
+    this.warm();
+    if (this.worker) {
+      this.pending = [this.seq, query, done];
+      this.worker.postMessage({ type: "find", seq: this.seq, query: q });
+      return;
+    }
+    done(stepsFinding(this.ix, q, this.state));
+  }
+
+  answered(reply) {
+    const pending = this.pending;
+    if (!pending || pending[0] !== reply.seq) { return; } // a query typed over since
+    this.pending = null;
+    pending[2](reply.steps);
   }
 }
 
@@ -799,7 +887,7 @@ class StepsView {
     this.doc = doc;
     this.run = run;
     this.opts = opts;
-    this.search = new Search(doc);
+    this.search = new Search(doc, run);
     this.el = h("div", { class: "blv-steps" });
     this.selected = -1;
     this.follow = opts.follow || false;
@@ -888,40 +976,47 @@ class StepsView {
     }));
   }
 
-  matches() {
+  // The steps the filters pass, of `found` (the steps the search found; null: no search): a
+  // search's answer is all that is walked, not every step.
+  matches(found = null) {
     const run = this.run;
     const st = run.d.steps;
     const n = run.n;
     const tool = this.tool.value === "" ? null : Number(this.tool.value);
     const bit = this.status.value === "" ? 0 : BITS[this.status.value];
-    const hits = this.search.find(this.query.value.trim());
-    if (tool === null && !bit && !hits) {
+    if (tool === null && !bit) {
+      if (found) { return found; }
       const all = new Int32Array(n);
       for (let i = 0; i < n; i += 1) { all[i] = i; }
       return all;
     }
     const names = run.d.calls.name;
-    const out = new Int32Array(n);
+    const total = found ? found.length : n;
+    const out = new Int32Array(total);
     let k = 0;
-    for (let i = 0; i < n; i += 1) {
+    for (let j = 0; j < total; j += 1) {
+      const i = found ? found[j] : j;
       if (bit && !(st.fl[i] & bit)) { continue; }
       if (tool !== null) {
         const [a, b] = run.callRange(i);
-        let found = false;
-        for (let c = a; c < b; c += 1) { if (names[c] === tool) { found = true; break; } }
-        if (!found) { continue; }
+        let has = false;
+        for (let c = a; c < b; c += 1) { if (names[c] === tool) { has = true; break; } }
+        if (!has) { continue; }
       }
-      if (hits && !run.hit(i, hits)) { continue; }
       out[k] = i;
       k += 1;
     }
     return out.slice(0, k);
   }
 
-  // Filters and search changed: list what passes; the chosen step stays if it passes, else
-  // the first that does is chosen, so the detail never shows a step the list hides.
+  // Filters and search changed: list what passes (once the search has answered: at once with
+  // no query); the chosen step stays if it passes, else the first that does is chosen, so the
+  // detail never shows a step the list hides.
   apply(prefer = this.selected) {
-    const entries = this.matches();
+    this.search.find(this.query.value.trim(), (found) => this.listed(this.matches(found), prefer));
+  }
+
+  listed(entries, prefer) {
     const n = this.run.n;
     this.list.setEntries(entries, n ? "no step matches the filters and the search" : this.noSteps());
     this.count.textContent = (entries.length === n
@@ -947,7 +1042,7 @@ class StepsView {
       this.query.value = "";
       this.tool.value = "";
       this.status.value = "";
-      this.search.reset();
+      this.search.cancel();
       const entries = this.matches();
       this.list.setEntries(entries, "");
       this.count.textContent = plural(this.run.n, "step") + this.heldNote();
@@ -1207,7 +1302,7 @@ function render({ model, el }) {
       Object.assign(view.run.d.calls, later.calls);
       view.run.d.later = false;
       view.search.reset();
-      view.search.warm(); // lowercase the new texts while the page is idle, before a search
+      view.search.warm(); // the new texts indexed, before a search
       view.stale = true;
       view.apply(view.selected);
       return;
@@ -1255,18 +1350,45 @@ export function pageModel(data) {
   };
 }
 
-// Render every viewer in the page that is not drawn yet, from the data beside it.
+// The data beside a viewer in a page: JSON (a notebook's output), or JSON gzipped and written in
+// base64 (data-encoding="gzip-base64": to_html's file), inflated by the browser's own
+// DecompressionStream, which every current browser has.
+export async function pageData(script) {
+  if (script.dataset.encoding !== "gzip-base64") { return JSON.parse(script.textContent); }
+  if (typeof DecompressionStream === "undefined") {
+    throw new Error("this browser has no DecompressionStream to inflate the run's data with: open the file in a current browser");
+  }
+  const text = script.textContent.trim();
+  let bytes;
+  if (typeof Uint8Array.fromBase64 === "function") { bytes = Uint8Array.fromBase64(text); }
+  else {
+    const binary = atob(text);
+    bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i += 1) { bytes[i] = binary.charCodeAt(i); }
+  }
+  const inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(inflated).text());
+}
+
+// Render every viewer in the page that is not drawn yet, from the data beside it (a promise
+// that settles once each is drawn, or has said in its summary why it could not be).
 export function boot(root = document) {
+  const drawn = [];
   for (const el of root.querySelectorAll("[data-blv]:not([data-blv-drawn])")) {
     const data = el.querySelector("script[type='application/json']");
     const fallback = el.querySelector(".blv-fallback");
     if (!data) { continue; }
     el.setAttribute("data-blv-drawn", "");
-    const host = h("div", { class: "blv-host" });
-    el.append(host);
-    render({ model: pageModel(JSON.parse(data.textContent)), el: host });
-    if (fallback) { fallback.hidden = true; }
+    drawn.push(pageData(data).then((doc) => {
+      const host = h("div", { class: "blv-host" });
+      el.append(host);
+      render({ model: pageModel(doc), el: host });
+      if (fallback) { fallback.hidden = true; }
+    }, (err) => {
+      if (fallback) { fallback.append(h("div", { class: "blv-warn", text: `The viewer could not read its data: ${err.message}` })); }
+    }));
   }
+  return Promise.all(drawn);
 }
 
 export default { render };

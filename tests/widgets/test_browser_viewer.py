@@ -193,8 +193,46 @@ def test_the_static_page_opens_offline_and_is_the_viewer(tmp_path: Path) -> None
         view.locator("button[data-jump='the stop']").click()
         expect(detail).to_contain_text(f"Step {steps - 1} ·")
         page.screenshot(path=str(ARTIFACTS / "static.png"), full_page=False)
-    assert requests == [path.as_uri()]
+    # the file, and the search's worker made from the page's own script: nothing else
+    assert requests[0] == path.as_uri()
+    assert [url.split(":", 1)[0] for url in requests[1:]] == ["blob"]
     assert errors == []  # the policy let the script and the styles in, and nothing failed
+
+
+@pytest.mark.parametrize("workers", [True, False])
+def test_the_static_pages_search_runs_in_a_worker_or_without_one(
+    workers: bool, tmp_path: Path
+) -> None:
+    """The search's index is built once, in a Web Worker where the page can start one; where it
+    cannot (no Worker here), the same search runs in the page, with the same answer."""
+    from playwright.sync_api import expect
+
+    from tests.widgets.test_widgets import big_trace
+
+    path = tmp_path / "long.html"
+    to_html(big_trace(3_000), path)
+    with static_page(tmp_path) as (page, _requests, errors):
+        started: list[str] = []
+        page.on("worker", lambda worker: started.append(worker.url.split(":", 1)[0]))
+        if not workers:
+            page.add_init_script("delete window.Worker;")
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        detail = view.locator(".blv-detail .blv-card-head")
+        expect(detail).to_contain_text("Step 0 ·")
+        search = view.get_by_role("searchbox")
+        search.fill("result 2718")
+        expect(view.locator(".blv-count")).to_have_text("1 of 3,000 steps match")
+        expect(detail).to_contain_text("Step 2718 ·")
+        search.fill("result 271")  # a shorter query: not a narrowing of the last one
+        expect(view.locator(".blv-count")).to_have_text("11 of 3,000 steps match")
+        view.locator("select").nth(1).select_option("error")  # the search and a filter
+        expect(view.locator(".blv-count")).to_have_text("0 of 3,000 steps match")
+        view.locator("select").nth(1).select_option("")
+        search.fill("")
+        expect(view.locator(".blv-count")).to_have_text("3,000 steps")
+    assert started == (["blob"] if workers else [])
+    assert errors == []
 
 
 def test_the_counts_are_written_as_the_python_side_writes_them(tmp_path: Path) -> None:

@@ -5,16 +5,19 @@ hash and nothing else, and a file never written over."""
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from budgetloop import Completion, Result, ScriptedModel, ToolCall, run, tool
 from budgetloop_widgets import to_html
-from budgetloop_widgets._page import PAGE_CSS, asset, script_json
+from budgetloop_widgets._page import PACKED, PAGE_CSS, asset, script_json
 
 XSS = "<img src=x onerror=alert(1)>"
 BREAKOUT = "</script><script>window.__pwned=1</script>"
@@ -42,6 +45,13 @@ def inline(page: str, tag: str, attrs: str = "") -> list[str]:
     return re.findall(rf"<{tag}{attrs}>(.*?)</{tag}>", page, re.S)
 
 
+def packed(page: str) -> tuple[str, dict[str, Any]]:
+    """The data element's text in a file ``to_html`` wrote, and the data it holds: JSON,
+    gzipped, in base64."""
+    [text] = inline(page, "script", f' type="application/json" data-encoding="{PACKED}"')
+    return text, json.loads(gzip.decompress(base64.b64decode(text, validate=True)))
+
+
 def sha(text: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
 
@@ -63,8 +73,8 @@ def test_to_html_writes_the_viewer_from_a_result_a_dict_or_a_path(tmp_path: Path
     assert len(modules) == 1
     assert modules[0].startswith(asset("viewer.js"))
     assert first.count("<script") == 2  # the module and its data, nothing else
-    [data] = inline(first, "script", ' type="application/json"')
-    assert json.loads(data)["kind"] == "trace"
+    data, doc = packed(first)
+    assert doc["kind"] == "trace"
     markup = first.replace(data, "")
     assert not re.search(r"\s(src|href)=", markup)  # nothing to load
 
@@ -91,9 +101,9 @@ def test_what_the_model_and_tools_wrote_stays_inside_the_data(tmp_path: Path) ->
     page = out.read_text(encoding="utf-8")
     assert XSS not in page
     assert BREAKOUT not in page
-    [data] = inline(page, "script", ' type="application/json"')
+    data, doc = packed(page)
     assert not set("<>&") & set(data)
-    strings = json.loads(data)["strings"]
+    strings = doc["strings"]
     assert f"{XSS} about a {BREAKOUT}" in strings  # the text, whole, as text
     assert script_json({"s": "a</script>&b"}) == '{"s":"a\\u003c/script\\u003e\\u0026b"}'
     # where no script runs (an untrusted notebook, nbviewer), a summary in plain HTML
@@ -134,3 +144,27 @@ def test_a_bare_result_in_a_notebook_is_the_same_viewer() -> None:
     assert module == asset("viewer.js") + "\nboot();\n"
     assert "Content-Security-Policy" not in html  # a page's policy, not an output's
     assert XSS not in html
+
+
+def test_the_page_of_a_long_run_of_distinct_steps_stays_small(tmp_path: Path) -> None:
+    """100,000 steps, each with its own text, arguments and a 450-character result
+    (bench_widgets.py's trace; a page of 103 MB with its data as plain JSON): one file of at
+    most 40 MB, its data gzipped and in base64, whole."""
+    folder = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        from bench_widgets import varied_file
+    finally:
+        sys.path.remove(folder)
+    trace, out = tmp_path / "varied.jsonl", tmp_path / "varied.html"
+    varied_file(str(trace), 100_000)
+    to_html(trace, out)
+    size = out.stat().st_size
+    assert size <= 40_000_000, size
+    page = out.read_text(encoding="utf-8")
+    _, doc = packed(page)
+    strings = doc["strings"]
+    assert len(doc["runs"][0]["steps"]["text"]) == 100_000
+    assert "reading part 99999" in strings
+    assert "notes on part 99999. " * 25 in strings
+    assert len(strings) == len(set(strings))  # each text once
