@@ -25,7 +25,9 @@ from .._trace._result import HeldTurn, Result, RunOptions, Step, new_run_id
 from ._options import Options, is_async
 from ._reading import Model
 from ._state import RunState
-from ._types import Budget, Message, Price, from_pico
+from ._stream import OnPiece, Stream
+from ._turn import ModelCall
+from ._types import Budget, Completion, Message, Price, from_pico
 
 
 class Setup(Holding):
@@ -83,6 +85,12 @@ class Setup(Holding):
         self._origin = 0.0  # when the time of the step being taken is counted from
         self._committed: list[Step] = []  # the steps the step being taken has recorded
         self._unraised: list[BaseException] = []  # raised while a step was made: see _record
+        self._interrupt = threading.Event()  # set by interrupt(): the reply streaming is cut
+        self._on_piece: OnPiece | None = None  # each piece of a streamed reply goes through it
+        # the model call whose reply streams now, and its stream (for the deadline to cut)
+        self._streaming: tuple[ModelCall, Stream] | None = None
+        # the last streamed completion and the seconds to its first chunk, for its step
+        self._first_chunk: tuple[Completion | None, float] | None = None
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
             given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
@@ -191,6 +199,11 @@ class Setup(Holding):
             return None
         running = 0.0 if started is None else self._since(started)
         return self.budget.max_seconds - self.state.elapsed - running
+
+    def _deadline(self) -> float | None:
+        """The clock's reading at which ``max_seconds`` passes, for the step being taken."""
+        seconds = self.budget.max_seconds
+        return None if seconds is None else self._origin + seconds - self.state.elapsed
 
     def _since(self, started: float) -> float:
         now = self._clock()

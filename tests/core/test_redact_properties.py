@@ -373,7 +373,9 @@ def test_a_fork_or_resume_with_redact_keeps_the_secret_out_of_what_it_inherits(
     )
     tools = [echo, creds, fail]
     clock = FakeClock()  # a real clock's seconds can hold a pin's digits
-    session = start(ScriptedModel([said, said, put(10)]), f"use {secret}", tools=tools, clock=clock)
+    session = start(
+        ScriptedModel([said, said, put(10)]), f"use {secret}", tools=tools, clock=clock
+    )
     source = session.run()
     assert any(f in json.dumps(source.to_dict()) for f in forms(secret))  # the trace has it
     folder = tmp_path_factory.mktemp("fork")
