@@ -321,3 +321,37 @@ def test_scripted_model_refuses_bad_stream_options(
     with pytest.raises(error) as raised:
         ScriptedModel(["a"], **kwargs)
     assert str(raised.value) == message
+
+
+# -- time to first chunk -----------------------------------------------------------------------
+
+
+def slow_first(clock: FakeClock) -> Any:
+    def model(messages: list[Message], tools: list[dict[str, Any]]) -> Iterator[Chunk]:
+        clock.advance(0.25)
+        yield Chunk(text="Hi")
+        clock.advance(1.0)
+        yield Chunk(text=" there", usage=Usage(100, 5), finish_reason="stop")
+
+    return model
+
+
+def test_a_streamed_step_keeps_its_first_chunk_seconds_in_every_form(tmp_path: Any) -> None:
+    from budgetloop import load_trace
+    from budgetloop._trace._html import render
+    from budgetloop.display import step_head
+
+    clock = FakeClock()
+    path = tmp_path / "run.jsonl"
+    result = run(slow_first(clock), "go", price=PRICE, clock=clock, trace_path=str(path))
+    (step,) = result.steps
+    assert (step.text, step.seconds, step.first_chunk_seconds) == ("Hi there", 1.25, 0.25)
+    assert step.to_dict()["first_chunk_seconds"] == 0.25
+    assert "first_chunk_seconds" not in run(ScriptedModel(["a"]), "go").steps[0].to_dict()
+    assert load_trace(str(path)).steps[0].first_chunk_seconds == 0.25  # the journal
+    saved = tmp_path / "run.json"
+    result.save(str(saved))
+    assert load_trace(str(saved)).steps[0].first_chunk_seconds == 0.25  # format v2
+    assert type(result).from_dict(result.to_dict()) == result
+    assert step_head(step).endswith("1.250 s (first chunk 0.250 s)")
+    assert "1.250 s (first chunk 0.250 s)</summary>" in render(result)
