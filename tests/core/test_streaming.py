@@ -11,6 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from budgetloop import (
     Budget,
@@ -29,6 +31,7 @@ from budgetloop import (
 )
 from budgetloop.ledger import MemoryLedger
 from tests.conftest import PRICE, FakeClock
+from tests.strategies import TOOL_NAMES, streamed_replies
 
 
 @tool
@@ -355,3 +358,51 @@ def test_a_streamed_step_keeps_its_first_chunk_seconds_in_every_form(tmp_path: A
     assert type(result).from_dict(result.to_dict()) == result
     assert step_head(step).endswith("1.250 s (first chunk 0.250 s)")
     assert "1.250 s (first chunk 0.250 s)</summary>" in render(result)
+
+
+# -- properties --------------------------------------------------------------------------------
+
+
+def echo(q: str) -> str:
+    """Says q back."""
+    return f"echo {q}"
+
+
+TOOLS = [tool(echo, name=name) for name in TOOL_NAMES]
+
+
+def replying() -> dict[str, Any]:
+    return {"tools": TOOLS, "price": PRICE, "max_output_tokens": 50, "clock": FakeClock()}
+
+
+@given(streamed_replies())
+def test_any_chunking_of_any_reply_gives_the_unstreamed_trace(
+    reply: tuple[Completion, list[Chunk]],
+) -> None:
+    completion, chunks = reply
+    plain = run(ScriptedModel([completion, "done"]), "go", **replying())
+    streamed_script: list[Any] = [lambda m, t: iter(chunks), "done"]
+    streamed = run(ScriptedModel(streamed_script), "go", **replying())
+    assert untimed(streamed) == untimed(plain)
+
+
+@given(streamed_replies(), st.integers(0, 20))
+def test_a_cut_at_any_chunk_bills_at_least_what_the_provider_reported(
+    reply: tuple[Completion, list[Chunk]], at: int
+) -> None:
+    completion, chunks = reply
+    clock = FakeClock()
+    ledger = MemoryLedger(limit_usd=1.0)
+    result = run(lambda m, t: cut_at(chunks, at, clock), "go", price=PRICE, ledger=ledger,
+                 max_output_tokens=50, budget=Budget(max_seconds=10), clock=clock)  # fmt: skip
+    step = result.steps[0]  # (not cut, its calls run and the reply plays again)
+    assert completion.usage is not None
+    assert step.cost_usd is not None
+    assert step.cost_usd >= PRICE.usage_cost(completion.usage)
+    assert ledger.spent_usd() == result.cost_usd
+    if at < len(chunks):  # cut: what arrived is kept, none of its calls ran
+        assert result.stop == Stop.MAX_SECONDS
+        assert len(result.steps) == 1
+        assert step.finish_reason == "cut"
+        assert all(c.status == "skipped" for c in step.tool_calls)
+        assert (completion.text or "").startswith(step.text or "")
