@@ -45,6 +45,11 @@ class Setup(Holding):
     _hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
     _least: int | None = None  # min_output_tokens: a turn is fitted down to it
     _settings: str | None = None  # the run's settings, as JSON (a copy goes with each call)
+    _on_piece: OnPiece | None = None  # each piece of a streamed reply goes through it
+    # a streamed reply: its model call and its stream (for the deadline to cut), and its
+    # completion with the seconds to its first chunk (for its step)
+    _streaming: tuple[ModelCall, Stream] | None = None
+    _first_chunk: tuple[Completion | None, float] | None = None
 
     def _build(
         self,
@@ -86,11 +91,6 @@ class Setup(Holding):
         self._committed: list[Step] = []  # the steps the step being taken has recorded
         self._unraised: list[BaseException] = []  # raised while a step was made: see _record
         self._interrupt = threading.Event()  # set by interrupt(): the reply streaming is cut
-        self._on_piece: OnPiece | None = None  # each piece of a streamed reply goes through it
-        # the model call whose reply streams now, and its stream (for the deadline to cut)
-        self._streaming: tuple[ModelCall, Stream] | None = None
-        # the last streamed completion and the seconds to its first chunk, for its step
-        self._first_chunk: tuple[Completion | None, float] | None = None
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
             given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
