@@ -34,6 +34,7 @@ from ._engine._valid import type_name
 from ._features._resume import open_held as _open_held
 from ._features._resume import take_held as _take_held
 from ._forms._charts import Chart, Tally, ceiling_lines, charts, spent_text, tally
+from ._forms._printable import first_chunk
 from ._forms._redact import WITHHOLD, Redactor
 from ._rules._budget import Projection
 from ._rules._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
@@ -237,7 +238,7 @@ def under_projected_text(step: Step) -> str | None:
 
 def step_head(step: Step) -> str:
     """A step's head line: its number, its cost and tokens (reported, or projected when the
-    call reported none) and its time."""
+    call reported none) and its time (a streamed reply's first chunk's too)."""
     parts = [f"Step {step.index}"]
     usage, p = step.usage, step.projection
     if usage is None and p is None:
@@ -258,7 +259,7 @@ def step_head(step: Step) -> str:
         said = f" ({count(thought)} of them reasoning)" if thought else ""
         tokens = f"{count(usage.input_tokens)} in / {count(usage.output_tokens)} out"
         parts += [cost, f"{tokens} tokens reported{said}"]
-    parts.append(f"{step.seconds:.3f} s")
+    parts.append(f"{step.seconds:.3f} s{first_chunk(step.first_chunk_seconds)}")
     return " · ".join(parts)
 
 

@@ -17,6 +17,7 @@ running, sync and async) and compared. Tools and the model log what they do into
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Callable
@@ -748,3 +749,39 @@ def fittings(draw: st.DrawFn) -> Fitting:
         ceiling_usd=draw(st.integers(1, 2000)) / 100_000,
         least=draw(st.integers(1, 1000)),
     )
+
+
+# -- a streamed reply: a completion, and its pieces cut anywhere --------------------------------
+
+
+@st.composite
+def streamed_replies(draw: st.DrawFn) -> tuple[Completion, list[Any]]:
+    """A reply (text or none, up to three calls with JSON arguments, a usage of at most 8
+    input and 50 output tokens) and the chunks of any chunking of it, the usage last."""
+    from budgetloop import Chunk
+
+    text = draw(st.one_of(st.none(), st.text(min_size=1, max_size=40)))
+    calls = [
+        ToolCall(name, json.dumps({"q": q}), draw(st.one_of(st.none(), st.just(f"id{i}"))))
+        for i, (name, q) in enumerate(
+            draw(
+                st.lists(st.tuples(st.sampled_from(TOOL_NAMES), st.text(max_size=12)), max_size=3)
+            )
+        )
+    ]
+    usage = Usage(draw(st.integers(0, 8)), draw(st.integers(0, 50)))
+    reason = draw(st.sampled_from([None, "stop", "tool_call"]))
+    completion = Completion(text=text, tool_calls=calls, usage=usage, finish_reason=reason)
+
+    def cuts(value: str) -> list[str]:
+        points = sorted(draw(st.sets(st.integers(1, max(len(value) - 1, 1)), max_size=6)))
+        bounds = [0, *(p for p in points if p < len(value)), len(value)]
+        return [value[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+
+    chunks: list[Any] = [Chunk(text=piece) for piece in cuts(text or "")]
+    for i, call in enumerate(calls):
+        pieces = cuts(call.arguments_text) or [""]
+        chunks.append(Chunk(index=i, id=call.id, name=call.name, arguments=pieces[0]))
+        chunks += [Chunk(index=i, arguments=piece) for piece in pieces[1:]]
+    chunks.append(Chunk(usage=usage, finish_reason=reason))
+    return completion, chunks

@@ -17,8 +17,10 @@ from .._tools._approval import aask
 from .._trace._result import Result, Step
 from ._loop import Loop
 from ._session import abandoned
+from ._stream import streams
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
 from ._turning import Turn
+from ._types import Completion, Stop
 from ._valid import must, type_name
 
 AsyncUntil = Callable[["AsyncSession"], bool]
@@ -118,7 +120,34 @@ class AsyncSession(Loop):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
             return raised(exc)
-        return as_reply(value)
+        if isinstance(value, Completion):
+            return Reply(value)
+        if not streams(value):
+            return as_reply(value)
+        return await self._read(value)
+
+    async def _read(self, value: Any) -> Reply:
+        """A stream of chunks read to its end, or until it is cut: an async one on this
+        loop, a sync one on the session's own thread. At the deadline it is cut here, and
+        the reading stops at its next chunk."""
+        stream = self._opened()
+        if hasattr(value, "__anext__"):
+            pending: Any = stream.aread(value)
+        else:
+            pending = asyncio.wrap_future(self._workers.submit(stream.read, value))
+        task = asyncio.ensure_future(pending)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self._left(self._origin))
+        except asyncio.CancelledError:
+            stream.cut(Stop.INTERRUPTED)
+            task.cancel()
+            raise
+        if not done:
+            reply = stream.cut(Stop.MAX_SECONDS)
+            task.cancel()
+            return reply
+        read: Reply = task.result()
+        return read
 
     async def _adecide(self, hold: Hold) -> Decided | None:
         """A held batch's decisions: ``approve`` asked about each call in turn (an ``async

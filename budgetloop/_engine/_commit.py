@@ -46,6 +46,23 @@ class Committing(Planning):
         failed = Ending(stop, Said(last.detail, "; the final-answer call failed"), reply.error)
         return self._record(replace(step, final_answer=True), end=failed)
 
+    def _commit_cut(
+        self, plan: Plan, completion: Completion, stop: Stop, cost: int, started: float
+    ) -> Step:
+        """A streamed reply cut before it ended (``stop``: the deadline, or a person): the
+        step keeps what arrived, none of its tool calls runs, and the run ends."""
+        index = len(self.state.steps)
+        calls = received(completion.tool_calls, index)
+        why = f"the reply was cut ({stop.value}) before it ended"
+        records = [self._not_run(c, "skipped", why) for c in calls]
+        assistant = Message("assistant", completion.text, tuple([c.request for c in calls]))
+        step = self._call_step(index, completion, records, cost, plan.projection, started)
+        if plan.final is not None:
+            step = replace(step, final_answer=True)
+        who = "max_seconds passed" if stop is Stop.MAX_SECONDS else "the run was interrupted"
+        end = Ending(stop, f"{who} while the model's reply streamed: the reply was cut")
+        return self._record(step, assistant, records, end)
+
     def _commit_final(self, plan: Plan, completion: Completion, cost: int, started: float) -> Step:
         """The final answer (``finish=True``): the run ends with the stop it came before,
         whatever the model said; tool calls it asked for anyway are recorded, never run."""
@@ -95,6 +112,10 @@ class Committing(Planning):
                 self.state.unanswered = True  # text, not the answer: the next turn asks again
             elif not calls:
                 end = Ending(Stop.ANSWERED)
+            elif self._interrupt.is_set():  # session.interrupt(): the batch is not run
+                why = "the run was interrupted before the batch ran"
+                records = [self._not_run(c, "skipped", why) for c in calls]
+                end = Ending(Stop.INTERRUPTED, "interrupted before the tool batch ran")
             elif block := self._guards.before_batch(
                 self._before_batch(index, started, calls, assistant), None if warn else loop
             ):

@@ -29,8 +29,9 @@ from .._forms._redact import WITHHELD, Redactor
 from .._tools._dispatch import describe
 from .._trace._result import Step
 from ..events import Event, StepEnded, TextDelta, ToolCallDelta, ToolEnded, ToolStarted
+from ._options import is_async
 from ._turn import Call
-from ._types import ToolCall, arguments_text
+from ._types import Chunk, ToolCall, arguments_text
 
 OnEvent = Callable[[Event], Any]
 
@@ -38,7 +39,18 @@ OnEvent = Callable[[Event], Any]
 class Emitter:
     """A run's events on their way to ``fn``, in order (the module's text says how)."""
 
-    __slots__ = ("_calls", "_text", "errors", "fn", "interrupt", "queue", "redactor", "started")
+    __slots__ = (
+        "_calls",
+        "_names",
+        "_text",
+        "errors",
+        "fn",
+        "interrupt",
+        "live",
+        "queue",
+        "redactor",
+        "started",
+    )
 
     def __init__(self, fn: OnEvent, redactor: Redactor) -> None:
         self.fn = fn
@@ -49,6 +61,10 @@ class Emitter:
         self.started: set[str] = set()  # the ids of the calls given a ToolStarted this step
         self._text: list[str] = []  # with redact: the reply's text so far
         self._calls: dict[int, tuple[str | None, list[str]]] = {}  # and its calls', by index
+        self._names: dict[int, str] = {}  # a streamed reply's calls' names, as first given
+        # a streamed reply's pieces reach fn as they arrive (else at the driver's next flush):
+        # a plain function does; an ``async def`` one is awaited by the driver
+        self.live = not is_async(fn)
 
     # -- what the loop puts -----------------------------------------------------------------------
 
@@ -85,9 +101,25 @@ class Emitter:
             self.call(step, index, name, arguments_text(call.arguments))
         self.whole(step)
 
+    def streamed(self, step: int, chunk: Chunk) -> None:
+        """A chunk of a streamed reply that carries a piece: its text, or its piece of a call
+        (named as an earlier piece of that call named it); handed to a plain ``fn`` at once,
+        on the thread reading the stream (the driver waits for it meanwhile)."""
+        if chunk.text:
+            self.text(step, chunk.text)
+        index = chunk.index
+        if index is not None:
+            names = self._names
+            if chunk.name is not None:
+                names[index] = chunk.name
+            self.call(step, index, names.get(index), chunk.arguments)
+        if self.live:
+            self.flush()
+
     def whole(self, step: int) -> None:
         """Step ``step``'s reply is whole: with ``redact=``, its pieces, redacted, are put now
         (its text as one ``TextDelta``, then each call's arguments as one ``ToolCallDelta``)."""
+        self._names.clear()
         if self.redactor.fn is None:
             return
         text, calls = "".join(self._text), sorted(self._calls.items())

@@ -53,6 +53,7 @@ from ._options import (
     option_names,
 )
 from ._reading import Model
+from ._stream import Stream
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Plan, Request, received
 from ._types import Completion, Message, to_pico
 
@@ -209,6 +210,23 @@ class Loop(Turning):
         forked._rules = self._rules
         forked.edited = edited_messages(before, context, self.edited)
         return forked
+
+    def interrupt(self) -> None:
+        """Stop the run as a person would, from any thread (or task): a reply streaming now
+        is cut at its next chunk (its text kept, its ``finish_reason`` ``"cut"``, its tool
+        calls recorded ``skipped``); with no reply streaming, a tool batch not begun is not
+        run and no further model call is sent. The run ends with ``Stop.INTERRUPTED``; a
+        reply that is not streamed is awaited to its end (and billed) first."""
+        self._interrupt.set()
+
+    def _opened(self, request: ModelCall | None = None) -> Stream:
+        """A stream for the reply of the step being taken, cut at the deadline and by an
+        interrupt; kept as ``request``'s (for the waiting thread to cut) when given."""
+        deadline = self._deadline()
+        stream = Stream(self._clock, self._origin, deadline, self._interrupt, self._on_piece)
+        if request is not None:
+            self._streaming = (request, stream)
+        return stream
 
     # -- bookkeeping ------------------------------------------------------------------------------
 

@@ -72,7 +72,6 @@ class Records(Setup):
             error = f"interrupted ({type(interrupt).__name__}) while the model call was in flight"
         return Step(
             index=index,
-            text=None,
             tool_calls=(),
             usage=usage,
             cost_usd=(projection.cost_usd or 0.0) if cost is None else self.state.money.usd(cost),
@@ -80,6 +79,8 @@ class Records(Setup):
             seconds=self._step_seconds(started),
             error=error,
             traceback=None if reply is None else reply.traceback,
+            text=None if reply is None or reply.unread is None else reply.unread.text,
+            first_chunk_seconds=None if reply is None else reply.first_chunk,
         )
 
     def _call_step(
@@ -91,6 +92,8 @@ class Records(Setup):
         projection: Projection,
         started: float,
     ) -> Step:
+        streamed = self._first_chunk  # the first chunk's time, of a streamed completion
+        first = streamed[1] if streamed is not None and streamed[0] is completion else None
         return Step(  # by position, as project() makes a Projection
             index,
             completion.text,  # text
@@ -105,6 +108,7 @@ class Records(Setup):
             completion.model,  # model
             completion.response_id,  # response_id
             completion.finish_reason,  # finish_reason
+            first,  # first_chunk_seconds
         )
 
     def _record(

@@ -20,8 +20,10 @@ from .._rules._money import raised
 from .._tools._pool import Slots
 from .._trace._result import Result, Step
 from ._loop import Loop
+from ._stream import Stream, streams
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
 from ._turning import Turn
+from ._types import Completion, Stop
 from ._valid import must, type_name
 
 Until = Callable[["Session"], bool]
@@ -220,6 +222,8 @@ class Session(Loop):
             if interrupt is not None:
                 if slots is not None:
                     slots.close()
+                elif self._streaming is not None:  # a stream read there is read no more
+                    self._streaming[1].cut(Stop.INTERRUPTED)
                 request = turn.throw(interrupt)
             while True:
                 try:
@@ -249,12 +253,14 @@ class Session(Loop):
         try:
             value = self.complete(request.messages, request.tools, **request.keywords)
             if inspect.isawaitable(value):
-                value = asyncio.run(_awaited(value))
+                value = asyncio.run(_awaited(value, lambda: self._opened(request)))
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
             return raised(exc)
-        return as_reply(value)
+        if isinstance(value, Completion):
+            return Reply(value)
+        return self._streamed(value, request)
 
     # -- the model, on this thread or a worker ----------------------------------------------------
 
@@ -274,6 +280,19 @@ class Session(Loop):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
             return raised(exc)
+        if isinstance(value, Completion):
+            return Reply(value)
+        return self._streamed(value, request)
+
+    def _streamed(self, value: Any, request: ModelCall) -> Reply:
+        """What a model returned that is not a ``Completion``: a stream of chunks read to its
+        end (or until it is cut), here; else why it is not one."""
+        if isinstance(value, Reply):  # an async model's stream, read on its own loop
+            return value
+        if hasattr(value, "__next__"):
+            return self._opened(request).read(value)
+        if streams(value):  # an async stream of a sync model: read on a loop of its own
+            return asyncio.run(self._opened(request).aread(value))
         return as_reply(value)
 
     def _call_on_worker(self, slots: Slots, request: ModelCall) -> None:
@@ -282,7 +301,7 @@ class Session(Loop):
         try:
             value = self.complete(request.messages, request.tools, **request.keywords)
             if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
-                value = asyncio.run(_awaited(value))
+                value = asyncio.run(_awaited(value, lambda: self._opened(request)))
         except BaseException as exc:  # handed to the waiting side, which decides
             slots.put(0, (None, exc))
         else:
@@ -305,7 +324,12 @@ class Session(Loop):
         return self._dispatch.settled(request.calls, slots, since)
 
     def _model_cut(self, request: ModelCall, slots: None, since: float) -> Reply:
-        return abandoned()
+        """A model call at the deadline: a reply streaming is cut there (what arrived is
+        kept, and its stream is read no more); any other call is abandoned."""
+        streaming = self._streaming
+        if streaming is None or streaming[0] is not request:
+            return abandoned()
+        return streaming[1].cut(Stop.MAX_SECONDS)
 
     def _hold_here(self, request: Hold, slots: None, since: float) -> Decided | None:
         return self._decide(request)
@@ -359,5 +383,10 @@ def abandoned() -> Reply:
     )
 
 
-async def _awaited(value: Any) -> Any:
-    return await value
+async def _awaited(value: Any, opened: Callable[[], Stream]) -> Any:
+    """An async model's value; an async stream it returned is read on the same loop (the
+    reply it makes)."""
+    value = await value
+    if hasattr(value, "__anext__"):
+        return await opened().aread(value)
+    return value

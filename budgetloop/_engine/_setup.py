@@ -26,7 +26,9 @@ from ._events import Emitter
 from ._options import Options, is_async
 from ._reading import Model
 from ._state import RunState
-from ._types import Budget, Message, Price, from_pico
+from ._stream import OnPiece, Stream
+from ._turn import ModelCall
+from ._types import Budget, Chunk, Completion, Message, Price, from_pico
 
 
 class Setup(Holding):
@@ -45,6 +47,11 @@ class Setup(Holding):
     _least: int | None = None  # min_output_tokens: a turn is fitted down to it
     _settings: str | None = None  # the run's settings, as JSON (a copy goes with each call)
     _events: Emitter | None = None  # on_event: the run's events on their way to its function
+    _on_piece: OnPiece | None = None  # each piece of a streamed reply goes through it
+    # a streamed reply: its model call and its stream (for the deadline to cut), and its
+    # completion with the seconds to its first chunk (for its step)
+    _streaming: tuple[ModelCall, Stream] | None = None
+    _first_chunk: tuple[Completion | None, float] | None = None
 
     def _build(
         self,
@@ -69,6 +76,7 @@ class Setup(Holding):
         self._redactor = Redactor(None if redact is None else strict(redact))
         if given["on_event"] is not None:
             self._events = Emitter(given["on_event"], self._redactor)
+            self._on_piece = self._piece
         self._async_model = is_async(complete)
         self._stepping = threading.Lock()  # one step at a time, from any thread or task
         self._count = ContextTokens(self.schemas, given["count_tokens"])
@@ -87,6 +95,7 @@ class Setup(Holding):
         self._origin = 0.0  # when the time of the step being taken is counted from
         self._committed: list[Step] = []  # the steps the step being taken has recorded
         self._unraised: list[BaseException] = []  # raised while a step was made: see _record
+        self._interrupt = threading.Event()  # set by interrupt(): the reply streaming is cut
         self._guards = Guards(options.budget)  # the only place a ceiling is checked
         self._repeats = Repeats(
             given["repeat_limit"], given["cycle_limit"], given["warn_repeats"], history, self.tools
@@ -103,6 +112,11 @@ class Setup(Holding):
         path = given["trace_path"]
         self._journal = None if path is None else Journal(path)
         weakref.finalize(self, self._workers.close)
+
+    def _piece(self, chunk: Chunk) -> None:
+        """A piece of the streamed reply of the step being taken, to ``on_event``."""
+        assert self._events is not None
+        self._events.streamed(len(self.state.steps), chunk)
 
     # -- what a caller reads ----------------------------------------------------------------------
 
@@ -196,6 +210,11 @@ class Setup(Holding):
             return None
         running = 0.0 if started is None else self._since(started)
         return self.budget.max_seconds - self.state.elapsed - running
+
+    def _deadline(self) -> float | None:
+        """The clock's reading at which ``max_seconds`` passes, for the step being taken."""
+        seconds = self.budget.max_seconds
+        return None if seconds is None else self._origin + seconds - self.state.elapsed
 
     def _since(self, started: float) -> float:
         now = self._clock()

@@ -110,6 +110,10 @@ class Reply:
     # what a reply that arrived but could not be read (``UnreadableReply``) reported to bill
     # it by: its usage and cost, billed as a completion's are
     unread: Completion | None = None
+    # a streamed reply: why it was cut before it ended (its completion is what arrived), and
+    # the seconds from the step's start to its first chunk
+    cut: Stop | None = None
+    first_chunk: float | None = None
 
 
 @dataclass(slots=True)

@@ -18,7 +18,8 @@ from .._rules._money import call_cost
 from .._trace._result import Step
 from ..events import TurnStarted
 from ._commit import Committing
-from ._turn import ModelCall, Plan, Reply, Request
+from ._turn import Ending, ModelCall, Plan, Reply, Request
+from ._types import Stop
 
 # sent a Reply, then a Decided (or None) for a Hold, then a BatchDone
 Turn = Generator[Request, Any, Step | None]
@@ -71,6 +72,9 @@ class Turning(Committing):
 
     def _take(self, started: float) -> Turn:
         """A turn from its plan: the model call and what it asked for."""
+        if self._interrupt.is_set():  # session.interrupt(): no further call is sent
+            self._end_run(Ending(Stop.INTERRUPTED, "interrupted before the next model call"))
+            return None
         # 1. plan: its worst case, a final answer or not, and a stop before it
         plan = self._plan(started)
         if plan.seen is not None:
@@ -87,12 +91,17 @@ class Turning(Committing):
             events.put(TurnStarted(len(self.state.steps), plan.projection))
         # 2. call the model: billed the moment it is over, whatever happens next
         reply, cost = yield from self._call(plan, reservation, left, started)
-        if events is not None and reply.completion is not None:  # one piece each, unstreamed
-            completion = reply.completion
-            events.reply(len(self.state.steps), completion.text, completion.tool_calls)
+        if events is not None:
+            if reply.first_chunk is not None:  # streamed: its pieces went out as they came
+                events.whole(len(self.state.steps))
+            elif reply.completion is not None:  # one piece for its text and for each call
+                completion = reply.completion
+                events.reply(len(self.state.steps), completion.text, completion.tool_calls)
         # 3. commit what happened
         if reply.completion is None:
             return self._commit_failed(plan, reply, cost, started)
+        if reply.cut is not None:
+            return self._commit_cut(plan, reply.completion, reply.cut, cost, started)
         if plan.final is not None:
             return self._commit_final(plan, reply.completion, cost, started)
         return (yield from self._commit_calls(plan, reply.completion, cost, started))
@@ -123,6 +132,8 @@ class Turning(Committing):
             step = self._model_step(index, None, exc, plan.projection, started)
             self._record(replace(step, final_answer=final))
             raise
+        if reply.first_chunk is not None:  # streamed: its step keeps the first chunk's time
+            self._first_chunk = (reply.completion, reply.first_chunk)
         cost = call_cost(reply, plan.projected, self.price)
         self.state.money.bill(cost, reservation)
         usage = None if reply.completion is None else reply.completion.usage

@@ -69,6 +69,7 @@ class Stop(str, enum.Enum):
     HELD = (
         "held"  # approve="hold": a batch waits for a person (Result.pending); resume() decides it
     )
+    INTERRUPTED = "interrupted"  # session.interrupt(): a person cut the reply, or the run
 
     def __str__(self) -> str:
         return self.value

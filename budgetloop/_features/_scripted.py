@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, overload
 
-from .._engine._types import Completion, Message, Price, Usage
+from .._engine._types import Chunk, Completion, Message, Price, Usage
 from .._engine._valid import type_name
 from .._rules._budget import (
     REQUEST_OVERHEAD,
@@ -44,6 +44,15 @@ class ScriptedModel:
     ``IndexError``. ``delay`` makes each call take that many seconds (a slow model, to pause in
     a notebook).
 
+    With ``stream=True`` each call returns an iterator of ``Chunk`` instead, as a streaming
+    model does: the reply's text in pieces of ``chunk_chars`` characters, then each tool call's
+    arguments (as JSON text) in pieces of as many, its first piece carrying its id and name,
+    and last a chunk with the usage, the ``finish_reason``, the ``model`` and the
+    ``response_id``; ``chunk_seconds`` apart (``time.sleep``; ``delay`` comes before the
+    first). The loop puts the same completion together, so the run's trace is the unstreamed
+    one's, its timings aside; but a chunk carries no ``cost_usd`` (the usage is priced
+    instead), arguments given as a dict arrive as their JSON text, and an empty text as none.
+
     ``price`` and ``max_output_tokens`` are read by ``run()`` when it is not given them.
     ``ScriptedModel.from_trace(trace)`` plays back a saved run.
 
@@ -62,6 +71,9 @@ class ScriptedModel:
         repeat_last: bool = False,
         count_usage: bool = True,
         delay: float = 0.0,
+        stream: bool = False,
+        chunk_chars: int = 8,
+        chunk_seconds: float = 0.0,
     ) -> None:
         if isinstance(script, (str, bytes, Mapping)) or not isinstance(script, Iterable):
             raise TypeError(
@@ -79,13 +91,18 @@ class ScriptedModel:
                 "ScriptedModel: script must be at least one entry when repeat_last=True (the "
                 "entry to repeat), got none."
             )
-        if isinstance(delay, bool) or not isinstance(delay, (int, float)):
+        self.delay = _seconds("delay", delay)
+        if not isinstance(stream, bool):
+            raise TypeError(f"ScriptedModel: stream must be a bool, got {type_name(stream)}.")
+        if type(chunk_chars) is not int:
             raise TypeError(
-                f"ScriptedModel: delay must be a number of seconds, got {type_name(delay)}."
+                f"ScriptedModel: chunk_chars must be an int >= 1, got {type_name(chunk_chars)}."
             )
-        if not (math.isfinite(delay) and delay >= 0):
-            raise ValueError(f"ScriptedModel: delay must be >= 0 seconds, got {delay!r}.")
-        self.delay = float(delay)
+        if chunk_chars < 1:
+            raise ValueError(f"ScriptedModel: chunk_chars must be an int >= 1, got {chunk_chars}.")
+        self.stream = stream
+        self.chunk_chars = chunk_chars
+        self.chunk_seconds = _seconds("chunk_seconds", chunk_seconds)
         self.price = price
         self.max_output_tokens = max_output_tokens
         self.count_tokens: CountTokens = count_tokens or estimate_tokens
@@ -166,10 +183,11 @@ class ScriptedModel:
         *,
         max_output_tokens: int | None = None,
         settings: dict[str, Any] | None = None,
-    ) -> Completion:
-        """The next entry's completion. ``max_output_tokens`` (what the loop asks for: its
-        turn's projection's) caps the counted usage's output, as a provider caps a reply;
-        it and ``settings`` are recorded with the request."""
+    ) -> Completion | Iterator[Chunk]:
+        """The next entry's completion (streamed in chunks with ``stream=True``).
+        ``max_output_tokens`` (what the loop asks for: its turn's projection's) caps the
+        counted usage's output, as a provider caps a reply; it and ``settings`` are recorded
+        with the request."""
         asked = self.max_output_tokens if max_output_tokens is None else max_output_tokens
         with self._lock:
             index = len(self.requests)
@@ -193,7 +211,25 @@ class ScriptedModel:
         if completion.usage is None and self.count_usage:
             usage = self._usage(messages, tools, completion, asked)
             completion = replace(completion, usage=usage)
-        return completion
+        return self._chunks(completion) if self.stream else completion
+
+    def _chunks(self, completion: Completion) -> Iterator[Chunk]:
+        """``completion`` in chunks of ``chunk_chars`` characters, ``chunk_seconds`` apart."""
+        n, pause = self.chunk_chars, self.chunk_seconds
+        text = completion.text or ""
+        pieces = [Chunk(text=text[i : i + n]) for i in range(0, len(text), n)]
+        for index, call in enumerate(completion.tool_calls):
+            arguments = call.arguments_text
+            pieces.append(Chunk(index=index, id=call.id, name=call.name, arguments=arguments[:n]))
+            pieces += [Chunk(index=index, arguments=arguments[i : i + n])
+                       for i in range(n, len(arguments), n)]  # fmt: skip
+        c = completion
+        pieces.append(Chunk(usage=c.usage, finish_reason=c.finish_reason, model=c.model,
+                            response_id=c.response_id))  # fmt: skip
+        for i, chunk in enumerate(pieces):
+            if i and pause:
+                time.sleep(pause)
+            yield chunk
 
     def _usage(
         self,
@@ -249,6 +285,16 @@ class ScriptedModel:
             else:  # another thread's request came between: count this one whole
                 total = sum(estimate_message(message) for message in messages)
         return REQUEST_OVERHEAD + estimate_tools(tools) + total
+
+
+def _seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"ScriptedModel: {name} must be a number of seconds, got {type_name(value)}."
+        )
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"ScriptedModel: {name} must be >= 0 seconds, got {value!r}.")
+    return float(value)
 
 
 def _common_prefix(messages: Sequence[Message], last: list[Message]) -> int:

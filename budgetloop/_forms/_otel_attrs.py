@@ -275,6 +275,8 @@ def chat(
         out["budgetloop.step.cost_usd"] = step.cost_usd
     out.update(_projected(step))
     out["budgetloop.step.skipped_tool_calls"] = len(step.tool_calls) - len(executed(step))
+    if step.first_chunk_seconds is not None:  # a streamed reply (no GenAI span attribute says it)
+        out["budgetloop.step.first_chunk_seconds"] = seconds(step.first_chunk_seconds)
     if step.error is not None:
         out["error.type"] = redact.text(error_type(step.error, ran=True))
     out.update(response(step, redact))

@@ -45,3 +45,8 @@ def printable(text: object, keep_newlines: bool = False) -> str:
     if not keep_newlines:
         shown = shown.replace("\n", "\\n").replace("\t", "\\t")
     return shown
+
+
+def first_chunk(seconds: float | None) -> str:
+    """A streamed step's seconds to its first chunk, as the views say them after its time."""
+    return "" if seconds is None else f" (first chunk {seconds:.3f} s)"

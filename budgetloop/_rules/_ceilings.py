@@ -419,6 +419,10 @@ _OTHER_STOPS = {
         "calls of the last turn wait for a person's decision (approve=hold): the run "
         "goes on with resume()"
     ),
+    Stop.INTERRUPTED: (
+        "a person interrupted the run (session.interrupt()): the reply streaming then was cut, "
+        "or the run stopped before its next call"
+    ),
 }
 REPEATING = "You were repeating the same tool calls, so the run is ending"
 

@@ -18,7 +18,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from .._engine._types import format_usd as _usd
-from .._forms._printable import printable
+from .._forms._printable import first_chunk, printable
 from .._forms._redact import PLAIN
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def _card(step: Step) -> str:
         )
     parts = [
         f'<details id="blh-step-{step.index}"><summary>Step {step.index} · {numbers} · '
-        f"{step.seconds:.3f} s</summary>",
+        f"{step.seconds:.3f} s{first_chunk(step.first_chunk_seconds)}</summary>",
     ]
     p = step.projection
     if p is None:

@@ -238,6 +238,7 @@ def step(data: Any, index: int | None) -> Step | None:
     seconds, error, traceback = get("seconds", 0.0), get("error"), get("traceback")
     final, raw_calls = get("final_answer", False), get("tool_calls", ())
     model, response_id, finish = get("model"), get("response_id"), get("finish_reason")
+    first = get("first_chunk_seconds")
     if not (
         type(number) is int
         and number >= 0
@@ -252,6 +253,7 @@ def step(data: Any, index: int | None) -> Step | None:
         and (model is None or type(model) is str)
         and (response_id is None or type(response_id) is str)
         and (finish is None or type(finish) is str)
+        and (first is None or _number(first))
     ):
         return None
     usage = _usage(get("usage"))
@@ -279,6 +281,7 @@ def step(data: Any, index: int | None) -> Step | None:
         model=model,
         response_id=response_id,
         finish_reason=finish,
+        first_chunk_seconds=first,
     )
 
 

@@ -114,6 +114,9 @@ def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
         model=as_text(get("model", None), _at(path, "model")),
         response_id=as_text(get("response_id", None), _at(path, "response_id")),
         finish_reason=as_text(get("finish_reason", None), _at(path, "finish_reason")),
+        first_chunk_seconds=as_number(
+            get("first_chunk_seconds", None), _at(path, "first_chunk_seconds"), optional=True
+        ),
     )
 
 

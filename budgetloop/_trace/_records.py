@@ -146,6 +146,7 @@ class Step:
     model: str | None = None  # the model that served the reply, as the provider said
     response_id: str | None = None  # the provider's id of the reply
     finish_reason: str | None = None  # why the reply ended, as the provider said
+    first_chunk_seconds: float | None = None  # a streamed reply: from the step's start
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_calls, tuple):
@@ -175,7 +176,7 @@ class Step:
             "traceback": self.traceback,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
         }
-        for name in ("model", "response_id", "finish_reason"):  # only when known (older readers)
+        for name in ("model", "response_id", "finish_reason", "first_chunk_seconds"):  # if known
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

@@ -1322,3 +1322,21 @@ def test_each_setting_goes_under_the_conventions_name_only_as_its_type(
         if "budgetloop.request.settings" in said:
             named["budgetloop.request.settings"] = said["budgetloop.request.settings"]
         assert named == attributes
+
+
+@needs_otel
+def test_a_streamed_chat_carries_its_first_chunk_seconds(clock: FakeClock, spans: Any) -> None:
+    provider, exporter = spans
+
+    def streamed(messages: Any, tools: Any) -> Any:
+        clock.advance(0.5)
+        yield budgetloop.Chunk(text="hi", usage=Usage(10, 2))
+        clock.advance(1.0)
+
+    export_trace(budgetloop.run(streamed, "go", price=PRICE, clock=clock), provider)
+    chat, _ = exporter.get_finished_spans()
+    assert (chat.attributes or {})["budgetloop.step.first_chunk_seconds"] == 0.5
+    export_trace(budgetloop.run(ScriptedModel(["hi"]), "go", clock=clock), provider)
+    assert "budgetloop.step.first_chunk_seconds" not in (
+        exporter.get_finished_spans()[2].attributes or {}
+    )

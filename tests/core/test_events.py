@@ -12,13 +12,16 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from budgetloop import (
     Budget,
+    Chunk,
     Completion,
     Price,
     ScriptedModel,
     ToolCall,
+    Usage,
     arun,
     load_trace,
     resume,
@@ -49,12 +52,12 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def two_calls() -> ScriptedModel:
+def two_calls(**streamed: Any) -> ScriptedModel:
     return ScriptedModel([
         Completion("adding", [ToolCall("add", {"a": 1, "b": 2}, "c1"),
                               ToolCall("add", '{"a": 3, "b": 4}', "c2")]),
         Completion("3 and 7"),
-    ])  # fmt: skip
+    ], **streamed)  # fmt: skip
 
 
 def test_a_text_answer_gives_its_turn_its_text_its_step_and_the_end() -> None:
@@ -315,7 +318,7 @@ def test_a_keyboard_interrupt_in_fn_before_a_batch_skips_it_and_records_the_step
 SECRET = "sk-live-7Hq2ZxSECRET9"
 
 
-def secret_run(secret: str, events: list[Event]) -> Any:
+def secret_run(secret: str, events: list[Event], *, stream: bool = False) -> Any:
     @tool
     def login(key: str) -> str:
         """Logs in."""
@@ -325,7 +328,7 @@ def secret_run(secret: str, events: list[Event]) -> Any:
         Completion(f"I will use {secret}", [ToolCall("login", {"key": secret}, "c1"),
                                             ToolCall("login", json.dumps({"key": secret}), "c2")]),
         f"done with {secret}",
-    ])  # fmt: skip
+    ], stream=stream, chunk_chars=3)  # fmt: skip
     return run(model, "go", tools=[login], redact=masking(secret), clock=FakeClock(),
                on_event=events.append)  # fmt: skip
 
@@ -364,10 +367,10 @@ def test_with_redact_the_emitter_holds_pieces_until_the_reply_is_whole() -> None
 
 
 @settings(max_examples=25, deadline=None)
-@given(secret=text_secrets)
-def test_no_event_holds_a_secret(secret: str) -> None:
+@given(secret=text_secrets, stream=st.booleans())
+def test_no_event_holds_a_secret(secret: str, stream: bool) -> None:
     events: list[Event] = []
-    secret_run(secret, events)
+    secret_run(secret, events, stream=stream)
     shown = repr(events)
     for form in forms(secret):
         assert form not in shown
@@ -378,3 +381,58 @@ def test_with_a_deadline_the_events_are_the_same() -> None:
     result = run(two_calls(), "add", tools=[add], budget=Budget(max_seconds=60),
                  on_event=events.append)  # fmt: skip
     assert events == tool_turn_events(result)
+
+
+# -- a streamed reply: its pieces as they arrive -----------------------------------------------
+
+
+def test_a_streamed_reply_gives_its_pieces_in_order_each_call_named() -> None:
+    events: list[Event] = []
+    result = run(two_calls(stream=True, chunk_chars=4), "add", tools=[add], on_event=events.append)
+    texts = [e for e in events if isinstance(e, TextDelta)]
+    assert [e.text for e in texts if e.step == 0] == ["addi", "ng"]
+    assert "".join(e.text for e in texts if e.step == 1) == "3 and 7"
+    pieces = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert {(e.index, e.name) for e in pieces} == {(0, "add"), (1, "add")}  # later pieces named
+    for index, sent in enumerate(['{"a": 1, "b": 2}', '{"a": 3, "b": 4}']):
+        assert "".join(e.arguments for e in pieces if e.index == index) == sent
+    # the rest is the unstreamed run's sequence
+    kinds = [type(e).__name__ for e in events if not isinstance(e, TextDelta | ToolCallDelta)]
+    assert kinds == ["TurnStarted", "ToolStarted", "ToolStarted", "ToolEnded", "ToolEnded",
+                     "StepEnded", "TurnStarted", "StepEnded", "RunEnded"]  # fmt: skip
+    assert [c.result for c in result.steps[0].tool_calls] == ["3", "7"]
+
+
+def test_a_plain_fn_sees_a_streamed_reply_while_it_is_still_arriving() -> None:
+    sent: list[int] = []  # how many chunks the model had yielded when each delta reached fn
+
+    def model(messages: Any, tools: Any) -> Any:
+        def chunks() -> Any:
+            for n, piece in enumerate(["one ", "two ", "three"], start=1):
+                sent.append(n)
+                yield Chunk(piece)
+            yield Chunk(usage=Usage(3, 3), finish_reason="stop")
+
+        return chunks()
+
+    seen: list[tuple[str, int]] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, TextDelta):
+            seen.append((event.text, len(sent)))
+
+    result = run(model, "go", on_event=on_event)
+    assert result.answer == "one two three"
+    assert seen == [("one ", 1), ("two ", 2), ("three", 3)]
+
+
+def test_with_redact_a_streamed_secret_split_over_chunks_reaches_no_event() -> None:
+    events: list[Event] = []
+    result = secret_run(SECRET, events, stream=True)  # 3-character chunks split the secret
+    texts = [e.text for e in events if isinstance(e, TextDelta)]
+    assert texts == ["I will use [redacted]", "done with [redacted]"]
+    arguments = [e.arguments for e in events if isinstance(e, ToolCallDelta)]
+    assert arguments == ['{"key": "[redacted]"}', '{"key": "[redacted]"}']
+    assert result.answer == "done with [redacted]"
+    for form in forms(SECRET):
+        assert form not in repr(events)

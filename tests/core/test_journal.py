@@ -656,7 +656,7 @@ def test_duplicate_and_misplaced_lines_are_named(tmp_path: Path) -> None:
          ":5: cost_usd must be a finite number >= 0 or None, got inf."),
         (5, lambda e: e.update(stop="finished"), ":5: stop must be one of answered, max_steps, "
          "max_seconds, max_cost_usd, max_tool_calls, max_input_tokens, repeated, model_error, "
-         "shared_budget, held or None, "
+         "shared_budget, held, interrupted or None, "
          "got 'finished'."),
     ],
 )  # fmt: skip

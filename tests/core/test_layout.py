@@ -283,6 +283,8 @@ def test_a_ceiling_is_one_class_and_names_nothing_else() -> None:
     assert ceilings_named(sources) == {
         "budgetloop._engine._commit": {"max_seconds"},  # a call abandoned at the deadline
         "budgetloop._engine._session": {"max_seconds"},
+        "budgetloop._engine._async": {"max_seconds"},  # a streamed reply cut at the deadline
+        "budgetloop._engine._stream": {"max_seconds"},
         "budgetloop._engine._setup": {"max_seconds"},
         "budgetloop._engine._reading": {"max_cost_usd"},  # it needs a price
         "budgetloop._rules._budget": {"max_cost_usd"},

@@ -187,7 +187,8 @@ def parse(path: str) -> list[str | int]:
         ("steps.0.final_answer", "no", "steps[0].final_answer must be true or false, got str."),
         ("steps.0.tool_calls", {}, "steps[0].tool_calls must be a list, got dict."),
         ("stop", "done", "stop must be one of answered, max_steps, max_seconds, max_cost_usd, "
-         "max_tool_calls, max_input_tokens, repeated, model_error, shared_budget, held or None, got 'done'."),
+         "max_tool_calls, max_input_tokens, repeated, model_error, shared_budget, held, "
+         "interrupted or None, got 'done'."),
         ("budget.max_steps", 2.5, "budget.max_steps must be an int >= 0 or None, got float."),
         ("budget.max_input_tokens", 2.5, "budget.max_input_tokens must be an int >= 0 or None, got float."),
         ("budget.max_input_tokens", -1, "budget.max_input_tokens must be an int >= 0 or None, got -1."),

@@ -12,7 +12,7 @@ def test_stop_is_a_string_enum() -> None:
     assert str(Stop.REPEATED) == "repeated"
     assert {s.value for s in Stop} == {
         "answered", "max_steps", "max_seconds", "max_cost_usd", "max_tool_calls", "max_input_tokens",
-        "repeated", "model_error", "shared_budget", "held",
+        "repeated", "model_error", "shared_budget", "held", "interrupted",
     }  # fmt: skip
 
 
