@@ -6,6 +6,7 @@ browser (JupyterLab 4 in headless Chromium, driven by Playwright), each beside i
     python benchmarks/bench_widgets.py --profile  # the panel refresh's view functions, timed
     python benchmarks/bench_widgets.py --read     # reading a saved run: parsers, load_trace,
                                                   # beside main's code (--against REV)
+    python benchmarks/bench_widgets.py --static   # the static page opened in Chromium, too
 
 The viewer's rows (issue 19), each measured in the page with performance.now():
 - a 10,000-step trace on screen within 300 ms of its cell's output appearing;
@@ -467,6 +468,64 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
     return rows
 
 
+STATIC = """
+import sys
+from budgetloop_widgets import to_html
+to_html(sys.argv[1], sys.argv[2])
+"""
+
+# From the page's navigation start to its rows drawn and the next frame painted.
+PAINTED = """() => new Promise((r) => requestAnimationFrame(() => setTimeout(
+  () => r(performance.now()), 0)))"""
+
+
+def static_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[Row]:
+    """The static page (``to_html``) of ``big`` steps with their own texts: its size, and from
+    opening it in headless Chromium to its rows on screen, ``repeats`` times (min / median /
+    max), for this tree's page and (``against``) a git revision's, alternating."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT))
+    from tests.jupyter_browser import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        return [("the static page", f"not measured: {CHROMIUM} is missing", "", None)]
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"now": ROOT}
+        if against is not None:
+            trees[against] = tree_at(against, Path(folder) / "rev")
+        trace = str(Path(folder) / "varied.jsonl")
+        varied_file(trace, big)
+        pages: dict[str, Path] = {}
+        for tree, where in trees.items():
+            pages[tree] = Path(folder) / f"{tree}.html"
+            subprocess.run([sys.executable, "-c", STATIC, trace, str(pages[tree])], check=True,
+                           env={**os.environ, "PYTHONPATH": str(where)})  # fmt: skip
+        times: dict[str, list[float]] = {tree: [] for tree in trees}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM)
+            try:
+                for k in range(repeats):
+                    for tree in list(trees) if k % 2 == 0 else list(trees)[::-1]:
+                        page = browser.new_page()
+                        page.set_default_timeout(300_000)
+                        page.goto(pages[tree].as_uri(), wait_until="commit")
+                        page.wait_for_selector(".blv-row")
+                        times[tree].append(page.evaluate(PAINTED) / 1e3)
+                        page.close()
+            finally:
+                browser.close()
+        for tree in trees:
+            size = pages[tree].stat().st_size / 1e6
+            label = f"static page of {big:,} steps, own texts ({size:.0f} MB): opened to rows"
+            median = statistics.median(times[tree])
+            rows.append((label + ("" if tree == "now" else f", at {against}"),
+                         spread(times[tree]), "<= 1.0 s" if tree == "now" else "",
+                         median <= 1.0 if tree == "now" else None))  # fmt: skip
+    return rows
+
+
 def python_rows(repeats: int, big: int) -> list[Row]:
     rows: list[Row] = []
     small, large = panel_ratio(repeats)
@@ -501,17 +560,22 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true", help="the Python rows only")
     parser.add_argument("--browser-only", action="store_true", help="the browser rows only")
     parser.add_argument("--read", action="store_true", help="reading a saved run only")
+    parser.add_argument("--static", action="store_true", help="the static page only")
     parser.add_argument("--against", default="main", metavar="REV",
-                        help="git revision whose code is timed beside this tree's (--read); "
+                        help="git revision whose code is timed beside this tree's (--read, "
+                             "--static); "
                              "'none' for this tree alone")  # fmt: skip
     args = parser.parse_args()
     if args.profile:
         refresh_profile()
         return
     big = 10_000 if args.quick else 100_000
+    against = None if args.against == "none" else args.against
     if args.read:
-        against = None if args.against == "none" else args.against
         print_rows(read_rows(big, 1 if args.quick else 5, against))
+        return
+    if args.static:
+        print_rows(static_rows(big, 1 if args.quick else 5, against))
         return
     rows = [] if args.browser_only else python_rows(3 if args.quick else 15, big)
     if not args.no_browser:
