@@ -4,7 +4,9 @@ browser (JupyterLab 4 in headless Chromium, driven by Playwright), each beside i
     python benchmarks/bench_widgets.py            # every row (a few minutes)
     python benchmarks/bench_widgets.py --quick    # a smoke run: fewer repeats, 10,000 steps
     python benchmarks/bench_widgets.py --profile  # the panel refresh's view functions, timed
-    python benchmarks/bench_widgets.py --read     # reading a saved run: parsers, load_trace
+    python benchmarks/bench_widgets.py --read     # reading a saved run: parsers, load_trace,
+                                                  # beside main's code (--against REV)
+    python benchmarks/bench_widgets.py --static   # the static page opened in Chromium, too
 
 The viewer's rows (issue 19), each measured in the page with performance.now():
 - a 10,000-step trace on screen within 300 ms of its cell's output appearing;
@@ -25,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -400,12 +404,29 @@ def spread(times: list[float]) -> str:
     return f"{min(times):.2f} / {statistics.median(times):.2f} / {max(times):.2f} s"
 
 
-def read_rows(big: int, repeats: int = 5) -> list[Row]:
+def tree_at(rev: str, into: Path) -> Path:
+    """``budgetloop`` and ``budgetloop_widgets`` as they are at ``rev`` (git archive), in
+    ``into``: a directory to put first on a child process's PYTHONPATH."""
+    archive = subprocess.run(
+        ["git", "archive", rev, "budgetloop", "budgetloop_widgets"],
+        cwd=ROOT, capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[Row]:
     """Reading a saved run of ``big`` steps, each in a fresh process, ``repeats`` times: the
     JSON parsers on its lines, ``load_trace`` (msgspec where installed; the standard library's
-    JSON alone) and ``read_columns``, on both traces the browser rows use."""
+    JSON alone) and ``read_columns``, on both traces the browser rows use. With ``against`` (a
+    git revision), the same figures for its code, each run beside this tree's (the order
+    alternating), so that both see the same machine."""
     rows: list[Row] = []
     with tempfile.TemporaryDirectory() as folder:
+        trees = {"now": ROOT}
+        if against is not None:
+            trees[against] = tree_at(against, Path(folder) / "rev")
         for name, make in (("the same texts each step", journal_file),
                            ("its own texts each step", varied_file)):  # fmt: skip
             path = str(Path(folder) / "trace.jsonl")
@@ -413,28 +434,95 @@ def read_rows(big: int, repeats: int = 5) -> list[Row]:
             rows.append((f"{big:,} steps, {name} ({size / 1e6:.0f} MB), min / median / max "
                          f"of {repeats}", "", "", None))  # fmt: skip
 
-            def timed(script: str, how: str, path: str = path) -> list[float] | None:
-                times = []
-                for _ in range(repeats):
-                    out = subprocess.run([sys.executable, "-c", script, how, path],
-                                         capture_output=True, text=True)  # fmt: skip
-                    if out.returncode:
-                        return None  # that parser is not installed
-                    times.append(float(out.stdout.split()[0]))
+            def timed(
+                script: str, how: str, path: str = path, alone: bool = False
+            ) -> dict[str, list[float] | None]:
+                which = ["now"] if alone else list(trees)
+                times: dict[str, list[float] | None] = {tree: [] for tree in which}
+                for k in range(repeats):
+                    order = which if k % 2 == 0 else which[::-1]
+                    for tree in order:
+                        env = {**os.environ, "PYTHONPATH": str(trees[tree])}
+                        out = subprocess.run([sys.executable, "-c", script, how, path],
+                                             capture_output=True, text=True, env=env)  # fmt: skip
+                        got = times[tree]
+                        if out.returncode or got is None:
+                            times[tree] = None  # not installed, or this code cannot
+                        else:
+                            got.append(float(out.stdout.split()[0]))
                 return times
 
             for how in ("json", "msgspec", "orjson"):
-                times = timed(PARSE, how)
-                said = "not installed" if times is None else spread(times)
-                rows.append((f"  parse every line with {how}", said, "", None))
+                said = timed(PARSE, how, alone=True)["now"]  # the parser's, not budgetloop's
+                shown = "not installed" if said is None else spread(said)
+                rows.append((f"  parse every line with {how}", shown, "", None))
             for how, what in (("fast", "load_trace"),
                               ("stdlib", "load_trace, the standard library's JSON alone"),
                               ("columns", "read_columns (the list, no step built)")):  # fmt: skip
-                times = timed(READ, how)
-                target = "<= 1.5 s" if how == "fast" else ""
-                met = None if how != "fast" or times is None else statistics.median(times) <= 1.5
-                rows.append((f"  {what}", "failed" if times is None else spread(times),
-                             target, met))  # fmt: skip
+                for tree, times in timed(READ, how).items():
+                    target = "<= 1.5 s" if how == "fast" and tree == "now" else ""
+                    met = None if not target or times is None else statistics.median(times) <= 1.5
+                    rows.append((f"  {what}" + ("" if tree == "now" else f", at {against}"),
+                                 "failed" if times is None else spread(times),
+                                 target, met))  # fmt: skip
+    return rows
+
+
+STATIC = """
+import sys
+from budgetloop_widgets import to_html
+to_html(sys.argv[1], sys.argv[2])
+"""
+
+# From the page's navigation start to its rows drawn and the next frame painted.
+PAINTED = """() => new Promise((r) => requestAnimationFrame(() => setTimeout(
+  () => r(performance.now()), 0)))"""
+
+
+def static_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[Row]:
+    """The static page (``to_html``) of ``big`` steps with their own texts: its size, and from
+    opening it in headless Chromium to its rows on screen, ``repeats`` times (min / median /
+    max), for this tree's page and (``against``) a git revision's, alternating."""
+    from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(ROOT))
+    from tests.jupyter_browser import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        return [("the static page", f"not measured: {CHROMIUM} is missing", "", None)]
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as folder:
+        trees = {"now": ROOT}
+        if against is not None:
+            trees[against] = tree_at(against, Path(folder) / "rev")
+        trace = str(Path(folder) / "varied.jsonl")
+        varied_file(trace, big)
+        pages: dict[str, Path] = {}
+        for tree, where in trees.items():
+            pages[tree] = Path(folder) / f"{tree}.html"
+            subprocess.run([sys.executable, "-c", STATIC, trace, str(pages[tree])], check=True,
+                           env={**os.environ, "PYTHONPATH": str(where)})  # fmt: skip
+        times: dict[str, list[float]] = {tree: [] for tree in trees}
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM)
+            try:
+                for k in range(repeats):
+                    for tree in list(trees) if k % 2 == 0 else list(trees)[::-1]:
+                        page = browser.new_page()
+                        page.set_default_timeout(300_000)
+                        page.goto(pages[tree].as_uri(), wait_until="commit")
+                        page.wait_for_selector(".blv-row")
+                        times[tree].append(page.evaluate(PAINTED) / 1e3)
+                        page.close()
+            finally:
+                browser.close()
+        for tree in trees:
+            size = pages[tree].stat().st_size / 1e6
+            label = f"static page of {big:,} steps, own texts ({size:.0f} MB): opened to rows"
+            median = statistics.median(times[tree])
+            rows.append((label + ("" if tree == "now" else f", at {against}"),
+                         spread(times[tree]), "<= 1.0 s" if tree == "now" else "",
+                         median <= 1.0 if tree == "now" else None))  # fmt: skip
     return rows
 
 
@@ -472,13 +560,22 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true", help="the Python rows only")
     parser.add_argument("--browser-only", action="store_true", help="the browser rows only")
     parser.add_argument("--read", action="store_true", help="reading a saved run only")
+    parser.add_argument("--static", action="store_true", help="the static page only")
+    parser.add_argument("--against", default="main", metavar="REV",
+                        help="git revision whose code is timed beside this tree's (--read, "
+                             "--static); "
+                             "'none' for this tree alone")  # fmt: skip
     args = parser.parse_args()
     if args.profile:
         refresh_profile()
         return
     big = 10_000 if args.quick else 100_000
+    against = None if args.against == "none" else args.against
     if args.read:
-        print_rows(read_rows(big, 1 if args.quick else 5))
+        print_rows(read_rows(big, 1 if args.quick else 5, against))
+        return
+    if args.static:
+        print_rows(static_rows(big, 1 if args.quick else 5, against))
         return
     rows = [] if args.browser_only else python_rows(3 if args.quick else 15, big)
     if not args.no_browser:

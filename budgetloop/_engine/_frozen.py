@@ -10,6 +10,10 @@ rarely set attributes do). Then it calls ``__post_init__``, as the generated one
 else about the class changes: assigning to a field still raises ``FrozenInstanceError``, and
 ``fields``, ``replace``, ``asdict``, equality, hashing, pickling and the repr are the
 dataclass's own; only ``vars()`` of an instance leaves out the fields at their defaults.
+
+``unchecked(cls)`` is the same constructor without ``__post_init__``, for a reader that has
+already made every check ``__post_init__`` makes (``_trace/_read_fast.py``): the record it makes
+is the one ``cls(...)`` makes from the same values.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+_UNCHECKED: dict[type, Callable[..., Any]] = {}
 
 
 class _Factory:
@@ -53,7 +59,12 @@ def fast_init(cls: type[T]) -> type[T]:
     # Made as dataclasses makes its own: inside a maker whose parameters (the defaults and
     # factories) the new function closes over, with the class's module as its globals, so its
     # annotations resolve there (typing.get_type_hints) and no name of it meets a field's.
-    names: dict[str, Any] = {"__fast_factory": FACTORY, "__fast_set": object.__setattr__}
+    names: dict[str, Any] = {
+        "__fast_factory": FACTORY,
+        "__fast_set": object.__setattr__,
+        "__fast_new": object.__new__,
+        "__fast_cls": cls,
+    }
     signature, body = [], []
     for f, p in zip(fields, parameters, strict=True):
         if p.kind is p.KEYWORD_ONLY and "*" not in signature:
@@ -83,15 +94,28 @@ def fast_init(cls: type[T]) -> type[T]:
         f" def __init__(self, {', '.join(signature)}):\n"
         + "".join(body)
         + ("  self.__post_init__()\n" if hasattr(cls, "__post_init__") else "  pass\n")
-        + " return __init__\n"
+        + f" def __unchecked({', '.join(signature)}):\n"
+        + "  self = __fast_new(__fast_cls)\n"
+        + "".join(body)
+        + "  return self\n"
+        + " return __init__, __unchecked\n"
     )
     module = sys.modules.get(cls.__module__)
     made_in: dict[str, Any] = {}
     exec(source, vars(module) if module is not None else {}, made_in)
-    init = made_in["__fast_maker"](**names)
+    init, made = made_in["__fast_maker"](**names)
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__module__ = cls.__module__
     init.__annotations__ = dict(cls.__init__.__annotations__)
     init.__doc__ = cls.__init__.__doc__
     cls.__init__ = init  # type: ignore[method-assign]
+    made.__qualname__ = made.__name__ = f"unchecked({cls.__qualname__})"
+    _UNCHECKED[cls] = made
     return cls
+
+
+def unchecked(cls: type[T]) -> Callable[..., T]:
+    """The constructor of ``cls`` (made by ``fast_init``) that skips ``__post_init__``: for
+    values already checked as it would check them."""
+    made: Callable[..., T] = _UNCHECKED[cls]
+    return made

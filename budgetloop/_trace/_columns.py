@@ -26,7 +26,7 @@ from typing import Any
 from . import _read_fast as _fast
 from ._files import read_regular
 from ._journal import _end, _header, _one_run
-from ._read import filled, read_step
+from ._read import read_step
 from ._result import APPROVALS, STATUSES, Step, check_header
 
 PREVIEW = 200  # characters of a step's first line in ``preview``
@@ -318,6 +318,6 @@ def read_step_at(path: str | os.PathLike[str], columns: Columns, index: int) -> 
         )
     step = entry.get("step")
     try:
-        return read_step(filled(step) if columns.version == 2 else step, "step", index)
+        return read_step(step, "step", index, columns.version == 2)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None

@@ -29,11 +29,13 @@ from collections.abc import Sequence
 from dataclasses import MISSING, fields
 from typing import Any
 
+from .._engine._frozen import unchecked
 from .._engine._types import Message, Stop, ToolCall
 from ._result import READERS, CallRecord, Result, Step, message_to_dict
 
 VERSION = 2  # what save() and trace_path= write
 _CONTAINERS = (list, dict)
+_MESSAGE, _TOOL_CALL = unchecked(Message), unchecked(ToolCall)
 
 
 @functools.cache
@@ -101,15 +103,18 @@ def message_data(message: Message) -> dict[str, Any]:
     return strip(message_to_dict(message), Message)
 
 
-def assistant_of(step: Step) -> Message:
-    """The message a step's model reply is: its text and its calls as the model wrote them."""
-    calls = tuple(ToolCall(c.name, c.raw_arguments, c.id) for c in step.tool_calls)
-    return Message("assistant", step.text, calls)
+def assistant_of(step: Step, read: bool = False) -> Message:
+    """The message a step's model reply is: its text and its calls as the model wrote them.
+    ``read``: the step was read from a trace, its text and calls checked as a message's are,
+    so the message is made without checking them again."""
+    message, tool_call = (_MESSAGE, _TOOL_CALL) if read else (Message, ToolCall)
+    calls = tuple([tool_call(c.name, c.raw_arguments, c.id) for c in step.tool_calls])
+    return message("assistant", step.text, calls)
 
 
-def tool_of(call: CallRecord) -> Message:
-    """The message a call's result is, as the model read it."""
-    return Message("tool", call.content, (), call.id, call.name)
+def tool_of(call: CallRecord, read: bool = False) -> Message:
+    """The message a call's result is, as the model read it (``read`` as for ``assistant_of``)."""
+    return (_MESSAGE if read else Message)("tool", call.content, (), call.id, call.name)
 
 
 def _same_message(a: Message, b: Message) -> bool:
@@ -179,10 +184,10 @@ class Refs:
         return places
 
 
-def appended(step: Step) -> list[Message]:
+def appended(step: Step, read: bool = False) -> list[Message]:
     """What a step appends to the messages as the loop runs it: its reply, then each call's
-    result in order."""
-    return [assistant_of(step), *(tool_of(c) for c in step.tool_calls)]
+    result in order (``read`` as for ``assistant_of``)."""
+    return [assistant_of(step, read), *[tool_of(c, read) for c in step.tool_calls]]
 
 
 def step_line(step: Step, messages: Sequence[Message]) -> dict[str, Any]:

@@ -42,11 +42,12 @@ from ._read import (
     read_options,
     read_price,
     read_result,
-    read_step,
+    read_step_fully,
     read_stop,
     read_tools,
 )
 from ._read_fast import NOT_READ, json_loads
+from ._read_fast import step as fast_step
 from ._result import Result, Step, check_header
 
 __all__ = [
@@ -400,7 +401,7 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
                 if step.index == held_index:
                     held_pico, held_index = 0, -1
                 if header["compact"] and "messages" not in entry:
-                    messages.extend(appended(step))  # its reply and its calls' results
+                    messages.extend(appended(step, read=True))  # its reply, its calls' results
                 else:
                     messages.extend(
                         read_messages(
@@ -467,6 +468,9 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
 
 def _step(entry: dict[str, Any], expected: int, seen: dict[int, int], compact: bool) -> Step:
     data = as_object(get_key(entry, "", "step"), "step")
+    fast = fast_step(data, expected, compact)  # numbered as expected, so not seen before
+    if fast is not None:
+        return fast
     if compact:
         data = filled(data)
     index = as_int(get_key(data, "step", "index"), "step.index")
@@ -478,7 +482,7 @@ def _step(entry: dict[str, Any], expected: int, seen: dict[int, int], compact: b
         raise ValueError(
             f"step.index must be {expected} (steps are numbered in order from 0), got {index}."
         )
-    return read_step(data, "step", expected)
+    return read_step_fully(data, "step", expected)
 
 
 def _end(entry: dict[str, Any]) -> dict[str, Any]:

@@ -156,7 +156,7 @@ def read_result(value: Any) -> Result:
 
     compact = data["version"] == 2  # each text once: calls' arguments, messages referred to
     steps = tuple(
-        read_step(filled(s) if compact else s, _at("steps", i), i)
+        read_step(s, _at("steps", i), i, compact)
         for i, s in enumerate(as_list(get("steps"), "steps"))
     )
     cost = as_number(get("cost_usd"), "cost_usd", optional=True)

@@ -22,6 +22,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, cast
 
+from .._engine._frozen import unchecked
 from .._engine._types import ROLES, Message, ToolCall, Usage
 from .._rules._budget import Projection
 from ._result import APPROVALS, STATUSES, CallRecord, Status, Step
@@ -35,6 +36,10 @@ _PLAIN = _SCALARS - {float}  # scalars that need no further look (a float may be
 
 
 NOT_READ: Any = _NO  # json_loads: the standard library is to parse these bytes
+
+# The records made from values checked here as their __post_init__ would check them.
+_CALL_RECORD, _STEP, _USAGE = unchecked(CallRecord), unchecked(Step), unchecked(Usage)
+_PROJECTION, _MESSAGE, _TOOL_CALL = unchecked(Projection), unchecked(Message), unchecked(ToolCall)
 
 
 @functools.cache
@@ -75,6 +80,12 @@ def _number(value: Any) -> bool:
 def _json(value: Any) -> bool:
     """What ``as_json`` accepts: JSON data with string keys and finite numbers, at most
     ``MAX_DEPTH`` deep."""
+    if type(value) is dict:  # the common case first: an object of plain values
+        for key, inner in value.items():
+            if type(key) is not str or type(inner) not in _PLAIN:
+                break
+        else:
+            return True
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         item, depth = stack.pop()
@@ -101,14 +112,18 @@ def _json(value: Any) -> bool:
     return True
 
 
-def call(data: Any) -> CallRecord | None:
-    """``read_call``'s CallRecord, or None: leave it to ``read_call``."""
+def call(data: Any, compact: bool = False) -> CallRecord | None:
+    """``read_call``'s CallRecord, or None: leave it to ``read_call``. ``compact``: version 2's
+    data, whose ``arguments`` left out are its ``raw_arguments`` (an object), as ``filled``
+    puts them back."""
     if type(data) is not dict:
         return None
     get = data.get
     name: Any = get("name", _NO)
     id_, status = get("id", _NO), cast(Status, get("status", _NO))
     raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
+    if arguments is _NO and compact and type(raw) is dict:
+        arguments = raw
     result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
     approval = get("approval")
@@ -123,29 +138,33 @@ def call(data: Any) -> CallRecord | None:
         and (server is None or type(server) is str)
         and _number(seconds)
         and (truncated is None or (type(truncated) is int and truncated >= 0))
-        and (arguments is None or (type(arguments) is dict and _json(arguments)))
         and raw is not _NO
         and _json(raw)
+        and (
+            arguments is None
+            or (type(arguments) is dict and (arguments is raw or _json(arguments)))
+        )
         and type(coerced) in (list, tuple)
         and all(type(c) is str for c in coerced)
         and (approval is None or (type(approval) is str and approval in APPROVALS))
         and (status == "denied") == (approval == "denied")
     ):
         return None
-    return CallRecord(
-        name=cast(str, name),  # None too: a trace may hold a call that had no name
-        id=id_,
-        raw_arguments=raw,
-        arguments=arguments,
-        status=status,
-        result=result,
-        error=error,
-        seconds=seconds,
-        coerced=tuple(coerced),
-        truncated=truncated,
-        traceback=traceback,
-        approval=approval,
-        server=server,
+    # what CallRecord.__post_init__ checks is checked above
+    return _CALL_RECORD(
+        name,  # None too: a trace may hold a call that had no name
+        id_,
+        raw,
+        arguments,
+        status,
+        result,
+        error,
+        seconds,
+        tuple(coerced),
+        truncated,
+        traceback,
+        approval,
+        server,
     )
 
 
@@ -154,14 +173,7 @@ def _usage(data: Any) -> Any:
     figures = usage_figures(data)
     if figures is None or figures is _NO:
         return figures
-    inp, out, read, write, reasoning = figures
-    return Usage(
-        input_tokens=inp,
-        output_tokens=out,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=reasoning,
-    )
+    return _USAGE(*figures)  # checked as Usage.__post_init__ checks them
 
 
 def usage_figures(data: Any) -> Any:
@@ -193,30 +205,24 @@ def usage_figures(data: Any) -> Any:
 
 
 def _projection(data: Any) -> Projection | None:
-    if not projection_fits(data):
-        return None
-    get = data.get
-    return Projection(
-        input_tokens=get("input_tokens"),
-        output_tokens=get("output_tokens"),
-        cost_usd=get("cost_usd"),
-        spent_usd=get("spent_usd"),
-        limit_usd=get("limit_usd"),
-        fits=get("fits"),
-        tier=get("tier"),
-        fitted_from=get("fitted_from"),
-    )
+    values = _projection_values(data)
+    return None if values is None else _PROJECTION(*values)
 
 
 def projection_fits(data: Any) -> bool:
     """The data is a projection ``read_projection`` reads as it is (an object, not None)."""
+    return _projection_values(data) is not None
+
+
+def _projection_values(data: Any) -> tuple[Any, ...] | None:
+    """A projection's fields in order, as ``read_projection`` accepts them, or None."""
     if type(data) is not dict:
-        return False
+        return None
     get = data.get
     inp, out, cost = get("input_tokens", _NO), get("output_tokens", _NO), get("cost_usd", _NO)
     spent, limit, fits = get("spent_usd", _NO), get("limit_usd", _NO), get("fits", _NO)
     tier, fitted = get("tier"), get("fitted_from")
-    return (
+    if (
         (tier is None or (type(tier) is int and tier >= 0))
         and (fitted is None or (type(fitted) is int and fitted >= 0))
         and type(inp) is int
@@ -226,11 +232,14 @@ def projection_fits(data: Any) -> bool:
         and _number(spent)
         and (limit is None or _number(limit))
         and type(fits) is bool
-    )
+    ):
+        return inp, out, cost, spent, limit, fits, tier, fitted
+    return None
 
 
-def step(data: Any, index: int | None) -> Step | None:
-    """``read_step``'s Step (numbered ``index`` when given), or None: leave it to ``read_step``."""
+def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
+    """``read_step``'s Step (numbered ``index`` when given), or None: leave it to ``read_step``.
+    ``compact``: version 2's data (``call``)."""
     if type(data) is not dict:
         return None
     get = data.get
@@ -263,25 +272,25 @@ def step(data: Any, index: int | None) -> Step | None:
         return None
     calls = []
     for raw in raw_calls:
-        record = call(raw)
+        record = call(raw, compact)
         if record is None:
             return None
         calls.append(record)
-    return Step(
-        index=number,
-        text=text,
-        tool_calls=tuple(calls),
-        usage=usage,
-        cost_usd=cost,
-        projection=projection,
-        seconds=seconds,
-        error=error,
-        final_answer=final,
-        traceback=traceback,
-        model=model,
-        response_id=response_id,
-        finish_reason=finish,
-        first_chunk_seconds=first,
+    return _STEP(
+        number,
+        text,
+        tuple(calls),
+        usage,
+        cost,
+        projection,
+        seconds,
+        error,
+        final,
+        traceback,
+        model,
+        response_id,
+        finish,
+        first,
     )
 
 
@@ -313,11 +322,5 @@ def message(data: Any) -> Message | None:
             and _json(arguments)
         ):
             return None
-        calls.append(ToolCall(name=cast(str, tool), arguments=arguments, id=id_))
-    return Message(
-        role=role,
-        content=content,
-        tool_calls=tuple(calls),
-        tool_call_id=call_id,
-        name=name,
-    )
+        calls.append(_TOOL_CALL(tool, arguments, id_))
+    return _MESSAGE(role, content, tuple(calls), call_id, name)  # checked as Message checks

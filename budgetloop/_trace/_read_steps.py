@@ -78,10 +78,14 @@ def read_call_fully(value: Any, path: str) -> CallRecord:
     )
 
 
-def read_step(value: Any, path: str, index: int | None = None) -> Step:
-    """A step; with ``index``, its ``index`` field must be that (steps are numbered 0, 1, ...)."""
-    fast = _fast.step(value, index)
-    return read_step_fully(value, path, index) if fast is None else fast
+def read_step(value: Any, path: str, index: int | None = None, compact: bool = False) -> Step:
+    """A step; with ``index``, its ``index`` field must be that (steps are numbered 0, 1, ...).
+    ``compact``: version 2's data, its calls' ``arguments`` left out where ``filled`` puts them
+    back."""
+    fast = _fast.step(value, index, compact)
+    if fast is not None:
+        return fast
+    return read_step_fully(filled(value) if compact else value, path, index)
 
 
 def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
@@ -168,11 +172,11 @@ def read_reference(data: dict[str, Any], path: str, steps: Sequence[Step]) -> Me
     of = data["of"]
     if type(of) is list and all(type(n) is int and n >= 0 for n in of):
         if len(of) == 1 and of[0] < len(steps):
-            return assistant_of(steps[of[0]])
+            return assistant_of(steps[of[0]], read=True)
         if len(of) == 2 and of[0] < len(steps):
             calls = steps[of[0]].tool_calls
             if of[1] < len(calls):
-                return tool_of(calls[of[1]])
+                return tool_of(calls[of[1]], read=True)
     held = f"the {len(steps)} steps read so far" if steps else "no step read so far"
     raise ValueError(
         f"{_at(path, 'of')} must be [step] (a step's reply) or [step, call] (a call's result) "

@@ -156,6 +156,7 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
         "max_result_chars must be an int >= 1 or None, got str.",
     ),
     ({"redact": "***"}, TypeError, "redact must be a function or None, got str."),
+    ({"on_event": "print"}, TypeError, "on_event must be a function or None, got str."),
     (
         {"trace_path": 3},
         TypeError,
@@ -251,7 +252,8 @@ def test_the_table_covers_every_option_at_every_entry_point() -> None:
 
 REPLAY = (
     "budget, price, max_output_tokens, count_tokens, system, repeat_limit, max_workers, "
-    "max_result_chars, redact, ledger, on_step, finish, cycle_limit, warn_repeats, budget_note, "
+    "max_result_chars, redact, ledger, on_step, on_event, finish, cycle_limit, warn_repeats, "
+    "budget_note, "
     "approve, output, min_output_tokens, settings"
 )
 

@@ -21,7 +21,7 @@ from budgetloop import (
     ToolCall,
     Usage,
 )
-from budgetloop._engine._frozen import fast_init
+from budgetloop._engine._frozen import fast_init, unchecked
 from budgetloop._trace._result import Request
 
 RECORDS = (ToolCall, Message, Usage, Completion, Request, CallRecord, Step, Projection, Result)
@@ -150,3 +150,25 @@ def test_a_default_the_class_does_not_hold_is_stored() -> None:
     made = fast_init(Setting)()
     assert made.level == 1
     assert vars(made) == {"level": 1}
+
+
+def test_an_unchecked_record_is_the_record_its_class_makes_without_its_checks() -> None:
+    cases = [
+        (Message, ("assistant", "hi", (ToolCall("add", {"a": 1}, "c1"),), None, None)),
+        (Message, ("tool", "3", (), "c1", "add")),
+        (Usage, (10, 2, 3, 4, 1)),
+        (CallRecord, ("add", "c1", {"a": 1}, {"a": 1}, "ok", "3", None, 0.5, ("a",), None,
+                      "tb", None, None)),
+        (Projection, (10, None, 0.1, 0.0, None, True, None, None)),
+    ]  # fmt: skip
+    for cls, args in cases:
+        made, expected = unchecked(cls)(*args), cls(*args)
+        assert type(made) is cls
+        assert made == expected
+        assert repr(made) == repr(expected)
+        assert vars(made) == vars(expected)  # the defaults left to the class, as fast_init does
+        assert pickle.loads(pickle.dumps(made)) == expected
+    assert unchecked(Message)("robot").role == "robot"  # no __post_init__: the caller checked
+    with pytest.raises(ValueError, match="role must be one of"):
+        Message("robot")
+    assert unchecked(CallRecord)("a", "c", "{}", None, "ok").coerced == ()  # defaults as made

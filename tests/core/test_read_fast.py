@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from budgetloop import load_trace
 from budgetloop._trace import _read_fast as fast
-from budgetloop._trace._read import read_call_fully, read_message_fully, read_step_fully
+from budgetloop._trace._compact import appended, step_data
+from budgetloop._trace._read import filled, read_call_fully, read_message_fully, read_step_fully
 from budgetloop._trace._result import message_to_dict
 from tests.core.test_trace_load import rich_run, substituted
 
@@ -60,6 +61,39 @@ def test_the_fast_readers_take_every_part_of_a_real_trace() -> None:
         got_message = fast.message(message)
         assert got_message is not None
         assert same(got_message, read_message_fully(message, "m"))
+
+
+def test_version_two_steps_are_read_fast_as_the_full_reader_reads_them_filled() -> None:
+    result = rich_run()
+    compact = json.loads(json.dumps([step_data(s) for s in result.steps]))
+    left_out = [c for s in compact for c in s["tool_calls"] if "arguments" not in c]
+    assert len(left_out) == 1  # arguments that are the raw arguments are left out
+    accepted = left = 0
+    for i, data in enumerate(compact):
+        got = fast.step(data, i, compact=True)
+        assert got is not None
+        full = read_step_fully(filled(data), "s", i)
+        assert same(got, full)
+        assert got == result.steps[i]
+        for call, made in zip(data["tool_calls"], got.tool_calls, strict=True):
+            if "arguments" not in call:  # as filled puts them back: the same object
+                assert made.arguments is made.raw_arguments
+        if any("arguments" not in c for c in data["tool_calls"]):
+            assert fast.step(data, i) is None  # version 1 has every key: left to the full one
+        assert same(appended(got, read=True), appended(full))
+        for _, _, changed in substituted(data):
+            expected = full_or_refused(read_step_fully, filled(changed), "s", i)
+            made_fast = fast.step(changed, i, compact=True)
+            if made_fast is None:
+                left += 1
+            else:
+                assert expected is not REFUSED, changed
+                assert same(made_fast, expected), changed
+                accepted += 1
+    assert left > 100
+    assert accepted > 10
+    assert fast.call(left_out[0], compact=True) is not None
+    assert fast.call({**left_out[0], "raw_arguments": "{}"}, compact=True) is None  # no object
 
 
 def test_a_step_out_of_its_place_is_left_to_the_full_reader() -> None:
