@@ -320,6 +320,27 @@ def later_data(result: Result, strings: Strings) -> dict[str, Any]:
     }
 
 
+def step_detail(step: Step, budget: Budget, before: Used, carry: bool) -> dict[str, Any]:
+    """Step ``step``'s whole detail as the page asks for it when the step is opened: each of
+    its ``step_columns`` and ``step_texts`` (one value each, not a list) in ``step``, each of
+    its calls' ``call_columns`` in ``calls``, with a string table of its own (``strings``,
+    escaped, and ``cut``: the full length of each text cut) that its ids index. ``before`` is
+    what the run had used before it, ``carry`` what ``Tally.add`` said of it in its run."""
+    strings = Strings()
+    sid = strings.id
+    one = {**step_columns([step], sid), **step_texts([step], budget, sid, before)}
+    one["carry"] = [int(carry)]
+    calls = call_columns(step.tool_calls, sid)
+    start, items = strings.take()
+    return {
+        "index": step.index,
+        "step": {name: values[0] for name, values in one.items() if name != "c0"},
+        "calls": calls,
+        "strings": items,
+        "cut": strings.cut_lengths(start),
+    }
+
+
 def _checked(
     call: CallRecord, raw: str, sid: Callable[[str | None], int], dump: Callable[[Any], str]
 ) -> int:

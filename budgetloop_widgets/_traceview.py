@@ -11,9 +11,17 @@ import anywidget
 import traitlets
 
 from budgetloop import Result, Step
-from budgetloop.display import Columns, columns_of, read_columns, read_step_at
+from budgetloop.display import (
+    Columns,
+    Tally,
+    Used,
+    columns_of,
+    read_columns,
+    read_step_at,
+    used_after,
+)
 
-from ._data import Strings, encode, encode_binary, later_data
+from ._data import Strings, encode, encode_binary, later_data, step_detail
 from ._log import jump_target, request_of
 from ._page import asset, context_answer, fallback, request_text, trace_document
 from ._status import stop_lines
@@ -79,13 +87,17 @@ class TraceView(Viewer):
         self.title = title
         data, strings = trace_document(self.result, title, messages=False, later=True)
         self._later: bytes | None = None  # the calls' texts, once built: sent when asked
+        self._before: tuple[list[Used], list[bool]] | None = None  # counted when first asked
         super().__init__(data, strings, selected=0 if self.result.steps else -1)
 
     def answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
         """The context a step was sent and its request, which the page asks for when the step
-        is opened (a long run's messages are not sent with its rows)."""
+        is opened (a long run's messages are not sent with its rows), and a step's whole
+        detail (``detail``)."""
         step = content.get("step")
         kind = content.get("type")
+        if kind == "step":
+            return self.detail_answer(step)
         if kind == "later":  # the rows are drawn: the calls' texts, as one binary buffer
             self.send({"type": "later"}, buffers=[self.later()])
             return None
@@ -98,6 +110,40 @@ class TraceView(Viewer):
         if kind == "context":
             return context_answer(self.result, step)
         return {"text": request_text(self.result, step)}
+
+    def detail_answer(self, index: object) -> dict[str, Any]:
+        """What the page is sent for a ``{"type": "step", "step": index}`` question: step
+        ``index``'s detail (``_data.step_detail``) from its full record (``record``: its line
+        in the file, or the kernel's copy), with its own string table; for a question that
+        names no step of the run, ``error`` saying so (the page shows it as text)."""
+        steps = self.result.steps
+        if isinstance(index, bool) or not isinstance(index, int):
+            return {"error": f"TraceView: step must be an int, got {type(index).__name__}."}
+        if not 0 <= index < len(steps):
+            return {
+                "error": f"TraceView: step must be a step of the run (0 to {len(steps) - 1}), "
+                f"got {index}."
+            }
+        try:
+            step = self.record(index)
+        except (OSError, ValueError) as exc:  # the file unreadable now: said, not raised
+            return {"error": str(exc)}
+        used, carry = self.before()
+        return step_detail(step, self.result.budget, used[index], carry[index])
+
+    def before(self) -> tuple[list[Used], list[bool]]:
+        """What the run had used before each step (``used_after``) and whether its meter's
+        spend holds money a fork carried (``Tally.add``), counted in one pass when a step's
+        detail is first asked for."""
+        if self._before is None:
+            used, counted, figures = Used(0, 0.0, 0), [], Tally()
+            carries = []
+            for step in self.result.steps:
+                counted.append(used)
+                carries.append(figures.add(step))
+                used = used_after(used, (step,))
+            self._before = (counted, carries)
+        return self._before
 
     @property
     def columns(self) -> Columns:

@@ -591,6 +591,77 @@ def test_the_page_asks_for_a_steps_context_and_request() -> None:
         view.request(4)
 
 
+def _resolved(values: Any, strings: list[str], ids: bool) -> Any:
+    """A column's value with its string ids read from ``strings`` (``ids``: it holds ids)."""
+    if isinstance(values, list):
+        return [_resolved(v, strings, ids) for v in values]
+    if ids and isinstance(values, int) and not isinstance(values, bool):
+        return None if values < 0 else strings[values]
+    return values
+
+
+_STEP_TEXTS = {"ptier", "text", "err", "tb", "head", "usd", "under", "proj", "worst", "mr"}
+_CALL_TEXTS = {"name", "raw", "args", "co", "out", "tb", "srv"}
+
+
+def test_the_page_asks_for_a_steps_whole_detail(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    result = make(trace_path=path).run()
+    for view in (TraceView(result), TraceView(path)):
+        data = data_of(view)
+        table, run = data["strings"], data["runs"][0]
+        for i, step in enumerate(result.steps):
+            answer = view.answer({"type": "step", "step": i})
+            assert answer is not None
+            assert answer["index"] == i
+            own = answer["strings"]
+            assert len(own) == len(set(own))  # a small table of its own: each text once
+            for name, value in answer["step"].items():
+                ids = name in _STEP_TEXTS
+                assert _resolved(value, own, ids) == _resolved(run["steps"][name][i], table, ids)
+            first, last = run["steps"]["c0"][i], run["steps"]["c0"][i] + len(step.tool_calls)
+            assert set(answer["calls"]) == set(run["calls"])
+            for name, values in answer["calls"].items():
+                ids = name in _CALL_TEXTS
+                shared = run["calls"][name][first:last]
+                assert _resolved(values, own, ids) == _resolved(shared, table, ids)
+        assert view.answer({"type": "step", "step": 1})["step"]["text"] == 0
+        assert view.answer({"type": "step", "step": 1})["strings"][0] == "second"
+
+
+def test_a_detail_asked_for_from_a_file_is_read_from_the_steps_line(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    result = make(trace_path=path).run()  # JSON Lines: a line a step
+    view = TraceView(path)
+    assert view.columns.offsets is not None
+    assert result.steps[0].tool_calls[0].result.startswith("notes on a.")
+    with open(path, "r+b") as fh:  # the same file, its line rewritten in place
+        raw = fh.read()
+        fh.seek(0)
+        fh.write(raw.replace(b"notes on a.", b"NOTES ON A."))
+    detail = view.answer({"type": "step", "step": 0})
+    assert detail is not None
+    out = detail["strings"][detail["calls"]["out"][0]]
+    assert out == result.steps[0].tool_calls[0].result.replace("notes on a.", "NOTES ON A.")
+
+
+def test_a_bad_detail_question_gets_an_error_answer() -> None:
+    view = TraceView(finished())
+    sent: list[dict[str, Any]] = []
+    view.send = lambda content, buffers=None: sent.append(content)  # type: ignore[method-assign]
+    for step in (4, -1, "1", True, None, 10**30):
+        view._on_message(view, {"type": "step", "step": step, "ask": 7}, [])
+    assert sent == [
+        {"type": "answer", "ask": 7, "error": "TraceView: step must be a step of the run (0 to 3), got 4."},
+        {"type": "answer", "ask": 7, "error": "TraceView: step must be a step of the run (0 to 3), got -1."},
+        {"type": "answer", "ask": 7, "error": "TraceView: step must be an int, got str."},
+        {"type": "answer", "ask": 7, "error": "TraceView: step must be an int, got bool."},
+        {"type": "answer", "ask": 7, "error": "TraceView: step must be an int, got NoneType."},
+        {"type": "answer", "ask": 7, "error": "TraceView: step must be a step of the run (0 to 3), got "
+         "1000000000000000000000000000000."},
+    ]  # fmt: skip
+
+
 def test_a_final_answer_was_sent_without_tools() -> None:
     probe = make()
     totals = []
