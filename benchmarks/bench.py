@@ -756,6 +756,28 @@ def body_parsing(rounds: int, per_round: int) -> dict[str, float]:
 # -- the report ----------------------------------------------------------------------------------
 
 
+# -- 9. a streamed reply -------------------------------------------------------------------------
+
+
+def streaming(pieces: int, rounds: int) -> dict[str, float]:
+    """A ``pieces``-chunk Chat Completions stream read by the openai SDK alone, and by a run of
+    ``openai_chat(..., stream=True)`` (each chunk read, handed to the loop and put together),
+    alternating: the loop's cost per chunk against the SDK's."""
+    from chat_stream import chat_client, chat_events, sdk_alone, through_the_loop
+
+    client = chat_client(chat_events(pieces))
+    cases: dict[str, Prepare] = {
+        "alone": lambda: sdk_alone(client),
+        "loop": lambda: through_the_loop(client, pieces),
+    }
+    times = interleaved(cases, rounds=rounds, warmup=2)
+    return {
+        "ratio": paired_ratio(times, "loop", "alone"),
+        "alone_us": median(times["alone"]) / pieces * 1e6,
+        "loop_us": median(times["loop"]) / pieces * 1e6,
+    }
+
+
 @dataclass
 class Row:
     name: str
@@ -980,6 +1002,24 @@ def main(argv: list[str] | None = None) -> int:
             bp,
         )
     )
+
+    # 9. a streamed reply, through the real openai SDK over a mock transport
+    say("a streamed reply...")
+    name = "stream: a 1,000-chunk Chat Completions reply, through the loop / the SDK alone"
+    try:
+        st = streaming(pieces=1000, rounds=3 if quick else 21)
+    except ImportError as exc:  # the adapters extra (the openai SDK) is not installed
+        rows.append(Row(name, f"not measured: {exc.name} is not installed", "<= 1.2x"))
+    else:
+        rows.append(
+            Row(
+                name,
+                f"{st['ratio']:.2f}x ({st['loop_us']:.1f} / {st['alone_us']:.1f} us a chunk)",
+                "<= 1.2x",
+                st["ratio"] <= 1.2,
+                st,
+            )
+        )
 
     # 6. peers, each interleaved with budgetloop (cost guard on)
     peers = (("pydantic-ai", prepare_pydantic_ai), ("openai-agents", prepare_openai_agents))

@@ -25,6 +25,7 @@ NOTEBOOKS = (
     "other_frameworks.ipynb",
     "approvals.ipynb",
     "mcp_tools.ipynb",
+    "streaming.ipynb",
 )
 
 

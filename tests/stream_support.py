@@ -1,22 +1,20 @@
 """Server-sent events served through httpx's MockTransport to the real openai and anthropic SDK
-clients: the recorded SSE bodies of tests/adapters/sse/, a server that streams them (and can
-break off), and for benchmarks/bench.py the time to iterate a long Chat Completions stream with
-the SDK alone and through ``openai_chat(..., stream=True)``."""
+clients: the recorded SSE bodies of tests/adapters/sse/, and a server that streams them (and can
+break off). bench.py's timing of a long stream is benchmarks/chat_stream.py's
+(``time_chat_stream``), checked here on a short one."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import openai
-
-from budgetloop import Message
-from budgetloop.adapters import openai_chat
+from benchmarks.chat_stream import time_chat_stream
 from tests.provider_server import http_library
+
+__all__ = ["BROKEN", "Streamer", "recorded", "time_chat_stream"]
 
 SSE = Path(__file__).parent / "adapters" / "sse"
 BROKEN = "peer closed connection without sending complete message body (incomplete chunked read)"
@@ -83,26 +81,3 @@ class Streamer:
         return self.http.AsyncClient(
             transport=self.http.MockTransport(lambda request: self._answer(request, Body()))
         )
-
-
-def long_chat_stream(pieces: int) -> list[bytes]:
-    """A Chat Completions SSE body of ``pieces`` text chunks, its finish and its usage."""
-    events = recorded("openai_chat_final_text")
-    text = events[1]
-    return [events[0], *([text] * pieces), *events[-3:]]
-
-
-def time_chat_stream(pieces: int = 1000) -> tuple[float, float]:
-    """Seconds to iterate a ``pieces``-chunk Chat Completions stream with the openai SDK
-    alone, and through ``openai_chat(..., stream=True)``: the adapter's cost per chunk."""
-    server = Streamer("openai", long_chat_stream(pieces))
-    client = openai.OpenAI(api_key="sk-test", max_retries=0, http_client=server.client())
-    began = time.perf_counter()
-    for _ in client.chat.completions.create(model="gpt-4o", messages=[], stream=True):
-        pass
-    alone = time.perf_counter() - began
-    model = openai_chat(client, "gpt-4o", max_tokens=256, stream=True)
-    began = time.perf_counter()
-    for _ in model([Message("user", "go")], []):  # type: ignore[union-attr]
-        pass
-    return alone, time.perf_counter() - began

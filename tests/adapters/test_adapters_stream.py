@@ -597,7 +597,7 @@ def test_responses_stream_that_breaks_off_raises_after_what_came() -> None:
     assert str(error).startswith("openai_responses: the stream must be read to its end, got one")
 
 
-def test_the_timing_helper_for_bench_py_iterates_both_streams() -> None:
+def test_the_timing_helper_for_bench_py_reads_the_stream_alone_and_through_the_loop() -> None:
     alone, adapted = time_chat_stream(50)
 
     assert alone > 0
