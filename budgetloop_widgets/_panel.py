@@ -58,9 +58,9 @@ class RunPanel(PanelRun):
     goes on. ``wait()`` blocks until a Run is over.
 
     From code (a test, a demo, a notebook cell), each button has a method that does what a
-    click does: ``step()``, ``run()``, ``pause()``, ``stop()`` and ``reset()``; ``wait(timeout)`` blocks
-    until a Run is over, and ``session`` is the session the panel shows (a new one after Reset
-    or a fork), with its ``result``::
+    click does: ``step()``, ``run()``, ``pause()``, ``stop()`` and ``reset()``;
+    ``wait(timeout)`` blocks until a Run is over, and ``session`` is the session the panel
+    shows (a new one after Reset or a fork), with its ``result``::
 
         panel = RunPanel(start(model, "go", tools=[search], budget=Budget(max_steps=8)))
         panel.step()               # one turn, drawn
