@@ -340,6 +340,7 @@ class RunPanel(PanelRun):
         except BaseException as exc:  # an interrupt too: shown in the panel, never lost
             self.show_error(f"{name} raised {type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
+            self.live.finish()  # a step that raised may have left its turn drawn as streaming
             with self._lock:
                 self._busy = self._stepping = False
                 self.refresh()

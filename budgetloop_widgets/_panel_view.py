@@ -15,6 +15,7 @@ from budgetloop.display import HeldBatch, held_batch
 
 from ._approvals import PendingCalls
 from ._fork import ForkEditor
+from ._live import LiveReply
 from ._status import (
     error_html,
     held_html,
@@ -55,6 +56,7 @@ class PanelView(widgets.VBox):  # type: ignore[misc]
     until: UntilControl
     pending: PendingCalls
     status: widgets.HTML
+    live: LiveReply
     error: widgets.HTML
     meter: widgets.HTML
     charts: widgets.HTML

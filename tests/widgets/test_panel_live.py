@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from budgetloop import Budget, Completion, ScriptedModel, Stop, ToolCall, start, tool
+from budgetloop import Budget, Chunk, Completion, ScriptedModel, Stop, ToolCall, start, tool
 from budgetloop_widgets import RunPanel
 from budgetloop_widgets._live import FRAME
 
@@ -146,3 +146,19 @@ def test_reset_listens_to_the_new_session_and_close_stops_listening() -> None:
     panel.close()
     assert panel.session.run().answer == "first reply"  # heard by no one
     assert panel.live.drawn == drawn
+
+
+def test_a_step_that_raises_mid_stream_leaves_no_reply_drawn_as_streaming() -> None:
+    def model(messages: object, tools: object) -> object:
+        def chunks() -> object:
+            yield Chunk("half a rep")
+            raise KeyboardInterrupt  # out of the model: the step raises, shown in the panel
+
+        return chunks()
+
+    panel = RunPanel(start(model, "go"))
+    panel.step()
+    assert "Step raised KeyboardInterrupt" in panel.error.value
+    assert "step 0 reply: ended" in panel.live.value
+    assert panel.live._timer is None  # no timer left drawing
+    assert panel.stop_button.disabled is True
