@@ -20,7 +20,9 @@ The 100,000-step rows run twice: on bench.py's journal (every step the same text
 that repeats itself) and on one whose every step has its own text and result.
 
 The panel's rows (issue 12): a RunPanel refresh at step 400 against one at step 10 (at most
-1.5x), and at step 4,000 against step 400 (no target). Timing never fails the script.
+1.5x), and at step 4,000 against step 400 (no target). And, live (issue 36): the messages per
+second the panel sends the browser while a reply streams 5,000 chunks as fast as they come (at
+most one per 16 ms, a frame). Timing never fails the script.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from budgetloop import (
     tool,
 )
 from budgetloop_widgets import RunPanel
+from budgetloop_widgets._live import FRAME
 
 ROOT = Path(__file__).resolve().parent.parent
 PRICE = Price(3.0, 15.0)  # assumed rates
@@ -101,6 +104,18 @@ def panel_ratio(
             panel.refresh()
             times.append(time.perf_counter() - started)
     return statistics.median(small), statistics.median(large)
+
+
+def live_messages(chunks: int = 5_000, gap: float = 0.0) -> tuple[int, float]:
+    """A reply of ``chunks`` 2-character chunks, ``gap`` seconds apart, streamed through a
+    panel's Step: how many messages its live view sent the browser, and the seconds it took."""
+    model = ScriptedModel(["ab" * chunks], stream=True, chunk_chars=2, chunk_seconds=gap)
+    panel = RunPanel(start(model, "Go.", budget=Budget(max_seconds=600)))
+    sent: list[object] = []
+    panel.live.observe(sent.append, names="value")  # each new value: one message on its comm
+    started = time.perf_counter()
+    panel.step()
+    return len(sent), time.perf_counter() - started
 
 
 def refresh_profile(repeats: int = 41) -> None:
@@ -537,6 +552,13 @@ def python_rows(repeats: int, big: int) -> list[Row]:
     small, large = panel_ratio(repeats, 400, 4_000)
     both = f"{large / small:.2f}x ({small * 1e3:.1f} / {large * 1e3:.1f} ms)"
     rows.append(("RunPanel refresh, step 4,000 / step 400", both, "none: it grows", None))
+    # one message a frame at most, and one at the step's end
+    for gap in (0.0, 0.0002):
+        sent, seconds = live_messages(5_000, gap)
+        bound = int(seconds / FRAME) + 2
+        rows.append((f"RunPanel live, 5,000 chunks {gap * 1e3:g} ms apart: messages to the page",
+                     f"{sent / seconds:.0f}/s ({sent} in {seconds:.2f} s)",
+                     f"<= {bound}: 1 a frame, 1 at the end", sent <= bound))  # fmt: skip
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "trace.jsonl"
         size = journal_file(str(path), big)

@@ -17,6 +17,7 @@ from budgetloop import ScriptedModel, Session
 
 from ._approvals import PendingCalls
 from ._fork import ForkEditor, context_before
+from ._live import LiveReply
 from ._panel_run import PanelRun
 from ._source import Factory, HeldRun, built, opened
 from ._steplist import StepList
@@ -57,9 +58,9 @@ class RunPanel(PanelRun):
     goes on. ``wait()`` blocks until a Run is over.
 
     From code (a test, a demo, a notebook cell), each button has a method that does what a
-    click does: ``step()``, ``run()``, ``pause()`` and ``reset()``; ``wait(timeout)`` blocks
-    until a Run is over, and ``session`` is the session the panel shows (a new one after Reset
-    or a fork), with its ``result``::
+    click does: ``step()``, ``run()``, ``pause()``, ``stop()`` and ``reset()``;
+    ``wait(timeout)`` blocks until a Run is over, and ``session`` is the session the panel
+    shows (a new one after Reset or a fork), with its ``result``::
 
         panel = RunPanel(start(model, "go", tools=[search], budget=Budget(max_steps=8)))
         panel.step()               # one turn, drawn
@@ -91,6 +92,7 @@ class RunPanel(PanelRun):
         self._idle.set()
         self._running = False  # a Run is going on the worker thread
         self._busy = False  # a Step, Reset or Continue is going on the calling thread
+        self._stepping = False  # a Step is going on the calling thread (Stop can cut it)
         self._paused_by: str | None = None  # why the last Run paused, until the next action
         self._held: str | None = None  # why the last Run took no step, until the next action
         self._pause_reason = "Pause pressed"  # what asked the Run in flight to pause
@@ -102,15 +104,23 @@ class RunPanel(PanelRun):
             description="Pause", tooltip="end the Run after the turn in flight", disabled=True
         )
         self.reset_button = widgets.Button(description="Reset", tooltip="a fresh session")
+        self.stop_button = widgets.Button(
+            description="Stop", disabled=True,
+            tooltip="cut the reply streaming now (session.interrupt()): the run ends interrupted",
+        )  # fmt: skip
         for button, name in (
             (self.step_button, "step"),
             (self.run_button, "run"),
             (self.pause_button, "pause"),
+            (self.stop_button, "stop"),
             (self.reset_button, "reset"),
         ):
             button.add_class(f"bl-{name}-button")
         # a decision made in code, on any thread, redraws the held batch and Step at once
         self._unlisten = session.on_decision(self._on_decision)
+        # the reply streaming now, drawn from the session's events at most once a frame
+        self.live = LiveReply(self._lock, self._seconds)
+        self._unhear = session.on_event(self.live.listener)
         self.until = UntilControl(session.tools)
         # the batch held for a person: its turn, Approve, Edit, Deny, and what was decided
         self.pending = PendingCalls(self._after_decision)
@@ -128,10 +138,17 @@ class RunPanel(PanelRun):
         self.step_button.on_click(self._on_step)
         self.run_button.on_click(self._on_run)
         self.pause_button.on_click(self._on_pause)
+        self.stop_button.on_click(self._on_stop)
         self.reset_button.on_click(self._on_reset)
         header = widgets.HTML(stylesheet() + f'<div class="bl-title">{escape(title)}</div>')
         buttons = widgets.HBox(
-            [self.step_button, self.run_button, self.pause_button, self.reset_button]
+            [
+                self.step_button,
+                self.run_button,
+                self.pause_button,
+                self.stop_button,
+                self.reset_button,
+            ]
         )
         super().__init__(
             [
@@ -141,6 +158,7 @@ class RunPanel(PanelRun):
                 self.status,
                 self.error,
                 self.pending,
+                self.live,
                 self.meter,
                 self.charts,
                 _section("Steps (a click or j/k chooses one; its detail has Fork here)"),
@@ -172,6 +190,16 @@ class RunPanel(PanelRun):
         if not self.run_button.disabled:
             self._on_run()
 
+    def stop(self) -> None:
+        """Cut the reply streaming now, as the Stop button does (``session.interrupt()``):
+        its text is kept, its calls are not run, and the run ends ``interrupted``; with no
+        reply streaming, the Run or Step sends no further model call. Nothing while no Run or
+        Step is going."""
+        with self._lock:
+            if self._running or self._stepping:
+                self.session.interrupt()
+                self.stop_button.disabled = True
+
     def reset(self) -> None:
         """Start again on a fresh session, as the Reset button does."""
         if not self.reset_button.disabled:
@@ -195,7 +223,7 @@ class RunPanel(PanelRun):
             if self._taken():
                 session.step()
 
-        self._drive("Step", step)
+        self._drive("Step", step, stoppable=True)
         self._focus_next()
 
     def _on_reset(self, _button: object = None) -> None:
@@ -206,6 +234,14 @@ class RunPanel(PanelRun):
 
         self._drive("Reset", reset)
         self._focus_next()
+
+    def _on_stop(self, _button: object = None) -> None:
+        self.stop()
+
+    def _seconds(self) -> tuple[float, float | None]:
+        """The run's seconds counted so far, and its ``max_seconds`` (the live reply's clock)."""
+        session = self.session
+        return session.used.seconds, session.budget.max_seconds
 
     def _after_decision(self) -> None:
         """A call was decided in the panel: redrawn, and the focus moved on."""
@@ -230,6 +266,10 @@ class RunPanel(PanelRun):
         unlisten: Callable[[], None] | None = getattr(self, "_unlisten", None)
         if unlisten is not None:
             unlisten()
+        unhear: Callable[[], None] | None = getattr(self, "_unhear", None)
+        if unhear is not None:
+            unhear()
+            self.live.finish()
         super().close()
 
     def _focus_next(self) -> None:
@@ -248,6 +288,8 @@ class RunPanel(PanelRun):
             self._unlisten()
             self.session = session
             self._unlisten = session.on_decision(self._on_decision)
+            self._unhear()
+            self._unhear = session.on_event(self.live.listener)
             self.steps.reset(session, self._context_head(), self._held_note())
             self.until.set_tools(session.tools)
             self.close_fork()
@@ -284,11 +326,12 @@ class RunPanel(PanelRun):
 
         self._drive("Continue", go_on)
 
-    def _drive(self, name: str, action: Callable[[], object]) -> None:
+    def _drive(self, name: str, action: Callable[[], object], stoppable: bool = False) -> None:
         with self._lock:
             if self._running or self._busy:
                 return
             self._busy = True
+            self._stepping = stoppable
             self._paused_by = self._held = None
             self._set_busy()
             self.error.value = ""
@@ -297,6 +340,7 @@ class RunPanel(PanelRun):
         except BaseException as exc:  # an interrupt too: shown in the panel, never lost
             self.show_error(f"{name} raised {type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
+            self.live.finish()  # a step that raised may have left its turn drawn as streaming
             with self._lock:
-                self._busy = False
+                self._busy = self._stepping = False
                 self.refresh()

@@ -75,6 +75,7 @@ class PanelRun(PanelView):
             paused.append(f"the Run raised {type(exc).__name__}")
             self.show_error(f"Run raised {type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
+            self.live.finish()  # a step that raised may have left its turn drawn as streaming
             with self._lock:
                 self._running = False
                 self._paused_by = None if session.done or not paused else paused[-1]

@@ -15,6 +15,7 @@ from budgetloop.display import HeldBatch, held_batch
 
 from ._approvals import PendingCalls
 from ._fork import ForkEditor
+from ._live import LiveReply
 from ._status import (
     error_html,
     held_html,
@@ -44,15 +45,18 @@ class PanelView(widgets.VBox):  # type: ignore[misc]
     _pause: threading.Event
     _running: bool  # a Run is going on the worker thread
     _busy: bool  # a Step, Reset or Continue is going on the calling thread
+    _stepping: bool  # a Step is going on the calling thread (Stop can cut it)
     _paused_by: str | None  # why the last Run paused, until the next action
     _held: str | None  # why the last Run took no step, until the next action
     step_button: widgets.Button
     run_button: widgets.Button
     pause_button: widgets.Button
     reset_button: widgets.Button
+    stop_button: widgets.Button
     until: UntilControl
     pending: PendingCalls
     status: widgets.HTML
+    live: LiveReply
     error: widgets.HTML
     meter: widgets.HTML
     charts: widgets.HTML
@@ -96,6 +100,7 @@ class PanelView(widgets.VBox):  # type: ignore[misc]
         self.run_button.disabled = busy or done or waiting
         self.reset_button.disabled = busy
         self.pause_button.disabled = not self._running or self._pause.is_set()
+        self.stop_button.disabled = not (self._running or self._stepping)
         self.until.set_disabled(busy)
         self.steps.busy = busy
         if self.editor is not None:

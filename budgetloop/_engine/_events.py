@@ -6,6 +6,9 @@ is awaited) before each request of a turn (a model call, a question for a person
 once the step is over. So ``fn`` is called on the thread or task that drives the run, one event
 at a time, never from a tool's worker thread, and in the order the loop put them.
 
+Listeners added with ``session.on_event(listener)`` are handed each event after ``fn`` (the
+run's own, when it has one), in the order they were added, as ``fn`` is.
+
 ``fn`` never stops the run: what it raises is kept in ``errors`` (``Result.event_errors``), as
 ``"<Event>: <Type>: <message>"`` through ``redact=``. A ``KeyboardInterrupt`` or ``SystemExit``
 from it (or a cancelled task under ``arun``) is kept as ``interrupt``: no event reaches ``fn``
@@ -45,6 +48,7 @@ class Emitter:
         "_text",
         "errors",
         "fn",
+        "fns",
         "interrupt",
         "live",
         "queue",
@@ -52,8 +56,11 @@ class Emitter:
         "started",
     )
 
-    def __init__(self, fn: OnEvent, redactor: Redactor) -> None:
-        self.fn = fn
+    def __init__(self, fn: OnEvent | None, redactor: Redactor) -> None:
+        self.fn = fn  # the run's ``on_event=`` (None: only listeners hear the events)
+        # fn, then each listener, in the order added: a tuple replaced whole, so a flush on
+        # the run's thread calls the ones it read while another thread adds or removes one
+        self.fns: tuple[OnEvent, ...] = () if fn is None else (fn,)
         self.redactor = redactor  # with a redact function, a reply's pieces wait for ``whole``
         self.queue: deque[Event | Callable[[], Event]] = deque()  # a callable: made when handed
         self.errors: list[str] = []  # what fn raised, redacted
@@ -64,7 +71,24 @@ class Emitter:
         self._names: dict[int, str] = {}  # a streamed reply's calls' names, as first given
         # a streamed reply's pieces reach fn as they arrive (else at the driver's next flush):
         # a plain function does; an ``async def`` one is awaited by the driver
-        self.live = not is_async(fn)
+        self.live = True
+        self._heard()
+
+    def listen(self, listener: OnEvent) -> None:
+        """Hand every later event to ``listener`` too, after the ones added before it."""
+        self.fns = (*self.fns, listener)
+        self._heard()
+
+    def unlisten(self, listener: OnEvent) -> None:
+        """``listener`` hears no later event (it was added with ``listen``)."""
+        kept = list(self.fns[self.fn is not None :])
+        if listener in kept:
+            kept.remove(listener)
+        self.fns = (*self.fns[: self.fn is not None], *kept)
+        self._heard()
+
+    def _heard(self) -> None:
+        self.live = not any(is_async(fn) for fn in self.fns)
 
     # -- what the loop puts -----------------------------------------------------------------------
 
@@ -175,14 +199,16 @@ class Emitter:
         queue = self.queue
         while queue and self.interrupt is None:
             event = self._made(queue.popleft())
-            try:
-                value = self.fn(event)
-                if inspect.isawaitable(value):
-                    asyncio.run(_awaited(value))
-            except Exception as exc:
-                self._failed(event, exc)
-            except BaseException as exc:
-                self._interrupted(exc)
+            for fn in self.fns:
+                try:
+                    value = fn(event)
+                    if inspect.isawaitable(value):
+                        asyncio.run(_awaited(value))
+                except Exception as exc:
+                    self._failed(event, exc)
+                except BaseException as exc:
+                    self._interrupted(exc)
+                    break
         return self.interrupt is not None
 
     async def aflush(self) -> bool:
@@ -190,14 +216,16 @@ class Emitter:
         queue = self.queue
         while queue and self.interrupt is None:
             event = self._made(queue.popleft())
-            try:
-                value = self.fn(event)
-                if inspect.isawaitable(value):
-                    await value
-            except Exception as exc:
-                self._failed(event, exc)
-            except BaseException as exc:  # a KeyboardInterrupt, or the run's task cancelled
-                self._interrupted(exc)
+            for fn in self.fns:
+                try:
+                    value = fn(event)
+                    if inspect.isawaitable(value):
+                        await value
+                except Exception as exc:
+                    self._failed(event, exc)
+                except BaseException as exc:  # a KeyboardInterrupt, or the task cancelled
+                    self._interrupted(exc)
+                    break
         return self.interrupt is not None
 
     def take(self) -> BaseException:

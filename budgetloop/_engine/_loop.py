@@ -36,7 +36,8 @@ marked, and the context stays a valid conversation.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._features._held import Held, Taken
@@ -44,6 +45,7 @@ from .._tools._approval import APPROVED, Decision, ask
 from .._trace._fork import context_before, fork_point, message_list
 from .._trace._result import Result, Step
 from ..events import RunEnded
+from ._events import Emitter, OnEvent
 from ._options import (
     ForkOptions,
     Options,
@@ -56,6 +58,7 @@ from ._reading import Model
 from ._stream import Stream
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Plan, Request, received
 from ._types import Completion, Message, to_pico
+from ._valid import must, type_name
 
 if TYPE_CHECKING:
     from typing import Unpack  # Python 3.11; the annotations are never evaluated on 3.10
@@ -63,6 +66,8 @@ if TYPE_CHECKING:
 from ._turning import Turning
 
 L = TypeVar("L", bound="Loop")
+
+_LISTENING = threading.Lock()  # a session's on_event listeners, added or removed
 
 
 class Loop(Turning):
@@ -218,6 +223,33 @@ class Loop(Turning):
         run and no further model call is sent. The run ends with ``Stop.INTERRUPTED``; a
         reply that is not streamed is awaited to its end (and billed) first."""
         self._interrupt.set()
+
+    def on_event(self, listener: OnEvent) -> Callable[[], None]:
+        """Call ``listener(event)`` with each later event of the run (``budgetloop.events``),
+        as the run option ``on_event=fn`` is called: after ``fn`` when the run has one, then
+        the listeners in the order added, on the thread (or task) that drives the run, a
+        streamed reply's pieces as they arrive (while no listener nor ``fn`` is an ``async
+        def``), redacted with ``redact=``. What a listener raises is kept in
+        ``Result.event_errors`` and never stops the run; a ``KeyboardInterrupt`` is raised
+        as ``fn``'s is. Returns a function that removes it. A listener is this session's
+        only (a ``fresh()`` or ``fork`` session has none). One added between steps hears all
+        of the next; one added while a step is being taken may miss that step's first events.
+        """
+        where = f"{type(self).__name__}.on_event"
+        if not callable(listener):
+            raise TypeError(must(where, "listener", "a function (event)", type_name(listener)))
+        with _LISTENING:
+            events = self._events
+            if events is None:  # no on_event=: the run's events are made from now on
+                events = self._events = Emitter(None, self._redactor)
+                self._on_piece = self._piece
+            events.listen(listener)
+
+        def remove() -> None:
+            with _LISTENING:
+                events.unlisten(listener)
+
+        return remove
 
     def _opened(self, request: ModelCall | None = None) -> Stream:
         """A stream for the reply of the step being taken, cut at the deadline and by an

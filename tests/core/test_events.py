@@ -23,6 +23,7 @@ from budgetloop import (
     ToolCall,
     Usage,
     arun,
+    astart,
     load_trace,
     resume,
     run,
@@ -436,3 +437,92 @@ def test_with_redact_a_streamed_secret_split_over_chunks_reaches_no_event() -> N
     assert result.answer == "done with [redacted]"
     for form in forms(SECRET):
         assert form not in repr(events)
+
+
+# -- session.on_event(listener): a view listening to a session it did not start -------------------
+
+
+def test_a_listener_added_to_a_session_hears_every_event_in_order() -> None:
+    heard: list[Event] = []
+    session = start(two_calls(), "add", tools=[add], clock=FakeClock())
+    session.on_event(heard.append)
+    result = session.run()
+    assert heard == tool_turn_events(result)
+    assert result.event_errors == ()
+    assert replace(result, event_errors=()) == run(two_calls(), "add", tools=[add],
+                                                   clock=FakeClock())  # fmt: skip
+
+
+def test_listeners_follow_the_runs_own_fn_in_order_and_removed_ones_hear_no_more() -> None:
+    heard: list[str] = []
+
+    def hears(name: str) -> Any:
+        return lambda event: heard.append(f"{name} {type(event).__name__}")
+
+    session = start(two_calls(), "add", tools=[add], on_event=hears("fn"))
+    session.on_event(hears("first"))
+    remove = session.on_event(hears("second"))
+    session.step()
+    remove()
+    remove()  # twice: nothing more
+    session.run()
+    assert heard[:3] == ["fn TurnStarted", "first TurnStarted", "second TurnStarted"]
+    assert heard.count("second StepEnded") == 1  # the first step's only
+    assert heard.count("first StepEnded") == heard.count("fn StepEnded") == 2
+    assert heard[-2:] == ["fn RunEnded", "first RunEnded"]
+
+
+def test_a_listener_that_raises_is_kept_and_the_next_one_still_hears() -> None:
+    heard: list[Event] = []
+
+    def broken(event: Event) -> None:
+        if isinstance(event, TextDelta):
+            raise ValueError("cannot draw")
+
+    session = start(two_calls(), "add", tools=[add], clock=FakeClock())
+    session.on_event(broken)
+    session.on_event(heard.append)
+    result = session.run()
+    assert heard == tool_turn_events(result)
+    assert result.event_errors == (
+        "TextDelta: ValueError: cannot draw",
+        "TextDelta: ValueError: cannot draw",
+    )
+
+
+def test_a_listener_hears_a_streamed_reply_as_it_arrives_and_redacted() -> None:
+    texts: list[str] = []
+    model = ScriptedModel(["the key is sk-123 here"], stream=True, chunk_chars=2)
+    session = start(model, "go", redact=lambda text: text.replace("sk-123", "[redacted]"))
+    session.on_event(lambda e: texts.append(e.text) if isinstance(e, TextDelta) else None)
+    assert session.run().answer == "the key is [redacted] here"
+    assert texts == ["the key is [redacted] here"]  # held until whole, as for fn
+    plain: list[str] = []
+    session = start(ScriptedModel(["abcdef"], stream=True, chunk_chars=2), "go")
+    session.on_event(lambda e: plain.append(e.text) if isinstance(e, TextDelta) else None)
+    session.run()
+    assert plain == ["ab", "cd", "ef"]
+
+
+def test_an_async_session_awaits_an_async_listener() -> None:
+    heard: list[str] = []
+
+    async def listener(event: Event) -> None:
+        await asyncio.sleep(0)
+        heard.append(type(event).__name__)
+
+    async def main() -> Any:
+        session = astart(ScriptedModel(["hi"]), "go")
+        session.on_event(listener)
+        return await session.run()
+
+    result = asyncio.run(main())
+    assert result.answer == "hi"
+    assert heard == ["TurnStarted", "TextDelta", "StepEnded", "RunEnded"]
+
+
+def test_session_on_event_must_be_given_a_function() -> None:
+    session = start(ScriptedModel(["hi"]), "go")
+    with pytest.raises(TypeError) as caught:
+        session.on_event("print")  # type: ignore[arg-type]
+    assert str(caught.value) == ("Session.on_event: listener must be a function (event), got str.")
