@@ -18,7 +18,7 @@ from .._trace._result import Result, Step
 from ._loop import Loop
 from ._session import abandoned
 from ._stream import streams
-from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
+from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply, unsent
 from ._turning import Turn
 from ._types import Completion, Stop
 from ._valid import must, type_name
@@ -96,6 +96,8 @@ class AsyncSession(Loop):
             turn.close()
 
     async def _call_model(self, request: ModelCall) -> Reply:
+        if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
+            return unsent()
         if self._async_model:
             pending: Any = self.complete(request.messages, request.tools, **request.keywords)
         else:

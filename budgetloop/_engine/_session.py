@@ -21,7 +21,17 @@ from .._tools._pool import Slots
 from .._trace._result import Result, Step
 from ._loop import Loop
 from ._stream import Stream, streams
-from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
+from ._turn import (
+    Batch,
+    BatchDone,
+    Decided,
+    Hold,
+    ModelCall,
+    Reply,
+    Request,
+    as_reply,
+    unsent,
+)
 from ._turning import Turn
 from ._types import Completion, Stop
 from ._valid import must, type_name
@@ -250,6 +260,8 @@ class Session(Loop):
     def _call_model_here(self, request: ModelCall, slots: None, since: float) -> Reply:
         """The model call on this thread, with no deadline of its own (another thread keeps
         it); an ``async def`` model on a loop of this thread's own."""
+        if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
+            return unsent()
         try:
             value = self.complete(request.messages, request.tools, **request.keywords)
             if inspect.isawaitable(value):
@@ -265,6 +277,8 @@ class Session(Loop):
     # -- the model, on this thread or a worker ----------------------------------------------------
 
     def _call_model(self, request: ModelCall) -> Reply:
+        if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
+            return unsent()
         try:
             if request.timeout is None and not self._async_model:
                 value = self.complete(request.messages, request.tools, **request.keywords)

@@ -234,6 +234,40 @@ def test_interrupt_with_no_reply_streaming_stops_before_the_next_call() -> None:
     assert result.detail == "interrupted before the next model call"
 
 
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("max_seconds", [None, 60.0])
+def test_interrupt_when_the_turn_has_started_sends_no_model_call(
+    stream: bool, max_seconds: float | None
+) -> None:
+    model = ScriptedModel(["hello there"], stream=stream)
+    ledger = MemoryLedger(limit_usd=10.0)
+    sessions: list[Any] = []
+
+    def on_event(event: Any) -> None:
+        if type(event).__name__ == "TurnStarted":  # the turn began; its call is not sent yet
+            sessions[0].interrupt()
+
+    session = start(model, "go", price=PRICE, on_event=on_event, ledger=ledger,
+                    max_output_tokens=100, budget=Budget(max_seconds=max_seconds))  # fmt: skip
+    sessions.append(session)
+    result = session.run()
+    assert result.stop == Stop.INTERRUPTED
+    assert result.detail == "interrupted before the next model call"
+    assert model.calls == 0
+    assert result.steps == ()
+    assert result.cost_usd == ledger.spent_usd() == ledger.reserved_usd() == 0
+
+    async def main() -> Result:
+        from budgetloop import astart
+
+        session = astart(ScriptedModel(["hi"], stream=stream), "go", on_event=on_event)
+        sessions[0] = session
+        return await session.run()
+
+    result = asyncio.run(main())
+    assert (result.stop, result.steps, result.cost_usd) == (Stop.INTERRUPTED, (), 0.0)
+
+
 # -- a stream that breaks off, or is not one ---------------------------------------------------
 
 
