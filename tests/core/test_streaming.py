@@ -25,6 +25,8 @@ from budgetloop import (
     ToolCall,
     Usage,
     arun,
+    first_divergence,
+    replay,
     run,
     start,
     tool,
@@ -316,6 +318,65 @@ def test_a_shared_ledger_settles_what_a_cut_reply_was_billed() -> None:
     assert result.steps[0].text == "abc"
     assert ledger.spent_usd() == result.cost_usd == result.steps[0].projection.cost_usd
     assert ledger.reserved_usd() == 0
+
+
+# -- a cut run replayed ------------------------------------------------------------------------
+
+
+def cut_run(stop: Stop, usage: Usage | None) -> Result:
+    """A streamed run whose second reply is cut mid-call (by the deadline or a person)."""
+    clock = FakeClock()
+    sessions: list[Any] = []
+    second = [Chunk(text="Now the "), Chunk(index=0, id="c2", name="search", arguments='{"q": "s'),
+              Chunk(usage=usage), Chunk(index=0, arguments='un"}'), Chunk(text="!")]  # fmt: skip
+
+    def model(messages: list[Message], tools: list[dict[str, Any]]) -> Iterator[Chunk]:
+        if len(messages) == 1:
+            yield Chunk(index=0, id="c1", name="search", arguments='{"q": "rain"}')
+            yield Chunk(usage=Usage(900, 12), finish_reason="tool_calls")
+            return
+        for i, chunk in enumerate(second):
+            if i == 3:
+                clock.advance(11)
+                if stop is Stop.INTERRUPTED:
+                    sessions[0].interrupt()
+            yield chunk
+
+    budget = Budget(max_seconds=10 if stop is Stop.MAX_SECONDS else None)
+    session = start(model, "weather?", tools=[search], price=PRICE, clock=clock, budget=budget)
+    sessions.append(session)
+    return session.run()
+
+
+@pytest.mark.parametrize("stop", [Stop.MAX_SECONDS, Stop.INTERRUPTED])
+@pytest.mark.parametrize("usage", [None, Usage(1000, 100)])
+def test_a_cut_run_replays_as_it_ran(stop: Stop, usage: Usage | None) -> None:
+    result = cut_run(stop, usage)
+    assert result.stop == stop
+    assert [s.finish_reason for s in result.steps] == ["tool_calls", "cut"]
+    cut = result.steps[1]
+    assert (cut.text, cut.usage) == ("Now the ", usage)
+    assert cut.tool_calls[0].raw_arguments == '{"q": "s'
+    for trace in (result, result.to_dict()):
+        again = replay(trace)
+        assert first_divergence(result, again) is None
+        assert (again.stop, again.detail) == (result.stop, result.detail)
+        assert again.cost_usd == result.cost_usd
+        assert [s.cost_usd for s in again.steps] == [s.cost_usd for s in result.steps]
+        assert untimed(again).steps == untimed(result).steps
+        assert untimed(again).messages == untimed(result).messages
+
+
+def test_a_reply_cut_by_the_deadline_replayed_with_more_time_goes_past_the_recording() -> None:
+    result = cut_run(Stop.MAX_SECONDS, None)
+    again = replay(result, budget=Budget(max_seconds=60))
+    assert again.stop is None
+    assert again.detail == (
+        "replay: the run goes on past the 2 recorded steps, and what the model said next was "
+        "never recorded"
+    )
+    assert again.steps[1].text == "Now the "
+    assert again.steps[1].tool_calls[0].status == "error"  # its arguments had not all come
 
 
 # -- ScriptedModel(stream=True) ----------------------------------------------------------------
