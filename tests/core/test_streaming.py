@@ -21,10 +21,12 @@ from budgetloop import (
     Message,
     Result,
     ScriptedModel,
+    Session,
     Stop,
     ToolCall,
     Usage,
     arun,
+    astart,
     first_divergence,
     replay,
     run,
@@ -234,6 +236,51 @@ def test_interrupt_with_no_reply_streaming_stops_before_the_next_call() -> None:
     assert result.steps == ()
     assert model.calls == 0
     assert result.detail == "interrupted before the next model call"
+
+
+def test_interrupt_cuts_a_reply_that_stalls_when_the_run_waits_on_it() -> None:
+    # a provider that sends a piece and then nothing: a person's Stop cuts it at once wherever
+    # the run waits on the reply from another thread (a deadline's, or under arun)
+    release = threading.Event()
+
+    def stalls(messages: list[Message], tools: list[dict[str, Any]]) -> Iterator[Chunk]:
+        yield Chunk(text="Thinking")
+        release.wait(30)
+        yield Chunk(text=" more")
+
+    async def astalls(
+        messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[Chunk]:
+        yield Chunk(text="Thinking")
+        await asyncio.sleep(30)
+
+    def interrupted(session: Any) -> Result:
+        threading.Timer(0.2, session.interrupt).start()
+        began = time.monotonic()
+        result = session.run() if isinstance(session, Session) else asyncio.run(session.run())
+        assert time.monotonic() - began < 5
+        return result
+
+    async def arun_it(model: Any) -> Result:
+        session = astart(model, "go", price=PRICE)
+        threading.Timer(0.2, session.interrupt).start()
+        return await session.run()
+
+    try:
+        results = [interrupted(start(stalls, "go", price=PRICE, budget=Budget(max_seconds=60)))]
+        for model in (stalls, astalls):
+            began = time.monotonic()
+            results.append(asyncio.run(arun_it(model)))
+            assert time.monotonic() - began < 5
+    finally:
+        release.set()
+    for result in results:
+        assert result.stop == Stop.INTERRUPTED
+        (step,) = result.steps
+        assert (step.text, step.finish_reason) == ("Thinking", "cut")
+        assert result.detail == (
+            "the run was interrupted while the model's reply streamed: the reply was cut"
+        )
 
 
 @pytest.mark.parametrize("stream", [False, True])
