@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
@@ -18,12 +19,13 @@ from .._trace._result import Result, Step
 from ._loop import Loop
 from ._session import abandoned
 from ._stream import streams
-from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
+from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply, unsent
 from ._turning import Turn
 from ._types import Completion, Stop
 from ._valid import must, type_name
 
 AsyncUntil = Callable[["AsyncSession"], bool]
+_POLL = 0.05  # how often a reply streaming is checked for interrupt() while it is awaited
 
 
 class AsyncSession(Loop):
@@ -96,6 +98,8 @@ class AsyncSession(Loop):
             turn.close()
 
     async def _call_model(self, request: ModelCall) -> Reply:
+        if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
+            return unsent()
         if self._async_model:
             pending: Any = self.complete(request.messages, request.tools, **request.keywords)
         else:
@@ -136,18 +140,28 @@ class AsyncSession(Loop):
         else:
             pending = asyncio.wrap_future(self._workers.submit(stream.read, value))
         task = asyncio.ensure_future(pending)
+        left = self._left(self._origin)
+        end = None if left is None else time.monotonic() + left
         try:
-            done, _ = await asyncio.wait({task}, timeout=self._left(self._origin))
+            while True:  # until it is read, the deadline, or interrupt(), seen in slices
+                wait = _POLL if end is None else min(end - time.monotonic(), _POLL)
+                done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
+                if done:
+                    read: Reply = task.result()
+                    return read
+                if end is not None and time.monotonic() >= end:
+                    stop = Stop.MAX_SECONDS
+                    break
+                if self._interrupt.is_set():  # cut now, not at a next chunk that may not come
+                    stop = Stop.INTERRUPTED
+                    break
         except asyncio.CancelledError:
             stream.cut(Stop.INTERRUPTED)
             task.cancel()
             raise
-        if not done:
-            reply = stream.cut(Stop.MAX_SECONDS)
-            task.cancel()
-            return reply
-        read: Reply = task.result()
-        return read
+        reply = stream.cut(stop)
+        task.cancel()
+        return reply
 
     async def _adecide(self, hold: Hold) -> Decided | None:
         """A held batch's decisions: ``approve`` asked about each call in turn (an ``async

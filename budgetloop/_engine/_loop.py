@@ -218,8 +218,10 @@ class Loop(Turning):
 
     def interrupt(self) -> None:
         """Stop the run as a person would, from any thread (or task): a reply streaming now
-        is cut at its next chunk (its text kept, its ``finish_reason`` ``"cut"``, its tool
-        calls recorded ``skipped``); with no reply streaming, a tool batch not begun is not
+        is cut at its next chunk, or at once where the run waits on it from another thread
+        (with ``max_seconds``, or under ``arun``), even one that sends nothing more (its text
+        kept, its ``finish_reason`` ``"cut"``, its tool calls recorded ``skipped``); with no
+        reply streaming, a tool batch not begun is not
         run and no further model call is sent. The run ends with ``Stop.INTERRUPTED``; a
         reply that is not streamed is awaited to its end (and billed) first."""
         self._interrupt.set()

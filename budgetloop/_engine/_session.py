@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
@@ -21,7 +22,17 @@ from .._tools._pool import Slots
 from .._trace._result import Result, Step
 from ._loop import Loop
 from ._stream import Stream, streams
-from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
+from ._turn import (
+    Batch,
+    BatchDone,
+    Decided,
+    Hold,
+    ModelCall,
+    Reply,
+    Request,
+    as_reply,
+    unsent,
+)
 from ._turning import Turn
 from ._types import Completion, Stop
 from ._valid import must, type_name
@@ -141,7 +152,7 @@ class Session(Loop):
             shared = _Shared()
             self._workers.hand(self._drive_there, Slots(1), turn, shared, first)
             try:
-                ended = shared.done.acquire(timeout=_seconds(self._left(self._origin)))
+                ended = self._wait_there(shared, _seconds(self._left(self._origin)))
             except BaseException as exc:  # an interrupt while waiting
                 return self._take_over(turn, shared, exc)
             if not ended:
@@ -157,6 +168,24 @@ class Session(Loop):
                 finally:
                     turn.close()
                 raise
+
+    def _wait_there(self, shared: _Shared, timeout: float) -> bool:
+        """Wait ``timeout`` seconds (-1: no end) for the turn driven there to let go of it:
+        True when it did; False at the deadline, or when ``interrupt()`` came while a reply
+        streams there (it is cut now, not at its next chunk, which may never come)."""
+        end = None if timeout < 0 else time.monotonic() + timeout
+        while True:
+            left = _INTERRUPT_POLL if end is None else min(end - time.monotonic(), _INTERRUPT_POLL)
+            if shared.done.acquire(timeout=max(left, 0.0)):
+                return True
+            if end is not None and time.monotonic() >= end:
+                return False
+            if self._interrupt.is_set():
+                with shared.lock:
+                    request = shared.request
+                streaming = self._streaming
+                if streaming is not None and streaming[0] is request:
+                    return False
 
     def _drive_there(self, finished: Slots, turn: Turn, shared: _Shared, first: Any) -> None:
         """On the session's own thread: ``_drive`` (each request by its entry in ``_handed``),
@@ -250,6 +279,8 @@ class Session(Loop):
     def _call_model_here(self, request: ModelCall, slots: None, since: float) -> Reply:
         """The model call on this thread, with no deadline of its own (another thread keeps
         it); an ``async def`` model on a loop of this thread's own."""
+        if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
+            return unsent()
         try:
             value = self.complete(request.messages, request.tools, **request.keywords)
             if inspect.isawaitable(value):
@@ -265,6 +296,8 @@ class Session(Loop):
     # -- the model, on this thread or a worker ----------------------------------------------------
 
     def _call_model(self, request: ModelCall) -> Reply:
+        if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
+            return unsent()
         try:
             if request.timeout is None and not self._async_model:
                 value = self.complete(request.messages, request.tools, **request.keywords)
@@ -324,12 +357,13 @@ class Session(Loop):
         return self._dispatch.settled(request.calls, slots, since)
 
     def _model_cut(self, request: ModelCall, slots: None, since: float) -> Reply:
-        """A model call at the deadline: a reply streaming is cut there (what arrived is
-        kept, and its stream is read no more); any other call is abandoned."""
+        """A model call at the deadline (or ``interrupt()``): a reply streaming is cut there
+        (what arrived is kept, and its stream is read no more); any other call is abandoned."""
         streaming = self._streaming
         if streaming is None or streaming[0] is not request:
             return abandoned()
-        return streaming[1].cut(Stop.MAX_SECONDS)
+        stop = Stop.INTERRUPTED if self._interrupt.is_set() else Stop.MAX_SECONDS
+        return streaming[1].cut(stop)
 
     def _hold_here(self, request: Hold, slots: None, since: float) -> Decided | None:
         return self._decide(request)
@@ -369,6 +403,7 @@ class _Shared:
         self.ending: tuple[Step | None, BaseException | None] | None = None
 
 
+_INTERRUPT_POLL = 0.05  # how often a thread waiting on a reply streaming sees interrupt()
 _START = object()  # what _drive_there is given to start a turn rather than go on with it
 
 

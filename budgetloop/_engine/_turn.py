@@ -116,6 +116,12 @@ class Reply:
     first_chunk: float | None = None
 
 
+def unsent() -> Reply:
+    """The reply for a model call not sent: ``interrupt()`` came after the turn began and
+    before the call went out (from ``on_event``'s ``TurnStarted``, or another thread)."""
+    return Reply(None, cut=Stop.INTERRUPTED)
+
+
 @dataclass(slots=True)
 class Batch:
     """What a turn asks its driver for next: these tool calls, at once, within ``timeout``."""

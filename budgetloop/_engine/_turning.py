@@ -91,6 +91,9 @@ class Turning(Committing):
             events.put(TurnStarted(len(self.state.steps), plan.projection))
         # 2. call the model: billed the moment it is over, whatever happens next
         reply, cost = yield from self._call(plan, reservation, left, started)
+        if reply.completion is None and reply.cut is not None:  # not sent: interrupt() came
+            self._end_run(Ending(Stop.INTERRUPTED, "interrupted before the next model call"))
+            return None
         if events is not None:
             if reply.first_chunk is not None:  # streamed: its pieces went out as they came
                 events.whole(len(self.state.steps))

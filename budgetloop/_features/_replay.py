@@ -8,16 +8,18 @@ reproduced, and under a new ``budget`` it stops where that budget would have sto
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace as with_fields
 from typing import TYPE_CHECKING, Any
 
 from .._engine._options import ReplayOptions, check_names, option_names
 from .._engine._session import Session
-from .._engine._types import Budget, Completion, Message, Stop, to_pico
+from .._engine._stream import CUT
+from .._engine._types import Budget, Chunk, Completion, Message, Stop, to_pico
 from .._importers._replaying import replay_schemas
 from .._schema._tool import Tool
 from .._schema._written import checkable
@@ -99,6 +101,7 @@ class Tape:
         self._step: Step | None = None
         self._used: set[int] = set()
         self._batch_start = 0.0
+        self.interrupt: Callable[[], None] | None = None  # the replayed session's interrupt()
 
     def model_turn(self, step: Step) -> None:
         """Step ``step`` begins: its model call takes its recorded time, less its batch's."""
@@ -238,13 +241,15 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     its recorded text, word for word: what the model read). Time is virtual: a model call
     takes its recorded time, a tool batch its longest call's. A run that would go on past the
     last recorded step (a larger budget) ends with ``stop`` None and a ``detail`` saying so:
-    what the model said next was never recorded. But a run imported from another framework,
-    whose end its source recorded and whose limits it did not, ends there as the source ended
-    it (the recorded ``stop``, ``answer``, ``error`` and ``detail``: its limit, the exception
-    it raised, or the structured answer it took from a tool call); so does one whose recorded cost
-    limit the replay has no price to apply (budgetloop's own spans keep the limit, not the
-    price; pass ``price`` to apply it). A call the recorded run did not
-    run (it was skipped, or denied), or did not run with these arguments (``approve=fn``
+    what the model said next was never recorded. A streamed reply the run cut (at the deadline,
+    or by ``interrupt()``) streams again what arrived and is cut where it was; with more time
+    it ends there instead, and the run goes on past the recording. But a run imported from
+    another framework, whose end its source recorded and whose limits it did not, ends there as
+    the source ended it (the recorded ``stop``, ``answer``, ``error`` and ``detail``: its
+    limit, the exception it raised, or the structured answer it took from a tool call); so does
+    one whose recorded cost limit the replay has no price to apply (budgetloop's own spans keep
+    the limit, not the price; pass ``price`` to apply it). A call the recorded run did not run
+    (it was skipped, or denied), or did not run with these arguments (``approve=fn``
     edited it), comes back as an error saying it has no recorded result.
 
     The calls a person decided (``CallRecord.approval``) are held again and decided as
@@ -276,7 +281,7 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     if _unpriced_limit(result, given):  # a cost limit the replay cannot apply: the source's end
         given["budget"] = with_fields(given["budget"], max_cost_usd=None)
         ends = result.stop is not None
-    replayed = _run_again(result, model, _prompt(result), given, frozenset(decided), ends)
+    replayed = _run_again(result, model, _prompt(result), given, frozenset(decided), ends, tape)
     recorded = len(result.steps)
     if ends and replayed.stop in (None, Stop.ANSWERED) and len(replayed.steps) == recorded:
         # the recording is over, and so is the run: its source ended it here, as it says (a
@@ -349,13 +354,14 @@ def _run_again(
     given: dict[str, Any],
     holds: frozenset[tuple[int, str]],
     ends: bool,
+    tape: Tape,
 ) -> Result:
     """The replayed run. A fork is replayed as it ran: the steps it inherited are taken again
     as its source took them (no ceiling of the fork's stops them; of the source's, the trace
     keeps the cost limit its projections saw), then the fork goes on from there under its own
     options, on all the spend it carried. ``holds`` are the calls the recording held for a
     person; ``ends``: the run pauses once it has taken every recorded step (its source ended
-    it there)."""
+    it there); ``tape`` is told the session, for a cut reply a person interrupted."""
     carried = to_pico(result.carried_usd)  # its source's spend after the fork point
     inherited = _inherited(result, carried)
     opening = given
@@ -370,12 +376,14 @@ def _run_again(
     if result.cost_usd is None and given["price"] is None:  # unknown, and nothing to price it
         source.state.money.known = False
     source._hold_calls = holds
+    tape.interrupt = source.interrupt
     for _ in range(inherited):
         source.step()
     source.state.money.carry(carried)
     if inherited:
         source = source._fork("replay", None, None, {"budget": given["budget"]})
         source._hold_calls = holds
+        tape.interrupt = source.interrupt
     source.forked_from = result.forked_from  # the same lineage as the run it replays
     recorded = len(result.steps)
     if not ends:
@@ -432,6 +440,8 @@ def _source_max_tokens(result: Result, options: Mapping[str, Any]) -> None:
 
 
 def _entry(step: Step, tape: Tape, result: Result) -> Any:
+    if _cut(step, result):
+        return functools.partial(_cut_again, step, tape, result.stop)
     error = step.error
     if error is not None:  # raised again, billed as it was
         played: Completion | None = billed_error(step, result.price, "replay")
@@ -446,6 +456,30 @@ def _entry(step: Step, tape: Tape, result: Result) -> Any:
         return played
 
     return play
+
+
+def _cut(step: Step, result: Result) -> bool:
+    """Whether ``step`` is a streamed reply the run cut before it ended (its last step: the
+    deadline or a person stopped the run there)."""
+    last = step is result.steps[-1] and result.stop is not None
+    return last and step.finish_reason == CUT and step.error is None
+
+
+def _cut_again(
+    step: Step, tape: Tape, stop: Stop | None, messages: list[Message], tools: Any
+) -> Iterator[Chunk]:
+    """A cut reply played back as it streamed: what arrived (its text, each call's pieces and
+    a usage that came), then its recorded time passes (the deadline with it) or the person
+    interrupts, and the loop cuts it at the next chunk, as it was cut."""
+    yield Chunk(text=step.text or "", usage=step.usage, model=step.model,
+                response_id=step.response_id)  # fmt: skip
+    for index, call in enumerate(step.tool_calls):
+        arguments = call.raw_arguments if isinstance(call.raw_arguments, str) else ""
+        yield Chunk(index=index, id=call.id, name=call.name, arguments=arguments)
+    tape.model_turn(step)
+    if stop is Stop.INTERRUPTED and tape.interrupt is not None:
+        tape.interrupt()
+    yield Chunk()  # not read: the reply is cut before it (unless a new budget lets it end)
 
 
 # -- comparing two runs -------------------------------------------------------------------------

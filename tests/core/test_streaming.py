@@ -21,10 +21,14 @@ from budgetloop import (
     Message,
     Result,
     ScriptedModel,
+    Session,
     Stop,
     ToolCall,
     Usage,
     arun,
+    astart,
+    first_divergence,
+    replay,
     run,
     start,
     tool,
@@ -234,6 +238,85 @@ def test_interrupt_with_no_reply_streaming_stops_before_the_next_call() -> None:
     assert result.detail == "interrupted before the next model call"
 
 
+def test_interrupt_cuts_a_reply_that_stalls_when_the_run_waits_on_it() -> None:
+    # a provider that sends a piece and then nothing: a person's Stop cuts it at once wherever
+    # the run waits on the reply from another thread (a deadline's, or under arun)
+    release = threading.Event()
+
+    def stalls(messages: list[Message], tools: list[dict[str, Any]]) -> Iterator[Chunk]:
+        yield Chunk(text="Thinking")
+        release.wait(30)
+        yield Chunk(text=" more")
+
+    async def astalls(
+        messages: list[Message], tools: list[dict[str, Any]]
+    ) -> AsyncIterator[Chunk]:
+        yield Chunk(text="Thinking")
+        await asyncio.sleep(30)
+
+    def interrupted(session: Any) -> Result:
+        threading.Timer(0.2, session.interrupt).start()
+        began = time.monotonic()
+        result = session.run() if isinstance(session, Session) else asyncio.run(session.run())
+        assert time.monotonic() - began < 5
+        return result
+
+    async def arun_it(model: Any) -> Result:
+        session = astart(model, "go", price=PRICE)
+        threading.Timer(0.2, session.interrupt).start()
+        return await session.run()
+
+    try:
+        results = [interrupted(start(stalls, "go", price=PRICE, budget=Budget(max_seconds=60)))]
+        for model in (stalls, astalls):
+            began = time.monotonic()
+            results.append(asyncio.run(arun_it(model)))
+            assert time.monotonic() - began < 5
+    finally:
+        release.set()
+    for result in results:
+        assert result.stop == Stop.INTERRUPTED
+        (step,) = result.steps
+        assert (step.text, step.finish_reason) == ("Thinking", "cut")
+        assert result.detail == (
+            "the run was interrupted while the model's reply streamed: the reply was cut"
+        )
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("max_seconds", [None, 60.0])
+def test_interrupt_when_the_turn_has_started_sends_no_model_call(
+    stream: bool, max_seconds: float | None
+) -> None:
+    model = ScriptedModel(["hello there"], stream=stream)
+    ledger = MemoryLedger(limit_usd=10.0)
+    sessions: list[Any] = []
+
+    def on_event(event: Any) -> None:
+        if type(event).__name__ == "TurnStarted":  # the turn began; its call is not sent yet
+            sessions[0].interrupt()
+
+    session = start(model, "go", price=PRICE, on_event=on_event, ledger=ledger,
+                    max_output_tokens=100, budget=Budget(max_seconds=max_seconds))  # fmt: skip
+    sessions.append(session)
+    result = session.run()
+    assert result.stop == Stop.INTERRUPTED
+    assert result.detail == "interrupted before the next model call"
+    assert model.calls == 0
+    assert result.steps == ()
+    assert result.cost_usd == ledger.spent_usd() == ledger.reserved_usd() == 0
+
+    async def main() -> Result:
+        from budgetloop import astart
+
+        session = astart(ScriptedModel(["hi"], stream=stream), "go", on_event=on_event)
+        sessions[0] = session
+        return await session.run()
+
+    result = asyncio.run(main())
+    assert (result.stop, result.steps, result.cost_usd) == (Stop.INTERRUPTED, (), 0.0)
+
+
 # -- a stream that breaks off, or is not one ---------------------------------------------------
 
 
@@ -282,6 +365,65 @@ def test_a_shared_ledger_settles_what_a_cut_reply_was_billed() -> None:
     assert result.steps[0].text == "abc"
     assert ledger.spent_usd() == result.cost_usd == result.steps[0].projection.cost_usd
     assert ledger.reserved_usd() == 0
+
+
+# -- a cut run replayed ------------------------------------------------------------------------
+
+
+def cut_run(stop: Stop, usage: Usage | None) -> Result:
+    """A streamed run whose second reply is cut mid-call (by the deadline or a person)."""
+    clock = FakeClock()
+    sessions: list[Any] = []
+    second = [Chunk(text="Now the "), Chunk(index=0, id="c2", name="search", arguments='{"q": "s'),
+              Chunk(usage=usage), Chunk(index=0, arguments='un"}'), Chunk(text="!")]  # fmt: skip
+
+    def model(messages: list[Message], tools: list[dict[str, Any]]) -> Iterator[Chunk]:
+        if len(messages) == 1:
+            yield Chunk(index=0, id="c1", name="search", arguments='{"q": "rain"}')
+            yield Chunk(usage=Usage(900, 12), finish_reason="tool_calls")
+            return
+        for i, chunk in enumerate(second):
+            if i == 3:
+                clock.advance(11)
+                if stop is Stop.INTERRUPTED:
+                    sessions[0].interrupt()
+            yield chunk
+
+    budget = Budget(max_seconds=10 if stop is Stop.MAX_SECONDS else None)
+    session = start(model, "weather?", tools=[search], price=PRICE, clock=clock, budget=budget)
+    sessions.append(session)
+    return session.run()
+
+
+@pytest.mark.parametrize("stop", [Stop.MAX_SECONDS, Stop.INTERRUPTED])
+@pytest.mark.parametrize("usage", [None, Usage(1000, 100)])
+def test_a_cut_run_replays_as_it_ran(stop: Stop, usage: Usage | None) -> None:
+    result = cut_run(stop, usage)
+    assert result.stop == stop
+    assert [s.finish_reason for s in result.steps] == ["tool_calls", "cut"]
+    cut = result.steps[1]
+    assert (cut.text, cut.usage) == ("Now the ", usage)
+    assert cut.tool_calls[0].raw_arguments == '{"q": "s'
+    for trace in (result, result.to_dict()):
+        again = replay(trace)
+        assert first_divergence(result, again) is None
+        assert (again.stop, again.detail) == (result.stop, result.detail)
+        assert again.cost_usd == result.cost_usd
+        assert [s.cost_usd for s in again.steps] == [s.cost_usd for s in result.steps]
+        assert untimed(again).steps == untimed(result).steps
+        assert untimed(again).messages == untimed(result).messages
+
+
+def test_a_reply_cut_by_the_deadline_replayed_with_more_time_goes_past_the_recording() -> None:
+    result = cut_run(Stop.MAX_SECONDS, None)
+    again = replay(result, budget=Budget(max_seconds=60))
+    assert again.stop is None
+    assert again.detail == (
+        "replay: the run goes on past the 2 recorded steps, and what the model said next was "
+        "never recorded"
+    )
+    assert again.steps[1].text == "Now the "
+    assert again.steps[1].tool_calls[0].status == "error"  # its arguments had not all come
 
 
 # -- ScriptedModel(stream=True) ----------------------------------------------------------------
