@@ -2,6 +2,7 @@
 budgets that stop a run before it overspends, and a trace that is plain data."""
 
 from . import breakpoints as breakpoints  # the public module budgetloop.breakpoints
+from . import context as context  # the public module budgetloop.context
 from . import display as display  # the public module budgetloop.display
 from . import events as events  # the public module budgetloop.events
 from ._engine._async import AsyncSession

@@ -16,6 +16,7 @@ from .._rules._money import raised
 from .._tools._approval import aask
 from .._trace._result import Result, Step
 from ._loop import Loop
+from ._options import is_async
 from ._session import abandoned
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply
 from ._turning import Turn
@@ -78,11 +79,12 @@ class AsyncSession(Loop):
             turn.close()
 
     async def _call_model(self, request: ModelCall) -> Reply:
-        if self._async_model:
-            pending: Any = self.complete(request.messages, request.tools, **request.keywords)
+        model = request.model or self.complete
+        if self._async_model if request.model is None else is_async(model):
+            pending: Any = model(request.messages, request.tools, **request.keywords)
         else:
             submitted = self._workers.submit(
-                functools.partial(self.complete, **request.keywords),
+                functools.partial(model, **request.keywords),
                 request.messages,
                 request.tools,
             )

@@ -34,6 +34,7 @@ from .._rules._budget import CountTokens
 from .._schema._tool import Tool, tool
 from .._tools._approval import Approve
 from .._trace._result import RECORDED_OPTIONS, RunOptions
+from ..context import Policy, Summarize
 from ..ledger import Ledger
 from ._types import Budget, Message, Price
 from ._valid import must, type_name
@@ -48,6 +49,7 @@ from ._reading import (
     _approve,
     _budget,
     _clock,
+    _context,
     _cost_needs_price,
     _least_output,
     _ledger,
@@ -106,6 +108,9 @@ class ReplayOptions(TypedDict, total=False):
     """Applied to every text the trace, the journal and the spans keep."""
     ledger: Annotated[Ledger | None, Option(None, _ledger, across=_ledger_needs_price)]
     """A shared budget: each call's worst case is reserved in it before the call."""
+    context: Annotated[Policy | Summarize | None, Option(None, _context)]
+    """What of the context each request is sent (``budgetloop.context``): a policy's request
+    is checked, projected and recorded; None sends the whole context."""
     on_step: Annotated[OnStep | None, Option(None, function)]
     """Called as ``on_step(session, step)`` after every step."""
     finish: Annotated[bool, Option(False, flag)]

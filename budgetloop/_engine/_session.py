@@ -20,6 +20,7 @@ from .._rules._money import raised
 from .._tools._pool import Slots
 from .._trace._result import Result, Step
 from ._loop import Loop
+from ._options import is_async
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, Request, as_reply
 from ._turning import Turn
 from ._valid import must, type_name
@@ -227,7 +228,9 @@ class Session(Loop):
         """The model call on this thread, with no deadline of its own (another thread keeps
         it); an ``async def`` model on a loop of this thread's own."""
         try:
-            value = self.complete(request.messages, request.tools, **request.keywords)
+            value = (request.model or self.complete)(
+                request.messages, request.tools, **request.keywords
+            )
             if inspect.isawaitable(value):
                 value = asyncio.run(_awaited(value))
         except (KeyboardInterrupt, SystemExit):
@@ -240,8 +243,11 @@ class Session(Loop):
 
     def _call_model(self, request: ModelCall) -> Reply:
         try:
-            if request.timeout is None and not self._async_model:
-                value = self.complete(request.messages, request.tools, **request.keywords)
+            model_async = self._async_model if request.model is None else is_async(request.model)
+            if request.timeout is None and not model_async:
+                value = (request.model or self.complete)(
+                    request.messages, request.tools, **request.keywords
+                )
             else:
                 slots = Slots(1)
                 self._workers.hand(self._call_on_worker, slots, request)
@@ -260,7 +266,9 @@ class Session(Loop):
         """The model call on the session's own thread: (value, None) or (None, what it raised)
         into ``slots``."""
         try:
-            value = self.complete(request.messages, request.tools, **request.keywords)
+            value = (request.model or self.complete)(
+                request.messages, request.tools, **request.keywords
+            )
             if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
                 value = asyncio.run(_awaited(value))
         except BaseException as exc:  # handed to the waiting side, which decides

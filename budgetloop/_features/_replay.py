@@ -250,6 +250,10 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     The calls a person decided (``CallRecord.approval``) are held again and decided as
     recorded: approved, edited (run with the recorded arguments) or denied (with the recorded
     reason). ``approve=fn`` asks ``fn`` about them instead: what if a call had been denied?
+
+    A step a context policy (``context=``) made the request of is sent the request it recorded
+    (``Step.context``), and a summary it recorded is billed at its recorded cost, without
+    calling its summarizer; ``context=`` given here applies that policy instead.
     """
     result = as_result(trace, "replay")
     check_names("replay", options, option_names(ReplayOptions), _NOT_OPTIONS)
@@ -370,12 +374,17 @@ def _run_again(
     if result.cost_usd is None and given["price"] is None:  # unknown, and nothing to price it
         source.state.money.known = False
     source._hold_calls = holds
+    edits = {s.index: s.context for s in result.steps if s.context is not None}
+    if edits and given.get("context") is None:  # each step sent what it was sent, summaries
+        source._recorded_edits = edits  # billed as recorded: no summarizer is called again
     for _ in range(inherited):
         source.step()
     source.state.money.carry(carried)
     if inherited:
         source = source._fork("replay", None, None, {"budget": given["budget"]})
         source._hold_calls = holds
+        if edits and given.get("context") is None:
+            source._recorded_edits = edits
     source.forked_from = result.forked_from  # the same lineage as the run it replays
     recorded = len(result.steps)
     if not ends:

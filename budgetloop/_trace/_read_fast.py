@@ -231,7 +231,7 @@ def projection_fits(data: Any) -> bool:
 
 def step(data: Any, index: int | None) -> Step | None:
     """``read_step``'s Step (numbered ``index`` when given), or None: leave it to ``read_step``."""
-    if type(data) is not dict:
+    if type(data) is not dict or "context" in data:  # a policy's edit: read field by field
         return None
     get = data.get
     number, text, cost = get("index", _NO), get("text"), get("cost_usd", _NO)
