@@ -38,7 +38,17 @@ from ._schema._tool import Tool, tool
 from ._tools._approval import PendingCall
 from ._trace._files import write_new
 from ._trace._journal import as_result, load_trace, load_traces
-from ._trace._result import CallRecord, HeldTurn, Imported, Request, Result, Rule, Step
+from ._trace._result import (
+    CallRecord,
+    ContextEdit,
+    HeldTurn,
+    Imported,
+    Request,
+    Result,
+    Rule,
+    Step,
+    Summary,
+)
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
 __all__ = [
@@ -49,6 +59,7 @@ __all__ = [
     "CallRecord",
     "Chunk",
     "Completion",
+    "ContextEdit",
     "HeldTurn",
     "Imported",
     "Ledger",
@@ -69,6 +80,7 @@ __all__ = [
     "SqliteLedger",
     "Step",
     "Stop",
+    "Summary",
     "Tool",
     "ToolCall",
     "UnreadableReply",

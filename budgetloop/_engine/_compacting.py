@@ -42,9 +42,18 @@ class Compacting(Records):
     _recorded_edits: Mapping[int, ContextEdit] | None = None  # replay: each step's request
     _made: tuple[Summary | None, str | None] | None = None  # this step's summary, or fallback
 
+    def _compacting(self, recorded: Mapping[int, ContextEdit] | None = None) -> None:
+        """Requests are made by the ``context=`` policy (read from the options), or, for a
+        replay, are the ``recorded`` ones."""
+        if recorded:
+            self._recorded_edits = recorded
+        self._compacts = self.options.values["context"] is not None or bool(self._recorded_edits)
+
     def _sent(self, context: Sequence[Message], index: int | None = None) -> Sent | None:
         """What step ``index`` (default: the next) would be sent of ``context``, checked; None
         when it is the whole context."""
+        if not self._compacts:
+            return None
         index = len(self.state.steps) if index is None else index
         policy = self.options.values["context"]
         if policy is None:
@@ -92,7 +101,8 @@ class Compacting(Records):
         """Before a turn's call: a replay's recorded summary billed, or ``Summarize``'s summary
         made, or the turns dropped instead. True when the request changed (the turn is
         planned again)."""
-        self._made = None
+        if self._made is not None:  # (set on the session only once a policy made something)
+            self._made = None
         policy = self.options.values["context"]
         if policy is None:
             return self._recorded_summary()

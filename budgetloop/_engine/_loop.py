@@ -10,6 +10,8 @@ calling the one below it (docs/architecture.md draws them):
 - ``Turning`` (``_turning``): a held batch first, then plan, reserve, call, commit;
 - ``Committing`` (``_commit``): what a reply does: a failure, a final answer, a batch, a hold;
 - ``Planning`` (``_planning``): the next turn's projection, final answer and stop;
+- ``Compacting`` (``_compacting``): what a ``context=`` policy sends of the context, and a
+  summary's call;
 - ``Records`` (``_records``): a finished turn made part of the run, and the trace's text;
 - ``Setup`` (``_setup``): the run's state from its options, its clock, what a caller reads.
 

@@ -108,9 +108,6 @@ class ReplayOptions(TypedDict, total=False):
     """Applied to every text the trace, the journal and the spans keep."""
     ledger: Annotated[Ledger | None, Option(None, _ledger, across=_ledger_needs_price)]
     """A shared budget: each call's worst case is reserved in it before the call."""
-    context: Annotated[Policy | Summarize | None, Option(None, _context)]
-    """What of the context each request is sent (``budgetloop.context``): a policy's request
-    is checked, projected and recorded; None sends the whole context."""
     on_step: Annotated[OnStep | None, Option(None, function)]
     """Called as ``on_step(session, step)`` after every step."""
     finish: Annotated[bool, Option(False, flag)]
@@ -133,6 +130,9 @@ class ReplayOptions(TypedDict, total=False):
     settings: Annotated[dict[str, Any] | None, Option(None, _settings, across=_settings_taken)]
     """The model's settings (``temperature``, ``top_p``, ``seed``, ``stop``, ``tool_choice``,
     ``parallel_tool_calls``; a provider's own under its name), sent with every request."""
+    context: Annotated[Policy | Summarize | None, Option(None, _context)]
+    """What of the context each request is sent (``budgetloop.context``): a policy's request
+    is checked, projected and recorded; None sends the whole context."""
 
 
 class ToolsOption(TypedDict, total=False):

@@ -37,8 +37,9 @@ class Planning(Compacting):
         extra = budget_note(guards, now) if self.options.values["budget_note"] else []
         if state.unanswered:  # output=T: a reply in plain text is asked for the answer again
             extra = [Message("user", ASK_AGAIN), *extra]
-        sent = self._sent(self.state.messages)  # a context policy's request, checked
-        projection, projected = self._project(self._sent_tokens(sent, extra))
+        sent = self._sent(self.state.messages) if self._compacts else None  # a policy's, checked
+        tokens = self._count.count(extra) if sent is None else self._sent_tokens(sent, extra)
+        projection, projected = self._project(tokens)
         now.projection, now.projected = projection, projected
         seen = None
         if self.options.values["finish"]:
@@ -83,16 +84,18 @@ class Planning(Compacting):
 
     def _cheapest_tokens(self, calls: list[Call], assistant: Message) -> int:
         """That turn's input tokens."""
-        empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
-        later = [*self.state.messages, assistant, *empty]
-        sent = self._sent(later, len(self.state.steps) + 1)
-        if sent is not None:  # what a context policy would send of it
-            return self._sent_tokens(sent)
+        if self._compacts:
+            empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
+            later = [*self.state.messages, assistant, *empty]
+            sent = self._sent(later, len(self.state.steps) + 1)
+            if sent is not None:  # what a context policy would send of it
+                return self._sent_tokens(sent)
         if (
             self.options.values["count_tokens"] is None
         ):  # a lower bound: an overhead per result, no text
             tokens = self._count.count([assistant]) + MESSAGE_OVERHEAD * len(calls)
         else:
+            empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
             if self.options.values["finish"]:  # the turn that reads them may be the final answer
                 tokens = self._tool_less_tokens([assistant, *empty])
             else:
@@ -105,7 +108,7 @@ class Planning(Compacting):
         default estimate keeps the schemas counted: once a provider has reported a count, what
         they took in it is not known, so taking them out could count below the truth."""
         count_tokens = self.options.values["count_tokens"]
-        sent = self._sent(self.state.messages)
+        sent = self._sent(self.state.messages) if self._compacts else None
         if count_tokens is None:
             return self._sent_tokens(sent, extra)
         request = self.state.messages if sent is None else sent[0]

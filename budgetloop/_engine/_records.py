@@ -19,7 +19,7 @@ from ._types import Completion, Message
 class Records(Setup):
     """Recording a turn; the layers above call ``_record`` once a turn is over."""
 
-    _edit_for: tuple[int, ContextEdit | None] | None = None  # the step being taken's request
+    _edit_for: tuple[int, ContextEdit] | None = None  # a policy's edit of the request of a step
 
     def _step_seconds(self, started: float) -> float:
         """A billed step's seconds. A clock that raises (a ``KeyboardInterrupt`` in it) must
@@ -133,7 +133,7 @@ class Records(Setup):
         made = self._edit_for  # what a context policy made of this step's request
         if made is not None:
             self._edit_for = None
-            if made[0] == step.index and made[1] is not None and step.context is None:
+            if made[0] == step.index and step.context is None:
                 step = replace(step, context=made[1])
         if self._unraised:
             failures += self._unraised

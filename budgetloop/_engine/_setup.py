@@ -43,6 +43,7 @@ class Setup(Holding):
     _hold_calls: frozenset[tuple[int, str]] = frozenset()  # replay: the recorded holds
     _least: int | None = None  # min_output_tokens: a turn is fitted down to it
     _settings: str | None = None  # the run's settings, as JSON (a copy goes with each call)
+    _compacts = False  # a context= policy (or a replay's recorded requests) makes the requests
 
     def _build(
         self,
@@ -63,6 +64,8 @@ class Setup(Holding):
             self._least = given["min_output_tokens"]
         if given["settings"]:
             self._settings = json.dumps(given["settings"])
+        if given["context"] is not None:
+            self._compacts = True
         redact = given["redact"]
         self._redactor = Redactor(None if redact is None else strict(redact))
         self._async_model = is_async(complete)

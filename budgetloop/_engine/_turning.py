@@ -74,7 +74,7 @@ class Turning(Committing):
         # policy's summary is asked for only for a turn that will be taken, and the turn is
         # then planned again on the request it made
         plan = self._plan(started)
-        if plan.ending is None and (yield from self._compact(started)):
+        if plan.ending is None and self._compacts and (yield from self._compact(started)):
             plan = self._plan(started)
         if plan.seen is not None:
             self.state.final_tokens, self.state.growth = plan.seen
@@ -104,7 +104,10 @@ class Turning(Committing):
         if not final and sent is None and self._made is None:
             self._count.sending()  # (a policy's request: its report is not the context's)
         index = len(self.state.steps)
-        self._edit_for = (index, self._context_edit(sent))
+        if self._compacts:  # what the policy made of the request, for the step to record
+            edit = self._context_edit(sent)
+            if edit is not None:
+                self._edit_for = (index, edit)
         tools = list(self._final_tools) if final else list(self.schemas)
         takes = self.options.keywords  # those of a request's keywords the model takes
         keywords = self._request_keywords(plan.projection, takes) if takes else {}

@@ -376,7 +376,7 @@ def _run_again(
     source._hold_calls = holds
     edits = {s.index: s.context for s in result.steps if s.context is not None}
     if edits and given.get("context") is None:  # each step sent what it was sent, summaries
-        source._recorded_edits = edits  # billed as recorded: no summarizer is called again
+        source._compacting(edits)  # billed as recorded: no summarizer is called again
     for _ in range(inherited):
         source.step()
     source.state.money.carry(carried)
@@ -384,7 +384,7 @@ def _run_again(
         source = source._fork("replay", None, None, {"budget": given["budget"]})
         source._hold_calls = holds
         if edits and given.get("context") is None:
-            source._recorded_edits = edits
+            source._compacting(edits)
     source.forked_from = result.forked_from  # the same lineage as the run it replays
     recorded = len(result.steps)
     if not ends:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._engine._frozen import fast_init
-from .._engine._types import Message, Price, Usage
+from .._engine._types import Message, Price, Usage, to_pico
 from .._rules._budget import Projection
 
 if TYPE_CHECKING:
@@ -348,6 +348,16 @@ def usage_to_dict(usage: Usage) -> dict[str, int]:
     if usage.reasoning_tokens:
         out["reasoning_tokens"] = usage.reasoning_tokens
     return out
+
+
+def summaries_pico(steps: Sequence[Step]) -> int:
+    """What the summaries the steps' context policy had written cost, in picodollars: spend of
+    the run that no step's ``cost_usd`` holds."""
+    return sum(
+        to_pico(s.context.summary.cost_usd)
+        for s in steps
+        if s.context is not None and s.context.summary is not None
+    )
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

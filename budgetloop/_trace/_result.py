@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from .._engine._frozen import fast_init
-from .._engine._types import Budget, Message, Price, Stop
+from .._engine._types import Budget, Message, Price, Stop, from_pico
 from .._engine._valid import must, type_name
 from .._forms._printable import printable
 from .._rules._ceilings import (
@@ -43,6 +43,7 @@ from ._records import message_to_dict as message_to_dict
 from ._records import pending_to_dict as pending_to_dict
 from ._records import price_to_dict as price_to_dict
 from ._records import reading
+from ._records import summaries_pico as summaries_pico
 from ._records import usage_to_dict as usage_to_dict
 
 FORMAT = "budgetloop-trace"
@@ -196,11 +197,7 @@ class Result:
         """What the summaries a context policy had written (``Summarize``) cost: part of
         ``cost_usd``, and of no step's ``cost_usd`` (each step's ``context.summary`` says its
         own)."""
-        return math.fsum(
-            s.context.summary.cost_usd
-            for s in self.steps
-            if s.context is not None and s.context.summary is not None
-        )
+        return from_pico(summaries_pico(self.steps))
 
     @property
     def tool_calls(self) -> tuple[CallRecord, ...]:

@@ -19,11 +19,13 @@ from budgetloop import (
     ScriptedModel,
     ToolCall,
     Usage,
+    budget_report,
     estimate_tokens,
     first_divergence,
     load_trace,
     max_turns_for,
     replay,
+    resume,
     run,
     start,
     tool,
@@ -32,7 +34,7 @@ from budgetloop import (
 from budgetloop import context as ctx
 from budgetloop._engine._types import to_pico
 from budgetloop.context import DropToolResults, KeepLast, Summarize
-from tests.strategies import PRICE, Scenario, build, scenarios
+from tests.strategies import PRICE, Scenario, build, loop_options, scenarios
 
 SYSTEM = Message("system", "be brief")
 TASK = Message("user", "find it")
@@ -281,6 +283,31 @@ def test_summarize_replaces_the_older_turns_billed_to_the_picodollar() -> None:
     assert ledger.reserved_usd() == 0
 
 
+def test_a_journal_cut_before_its_end_keeps_what_the_summaries_cost(tmp_path: Any) -> None:
+    path = tmp_path / "run.jsonl"
+    policy = Summarize(summarizer("s1", "s2", "s3"), when_input_tokens_over=400, keep_last=1)
+    result = run(model(3), "find it", tools=[search], context=policy, trace_path=path)
+    assert result.summaries_usd > 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # killed before its end
+    cut = load_trace(path)
+    assert to_pico(cut.cost_usd or 0) == to_pico(result.cost_usd or 0)
+    assert cut.carried_usd == 0.0
+
+
+def test_budget_report_counts_the_summaries_in_the_runs_cost() -> None:
+    policy = Summarize(summarizer("s1", "s2", "s3"), when_input_tokens_over=400, keep_last=1)
+    result = run(model(3), "find it", tools=[search], context=policy, price=PRICE)
+    made = [s.context.summary for s in result.steps if s.context and s.context.summary]
+    assert len(made) == 2
+    report = budget_report([result])
+    assert report.summaries == (2, result.summaries_usd, ("#0",))
+    assert report.total_cost_usd == result.cost_usd
+    assert report.max_cost_usd[50] is not None
+    assert report.max_cost_usd[50] >= result.cost_usd  # type: ignore[operator]
+    assert "summaries a context policy had written (part of the runs' cost):" in str(report)
+
+
 def test_a_summary_that_would_not_fit_is_not_sent_and_the_turns_are_dropped() -> None:
     # an empty script (a call would raise), at $100 per million tokens: 40 out cost $0.004
     writer = ScriptedModel([], price=Price(100.0, 100.0), max_output_tokens=40)
@@ -325,6 +352,23 @@ def test_replay_and_fork_send_the_recorded_summary_without_calling_the_summarize
     assert sent[:3] == before[:3]  # the head, and the summary step at - 1 was sent
     assert sent[1].content == ctx.SUMMARY_PREFIX + "s2"
     assert idle.requests == []
+
+
+def test_resume_goes_on_from_the_standing_summary() -> None:
+    policy = Summarize(summarizer("s1", "s2", "s3"), when_input_tokens_over=400, keep_last=1)
+    stopped = run(model(6), "find it", tools=[search], context=policy,
+                  budget=Budget(max_steps=4))  # fmt: skip
+    idle = summarizer()  # an empty script: a call would raise
+    rest = ScriptedModel(calling(6)[4:], price=PRICE, max_output_tokens=50)
+    session = resume(stopped, rest, tools=[search], budget=Budget(max_steps=10),
+                     context=Summarize(idle, when_input_tokens_over=10_000, keep_last=1))  # fmt: skip
+    done = session.run()
+    assert done.answer == "done"
+    assert rest.requests[0].messages[1].content == ctx.SUMMARY_PREFIX + "s2"
+    assert idle.requests == []
+    later = sum(to_pico(s.cost_usd or 0) for s in done.steps[4:])
+    assert to_pico(done.cost_usd or 0) == to_pico(stopped.cost_usd or 0) + later
+    assert done.carried_usd == 0.0
 
 
 # -- the guard's arithmetic --------------------------------------------------------------------
@@ -389,9 +433,9 @@ def _paired(messages: Any) -> bool:
 policies = st.sampled_from(["keep", "drop", "summarize"])
 
 
-@given(scenarios(deterministic=True, malformed=False), policies, st.integers(1, 3))
+@given(scenarios(deterministic=True, malformed=False), policies, st.integers(1, 3), loop_options())
 def test_no_request_separates_a_call_from_its_result_and_the_ceiling_holds(
-    s: Scenario, which: str, n: int
+    s: Scenario, which: str, n: int, options: dict[str, Any]
 ) -> None:
     built = build(s)
     writer = ScriptedModel(["a summary"], price=PRICE, max_output_tokens=20, repeat_last=True)
@@ -400,12 +444,20 @@ def test_no_request_separates_a_call_from_its_result_and_the_ceiling_holds(
         "drop": DropToolResults(older_than=n, keep_chars=3),
         "summarize": Summarize(writer, when_input_tokens_over=60 * n, keep_last=n),
     }[which]
-    result = run(built.model, "do the task", context=policy, **built.kwargs)
+    result = run(built.model, "do the task", context=policy, **built.kwargs, **options)
     for i, step in enumerate(result.steps):
         sent = built.model.requests[i]
         assert _paired(sent.messages[1:])
-        assert tuple(sent.messages) == tuple(result.request(i).messages) or step.final_answer
-        if step.projection is not None and not step.final_answer and s.counted:
-            assert step.projection.input_tokens == estimate_tokens(sent.messages, sent.tools)
+        traced = tuple(result.request(i).messages)  # (not the budget_note line, nor a failed
+        if step.error is None:  # final call's note: the trace keeps neither)
+            assert tuple(sent.messages[: len(traced)]) == traced
+        assert step.projection is not None
+        counted = estimate_tokens(sent.messages, sent.tools)
+        if not s.counted or options["budget_note"]:  # a usage reported for a whole context
+            continue  # (an earlier budget line in it too) calibrates the count of the next
+        if step.final_answer:  # projected with the tool schemas counted (see _tool_less_tokens)
+            assert step.projection.input_tokens >= counted
+        else:
+            assert step.projection.input_tokens == counted
     if s.budget.max_cost_usd is not None and s.counted and result.cost_usd is not None:
         assert result.cost_usd <= s.budget.max_cost_usd + 1e-12
