@@ -79,7 +79,8 @@ class KeepLast:
 class DropToolResults:
     """Every tool result of a turn before the last ``older_than`` turns cut to its first
     ``keep_chars`` characters, followed by a mark saying how many characters were dropped.
-    A result no longer than ``keep_chars`` is sent as it is; no message is removed."""
+    A result the cut would not make shorter (the mark included) is sent as it is; no message
+    is removed."""
 
     older_than: int
     keep_chars: int = 200
@@ -95,12 +96,12 @@ class DropToolResults:
         for i in range(start, cut):
             message = messages[i]
             text = message.content
-            if message.role == "tool" and text is not None and len(text) > self.keep_chars:
+            if message.role != "tool" or text is None or len(text) <= self.keep_chars:
+                continue
+            short = text[: self.keep_chars] + dropped_mark(len(text) - self.keep_chars)
+            if len(short) < len(text):  # a cut the mark would make longer is not made
                 out[i] = Message(
-                    "tool",
-                    text[: self.keep_chars] + dropped_mark(len(text) - self.keep_chars),
-                    tool_call_id=message.tool_call_id,
-                    name=message.name,
+                    "tool", short, tool_call_id=message.tool_call_id, name=message.name
                 )
         return out
 

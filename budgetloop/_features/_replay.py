@@ -25,7 +25,7 @@ from .._tools._approval import Approve, Decision, PendingCall, edited
 from .._tools._dispatch import ABANDONED
 from .._trace._fork import context_before
 from .._trace._journal import Trace, as_result
-from .._trace._result import EXECUTED, CallRecord, Result, Step
+from .._trace._result import EXECUTED, CallRecord, Result, Step, summaries_pico
 from ._output import FINAL_ANSWER
 from ._recorded import billed_error, completion_of, played_error, recorded_error
 from ._scripted import ScriptedModel
@@ -404,6 +404,7 @@ def _inherited(result: Result, carried: int) -> int:
         seen = step.projection
         if seen is None:  # a step whose worst case was not recorded: the fork's own from here
             return step.index
+        before += summaries_pico((step,))  # a summary made for it: spent before its projection
         if to_pico(seen.spent_usd) >= before + carried - len(result.steps):
             return step.index
         before += to_pico(step.cost_usd or 0.0)

@@ -321,13 +321,14 @@ def _turns_pico(
 ) -> Iterator[int]:
     """Each turn's worst case in picodollars, from the first on, with ``context``'s summaries
     counted in the turn they are made for (see ``worst_case_cost``)."""
-    from ..context import DropToolResults, KeepLast, Summarize
+    from ..context import SUMMARY_PREFIX, DropToolResults, KeepLast, Summarize
 
     if context is not None and not isinstance(context, (KeepLast, DropToolResults, Summarize)):
         raise TypeError(
             "worst_case_cost: context must be KeepLast, DropToolResults, Summarize or None, "
             f"got {type(context).__name__}."
         )
+    frame = MESSAGE_OVERHEAD + estimate_text(SUMMARY_PREFIX)  # a summary's message, less its text
     held = 0  # the turns the request holds, after the start (and a summary)
     summary = 0  # the tokens a summary stands as in the request (0: none yet)
     while True:
@@ -339,7 +340,7 @@ def _turns_pico(
         if over and isinstance(context, Summarize) and held > context.keep_last:
             most = context.max_output_tokens
             extra = context.price.pico(tokens, most)  # at most the whole request read
-            summary, held = most, context.keep_last
+            summary, held = most + frame, context.keep_last
             tokens = start_tokens + summary + tokens_per_turn * held
         yield price.pico(tokens, max_output_tokens) + extra
         held += 1
@@ -364,12 +365,14 @@ def worst_case_cost(
 
     - ``KeepLast(turns=N)``: exactly, turn n's input is ``start + per_turn x min(n - 1, N)``,
       so the total grows linearly once n passes N;
-    - ``DropToolResults``: bounded by the cost without it (it removes no message, and what it
-      cuts depends on the results' sizes, which the shape does not say);
+    - ``DropToolResults``: priced as without it. It removes no message, and what it cuts
+      depends on the results' sizes, which the shape does not say; it cuts a result only to
+      make it shorter, so this is a bound but for a cut that saves fewer tokens than its mark
+      takes (a few);
     - ``Summarize``: a bound. Once a request passes ``when_input_tokens_over``, a summary of
-      the summarizer's ``max_output_tokens`` tokens stands for all but the last ``keep_last``
-      turns, and its call is counted in that turn, as reading the whole request at the
-      summarizer's ``price``.
+      the summarizer's ``max_output_tokens`` tokens (and the few of its message's frame)
+      stands for all but the last ``keep_last`` turns, and its call is counted in that turn,
+      as reading the whole request at the summarizer's ``price``.
     """
     if turns < 0:
         raise ValueError(f"worst_case_cost: turns must be >= 0, got {turns}.")

@@ -94,6 +94,8 @@ def test_drop_tool_results_cuts_results_older_than_n_turns_with_a_mark() -> None
     assert out[3].tool_call_id == "c0"
     assert out[3].name == "search"
     assert DropToolResults(older_than=1)(grown(3, size=200)) == grown(3, size=200)
+    # 230 characters: 200 and the mark would be longer, so the result is sent whole
+    assert DropToolResults(older_than=1)(grown(3, size=230)) == grown(3, size=230)
 
 
 def test_the_policies_are_frozen_and_checked() -> None:
@@ -352,6 +354,23 @@ def test_replay_and_fork_send_the_recorded_summary_without_calling_the_summarize
     assert sent[:3] == before[:3]  # the head, and the summary step at - 1 was sent
     assert sent[1].content == ctx.SUMMARY_PREFIX + "s2"
     assert idle.requests == []
+
+
+def test_a_fork_of_a_summarized_run_replays_as_it_ran() -> None:
+    # summaries dearer than what the fork carries (the source's last step): the replay still
+    # finds where the fork's own steps begin
+    dear = ScriptedModel(["s"] * 8, price=Price(100.0, 100.0), max_output_tokens=40)
+    policy = Summarize(dear, when_input_tokens_over=400, keep_last=1)
+    session = start(model(6), "find it", tools=[search], context=policy)
+    source = session.run()
+    fork = session.fork(6, complete=ScriptedModel(["again"], price=PRICE, max_output_tokens=50))
+    assert source.steps[6].cost_usd < source.summaries_usd  # type: ignore[operator]
+    forked = fork.run()
+    assert forked.summaries_usd > 0
+    again = replay(forked)
+    assert first_divergence(forked, again) is None
+    assert to_pico(again.cost_usd or 0) == to_pico(forked.cost_usd or 0)
+    assert again.carried_usd == forked.carried_usd
 
 
 def test_resume_goes_on_from_the_standing_summary() -> None:
