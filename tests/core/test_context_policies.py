@@ -331,6 +331,25 @@ def test_a_summary_that_would_not_fit_is_not_sent_and_the_turns_are_dropped() ->
     assert result.summaries_usd == 0.0
 
 
+def test_a_summary_call_that_fails_drops_the_turns_instead() -> None:
+    broken = summarizer()  # an empty script: the call raises IndexError
+    policy = Summarize(broken, when_input_tokens_over=400, keep_last=1)
+    result = run(model(3), "find it", tools=[search], context=policy)
+    assert result.answer == "done"
+    asked = [s.index for s in result.steps if s.context and s.context.summary]
+    assert asked == [2, 3]  # asked again each turn the request passed the threshold
+    assert len(broken.requests) == 2
+    edit = result.steps[2].context
+    assert edit is not None
+    assert edit.summary is not None
+    assert edit.summary.cost_usd == 0.0  # it raised: no reply, nothing billed
+    assert edit.fallback is not None
+    assert edit.fallback.startswith("the summary call failed (IndexError: ")
+    assert edit.fallback.endswith("): the turns before the last 1 were dropped")
+    assert edit.dropped == (1, 2)
+    assert all(isinstance(x, int) for x in edit.sent)
+
+
 def test_replay_and_fork_send_the_recorded_summary_without_calling_the_summarizer() -> None:
     policy = Summarize(summarizer("s1", "s2", "s3", "s4"), when_input_tokens_over=400, keep_last=1)
     result = run(model(4), "find it", tools=[search], context=policy, price=PRICE,
