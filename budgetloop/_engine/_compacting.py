@@ -190,9 +190,22 @@ class Compacting(Records):
         self._made = (edit.summary, edit.fallback)
         return False
 
-    def _context_edit(self, sent: Sent | None) -> ContextEdit | None:
-        """What the policy made of the next step's request, as its step records it."""
-        made = self._made
+    @property
+    def next_context(self) -> ContextEdit | None:
+        """What the context policy (``context=``) makes of the next request, as its step would
+        record it: which messages it leaves out or cuts, and how many tokens that saves; None
+        when the next request is the whole context. A summary the next turn may ask for is not
+        made here (no model is called): the request is the one that stands."""
+        if not self._compacts:
+            return None
+        sent = self._sent(self.state.messages)
+        return None if sent is None else self._context_edit(sent, None)
+
+    def _context_edit(
+        self, sent: Sent | None, made: tuple[Summary | None, str | None] | None
+    ) -> ContextEdit | None:
+        """What the policy made of the next step's request, as its step records it (``made``:
+        the summary asked for it, or why the turns were dropped instead)."""
         if sent is None and made is None:
             return None
         policy = self.options.values["context"]

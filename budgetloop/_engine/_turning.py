@@ -105,7 +105,7 @@ class Turning(Committing):
             self._count.sending()  # (a policy's request: its report is not the context's)
         index = len(self.state.steps)
         if self._compacts:  # what the policy made of the request, for the step to record
-            edit = self._context_edit(sent)
+            edit = self._context_edit(sent, self._made)
             if edit is not None:
                 self._edit_for = (index, edit)
         tools = list(self._final_tools) if final else list(self.schemas)

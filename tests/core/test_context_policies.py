@@ -222,6 +222,24 @@ def test_keep_last_records_what_it_dropped_and_holds_the_request_flat() -> None:
     assert last.dropped == (2, 3, 4, 5, 6, 7, 8, 9)
 
 
+def test_next_context_says_what_the_next_request_leaves_out() -> None:
+    played = model()
+    session = start(played, "find it", tools=[search], context=KeepLast(turns=1))
+    assert session.next_context is None  # the whole context is sent
+    session.step()
+    assert session.next_context is None
+    session.step()
+    ahead = session.next_context
+    assert ahead is not None
+    assert ahead.dropped == (1, 2)
+    assert session.projection.input_tokens == estimate_tokens(
+        ahead.messages(session.messages), session.schemas
+    )
+    session.step()
+    assert session.steps[2].context == ahead
+    assert start(model(), "find it", tools=[search]).next_context is None
+
+
 def test_a_cut_result_is_recorded_as_sent_and_redacted() -> None:
     result = run(model(3), "find it", tools=[search], context=DropToolResults(older_than=1,
                  keep_chars=4), redact=lambda text: text.replace("q0", "[x]"))  # fmt: skip
