@@ -3,6 +3,7 @@ before it is sent, projected by the guard, billed (a summary) and recorded in th
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from budgetloop import (
     ScriptedModel,
     ToolCall,
     Usage,
+    arun,
     budget_report,
     estimate_tokens,
     first_divergence,
@@ -347,6 +349,35 @@ def test_a_summary_that_would_not_fit_is_not_sent_and_the_turns_are_dropped() ->
     assert result.cost_usd is not None
     assert result.cost_usd <= limit
     assert result.summaries_usd == 0.0
+
+
+class AsyncWriter:
+    """An ``async def`` summarizer, priced as a model is."""
+
+    price = Price(1.0, 5.0)
+    max_output_tokens = 40
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def __call__(self, messages: list[Message], tools: list[Any]) -> Completion:
+        self.calls += 1
+        return Completion(text=f"summary {self.calls}", usage=Usage(100, 10))
+
+
+@pytest.mark.parametrize("driver", ["arun", "run with a deadline"])
+def test_an_async_summarizer_is_called_by_either_driver(driver: str) -> None:
+    writer = AsyncWriter()
+    policy = Summarize(writer, when_input_tokens_over=400, keep_last=1)
+    if driver == "arun":
+        result = asyncio.run(arun(model(3), "find it", tools=[search], context=policy))
+    else:  # the model call on a worker thread, to keep max_seconds
+        result = run(model(3), "find it", tools=[search], context=policy,
+                     budget=Budget(max_seconds=60))  # fmt: skip
+    assert result.answer == "done"
+    assert writer.calls == 2
+    assert to_pico(result.summaries_usd) == 2 * (100 * 1_000_000 + 10 * 5_000_000)
+    assert result.request(3).messages[1].content == ctx.SUMMARY_PREFIX + "summary 2"
 
 
 def test_a_summary_call_that_fails_drops_the_turns_instead() -> None:
