@@ -2,6 +2,7 @@
 budgets that stop a run before it overspends, and a trace that is plain data."""
 
 from . import breakpoints as breakpoints  # the public module budgetloop.breakpoints
+from . import context as context  # the public module budgetloop.context
 from . import display as display  # the public module budgetloop.display
 from . import events as events  # the public module budgetloop.events
 from ._engine._async import AsyncSession
@@ -37,7 +38,17 @@ from ._schema._tool import Tool, tool
 from ._tools._approval import PendingCall
 from ._trace._files import write_new
 from ._trace._journal import as_result, load_trace, load_traces
-from ._trace._result import CallRecord, HeldTurn, Imported, Request, Result, Rule, Step
+from ._trace._result import (
+    CallRecord,
+    ContextEdit,
+    HeldTurn,
+    Imported,
+    Request,
+    Result,
+    Rule,
+    Step,
+    Summary,
+)
 from .ledger import Ledger, LedgerError, MemoryLedger, RedisLedger, Reservation, SqliteLedger
 
 __all__ = [
@@ -48,6 +59,7 @@ __all__ = [
     "CallRecord",
     "Chunk",
     "Completion",
+    "ContextEdit",
     "HeldTurn",
     "Imported",
     "Ledger",
@@ -68,6 +80,7 @@ __all__ = [
     "SqliteLedger",
     "Step",
     "Stop",
+    "Summary",
     "Tool",
     "ToolCall",
     "UnreadableReply",

@@ -17,6 +17,7 @@ from .._rules._money import raised
 from .._tools._approval import aask
 from .._trace._result import Result, Step
 from ._loop import Loop
+from ._options import is_async
 from ._session import abandoned
 from ._stream import streams
 from ._turn import Batch, BatchDone, Decided, Hold, ModelCall, Reply, as_reply, unsent
@@ -100,11 +101,12 @@ class AsyncSession(Loop):
     async def _call_model(self, request: ModelCall) -> Reply:
         if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
             return unsent()
-        if self._async_model:
-            pending: Any = self.complete(request.messages, request.tools, **request.keywords)
+        model = request.model or self.complete
+        if self._async_model if request.model is None else is_async(model):
+            pending: Any = model(request.messages, request.tools, **request.keywords)
         else:
             submitted = self._workers.submit(
-                functools.partial(self.complete, **request.keywords),
+                functools.partial(model, **request.keywords),
                 request.messages,
                 request.tools,
             )
@@ -128,13 +130,13 @@ class AsyncSession(Loop):
             return Reply(value)
         if not streams(value):
             return as_reply(value)
-        return await self._read(value)
+        return await self._read(value, request)
 
-    async def _read(self, value: Any) -> Reply:
+    async def _read(self, value: Any, request: ModelCall) -> Reply:
         """A stream of chunks read to its end, or until it is cut: an async one on this
         loop, a sync one on the session's own thread. At the deadline it is cut here, and
         the reading stops at its next chunk."""
-        stream = self._opened()
+        stream = self._opened(request, kept=False)
         if hasattr(value, "__anext__"):
             pending: Any = stream.aread(value)
         else:

@@ -10,6 +10,8 @@ calling the one below it (docs/architecture.md draws them):
 - ``Turning`` (``_turning``): a held batch first, then plan, reserve, call, commit;
 - ``Committing`` (``_commit``): what a reply does: a failure, a final answer, a batch, a hold;
 - ``Planning`` (``_planning``): the next turn's projection, final answer and stop;
+- ``Compacting`` (``_compacting``): what a ``context=`` policy sends of the context, and a
+  summary's call;
 - ``Records`` (``_records``): a finished turn made part of the run, and the trace's text;
 - ``Setup`` (``_setup``): the run's state from its options, its clock, what a caller reads.
 
@@ -253,12 +255,16 @@ class Loop(Turning):
 
         return remove
 
-    def _opened(self, request: ModelCall | None = None) -> Stream:
+    def _opened(self, request: ModelCall | None = None, *, kept: bool = True) -> Stream:
         """A stream for the reply of the step being taken, cut at the deadline and by an
-        interrupt; kept as ``request``'s (for the waiting thread to cut) when given."""
+        interrupt; kept as ``request``'s (for the waiting thread to cut) when given and
+        ``kept``. A summarizer's reply (``request.model``) is no step's: its pieces are no
+        events."""
         deadline = self._deadline()
-        stream = Stream(self._clock, self._origin, deadline, self._interrupt, self._on_piece)
-        if request is not None:
+        own = request is None or request.model is None
+        on_piece = self._on_piece if own else None
+        stream = Stream(self._clock, self._origin, deadline, self._interrupt, on_piece)
+        if request is not None and kept:
             self._streaming = (request, stream)
         return stream
 

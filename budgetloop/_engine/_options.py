@@ -34,6 +34,7 @@ from .._rules._budget import CountTokens
 from .._schema._tool import Tool, tool
 from .._tools._approval import Approve
 from .._trace._result import RECORDED_OPTIONS, RunOptions
+from ..context import Policy, Summarize
 from ..events import Event
 from ..ledger import Ledger
 from ._types import Budget, Message, Price
@@ -49,6 +50,7 @@ from ._reading import (
     _approve,
     _budget,
     _clock,
+    _context,
     _cost_needs_price,
     _least_output,
     _ledger,
@@ -135,6 +137,9 @@ class ReplayOptions(TypedDict, total=False):
     settings: Annotated[dict[str, Any] | None, Option(None, _settings, across=_settings_taken)]
     """The model's settings (``temperature``, ``top_p``, ``seed``, ``stop``, ``tool_choice``,
     ``parallel_tool_calls``; a provider's own under its name), sent with every request."""
+    context: Annotated[Policy | Summarize | None, Option(None, _context)]
+    """What of the context each request is sent (``budgetloop.context``): a policy's request
+    is checked, projected and recorded; None sends the whole context."""
 
 
 class ToolsOption(TypedDict, total=False):

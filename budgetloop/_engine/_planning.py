@@ -13,18 +13,19 @@ from .._rules._budget import project as project_cost
 from .._rules._ceilings import Now
 from .._rules._context import checked
 from .._rules._finish import budget_note, final_note, last_turn
-from ._records import Records
+from ._compacting import Compacting
 from ._turn import Call, NextTurn, Plan, reaches_tool
 from ._types import Message
 
 
-class Planning(Records):
+class Planning(Compacting):
     """The plan of a turn and its projections; nothing here changes the run."""
 
     @property
     def projection(self) -> Projection:
-        """What the next turn would cost at worst, computed without calling the model."""
-        return self._project(self._count.count())[0]
+        """What the next turn would cost at worst, computed without calling the model, on
+        what it would be sent (a context policy's request; before any summary it may ask)."""
+        return self._project(self._sent_tokens(self._sent(self.state.messages)))[0]
 
     def _plan(self, started: float | None) -> Plan:
         """The next turn's plan, without changing anything: its request's extra messages, its
@@ -36,7 +37,9 @@ class Planning(Records):
         extra = budget_note(guards, now) if self.options.values["budget_note"] else []
         if state.unanswered:  # output=T: a reply in plain text is asked for the answer again
             extra = [Message("user", ASK_AGAIN), *extra]
-        projection, projected = self._project(self._count.count(extra))
+        sent = self._sent(self.state.messages) if self._compacts else None  # a policy's, checked
+        tokens = self._count.count(extra) if sent is None else self._sent_tokens(sent, extra)
+        projection, projected = self._project(tokens)
         now.projection, now.projected = projection, projected
         seen = None
         if self.options.values["finish"]:
@@ -50,9 +53,9 @@ class Planning(Records):
                 final = Now(taken, left, spent)
                 final.projection, final.projected = projection, projected
                 ending = guards.before_final(final, last, last is state.finishing)
-                return Plan(note, projection, projected, ending, last, seen)
+                return Plan(note, projection, projected, ending, last, seen, sent)
         ending = guards.before_call(now)
-        return Plan(extra, projection, projected, ending, None, seen)
+        return Plan(extra, projection, projected, ending, None, seen, sent)
 
     @property
     def next_turn(self) -> NextTurn:
@@ -81,6 +84,12 @@ class Planning(Records):
 
     def _cheapest_tokens(self, calls: list[Call], assistant: Message) -> int:
         """That turn's input tokens."""
+        if self._compacts:
+            empty = [Message("tool", "", tool_call_id=c.id, name=c.name) for c in calls]
+            later = [*self.state.messages, assistant, *empty]
+            sent = self._sent(later, len(self.state.steps) + 1)
+            if sent is not None:  # what a context policy would send of it
+                return self._sent_tokens(sent)
         if (
             self.options.values["count_tokens"] is None
         ):  # a lower bound: an overhead per result, no text
@@ -99,9 +108,11 @@ class Planning(Records):
         default estimate keeps the schemas counted: once a provider has reported a count, what
         they took in it is not known, so taking them out could count below the truth."""
         count_tokens = self.options.values["count_tokens"]
+        sent = self._sent(self.state.messages) if self._compacts else None
         if count_tokens is None:
-            return self._count.count(extra)
-        return checked(count_tokens([*self.state.messages, *extra], list(self._final_tools)))
+            return self._sent_tokens(sent, extra)
+        request = self.state.messages if sent is None else sent[0]
+        return checked(count_tokens([*request, *extra], list(self._final_tools)))
 
     def _project(self, tokens: int, room: int | None = None) -> tuple[Projection, int | None]:
         """A call of ``tokens`` input tokens at its worst, on what the run has spent; with

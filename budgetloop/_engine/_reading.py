@@ -126,6 +126,16 @@ def _budget(value: Any, reading: Reading) -> Any:
     return value
 
 
+def _context(value: Any, reading: Reading) -> Any:
+    """A context policy: ``Summarize``, or a callable ``policy(messages) -> list[Message]``."""
+    from ..context import Summarize
+
+    if value is not None and not isinstance(value, Summarize) and not callable(value):
+        expected = "a context policy (policy(messages) -> list[Message], or Summarize) or None"
+        raise TypeError(reading.must(expected, type_name(value)))
+    return value
+
+
 def _cost_needs_price(values: Mapping[str, Any], reading: Reading) -> None:
     budget = values["budget"]
     if budget is not None and budget.max_cost_usd is not None:

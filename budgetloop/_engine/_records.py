@@ -10,7 +10,7 @@ from dataclasses import replace
 from .._forms._redact import WITHHELD, WITHHOLD, Said
 from .._rules._budget import Projection
 from .._rules._ceilings import calls_run
-from .._trace._result import Status, Step
+from .._trace._result import ContextEdit, Status, Step
 from ._setup import Setup
 from ._turn import Call, Ending, Ran, Reply
 from ._types import Completion, Message
@@ -18,6 +18,8 @@ from ._types import Completion, Message
 
 class Records(Setup):
     """Recording a turn; the layers above call ``_record`` once a turn is over."""
+
+    _edit_for: tuple[int, ContextEdit] | None = None  # a policy's edit of the request of a step
 
     def _step_seconds(self, started: float) -> float:
         """A billed step's seconds. A clock that raises (a ``KeyboardInterrupt`` in it) must
@@ -132,6 +134,11 @@ class Records(Setup):
         A ``redact`` that raises (a ``KeyboardInterrupt`` in it too) withholds the text of what
         it could not redact; the turn is still recorded, and the error is raised after it."""
         failures: list[BaseException] = []
+        made = self._edit_for  # what a context policy made of this step's request
+        if made is not None:
+            self._edit_for = None
+            if made[0] == step.index and step.context is None:
+                step = replace(step, context=made[1])
         if self._unraised:
             failures += self._unraised
             self._unraised.clear()

@@ -21,6 +21,7 @@ from .._rules._money import raised
 from .._tools._pool import Slots
 from .._trace._result import Result, Step
 from ._loop import Loop
+from ._options import is_async
 from ._stream import Stream, streams
 from ._turn import (
     Batch,
@@ -282,7 +283,9 @@ class Session(Loop):
         if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
             return unsent()
         try:
-            value = self.complete(request.messages, request.tools, **request.keywords)
+            value = (request.model or self.complete)(
+                request.messages, request.tools, **request.keywords
+            )
             if inspect.isawaitable(value):
                 value = asyncio.run(_awaited(value, lambda: self._opened(request)))
         except (KeyboardInterrupt, SystemExit):
@@ -299,8 +302,11 @@ class Session(Loop):
         if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
             return unsent()
         try:
-            if request.timeout is None and not self._async_model:
-                value = self.complete(request.messages, request.tools, **request.keywords)
+            model_async = self._async_model if request.model is None else is_async(request.model)
+            if request.timeout is None and not model_async:
+                value = (request.model or self.complete)(
+                    request.messages, request.tools, **request.keywords
+                )
             else:
                 slots = Slots(1)
                 self._workers.hand(self._call_on_worker, slots, request)
@@ -332,7 +338,9 @@ class Session(Loop):
         """The model call on the session's own thread: (value, None) or (None, what it raised)
         into ``slots``."""
         try:
-            value = self.complete(request.messages, request.tools, **request.keywords)
+            value = (request.model or self.complete)(
+                request.messages, request.tools, **request.keywords
+            )
             if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
                 value = asyncio.run(_awaited(value, lambda: self._opened(request)))
         except BaseException as exc:  # handed to the waiting side, which decides

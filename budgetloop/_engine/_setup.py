@@ -52,6 +52,7 @@ class Setup(Holding):
     # completion with the seconds to its first chunk (for its step)
     _streaming: tuple[ModelCall, Stream] | None = None
     _first_chunk: tuple[Completion | None, float] | None = None
+    _compacts = False  # a context= policy (or a replay's recorded requests) makes the requests
 
     def _build(
         self,
@@ -72,6 +73,8 @@ class Setup(Holding):
             self._least = given["min_output_tokens"]
         if given["settings"]:
             self._settings = json.dumps(given["settings"])
+        if given["context"] is not None:
+            self._compacts = True
         redact = given["redact"]
         self._redactor = Redactor(None if redact is None else strict(redact))
         if given["on_event"] is not None:

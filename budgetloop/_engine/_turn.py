@@ -91,12 +91,13 @@ def checked(call: Call, tool: Tool) -> Checked:
 class ModelCall:
     """What a turn asks its driver for first: one model call, within ``timeout`` seconds,
     passed ``keywords`` besides the messages and tools (``max_output_tokens`` and ``settings``,
-    those the model takes)."""
+    those the model takes); of ``model`` when given, else of the run's model."""
 
     messages: list[Message]
     tools: list[dict[str, Any]]
     timeout: float | None
     keywords: dict[str, Any]
+    model: Any = None  # another model than the run's (a context policy's summarizer)
 
 
 @dataclass(slots=True)
@@ -202,6 +203,9 @@ class Plan:
     ending: Ending | None  # the run stops before this turn's call
     final: Ending | None  # this turn is the final answer, before this stop
     seen: tuple[int, int] | None = None
+    # a context policy's request, and each of its messages' index in the context (None: one
+    # the policy wrote); None: the whole context is sent
+    sent: tuple[list[Message], tuple[int | None, ...]] | None = None
 
 
 # Every request a turn yields. Each driver answers them through one table of request type to

@@ -76,7 +76,12 @@ class Turning(Committing):
             self._end_run(Ending(Stop.INTERRUPTED, "interrupted before the next model call"))
             return None
         # 1. plan: its worst case, a final answer or not, and a stop before it
+        # 1. plan: its worst case, a final answer or not, and a stop before it; a context
+        # policy's summary is asked for only for a turn that will be taken, and the turn is
+        # then planned again on the request it made
         plan = self._plan(started)
+        if plan.ending is None and self._compacts and (yield from self._compact(started)):
+            plan = self._plan(started)
         if plan.seen is not None:
             self.state.final_tokens, self.state.growth = plan.seen
         reservation, ending, left = None, plan.ending, self._left(started)
@@ -115,13 +120,19 @@ class Turning(Committing):
         """The model call: with tools, or without for a final answer. An interrupt while it
         is in flight bills its worst case (it may be billed) and records the step."""
         final = plan.final is not None
-        if not final:
-            self._count.sending()
+        sent = plan.sent
+        if not final and sent is None and self._made is None:
+            self._count.sending()  # (a policy's request: its report is not the context's)
         index = len(self.state.steps)
+        if self._compacts:  # what the policy made of the request, for the step to record
+            edit = self._context_edit(sent, self._made)
+            if edit is not None:
+                self._edit_for = (index, edit)
         tools = list(self._final_tools) if final else list(self.schemas)
         takes = self.options.keywords  # those of a request's keywords the model takes
         keywords = self._request_keywords(plan.projection, takes) if takes else {}
-        request = ModelCall([*self.state.messages, *plan.extra], tools, left, keywords)
+        context = self.state.messages if sent is None else sent[0]
+        request = ModelCall([*context, *plan.extra], tools, left, keywords)
         try:
             if reservation is None:  # no ledger: no lease to keep
                 reply = yield request
@@ -140,7 +151,7 @@ class Turning(Committing):
         cost = call_cost(reply, plan.projected, self.price)
         self.state.money.bill(cost, reservation)
         usage = None if reply.completion is None else reply.completion.usage
-        if usage is not None and not final:  # what was sent is now known
+        if usage is not None and not final and sent is None and self._made is None:
             self._count.reported(usage.input_tokens)
         return reply, cost
 

@@ -27,7 +27,7 @@ from .._tools._approval import Approve, Decision, PendingCall, edited
 from .._tools._dispatch import ABANDONED
 from .._trace._fork import context_before
 from .._trace._journal import Trace, as_result
-from .._trace._result import EXECUTED, CallRecord, Result, Step
+from .._trace._result import EXECUTED, CallRecord, Result, Step, summaries_pico
 from ._output import FINAL_ANSWER
 from ._recorded import billed_error, completion_of, played_error, recorded_error
 from ._scripted import ScriptedModel
@@ -255,6 +255,10 @@ def replay(trace: Trace, **options: Unpack[ReplayOptions]) -> Result:
     The calls a person decided (``CallRecord.approval``) are held again and decided as
     recorded: approved, edited (run with the recorded arguments) or denied (with the recorded
     reason). ``approve=fn`` asks ``fn`` about them instead: what if a call had been denied?
+
+    A step a context policy (``context=``) made the request of is sent the request it recorded
+    (``Step.context``), and a summary it recorded is billed at its recorded cost, without
+    calling its summarizer; ``context=`` given here applies that policy instead.
     """
     result = as_result(trace, "replay")
     check_names("replay", options, option_names(ReplayOptions), _NOT_OPTIONS)
@@ -377,6 +381,9 @@ def _run_again(
         source.state.money.known = False
     source._hold_calls = holds
     tape.interrupt = source.interrupt
+    edits = {s.index: s.context for s in result.steps if s.context is not None}
+    if edits and given.get("context") is None:  # each step sent what it was sent, summaries
+        source._compacting(edits)  # billed as recorded: no summarizer is called again
     for _ in range(inherited):
         source.step()
     source.state.money.carry(carried)
@@ -384,6 +391,8 @@ def _run_again(
         source = source._fork("replay", None, None, {"budget": given["budget"]})
         source._hold_calls = holds
         tape.interrupt = source.interrupt
+        if edits and given.get("context") is None:
+            source._compacting(edits)
     source.forked_from = result.forked_from  # the same lineage as the run it replays
     recorded = len(result.steps)
     if not ends:
@@ -403,6 +412,7 @@ def _inherited(result: Result, carried: int) -> int:
         seen = step.projection
         if seen is None:  # a step whose worst case was not recorded: the fork's own from here
             return step.index
+        before += summaries_pico((step,))  # a summary made for it: spent before its projection
         if to_pico(seen.spent_usd) >= before + carried - len(result.steps):
             return step.index
         before += to_pico(step.cost_usd or 0.0)

@@ -23,7 +23,7 @@ from .._engine._valid import must, type_name
 from .._forms._printable import printable
 from .._rules._ceilings import BY_NAME, CEILINGS, Figure
 from .._trace._journal import load_traces
-from .._trace._result import APPROVALS, Result
+from .._trace._result import APPROVALS, Result, summaries_pico
 
 DEFAULT_PERCENTILES = (50, 90, 95, 99)
 TraceSource = str | os.PathLike[str] | Result | Mapping[str, Any]
@@ -63,6 +63,9 @@ class BudgetReport:
     # the turns whose request asked for fewer output tokens than the run's max_output_tokens,
     # to fit what the budget had left (min_output_tokens): how many, and the runs that had one
     fitted: tuple[int, tuple[str, ...]] = (0, ())
+    # the summaries a context policy had written (``Summarize``): how many, what they cost in
+    # all (part of each run's cost), and the runs that had one
+    summaries: tuple[int, float, tuple[str, ...]] = (0, 0.0, ())
 
     @property
     def max_cost_usd(self) -> dict[float, float | None]:
@@ -135,6 +138,10 @@ class BudgetReport:
             count, runs = self.fitted
             lines += ["", "turns fitted to what the budget had left (min_output_tokens):"]
             lines.append(f"  {'fitted':<18}{count:>{width}}  {_some(runs)}")
+        if self.summaries[0]:
+            count, usd, runs = self.summaries
+            lines += ["", "summaries a context policy had written (part of the runs' cost):"]
+            lines.append(f"  {'summaries':<18}{count:>{width}}  {_usd(usd)}  {_some(runs)}")
         if self._prices_worth_saying():
             lines += ["", "priced at:"]
             for words, names in sorted(self.prices.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -279,6 +286,7 @@ def budget_report(
         prices={k: tuple(v) for k, v in prices.items()},
         decisions=decided,
         fitted=(fitted_turns, tuple(fitted_runs)),
+        summaries=_summaries(names, results),
     )
     if unknown:
         if per_day is None:
@@ -323,6 +331,20 @@ def _billed(result: Result, price: Price) -> Result:
         replace(s, cost_usd=from_pico(c)) for s, c in zip(result.steps, picos, strict=True)
     )
     return replace(result, steps=steps, cost_usd=from_pico(sum(picos)), price=price)
+
+
+def _summaries(
+    names: Sequence[str], results: Sequence[Result]
+) -> tuple[int, float, tuple[str, ...]]:
+    """How many summaries the runs' context policies had written, their cost, and the runs."""
+    count, pico, runs = 0, 0, []
+    for name, r in zip(names, results, strict=True):
+        made = sum(1 for s in r.steps if s.context and s.context.summary)
+        if made:
+            count += made
+            pico += summaries_pico(r.steps)
+            runs.append(name)
+    return count, from_pico(pico), tuple(runs)
 
 
 def _dollars(pico: int, runs: int = 1) -> float:

@@ -142,7 +142,7 @@ class Redactor:
         A dict is redacted as a value. A JSON string is redacted as text, unless that text would
         still decode to something other than the redacted arguments (a secret written with
         ``\\u`` escapes, or as a number): then it is the redacted arguments, re-encoded. A string
-        that is not JSON has its JSON escapes decoded before it is redacted."""
+        that is not JSON is redacted as ``escaped`` redacts."""
         fn = self.fn
         if fn is None:
             return raw
@@ -151,7 +151,7 @@ class Redactor:
         try:
             parsed = json.loads(raw)
         except (ValueError, RecursionError):
-            return fn(_ESCAPE.sub(_unescape, raw) if "\\" in raw else raw)
+            return self.escaped(raw)
         clean = self.value(parsed)
         text = fn(raw)
         try:
@@ -159,6 +159,20 @@ class Redactor:
         except (ValueError, RecursionError):
             same = False
         return text if same else _encode(clean)
+
+    def escaped(self, text: str) -> str:
+        """A text whose JSON escapes may hide a secret (``\\u0073k-...``): redacted as written,
+        and kept so, unless its escapes, decoded, show a secret: then decoded and redacted. Text
+        that only looks escaped (``C:\\new``, a secret holding a backslash) is not changed."""
+        fn = self.fn
+        if fn is None:
+            return text
+        written = fn(text)
+        if "\\" not in written:
+            return written
+        decoded = _ESCAPE.sub(_unescape, written)
+        shown = fn(decoded)
+        return written if shown == decoded else shown
 
     def arguments_text(self, raw: Any) -> str:
         """A call's raw arguments as one text (``arguments_text``), redacted first."""
@@ -287,10 +301,8 @@ class Redactor:
     def _kept_text(self, text: str | None) -> str | None: ...
     def _kept_text(self, text: str | None) -> str | None:
         """Text another run wrote from parts it did not redact (an error quoting a name as
-        ``repr`` does): its escapes decoded first, so an escaped secret is found too."""
-        if text is None or "\\" not in text:
-            return self.text(text)
-        return self.text(_ESCAPE.sub(_unescape, text))
+        ``repr`` does): as ``escaped`` redacts it, so an escaped secret is found too."""
+        return None if text is None else self.escaped(text)
 
     def pending(self, call: PendingCall) -> PendingCall:
         """A call held for a person, as an output form keeps it: its name, id and arguments

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -312,10 +312,38 @@ def cost_fits(budget: Budget, spent_pico: int, projected_pico: int | None) -> bo
     return projected_pico is not None and spent_pico + projected_pico <= limit
 
 
-def _turn_pico(
-    turn: int, start_tokens: int, tokens_per_turn: int, max_output_tokens: int, price: Price
-) -> int:
-    return price.pico(start_tokens + tokens_per_turn * (turn - 1), max_output_tokens)
+def _turns_pico(
+    start_tokens: int,
+    tokens_per_turn: int,
+    max_output_tokens: int,
+    price: Price,
+    context: object,
+) -> Iterator[int]:
+    """Each turn's worst case in picodollars, from the first on, with ``context``'s summaries
+    counted in the turn they are made for (see ``worst_case_cost``)."""
+    from ..context import SUMMARY_PREFIX, DropToolResults, KeepLast, Summarize
+
+    if context is not None and not isinstance(context, (KeepLast, DropToolResults, Summarize)):
+        raise TypeError(
+            "worst_case_cost: context must be KeepLast, DropToolResults, Summarize or None, "
+            f"got {type(context).__name__}."
+        )
+    frame = MESSAGE_OVERHEAD + estimate_text(SUMMARY_PREFIX)  # a summary's message, less its text
+    held = 0  # the turns the request holds, after the start (and a summary)
+    summary = 0  # the tokens a summary stands as in the request (0: none yet)
+    while True:
+        extra = 0
+        if isinstance(context, KeepLast):
+            held = min(held, context.turns)
+        tokens = start_tokens + summary + tokens_per_turn * held
+        over = isinstance(context, Summarize) and tokens > context.when_input_tokens_over
+        if over and isinstance(context, Summarize) and held > context.keep_last:
+            most = context.max_output_tokens
+            extra = context.price.pico(tokens, most)  # at most the whole request read
+            summary, held = most + frame, context.keep_last
+            tokens = start_tokens + summary + tokens_per_turn * held
+        yield price.pico(tokens, max_output_tokens) + extra
+        held += 1
 
 
 def worst_case_cost(
@@ -325,22 +353,32 @@ def worst_case_cost(
     tokens_per_turn: int,
     max_output_tokens: int,
     price: Price,
+    context: object = None,
 ) -> float:
     """The cost of ``turns`` turns whose context starts at ``start_tokens`` and grows by
     ``tokens_per_turn`` each turn, every turn spending ``max_output_tokens``.
 
     Input on turn n is ``start + per_turn x (n - 1)``, so the total is quadratic in ``turns``;
     with a tiered price each turn is billed at the tier of its own input.
+
+    ``context=`` a built-in policy (``budgetloop.context``) prices the requests it sends:
+
+    - ``KeepLast(turns=N)``: exactly, turn n's input is ``start + per_turn x min(n - 1, N)``,
+      so the total grows linearly once n passes N;
+    - ``DropToolResults``: priced as without it. It removes no message, and what it cuts
+      depends on the results' sizes, which the shape does not say; it cuts a result only to
+      make it shorter, so this is a bound but for a cut that saves fewer tokens than its mark
+      takes (a few);
+    - ``Summarize``: a bound. Once a request passes ``when_input_tokens_over``, a summary of
+      the summarizer's ``max_output_tokens`` tokens (and the few of its message's frame)
+      stands for all but the last ``keep_last`` turns, and its call is counted in that turn,
+      as reading the whole request at the summarizer's ``price``.
     """
     if turns < 0:
         raise ValueError(f"worst_case_cost: turns must be >= 0, got {turns}.")
-    if price.tiers:  # each turn at the tier of its own input
-        return from_pico(
-            sum(
-                _turn_pico(n, start_tokens, tokens_per_turn, max_output_tokens, price)
-                for n in range(1, turns + 1)
-            )
-        )
+    if context is not None or price.tiers:  # turn by turn
+        each = _turns_pico(start_tokens, tokens_per_turn, max_output_tokens, price, context)
+        return from_pico(sum(next(each) for _ in range(turns)))
     total_in = turns * start_tokens + tokens_per_turn * turns * (turns - 1) // 2
     return from_pico(price.pico(total_in, turns * max_output_tokens))
 
@@ -352,13 +390,16 @@ def max_turns_for(
     tokens_per_turn: int,
     max_output_tokens: int,
     price: Price,
+    context: object = None,
 ) -> int:
-    """The largest number of such turns whose worst-case cost fits ``limit_usd``."""
+    """The largest number of such turns whose worst-case cost fits ``limit_usd``
+    (``context=`` as ``worst_case_cost`` takes it)."""
     limit = to_pico(limit_usd)
     spent = 0
     turns = 0
+    each = _turns_pico(start_tokens, tokens_per_turn, max_output_tokens, price, context)
     while True:
-        nxt = _turn_pico(turns + 1, start_tokens, tokens_per_turn, max_output_tokens, price)
+        nxt = next(each)
         if nxt <= 0:
             raise ValueError(
                 f"max_turns_for: each turn's cost must be more than $0, got $0 for turn "

@@ -285,12 +285,17 @@ class MaxCostUsd(Ceiling):
     @classmethod
     def needed(cls, result: Any) -> int:
         """The largest worst case the cost guard checked (spent so far plus the projected
-        next turn), or what the run cost if that was more."""
+        next turn, or a context policy's summary call), or what the run cost if that was
+        more."""
         need = to_pico(result.cost_usd or 0.0)
         for step in result.steps:
-            p = step.projection
-            if p is not None and p.cost_usd is not None:
-                need = max(need, to_pico(p.spent_usd) + to_pico(p.cost_usd))
+            edit = step.context
+            seen = [step.projection]
+            if edit is not None and edit.summary is not None:
+                seen.append(edit.summary.projection)
+            for p in seen:
+                if p is not None and p.cost_usd is not None:
+                    need = max(need, to_pico(p.spent_usd) + to_pico(p.cost_usd))
         return need
 
 

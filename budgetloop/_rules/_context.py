@@ -87,6 +87,29 @@ class ContextTokens:
         _, tokens, counted_then = self._exact
         return tokens + self._counted_sum - counted_then + added
 
+    def count_sent(
+        self,
+        request: Sequence[Message],
+        at: Sequence[int | None],
+        extra: Sequence[Message] = (),
+    ) -> int:
+        """The input tokens of ``request`` (a context policy's: ``at`` is each message's index
+        in the context, None for one the policy wrote), with ``extra`` appended: with a
+        ``count_tokens``, what it counts; else each context message as it was counted when it
+        joined, and each other one estimated, so the count is the estimate of the request sent
+        (a provider's report of an earlier request, which held other messages, is not taken
+        for it)."""
+        if self._count_tokens is not None:
+            return checked(self._count_tokens([*request, *extra], list(self._schemas)))
+        counted, held = self._counted, len(self._counted)
+        total = self._base
+        for message, index in zip(request, at, strict=True):
+            if index is not None and index < held:
+                total += counted[index]
+            else:
+                total += self._scaled(estimate_message(message))
+        return total + sum(self._scaled(self._estimate(m)) for m in extra)
+
     def sending(self) -> None:
         """The context as it stands is being sent: its report, when one comes, is about it."""
         self._sent = (len(self._messages), self._raw_sum, self._counted_sum)

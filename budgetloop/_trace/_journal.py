@@ -48,7 +48,7 @@ from ._read import (
 )
 from ._read_fast import NOT_READ, json_loads
 from ._read_fast import step as fast_step
-from ._result import Result, Step, check_header
+from ._result import Result, Step, check_header, summaries_pico
 
 __all__ = [
     "Journal",
@@ -99,6 +99,7 @@ class Journal:
             to_pico(result.cost_usd or 0.0)
             - to_pico(result.held_usd)
             - sum(to_pico(s.cost_usd or 0.0) for s in result.steps)
+            - summaries_pico(result.steps)
         )  # (a held turn's cost is its step's, written when its batch runs)
         if carried > 0:
             head["carried_usd"] = from_pico(carried)
@@ -421,7 +422,10 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
             raise ValueError(f"{where}:{end_line}: {exc}") from None
     held_pico = to_pico(end["held_usd"]) if end else held_pico
     spent = from_pico(
-        header["carried"] + held_pico + sum(to_pico(s.cost_usd or 0.0) for s in steps)
+        header["carried"]
+        + held_pico
+        + sum(to_pico(s.cost_usd or 0.0) for s in steps)
+        + summaries_pico(steps)
     )
     return Result(
         stop=end.get("stop"),

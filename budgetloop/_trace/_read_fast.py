@@ -240,7 +240,7 @@ def _projection_values(data: Any) -> tuple[Any, ...] | None:
 def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
     """``read_step``'s Step (numbered ``index`` when given), or None: leave it to ``read_step``.
     ``compact``: version 2's data (``call``)."""
-    if type(data) is not dict:
+    if type(data) is not dict or "context" in data:  # a policy's edit: read field by field
         return None
     get = data.get
     number, text, cost = get("index", _NO), get("text"), get("cost_usd", _NO)

@@ -10,7 +10,17 @@ from typing import Any
 from .._engine._types import ROLES, Message, ToolCall
 from . import _read_fast as _fast
 from ._compact import assistant_of, tool_of
-from ._records import APPROVALS, STATUSES, CallRecord, HeldTurn, PendingCall, Rule, Step
+from ._records import (
+    APPROVALS,
+    STATUSES,
+    CallRecord,
+    ContextEdit,
+    HeldTurn,
+    PendingCall,
+    Rule,
+    Step,
+    Summary,
+)
 from ._values import (
     MISSING,
     _at,
@@ -121,7 +131,61 @@ def read_step_fully(value: Any, path: str, index: int | None = None) -> Step:
         first_chunk_seconds=as_number(
             get("first_chunk_seconds", None), _at(path, "first_chunk_seconds"), optional=True
         ),
+        context=read_context(get("context", None), _at(path, "context")),
     )
+
+
+def read_context(value: Any, path: str) -> ContextEdit | None:
+    """A step's ``context`` (what its context policy made of its request), or None."""
+    if value is None:
+        return None
+    data = as_object(value, path)
+
+    def get(name: str, default: Any = MISSING) -> Any:
+        return get_key(data, path, name, default)
+
+    sent: list[int | Message] = []
+    where = _at(path, "sent")
+    for i, x in enumerate(as_list(get("sent"), where)):
+        sent.append(
+            as_int(x, _at(where, i))
+            if isinstance(x, int)
+            else read_message_fully(x, _at(where, i))
+        )
+    where = _at(path, "dropped")
+    dropped = [as_int(x, _at(where, i)) for i, x in enumerate(as_list(get("dropped"), where))]
+    return ContextEdit(
+        policy=as_text(get("policy"), _at(path, "policy")) or "",
+        sent=tuple(sent),
+        dropped=tuple(dropped),
+        dropped_tokens=as_signed(get("dropped_tokens"), _at(path, "dropped_tokens")),
+        summary=read_summary(get("summary", None), _at(path, "summary")),
+        fallback=as_text(get("fallback", None), _at(path, "fallback")),
+    )
+
+
+def read_summary(value: Any, path: str) -> Summary | None:
+    if value is None:
+        return None
+    data = as_object(value, path)
+    where = _at(path, "replaced")
+    replaced = as_list(get_key(data, path, "replaced"), where)
+    projection = read_projection(get_key(data, path, "projection"), _at(path, "projection"))
+    if projection is None:
+        raise ValueError(f"{_at(path, 'projection')} must be a projection, got None.")
+    return Summary(
+        replaced=tuple(as_int(x, _at(where, i)) for i, x in enumerate(replaced)),
+        cost_usd=as_number(get_key(data, path, "cost_usd"), _at(path, "cost_usd")) or 0.0,
+        usage=read_usage(get_key(data, path, "usage", None), _at(path, "usage")),
+        projection=projection,
+    )
+
+
+def as_signed(value: Any, path: str) -> int:
+    """An int, negative too."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{path} must be an int, got {type(value).__name__}.")
+    return value
 
 
 def read_message_fully(value: Any, path: str) -> Message:

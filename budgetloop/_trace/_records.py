@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._engine._frozen import fast_init
-from .._engine._types import Message, Price, Usage
+from .._engine._types import Message, Price, Usage, to_pico
 from .._rules._budget import Projection
 
 if TYPE_CHECKING:
@@ -122,6 +122,62 @@ class CallRecord:
         return reading("CallRecord.from_dict", READERS.call, data)
 
 
+@dataclass(frozen=True)
+class Summary:
+    """A summary a ``Summarize`` policy had written for a request: the context's messages it
+    replaced (by index), and its own model call: its worst case projected before it was sent,
+    its usage and its cost (part of the run's cost, not of the step's ``cost_usd``)."""
+
+    replaced: tuple[int, ...]
+    cost_usd: float
+    usage: Usage | None
+    projection: Projection
+
+    def to_dict(self) -> dict[str, Any]:
+        usage = self.usage
+        return {
+            "replaced": list(self.replaced),
+            "cost_usd": self.cost_usd,
+            "usage": None if usage is None else usage_to_dict(usage),
+            "projection": self.projection.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class ContextEdit:
+    """What a step's context policy (``context=``) made of its request. ``sent`` is the request,
+    message by message: the index of a context message (``Result.messages``) sent as it was, or
+    a message the policy wrote (a cut tool result, a summary). ``dropped`` are the indexes of the
+    context messages not sent as they were (left out, cut, or summarized), ``dropped_tokens``
+    the input tokens the request counts fewer than the whole context (negative when it counts
+    more). ``summary`` is a summary's call, when one was made for this step; ``fallback`` says
+    why a summary was not asked for and the turns it would have replaced were dropped."""
+
+    policy: str
+    sent: tuple[int | Message, ...]
+    dropped: tuple[int, ...]
+    dropped_tokens: int
+    summary: Summary | None = None
+    fallback: str | None = None
+
+    def messages(self, context: Sequence[Message]) -> tuple[Message, ...]:
+        """The request's messages, from the context they were made of."""
+        return tuple(context[x] if isinstance(x, int) else x for x in self.sent)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "policy": self.policy,
+            "sent": [x if isinstance(x, int) else message_to_dict(x) for x in self.sent],
+            "dropped": list(self.dropped),
+            "dropped_tokens": self.dropped_tokens,
+        }
+        if self.summary is not None:
+            out["summary"] = self.summary.to_dict()
+        if self.fallback is not None:
+            out["fallback"] = self.fallback
+        return out
+
+
 @fast_init
 @dataclass(frozen=True)
 class Step:
@@ -147,6 +203,7 @@ class Step:
     response_id: str | None = None  # the provider's id of the reply
     finish_reason: str | None = None  # why the reply ended, as the provider said
     first_chunk_seconds: float | None = None  # a streamed reply: from the step's start
+    context: ContextEdit | None = None  # what a context policy made of its request
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool_calls, tuple):
@@ -180,6 +237,8 @@ class Step:
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
+        if self.context is not None:
+            out["context"] = self.context.to_dict()
         return out
 
     @classmethod
@@ -290,6 +349,16 @@ def usage_to_dict(usage: Usage) -> dict[str, int]:
     if usage.reasoning_tokens:
         out["reasoning_tokens"] = usage.reasoning_tokens
     return out
+
+
+def summaries_pico(steps: Sequence[Step]) -> int:
+    """What the summaries the steps' context policy had written cost, in picodollars: spend of
+    the run that no step's ``cost_usd`` holds."""
+    return sum(
+        to_pico(s.context.summary.cost_usd)
+        for s in steps
+        if s.context is not None and s.context.summary is not None
+    )
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

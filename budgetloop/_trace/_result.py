@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from .._engine._frozen import fast_init
-from .._engine._types import Budget, Message, Price, Stop
+from .._engine._types import Budget, Message, Price, Stop, from_pico
 from .._engine._valid import must, type_name
 from .._forms._printable import printable
 from .._rules._ceilings import (
@@ -30,17 +30,20 @@ from ._records import READERS as READERS
 from ._records import STATUSES as STATUSES
 from ._records import Approval as Approval
 from ._records import CallRecord as CallRecord
+from ._records import ContextEdit as ContextEdit
 from ._records import HeldTurn as HeldTurn
 from ._records import PendingCall as PendingCall
 from ._records import Request as Request
 from ._records import Rule as Rule
 from ._records import Status as Status
 from ._records import Step as Step
+from ._records import Summary as Summary
 from ._records import denial as denial
 from ._records import message_to_dict as message_to_dict
 from ._records import pending_to_dict as pending_to_dict
 from ._records import price_to_dict as price_to_dict
 from ._records import reading
+from ._records import summaries_pico as summaries_pico
 from ._records import usage_to_dict as usage_to_dict
 
 FORMAT = "budgetloop-trace"
@@ -183,12 +186,21 @@ class Result:
     @property
     def carried_usd(self) -> float:
         """Spend no step of this run accounts for: what the run it was forked from spent
-        after the fork point (0.0 for a run that was not forked). ``cost_usd`` includes it."""
+        after the fork point (0.0 for a run that was not forked). ``cost_usd`` includes it.
+        (A step accounts for its context policy's summary: ``summaries_usd``.)"""
         costs = [s.cost_usd for s in self.steps]
         if self.cost_usd is None or None in costs:
             return 0.0  # an imported run's cost not known step by step: nothing to carry
-        carried = self.cost_usd - self.held_usd - math.fsum(c for c in costs if c is not None)
+        steps = math.fsum(c for c in costs if c is not None)
+        carried = self.cost_usd - self.held_usd - steps - self.summaries_usd
         return carried if carried > 1e-12 else 0.0
+
+    @property
+    def summaries_usd(self) -> float:
+        """What the summaries a context policy had written (``Summarize``) cost: part of
+        ``cost_usd``, and of no step's ``cost_usd`` (each step's ``context.summary`` says its
+        own)."""
+        return from_pico(summaries_pico(self.steps))
 
     @property
     def tool_calls(self) -> tuple[CallRecord, ...]:
@@ -229,10 +241,11 @@ class Result:
 
     def request(self, index: int) -> Request:
         """What step ``index``'s model call was sent, as the trace holds it: the messages before
-        the step and the tool schemas; for a final-answer step, the messages and the note that
-        asked for the answer, and no tools. (Not in the trace, so not here: a failed final
-        call's note, and the line ``budget_note=True`` ends each request with.) A trace whose
-        messages are fewer than its steps appended is a ValueError."""
+        the step (as its context policy sent them: ``Step.context``) and the tool schemas; for
+        a final-answer step, the messages and the note that asked for the answer, and no
+        tools. (Not in the trace, so not here: a failed final call's note, and the line
+        ``budget_note=True`` ends each request with.) A trace whose messages are fewer than its
+        steps appended is a ValueError."""
         where, steps = "Result.request", self.steps
         if isinstance(index, bool) or not isinstance(index, int):
             raise TypeError(f"{where}: index must be an int, got {type_name(index)}.")
@@ -247,10 +260,13 @@ class Result:
         asked = None if step.projection is None else step.projection.output_tokens
         settings = self.options.get("settings")
         settings = None if settings is None else dict(settings)
+        edit = step.context  # a context policy's request: what it sent of the context
+        context = self.messages[:sent]
+        messages = tuple(context) if edit is None else edit.messages(context)
         if not step.final_answer:
-            return Request(tuple(self.messages[:sent]), tuple(self.tools), asked, settings)
+            return Request(messages, tuple(self.tools), asked, settings)
         told = 1 if step.error is None else 0  # a failed call's note was not kept
-        return Request(tuple(self.messages[: sent + told]), (), asked, settings)
+        return Request((*messages, *self.messages[sent : sent + told]), (), asked, settings)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready data; ``Result.from_dict`` reads it back."""

@@ -194,6 +194,12 @@ BAD: list[tuple[dict[str, Any], type[Exception], str]] = [
         "callable that attribute.",
     ),
     ({"on_step": []}, TypeError, "on_step must be a function or None, got list."),
+    (
+        {"context": 5},
+        TypeError,
+        "context must be a context policy (policy(messages) -> list[Message], or Summarize) "
+        "or None, got int.",
+    ),
     ({"finish": None}, TypeError, "finish must be True or False, got None."),
     ({"warn_repeats": 1}, TypeError, "warn_repeats must be True or False, got int."),
     ({"budget_note": "yes"}, TypeError, "budget_note must be True or False, got str."),
@@ -254,7 +260,7 @@ REPLAY = (
     "budget, price, max_output_tokens, count_tokens, system, repeat_limit, max_workers, "
     "max_result_chars, redact, ledger, on_step, on_event, finish, cycle_limit, warn_repeats, "
     "budget_note, "
-    "approve, output, min_output_tokens, settings"
+    "approve, output, min_output_tokens, settings, context"
 )
 
 

@@ -457,3 +457,33 @@ def test_a_sentence_that_may_quote_a_call_has_no_plain_str() -> None:
         "Said: its text must be asked for in one of its two forms, got str(); use .real for the "
         "model, Redactor.text(said) for an output form."
     )
+
+
+def test_a_fork_with_redact_keeps_backslashes_as_written_and_a_secret_holding_one_out() -> None:
+    """A fork's inherited results and errors under a new ``redact``: a secret written with a
+    backslash (``sk-0000\\r``) is masked as written, not decoded into a carriage return that
+    JSON would show as the secret again, and a path's ``\\n`` stays two characters."""
+    secret = "sk-0000\\r"
+
+    @tool
+    def echo(q: str) -> str:
+        """Echo."""
+        return f"C:\\new\\{q}"
+
+    @tool
+    def fail(q: str) -> str:
+        """Raises."""
+        raise ValueError(f"C:\\new\\{q}")
+
+    calls = [ToolCall("echo", {"q": secret}, "c1"), ToolCall("fail", {"q": secret}, "c2")]
+    session = start(
+        ScriptedModel([Completion(tool_calls=calls), "done"]), "go", tools=[echo, fail]
+    )
+    session.run()
+    forked = session.fork(1, complete=ScriptedModel(["again"]), redact=masking(secret)).run()
+    ok, failed = forked.steps[0].tool_calls
+    assert ok.result == "C:\\new\\" + MASK
+    assert failed.error == "ValueError: C:\\new\\" + MASK
+    text = json.dumps(forked.to_dict())
+    for form in forms(secret):
+        assert form not in text
