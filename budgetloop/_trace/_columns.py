@@ -61,9 +61,9 @@ class Columns:
     (``preview_of``), ``seconds``; what a list's filters read: each call's status and a
     person's decision (``calls``), whether the step reported more input than projected
     (``under``) and was a final answer (``final``); each call's tool (``tools``) and the input
-    tokens projected before the step (``projected``, None for a step with no projection). ``offsets``: where each step's line starts
-    in a JSON Lines file (None otherwise, or when the columns came from a loaded ``Result``),
-    and ``version``, the file's format."""
+    tokens projected before the step (``projected``, None for a step with no projection).
+    ``offsets``: where each step's line starts in a JSON Lines file (None otherwise, or when
+    the columns came from a loaded ``Result``), and ``version``, the file's format."""
 
     index: list[int]
     status: list[str]
@@ -129,9 +129,7 @@ def columns_of(steps: Sequence[Step]) -> Columns:
             s.cost_usd,
             s.seconds,
             None if usage is None else (usage.input_tokens, usage.output_tokens),
-            usage is not None
-            and projection is not None
-            and usage.input_tokens > projection.input_tokens,
+            s.under_projected > 0,  # the step's one rule
             tuple((c.status, c.approval) for c in s.tool_calls),
             s.final_answer,
             tuple(c.name for c in s.tool_calls),
