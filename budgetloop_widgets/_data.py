@@ -27,16 +27,18 @@ from budgetloop import Budget, CallRecord, Message, Result, Step, format_usd, pr
 from budgetloop.display import (
     BAR_TITLE,
     NO_PROJECTION,
+    Columns,
     Tally,
     Used,
     carried_text,
+    columns_of,
     meter,
     step_head,
     under_projected_text,
     used_after,
 )
 
-from ._log import BITS, FINAL, JUMPS, STATUSES, flags, jump_targets, sent_counts
+from ._log import BITS, FINAL, JUMPS, STATUSES, Jumps, column_flags, sent_counts
 from ._status import stop_lines
 from ._views import edited_text
 
@@ -177,6 +179,7 @@ def viewer_rules() -> str:
         "ROLES": list(ROLES),
         "CALL_STATUS": sorted(CALL_STATUSES, key=CALL_STATUSES.__getitem__),
         "APPROVAL": [a or "" for a in sorted(APPROVALS, key=APPROVALS.__getitem__)],
+        "DETAIL_IDS": DETAIL_IDS,
     }
     lines = [
         f"const {name} = {json.dumps(value, ensure_ascii=False)};"
@@ -185,32 +188,45 @@ def viewer_rules() -> str:
     return "\n".join([RULES_START, *lines, RULES_END])
 
 
+def row_columns(
+    columns: Columns, sid: Callable[[str | None], int], first_call: int = 0
+) -> dict[str, list[Any]]:
+    """What the list shows and filters of each step, from its columns
+    (``budgetloop.display.Columns``, a file's or a loaded run's): its cost (``usd``, as the
+    core writes it), tokens, projected input tokens (``pin``), seconds, its tags as
+    ``_log.bits_of`` and its calls as the index of the first (``c0``)."""
+    calls = itertools.accumulate((len(c) for c in columns.calls), initial=first_call)
+    return {
+        "cost": list(columns.cost_usd),
+        "usd": [sid(format_usd(c, column=True)) for c in columns.cost_usd],  # one precision
+        "in": list(columns.input_tokens),
+        "out": list(columns.output_tokens),
+        "pin": list(columns.projected),  # None: an imported step
+        "s": list(columns.seconds),  # as loaded: any finite float
+        "fl": column_flags(columns),
+        "c0": list(itertools.islice(calls, len(columns.index))),
+    }
+
+
 def step_columns(
     steps: Sequence[Step], sid: Callable[[str | None], int], first_call: int = 0
 ) -> dict[str, list[Any]]:
-    """One entry per step: numbers as numbers, texts as string ids, its calls as the index of
-    the first (``c0``), its tags as ``_log.flags``."""
+    """One entry per step: its ``row_columns``, and the rest of its figures and texts (numbers
+    as numbers, texts as string ids)."""
     p = [s.projection for s in steps]
     u = [s.usage for s in steps]
-    calls = itertools.accumulate((len(s.tool_calls) for s in steps), initial=first_call)
     return {
-        "cost": [s.cost_usd for s in steps],
-        "in": [None if x is None else x.input_tokens for x in u],
-        "out": [None if x is None else x.output_tokens for x in u],
+        **row_columns(columns_of(steps), sid, first_call),
         "rsn": [0 if x is None else x.reasoning_tokens for x in u],  # part of "out"
-        "pin": [None if x is None else x.input_tokens for x in p],  # None: an imported step
         "pout": [None if x is None else x.output_tokens for x in p],
         "pcost": [None if x is None else x.cost_usd for x in p],
         "pspent": [None if x is None else x.spent_usd for x in p],
         "plimit": [None if x is None else x.limit_usd for x in p],
         "pfits": [1 if x is None or x.fits else 0 for x in p],
         "ptier": [-1 if x is None or (n := x.tier_note) is None else sid(n) for x in p],
-        "s": [float(s.seconds) for s in steps],  # as loaded: any finite float
         "text": [-1 if (t := s.text) is None else sid(t) for s in steps],
         "err": [-1 if (e := s.error) is None else sid(e) for s in steps],
         "tb": [-1 if (b := s.traceback) is None else sid(b) for s in steps],
-        "fl": [flags(s) for s in steps],
-        "c0": list(itertools.islice(calls, len(steps))),
     }
 
 
@@ -222,16 +238,16 @@ def step_texts(
     figures: Tally | None = None,
 ) -> dict[str, list[Any]]:
     """What the viewer says of each step, every word and figure made by the core
-    (``budgetloop.display``): its head line (``head``), its cost (``usd``), and the meter before
-    it: the warning when its model reported more input tokens than projected (``under``), the
-    projection and its worst case in words (``proj``, ``worst``), the cost bar's
+    (``budgetloop.display``): its head line (``head``) and the meter before it: the warning
+    when its model reported more input tokens than projected (``under``), the projection and
+    its worst case in words (``proj``, ``worst``), the cost bar's
     figures (``bar``) and each ceiling's row (``mr``, in the order of ``meter_labels``), and
     whether the spend its meter says holds money a fork carried (``carry``: 1 from the first
     step after the fork point, 0 for the steps the fork kept, which came before that money).
     ``before`` is what the run had used before the first of ``steps``, ``figures`` the core's
     count of its steps before them (``budgetloop.display.Tally``), which counts ``steps`` too."""
     out: dict[str, list[Any]] = {
-        k: [] for k in ("head", "usd", "under", "proj", "worst", "bar", "mr", "carry")
+        k: [] for k in ("head", "under", "proj", "worst", "bar", "mr", "carry")
     }
     used = before
     figures = Tally() if figures is None else figures
@@ -240,7 +256,6 @@ def step_texts(
         out["carry"].append(int(figures.add(step)))
         shown = meter(p, used, budget)
         out["head"].append(sid(step_head(step)))
-        out["usd"].append(sid(format_usd(step.cost_usd, column=True)))  # one precision a column
         out["under"].append(sid(under_projected_text(step)))
         out["proj"].append(sid(shown.projection or NO_PROJECTION))
         out["worst"].append(sid(shown.why))
@@ -324,21 +339,36 @@ def step_detail(step: Step, budget: Budget, before: Used, carry: bool) -> dict[s
     """Step ``step``'s whole detail as the page asks for it when the step is opened: each of
     its ``step_columns`` and ``step_texts`` (one value each, not a list) in ``step``, each of
     its calls' ``call_columns`` in ``calls``, with a string table of its own (``strings``,
-    escaped, and ``cut``: the full length of each text cut) that its ids index. ``before`` is
-    what the run had used before it, ``carry`` what ``Tally.add`` said of it in its run."""
+    escaped, and ``cut``: the full length of each text cut) that its ids index (the keys that
+    hold ids are ``DETAIL_IDS``). ``before`` is what the run had used before it, ``carry``
+    what ``Tally.add`` said of it in its run."""
+    return detail_and_strings(step, budget, before, carry)[0]
+
+
+def detail_and_strings(
+    step: Step, budget: Budget, before: Used, carry: bool
+) -> tuple[dict[str, Any], Strings]:
+    """``step_detail`` and its string table (whose ``whole`` gives a text it cut)."""
     strings = Strings()
     sid = strings.id
     one = {**step_columns([step], sid), **step_texts([step], budget, sid, before)}
     one["carry"] = [int(carry)]
     calls = call_columns(step.tool_calls, sid)
     start, items = strings.take()
-    return {
+    detail = {
         "index": step.index,
         "step": {name: values[0] for name, values in one.items() if name != "c0"},
         "calls": calls,
         "strings": items,
         "cut": strings.cut_lengths(start),
     }
+    return detail, strings
+
+
+DETAIL_IDS = {  # the keys of a step's detail that hold string ids (a list of them: mr, co)
+    "step": ["usd", "ptier", "text", "err", "tb", "head", "under", "proj", "worst", "mr"],
+    "calls": ["name", "srv", "raw", "args", "co", "out", "tb"],
+}
 
 
 def _checked(
@@ -391,17 +421,25 @@ def run_data(
     messages: bool = True,
     tokens: Sequence[int] | None = None,
     later: bool = False,
+    rows: Columns | None = None,
 ) -> dict[str, Any]:
     """One run: its banner (in words), ceilings, steps, calls and jumps; its messages too
     unless ``messages`` is False (a widget sends a step's context when it is opened). With
     ``later`` only what the rows need of each call is here, and ``later_data`` is the rest (a
-    long run is on screen before its calls' texts have been sent)."""
+    long run is on screen before its calls' texts have been sent). With ``rows`` (the run's
+    columns) its steps and calls are only what the list shows and filters (``rows_data``:
+    each step's text a preview) and the page asks for a step's detail (``step_detail``) when
+    it is opened."""
     steps = result.steps
     b = result.budget
     sid = strings.id
     carried = result.carried_usd  # a pass over every step: once
-    columns = step_columns(steps, sid)
-    columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))  # steps before: none
+    if rows is not None:
+        columns, calls = rows_data(rows, sid)
+    else:
+        columns = step_columns(steps, sid)
+        columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))  # steps before: none
+        calls = (call_rows if later else call_columns)(calls_of(steps), sid)
     return {
         "name": sid(name),
         "banner": [[kind, sid(line)] for kind, line in stop_lines(result, carried)],
@@ -418,13 +456,32 @@ def run_data(
         "ntools": len(result.tools),
         "steps": columns,
         "sent": sent_counts(result),
-        "calls": (call_rows if later else call_columns)(calls_of(steps), sid),
-        "later": later,
+        "calls": calls,
+        "later": later and rows is None,
+        "rows": rows is not None,
         "messages": message_columns(result.messages, sid) if messages else None,
         "tokens": None if tokens is None else list(tokens),
-        "jumps": jump_targets(steps, columns["fl"], stopped=result.stop is not None),
+        "jumps": Jumps().extend(columns["cost"], columns["fl"], stopped=result.stop is not None),
         "charts": unstyled(charts),
     }
+
+
+def rows_data(
+    columns: Columns, sid: Callable[[str | None], int]
+) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """A run's steps and calls as far as its list shows and filters them, from its columns
+    alone: each step's ``row_columns`` and its preview (``text``; ``err`` is -1: a model
+    error's preview is its text), each call's tool and status (``name``, ``st``) and a
+    person's decision (``ap``)."""
+    steps = row_columns(columns, sid)
+    steps["text"] = [sid(p) for p in columns.preview]
+    steps["err"] = [-1] * len(columns.preview)
+    calls: dict[str, list[Any]] = {
+        "name": [sid(name) for tools in columns.tools for name in tools],
+        "st": [CALL_STATUSES[s] for c in columns.calls for s, _ in c],
+        "ap": [APPROVALS[a] for c in columns.calls for _, a in c],
+    }
+    return steps, calls
 
 
 def document(

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from budgetloop import Result, Step
-from budgetloop.display import message_to_dict
+from budgetloop.display import Columns, message_to_dict
 
 STATUSES = ("ok", "error", "skipped", "model error", "answer", "under-projected", "denied",
             "edited", "approved")  # fmt: skip
@@ -30,22 +30,46 @@ JUMP_BITS = {
 
 
 def flags(step: Step) -> int:
-    """The step's tags as bits (``BITS``): its calls' statuses, ``model error``, ``answer`` (no
-    tool calls and no error), ``under-projected`` (reported input above the projection), a
-    person's decisions on its calls (``denied`` is a status; ``edited``, ``approved``); and
-    ``FINAL`` for a final answer."""
+    """The step's tags as bits (``BITS``), as ``bits_of`` says them of its values."""
+    return bits_of(
+        [(c.status, c.approval) for c in step.tool_calls],
+        failed=step.error is not None,
+        under=step.under_projected > 0,  # the core's one rule
+        final=step.final_answer,
+    )
+
+
+def bits_of(
+    calls: Sequence[tuple[str, str | None]], *, failed: bool, under: bool, final: bool
+) -> int:
+    """A step's tags as bits (``BITS``) from plain values, as a loaded step or a file's columns
+    (``budgetloop.display.Columns``) give them: its calls' statuses and a person's decisions
+    (``calls``: each call's status and approval; ``denied`` is a status; ``edited``,
+    ``approved``), ``model error`` (``failed``), ``answer`` (no tool calls and no error),
+    ``under-projected`` (reported input above the projection) and ``FINAL`` for a final
+    answer."""
     bits = 0
-    for call in step.tool_calls:
-        bits |= _CALL_BITS[call.status]
-        if call.approval is not None and call.approval != "denied":
-            bits |= _DECISION_BITS[call.approval]
-    if step.error is not None:
+    for status, approval in calls:
+        bits |= _CALL_BITS[status]
+        if approval is not None and approval != "denied":
+            bits |= _DECISION_BITS[approval]
+    if failed:
         bits |= 8
-    elif not step.tool_calls:
+    elif not calls:
         bits |= 16
-    if step.under_projected:  # the core's one rule
+    if under:
         bits |= BITS["under-projected"]
-    return bits | FINAL if step.final_answer else bits
+    return bits | FINAL if final else bits
+
+
+def column_flags(columns: Columns) -> list[int]:
+    """Each step's ``bits_of``, from a file's columns."""
+    return [
+        bits_of(calls, failed=status == "model error", under=under, final=final)
+        for calls, status, under, final in zip(
+            columns.calls, columns.status, columns.under, columns.final, strict=True
+        )
+    ]
 
 
 class Jumps:
@@ -59,15 +83,14 @@ class Jumps:
         self.steps = 0
 
     def extend(
-        self, steps: Sequence[Step], bits: Sequence[int], *, stopped: bool
+        self, costs: Sequence[float | None], bits: Sequence[int], *, stopped: bool
     ) -> dict[str, int | None]:
-        """Take the new ``steps`` (with their ``flags``) into account; where each jump goes
-        ("the stop" only once the run has stopped: a paused run has none)."""
-        for step, bit in zip(steps, bits, strict=True):
+        """Take the new steps (their ``cost_usd`` and ``flags``) into account; where each jump
+        goes ("the stop" only once the run has stopped: a paused run has none)."""
+        for cost, bit in zip(costs, bits, strict=True):
             for name, mask in JUMP_BITS.items():
                 if self.places[name] is None and bit & mask:
                     self.places[name] = self.steps
-            cost = step.cost_usd
             if cost is not None and (self.dearest is None or cost > self.dearest):
                 self.dearest, self.places["most expensive"] = cost, self.steps
             self.steps += 1
@@ -84,7 +107,7 @@ def jump_targets(
     records no stop."""
     if bits is None:
         bits = [flags(s) for s in steps]
-    return Jumps().extend(steps, bits, stopped=stopped)
+    return Jumps().extend([s.cost_usd for s in steps], bits, stopped=stopped)
 
 
 def jump_target(result: Result, jump: str) -> int | None:

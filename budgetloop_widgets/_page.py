@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from budgetloop import Result
+from budgetloop.display import Columns
 
 from ._data import Strings, document, escaped, run_data, unstyled
 from ._log import jump_targets, request_of, sent_counts
@@ -42,13 +43,21 @@ def asset(name: str) -> str:
 
 
 def trace_document(
-    result: Result, title: str, origin: str = "", *, messages: bool = True, later: bool = False
+    result: Result,
+    title: str,
+    origin: str = "",
+    *,
+    messages: bool = True,
+    later: bool = False,
+    rows: Columns | None = None,
 ) -> tuple[dict[str, Any], Strings]:
     """What the component draws for one run (its data, with the charts), and its strings.
     Without ``messages`` the page asks for a step's context and request when it opens it; with
-    ``later`` it asks for the calls' texts once it has drawn the rows (``_data.later_data``)."""
+    ``later`` it asks for the calls' texts once it has drawn the rows (``_data.later_data``);
+    with ``rows`` (the run's columns) it is sent only what the list shows and asks for a
+    step's detail when it opens it (``_data.run_data``)."""
     strings = Strings()
-    run = run_data(result, strings, messages=messages, later=later)
+    run = run_data(result, strings, messages=messages, later=later, rows=rows)
     run["charts"] = unstyled(chart_svgs(result.steps, result.budget, carried=run["carried"]))
     return document("trace", title, [run], strings, origin=origin), strings
 

@@ -70,7 +70,7 @@ class StepList(Viewer):
         self._figures = Tally()  # the core's count of the steps sent (money in picodollars)
         self._figures.extend(result.steps)
         self._stopped = result.stop is not None
-        self._jumps.extend(result.steps, run["steps"]["fl"], stopped=self._stopped)
+        self._jumps.extend(run["steps"]["cost"], run["steps"]["fl"], stopped=self._stopped)
         self._next_sent = _next_sent(result, run["sent"])
         self._head = head
         self._held = held
@@ -149,7 +149,7 @@ class StepList(Viewer):
             "messages": added,
             "sent": sent,
             "tokens": list(tokens[base_messages : self._messages]),
-            "jumps": self._jumps.extend(steps, columns["fl"], stopped=stopped),
+            "jumps": self._jumps.extend(columns["cost"], columns["fl"], stopped=stopped),
             "context_head": head,
             "held": held,
         }

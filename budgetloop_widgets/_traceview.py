@@ -21,7 +21,7 @@ from budgetloop.display import (
     used_after,
 )
 
-from ._data import Strings, encode, encode_binary, later_data, step_detail
+from ._data import Strings, detail_and_strings, encode, encode_binary, later_data
 from ._log import jump_target, request_of
 from ._page import asset, context_answer, fallback, request_text, trace_document
 from ._status import stop_lines
@@ -76,7 +76,9 @@ class TraceView(Viewer):
     runs in the browser; ``selected`` is the chosen step's number, set by a click there or by
     ``show()`` here. ``source`` is a Result, ``Result.to_dict()`` data or the path of a saved
     trace; for a path, ``columns`` (the list) are read from the file without building a step,
-    and ``record(i)`` reads a step's full record from its line."""
+    the page is sent only them (the search covers the first line of each step's text and its
+    tools' names), and it asks for a step's whole detail when the step is opened
+    (``detail_answer``: ``record(i)`` reads the step's full record from its line)."""
 
     def __init__(self, source: Source, *, title: str = "budgetloop trace") -> None:
         if not isinstance(title, str):
@@ -85,7 +87,10 @@ class TraceView(Viewer):
         self.path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
         self._columns: Columns | None = None  # read when first asked for
         self.title = title
-        data, strings = trace_document(self.result, title, messages=False, later=True)
+        rows = None if self.path is None else self.columns  # a file's: only the list is sent
+        data, strings = trace_document(
+            self.result, title, messages=False, later=rows is None, rows=rows
+        )
         self._later: bytes | None = None  # the calls' texts, once built: sent when asked
         self._before: tuple[list[Used], list[bool]] | None = None  # counted when first asked
         super().__init__(data, strings, selected=0 if self.result.steps else -1)
@@ -98,6 +103,8 @@ class TraceView(Viewer):
         kind = content.get("type")
         if kind == "step":
             return self.detail_answer(step)
+        if kind == "full" and step is not None:  # a text a step's detail cut
+            return self.detail_text(step, content.get("id"))
         if kind == "later":  # the rows are drawn: the calls' texts, as one binary buffer
             self.send({"type": "later"}, buffers=[self.later()])
             return None
@@ -116,6 +123,28 @@ class TraceView(Viewer):
         ``index``'s detail (``_data.step_detail``) from its full record (``record``: its line
         in the file, or the kernel's copy), with its own string table; for a question that
         names no step of the run, ``error`` saying so (the page shows it as text)."""
+        found = self._detail(index)
+        return found if isinstance(found, dict) else found[0]
+
+    def detail_text(self, index: object, text: object) -> dict[str, Any]:
+        """A text of step ``index``'s detail whole (``text``: its id in the detail's own string
+        table), as the page asks for one the detail cut; ``error`` for a question that names
+        no such text."""
+        found = self._detail(index)
+        if isinstance(found, dict):
+            return found
+        strings = found[1]
+        if isinstance(text, bool) or not isinstance(text, int):
+            return {"error": f"TraceView: id must be an int, got {type(text).__name__}."}
+        if not 0 <= text < len(strings.items):
+            return {
+                "error": f"TraceView: id must be a text of step {index}'s detail (0 to "
+                f"{len(strings.items) - 1}), got {text}."
+            }
+        return {"text": strings.whole(text)}
+
+    def _detail(self, index: object) -> dict[str, Any] | tuple[dict[str, Any], Strings]:
+        """Step ``index``'s detail and its string table, or an answer saying why not."""
         steps = self.result.steps
         if isinstance(index, bool) or not isinstance(index, int):
             return {"error": f"TraceView: step must be an int, got {type(index).__name__}."}
@@ -129,7 +158,7 @@ class TraceView(Viewer):
         except (OSError, ValueError) as exc:  # the file unreadable now: said, not raised
             return {"error": str(exc)}
         used, carry = self.before()
-        return step_detail(step, self.result.budget, used[index], carry[index])
+        return detail_and_strings(step, self.result.budget, used[index], carry[index])
 
     def before(self) -> tuple[list[Used], list[bool]]:
         """What the run had used before each step (``used_after``) and whether its meter's

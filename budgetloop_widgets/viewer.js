@@ -21,6 +21,7 @@ const JUMPS = ["first error", "first skipped", "first denied", "first under-proj
 const ROLES = ["system", "user", "assistant", "tool"];
 const CALL_STATUS = ["ok", "error", "skipped", "denied"];
 const APPROVAL = ["", "approved", "edited", "denied"];
+const DETAIL_IDS = {"step": ["usd", "ptier", "text", "err", "tb", "head", "under", "proj", "worst", "mr"], "calls": ["name", "srv", "raw", "args", "co", "out", "tb"]};
 // -- end of the core's rules --
 const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
@@ -172,11 +173,39 @@ export function decode(raw) {
   return data;
 }
 
+// A step's detail asked for (a run sent with its rows only, `rows`): its texts appended to the
+// page's string table, its ids shifted by where they start there (`doc.details` keeps each
+// detail's range, so a text it cut is asked for whole by its id in the detail), and its values
+// in a run of its own, for step i only: the list's columns and the search's index stay as
+// they are.
+function withDetail(run, i, answer) {
+  const doc = run.doc;
+  const offset = doc.strings.length;
+  extend(doc.strings, answer.strings);
+  for (const [id, n] of Object.entries(answer.cut || {})) { doc.cut[String(Number(id) + offset)] = n; }
+  (doc.details || (doc.details = [])).push([offset, doc.strings.length, i]);
+  const shift = (v) => (Array.isArray(v) ? v.map(shift) : v === null || v < 0 ? v : v + offset);
+  const steps = { ...run.d.steps, c0: [] };
+  steps.c0[i] = 0;
+  for (const [name, value] of Object.entries(answer.step)) {
+    steps[name] = [];
+    steps[name][i] = DETAIL_IDS.step.includes(name) ? shift(value) : value;
+  }
+  const calls = {};
+  for (const [name, values] of Object.entries(answer.calls)) {
+    calls[name] = DETAIL_IDS.calls.includes(name) ? values.map(shift) : values;
+  }
+  const one = Object.create(run);
+  one.d = { ...run.d, steps, calls };
+  return one;
+}
+
 // One run's columns, with what the views read of them.
 class Run {
   constructor(doc, data) {
     this.doc = doc;
     this.d = data;
+    this.details = new Map(); // a step's detail asked for (`rows`): the run to draw it from
     this.grow();
   }
 
@@ -891,9 +920,13 @@ class StepsView {
     this.el = h("div", { class: "blv-steps" });
     this.selected = -1;
     this.follow = opts.follow || false;
+    this.asking = new Set(); // the steps whose detail is on its way
+    const rows = Boolean(run.d.rows);
     this.query = h("input", {
-      type: "search", class: "blv-search", placeholder: "search text, arguments, results (press /)",
-      "aria-label": "search the steps: the model's text, tool names, arguments, results and errors",
+      type: "search", class: "blv-search",
+      placeholder: rows ? "search texts' first lines and tool names (press /)" : "search text, arguments, results (press /)",
+      "aria-label": rows ? "search the steps: the first line of the model's text or error, and tool names"
+        : "search the steps: the model's text, tool names, arguments, results and errors",
       oninput: () => this.apply(),
       onkeydown: (event) => {
         if (event.key === "Escape") { event.target.value = ""; this.apply(); this.list.scroll.focus(); }
@@ -1075,10 +1108,32 @@ class StepsView {
     const i = this.selected;
     if (i < 0) {
       this.detail.replaceChildren(h("div", { class: "blv-muted", text: this.run.n ? "no step matches: the detail shows nothing" : this.noSteps() }));
+    } else if (this.run.d.rows && !this.run.details.has(i)) {
+      this.detail.replaceChildren(h("div", { class: "blv-muted blv-asking", text: `step ${i}: its detail is on its way from the kernel` }));
+      this.askDetail(i);
     } else {
-      this.detail.replaceChildren(detailOf(this, this.run, i, this.opts.meter !== false));
+      const run = this.run.d.rows ? this.run.details.get(i) : this.run;
+      this.detail.replaceChildren(run.error !== undefined
+        ? h("div", { class: "blv-error blv-detail-error", text: `step ${i}'s detail could not be read: ${run.error}` })
+        : detailOf(this, run, i, this.opts.meter !== false));
     }
     if (this.opts.context) { this.detail.append(this.opts.context()); }
+  }
+
+  // Ask the kernel for step i's whole detail (a run sent with its rows only); drawn when it
+  // comes if step i is still the one chosen. An answer saying why not is shown as text.
+  askDetail(i) {
+    if (this.asking.has(i)) { return; }
+    this.asking.add(i);
+    const run = this.run;
+    const done = (made) => {
+      this.asking.delete(i);
+      run.details.set(i, made);
+      if (this.run === run && this.selected === i) { this.drawDetail(); }
+    };
+    this.host.ask({ type: "step", step: i }).then(
+      (answer) => done(answer.error !== undefined ? { error: String(answer.error) } : withDetail(run, i, answer)),
+      (err) => done({ error: String(err) }));
   }
 
   open() {
@@ -1264,7 +1319,11 @@ function render({ model, el }) {
       if (model.get("selected") !== i) { model.set("selected", i); model.save_changes(); }
     },
     ask,
-    fetch: model.page ? null : (id) => ask({ type: "full", id }).then((reply) => reply.text),
+    fetch: model.page ? null : (id) => {
+      const from = (doc.details || []).find(([a, b]) => id >= a && id < b); // a step's detail's
+      const asked = from ? { type: "full", step: from[2], id: id - from[0] } : { type: "full", id };
+      return ask(asked).then((reply) => (reply.error !== undefined ? String(reply.error) : reply.text));
+    },
     fork: doc.kind === "panel" ? (at) => model.send({ type: "fork", at }) : null,
     busy: () => Boolean(model.get("busy")),
   };

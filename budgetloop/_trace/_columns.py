@@ -60,9 +60,10 @@ class Columns:
     ``cost_usd``, ``input_tokens`` and ``output_tokens`` (None without a usage), ``preview``
     (``preview_of``), ``seconds``; what a list's filters read: each call's status and a
     person's decision (``calls``), whether the step reported more input than projected
-    (``under``) and was a final answer (``final``). ``offsets``: where each step's line starts
-    in a JSON Lines file (None otherwise, or when the columns came from a loaded ``Result``),
-    and ``version``, the file's format."""
+    (``under``) and was a final answer (``final``); each call's tool (``tools``) and the input
+    tokens projected before the step (``projected``, None for a step with no projection).
+    ``offsets``: where each step's line starts in a JSON Lines file (None otherwise, or when
+    the columns came from a loaded ``Result``), and ``version``, the file's format."""
 
     index: list[int]
     status: list[str]
@@ -74,6 +75,8 @@ class Columns:
     calls: list[tuple[tuple[str, str | None], ...]]
     under: list[bool]
     final: list[bool]
+    tools: list[tuple[str, ...]]
+    projected: list[int | None]
     offsets: list[int] | None = field(default=None, compare=False)
     version: int = field(default=2, compare=False)
     file: tuple[int, int] | None = field(default=None, compare=False)  # its device and inode
@@ -83,7 +86,7 @@ class _Builder:
     """Columns as they are read, a step at a time."""
 
     def __init__(self) -> None:
-        self.cols = Columns([], [], [], [], [], [], [], [], [], [], None)
+        self.cols = Columns([], [], [], [], [], [], [], [], [], [], [], [])
 
     def add(
         self,
@@ -96,6 +99,8 @@ class _Builder:
         under: bool,
         calls: tuple[tuple[str, str | None], ...],
         final: bool,
+        tools: tuple[str, ...],
+        projected: int | None,
     ) -> None:
         c = self.cols
         c.index.append(index)
@@ -108,6 +113,8 @@ class _Builder:
         c.calls.append(calls)
         c.under.append(under)
         c.final.append(final)
+        c.tools.append(tools)
+        c.projected.append(projected)
 
 
 def columns_of(steps: Sequence[Step]) -> Columns:
@@ -122,11 +129,11 @@ def columns_of(steps: Sequence[Step]) -> Columns:
             s.cost_usd,
             s.seconds,
             None if usage is None else (usage.input_tokens, usage.output_tokens),
-            usage is not None
-            and projection is not None
-            and usage.input_tokens > projection.input_tokens,
+            s.under_projected > 0,  # the step's one rule
             tuple((c.status, c.approval) for c in s.tool_calls),
             s.final_answer,
+            tuple(c.name for c in s.tool_calls),
+            None if projection is None else projection.input_tokens,
         )
     return built.cols
 
@@ -162,19 +169,21 @@ def _step(data: Any, index: int, built: _Builder) -> None:
     projection = get("projection", _fast.NOT_READ)
     if usage is _fast.NOT_READ or not (projection is None or _fast.projection_fits(projection)):
         raise _NotHere
-    calls = []
+    calls, tools = [], []
     for call in raw_calls:
         if type(call) is not dict:
             raise _NotHere
-        status, approval = call.get("status"), call.get("approval")
+        status, approval, name = call.get("status"), call.get("approval"), call.get("name")
         if not (
-            type(status) is str
+            type(name) is str
+            and type(status) is str
             and status in STATUSES
             and (approval is None or (type(approval) is str and approval in APPROVALS))
             and (status == "denied") == (approval == "denied")
         ):
             raise _NotHere
         calls.append((status, approval))
+        tools.append(name)
     built.add(
         index,
         text,
@@ -185,6 +194,8 @@ def _step(data: Any, index: int, built: _Builder) -> None:
         usage is not None and projection is not None and usage[0] > projection["input_tokens"],
         tuple(calls),
         final,
+        tuple(tools),
+        None if projection is None else projection["input_tokens"],
     )
 
 
@@ -243,7 +254,7 @@ def _done(built: _Builder, offsets: list[int] | None, version: int) -> Columns:
     c = built.cols
     return Columns(
         c.index, c.status, c.cost_usd, c.input_tokens, c.output_tokens, c.preview, c.seconds,
-        c.calls, c.under, c.final, offsets, version,
+        c.calls, c.under, c.final, c.tools, c.projected, offsets, version,
     )  # fmt: skip
 
 

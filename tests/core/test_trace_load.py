@@ -661,6 +661,8 @@ def test_the_columns_of_a_rich_run_say_each_step(tmp_path: Path) -> None:
         calls=[(("ok", None), ("error", None), ("error", None)), (("skipped", None),)],
         under=[True, True],
         final=[False, False],
+        tools=[("lookup", "lookup", "nope"), ("lookup",)],
+        projected=[141, 1057],
     )
     lines = path.read_bytes().split(b"\n")
     assert columns.offsets == [len(lines[0]) + 1, len(lines[0]) + len(lines[1]) + 2]

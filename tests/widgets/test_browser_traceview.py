@@ -91,6 +91,10 @@ def drive_the_trace(browser: Browser, shot: Path | None) -> None:
     # a click on a row chooses it; the keys move from there
     view.locator(".blv-row", has_text="Checking the weather").click()
     expect(detail).to_contain_text("Step 1 ·")
+    # a saved trace's view is sent its rows only: the step's detail came when it was opened
+    expect(view.locator(".blv-detail .blv-calls .blv-outcome")).to_contain_text(
+        "LookupError: no notes on 'weather'"
+    )
     # issue 29, item 6: the host's rule for outputs broke the context's words mid-word
     context = view.locator(".blv-detail .blv-context pre").first
     expect(context).to_be_visible()
@@ -287,4 +291,63 @@ def test_compareview_in_jupyterlab_by_mouse_and_keyboard(tmp_path: Path) -> None
         run_cell(browser, 1)
         outputs = page.locator(".jp-OutputArea-output")
         expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 2")
+    assert browser.errors == []
+
+
+ASKED_CELLS = (
+    "from budgetloop_widgets import TraceView\n"
+    "asked = []\n"
+    "class Asked(TraceView):  # a view that notes each step whose detail the page asks for\n"
+    "    def detail_answer(self, index):\n"
+    "        asked.append(index)\n"
+    "        return super().detail_answer(index)\n"
+    'view = Asked("varied.jsonl")\nview.add_class("bl-asked")\nview',
+    'print("ASKED", asked)',
+)
+
+
+def test_a_saved_traces_step_detail_comes_when_the_step_is_opened(tmp_path: Path) -> None:
+    """A saved trace's page is sent its rows; opening a step asks the kernel for its detail
+    (read from its line), and a text the detail cut is fetched whole from that detail."""
+    from playwright.sync_api import expect
+
+    from tests.widgets.test_widgets import long_varied_file
+
+    root = tmp_path / "root"
+    root.mkdir()
+    path = root / "varied.jsonl"
+    long_varied_file(path, 12)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[4] = lines[4].replace(
+        '"result":"notes on part 3.', '"result":"' + "x" * 25_000 + " THE END. notes on part 3.", 1
+    )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_notebook(root / "asked.ipynb", *ASKED_CELLS)
+    with (
+        jupyter_server("lab", root, tmp_path) as server,
+        chromium(server, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, server.url("lab/tree/asked.ipynb"))
+        wait_until_idle(page)
+        view = page.locator(".bl-asked").first
+        expect(view.locator(".blv-row").first).to_be_visible(timeout=30_000)
+        detail = view.locator(".blv-detail")
+        expect(detail.locator(".blv-card-head")).to_contain_text("Step 0 ·")
+        view.locator(".blv-row", has_text="reading part 7").click()
+        expect(detail.locator(".blv-card-head")).to_contain_text("Step 7 ·")
+        expect(detail.locator(".blv-text")).to_have_text(
+            "reading part 7\n" + "the notes say more. " * 20
+        )
+        expect(detail.locator(".blv-outcome")).to_contain_text("notes on part 7. notes on part 7.")
+        view.locator(".blv-row", has_text="reading part 3").click()
+        expect(detail.locator(".blv-card-head")).to_contain_text("Step 3 ·")
+        outcome = detail.locator(".blv-outcome")
+        expect(outcome).to_contain_text("cut for this page at 20,000 of 25,435 characters")
+        expect(outcome).not_to_contain_text("THE END")
+        outcome.get_by_role("button", name="show it all").click()
+        expect(outcome).to_contain_text("THE END. notes on part 3.")
+        run_cell(browser, 1)
+        outputs = page.locator(".jp-OutputArea-output")
+        expect(outputs.filter(has_text="ASKED")).to_have_text("ASKED [0, 7, 3]")
     assert browser.errors == []

@@ -547,7 +547,8 @@ def test_each_step_of_a_long_run_sends_that_step_and_its_new_texts_only() -> Non
         for said in d["strings"]:
             assert said.startswith(("Step ", "$", "projected: ")) or " max_" in said, said
     sent = page.appends[-2]["strings"]
-    assert sent[0].startswith("Step 38 · $")
+    assert sent[0].startswith("$")  # its cost, as the list shows it
+    assert sent[1].startswith("Step 38 · $")
     assert sent[-3:] == [
         "38 of max_steps 40",
         "38 (no max_tool_calls)",

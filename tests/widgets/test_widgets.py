@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,14 @@ from budgetloop import (
     ToolCall,
     Usage,
     estimate_tokens,
+    load_trace,
     run,
     start,
     tool,
 )
 from budgetloop_widgets import RunPanel, TraceView, projection_text, usd
-from budgetloop_widgets._data import CUT
+from budgetloop_widgets._data import CUT, DETAIL_IDS
+from budgetloop_widgets._log import jump_targets
 from tests.viewer_support import decode
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -496,7 +499,11 @@ def test_traceview_opens_a_result_a_dict_and_a_path(tmp_path: Path) -> None:
         run = data["runs"][0]
         head = data["strings"][run["banner"][0][1]]
         assert head.startswith("Run ended: answered · 4 steps taken · $0.00")
-    assert len({v.data for v in views}) == 1  # the same bytes, whatever the source
+    # the same bytes from a run or its data; a file's view is sent its rows only, the same again
+    assert len({v.data for v in views[:2]}) == 1
+    assert len({v.data for v in views[2:]}) == 1
+    assert not data_of(views[0])["runs"][0]["rows"]
+    assert data_of(views[2])["runs"][0]["rows"]
 
 
 def test_the_page_gets_every_step_as_numbers_and_texts() -> None:
@@ -607,9 +614,11 @@ _CALL_TEXTS = {"name", "raw", "args", "co", "out", "tb", "srv"}
 def test_the_page_asks_for_a_steps_whole_detail(tmp_path: Path) -> None:
     path = tmp_path / "trace.jsonl"
     result = make(trace_path=path).run()
-    for view in (TraceView(result), TraceView(path)):
-        data = data_of(view)
-        table, run = data["strings"], data["runs"][0]
+    data = data_of(TraceView(result))  # every step's detail sent with the rows
+    table, run = data["strings"], data["runs"][0]
+    # the keys the page shifts when it appends a detail's strings to its own table
+    assert (set(DETAIL_IDS["step"]), set(DETAIL_IDS["calls"])) == (_STEP_TEXTS, _CALL_TEXTS)
+    for view in (TraceView(result), TraceView(path)):  # a file's view is sent the rows only
         for i, step in enumerate(result.steps):
             answer = view.answer({"type": "step", "step": i})
             assert answer is not None
@@ -625,8 +634,8 @@ def test_the_page_asks_for_a_steps_whole_detail(tmp_path: Path) -> None:
                 ids = name in _CALL_TEXTS
                 shared = run["calls"][name][first:last]
                 assert _resolved(values, own, ids) == _resolved(shared, table, ids)
-        assert view.answer({"type": "step", "step": 1})["step"]["text"] == 0
-        assert view.answer({"type": "step", "step": 1})["strings"][0] == "second"
+        second = view.answer({"type": "step", "step": 1})
+        assert second["strings"][second["step"]["text"]] == "second"
 
 
 def test_a_detail_asked_for_from_a_file_is_read_from_the_steps_line(tmp_path: Path) -> None:
@@ -969,3 +978,73 @@ def test_the_panel_draws_a_shared_ledgers_limit_on_its_cost_chart() -> None:
     assert ">max_cost_usd $0.05</text>" in charts
     assert ">shared ledger limit $0.50</text>" in charts
     assert charts.count('class="bl-ceiling"') == 2
+
+
+def long_varied_file(path: Path, steps: int) -> None:
+    """bench_widgets.py's trace of distinct steps, each step's text a line and more after it."""
+    folder = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    sys.path.insert(0, folder)
+    try:
+        from bench_widgets import varied_file
+    finally:
+        sys.path.remove(folder)
+    varied_file(str(path), steps)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines[1:-1], 1):
+        entry = json.loads(line)
+        entry["step"]["text"] += "\n" + "the notes say more. " * 20
+        lines[n] = json.dumps(entry, separators=(",", ":"))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_saved_traces_view_is_sent_its_rows_and_asked_for_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "varied.jsonl"
+    long_varied_file(path, 10_000)
+    view = TraceView(path)
+    assert len(view.data) < 1_000_000  # 0.9 MB; with every step's detail, 7.2 MB
+    data = decode(view.data)
+    assert set(data) == {"v", "kind", "title", "strings", "cut", "runs", "origin"}
+    run = data["runs"][0]
+    assert (run["rows"], run["later"], run["messages"]) == (True, False, None)
+    assert set(run["steps"]) == {"cost", "usd", "in", "out", "pin", "s", "fl", "c0", "text", "err"}
+    assert set(run["calls"]) == {"name", "st", "ap"}
+    table = data["strings"]
+    assert [table[i] for i in run["steps"]["text"][:2]] == ["reading part 0 …", "reading part 1 …"]
+    assert run["steps"]["pin"][:2] == [113, 113]
+    assert [table[i] for i in run["calls"]["name"][:2]] == ["read", "read"]
+    # no step's whole text, no call's arguments or result: they come when a step is opened
+    assert not any("the notes say more" in t or "notes on part" in t for t in table)
+    detail = view.answer({"type": "step", "step": 9_999})
+    assert detail is not None
+    own = detail["strings"]
+    assert own[detail["step"]["text"]] == "reading part 9999\n" + "the notes say more. " * 20
+    assert own[detail["calls"]["out"][0]] == "notes on part 9999. " * 25
+    assert run["jumps"] == jump_targets(load_trace(path).steps, stopped=True)
+
+
+def test_a_text_a_steps_detail_cut_is_sent_whole_when_asked_for(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    result = make(trace_path=path).run()
+    long = "x" * (CUT + 5)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[1])
+    entry["step"]["tool_calls"][0]["result"] = long
+    lines[1] = json.dumps(entry)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    view = TraceView(path)
+    detail = view.answer({"type": "step", "step": 0})
+    assert detail is not None
+    out = detail["calls"]["out"][0]
+    assert (detail["strings"][out], detail["cut"]) == ("x" * CUT, {str(out): CUT + 5})
+    assert view.answer({"type": "full", "step": 0, "id": out}) == {"text": long}
+    assert view.answer({"type": "full", "step": 0, "id": 99}) == {
+        "error": f"TraceView: id must be a text of step 0's detail (0 to "
+        f"{len(detail['strings']) - 1}), got 99."
+    }
+    assert view.answer({"type": "full", "step": 0, "id": "1"}) == {
+        "error": "TraceView: id must be an int, got str."
+    }
+    assert view.answer({"type": "full", "step": len(result.steps), "id": 0}) == {
+        "error": f"TraceView: step must be a step of the run (0 to {len(result.steps) - 1}), "
+        f"got {len(result.steps)}."
+    }
