@@ -58,6 +58,7 @@ __all__ = [
     "carried_text",
     "ceiling_lines",
     "charts",
+    "clock_text",
     "columns_of",
     "count",
     "edited_arguments",
@@ -189,6 +190,13 @@ def _bar(p: Projection) -> tuple[float, float, float, bool] | None:
         return None
     scale = max(p.limit_usd, p.spent_usd + p.cost_usd) or 1.0
     return (100 * p.spent_usd / scale, 100 * p.cost_usd / scale, 100 * p.limit_usd / scale, p.fits)
+
+
+def clock_text(seconds: float, budget: Budget) -> str:
+    """A run's seconds so far, against its ``max_seconds`` when it has one: ``"3.2 s"``, or
+    ``"3.2 s of max_seconds 60 s"`` (the live panel's clock)."""
+    limit = budget.max_seconds
+    return f"{seconds:.1f} s" + ("" if limit is None else f" of max_seconds {limit:g} s")
 
 
 def used_by(result: Result) -> Used:

@@ -17,6 +17,8 @@ from html import escape
 
 import ipywidgets as widgets
 
+from budgetloop import Budget
+from budgetloop.display import clock_text
 from budgetloop.events import Event, RunEnded, StepEnded, TextDelta, ToolCallDelta, TurnStarted
 
 from ._text import text
@@ -27,13 +29,14 @@ FRAME = 0.016  # seconds: at most one message to the browser per frame
 class LiveReply(widgets.HTML):  # type: ignore[misc]
     """The reply streaming now (``listener`` hears the session's events); the last one stays
     shown once its step has ended, until the next turn starts. ``elapsed()`` gives the run's
-    seconds counted so far and its ``max_seconds``."""
+    seconds counted so far and its budget (the core's ``clock_text`` says it against
+    ``max_seconds``)."""
 
-    def __init__(self, lock: threading.RLock, elapsed: Callable[[], tuple[float, float | None]]):
+    def __init__(self, lock: threading.RLock, elapsed: Callable[[], tuple[float, Budget]]):
         super().__init__()
         self.add_class("bl-reply-view")
         self._lock = lock  # the panel's: every widget write is under it
-        self._elapsed = elapsed  # the run's seconds so far, and its max_seconds
+        self._elapsed = elapsed  # the run's seconds so far, and its budget
         self._gather = threading.Lock()  # what the event thread gathers, between two draws
         self._step: int | None = None
         self._text: list[str] = []
@@ -103,10 +106,10 @@ class LiveReply(widgets.HTML):  # type: ignore[misc]
         if self._step is None:
             return ""
         state = "ended" if self._ended else "streaming"
-        seconds, limit = self._elapsed()
+        seconds, budget = self._elapsed()
         if not self._ended:  # the step is not counted yet: its seconds so far
             seconds = self._before + time.monotonic() - self._since
-        clock = f"{seconds:.1f} s" + ("" if limit is None else f" of max_seconds {limit:g} s")
+        clock = clock_text(seconds, budget)
         parts = [
             f'<div class="bl-reply-head">step {self._step} reply: {state} · {escape(clock)}</div>',
             f'<pre class="bl-reply-text">{text("".join(self._text))}</pre>',

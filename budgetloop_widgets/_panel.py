@@ -13,7 +13,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from budgetloop import ScriptedModel, Session
+from budgetloop import Budget, ScriptedModel, Session
 
 from ._approvals import PendingCalls
 from ._fork import ForkEditor, context_before
@@ -238,10 +238,10 @@ class RunPanel(PanelRun):
     def _on_stop(self, _button: object = None) -> None:
         self.stop()
 
-    def _seconds(self) -> tuple[float, float | None]:
-        """The run's seconds counted so far, and its ``max_seconds`` (the live reply's clock)."""
+    def _seconds(self) -> tuple[float, Budget]:
+        """The run's seconds counted so far, and its budget (the live reply's clock)."""
         session = self.session
-        return session.used.seconds, session.budget.max_seconds
+        return session.used.seconds, session.budget
 
     def _after_decision(self) -> None:
         """A call was decided in the panel: redrawn, and the focus moved on."""

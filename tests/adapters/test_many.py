@@ -304,8 +304,9 @@ def test_the_widget_bar_counts_and_says_it_in_plain_text(
             {"trace_path": "x.jsonl"},
             TypeError,
             "run_many: each option must be one of budget, price, max_output_tokens, count_tokens, "
-            "system, repeat_limit, max_workers, max_result_chars, redact, ledger, on_step, finish, "
-            "cycle_limit, warn_repeats, budget_note, approve, output, min_output_tokens, settings, tools, clock, "
+            "system, repeat_limit, max_workers, max_result_chars, redact, ledger, on_step, "
+            "on_event, finish, cycle_limit, warn_repeats, budget_note, approve, output, "
+            "min_output_tokens, settings, context, tools, clock, "
             "got 'trace_path' (it names one "
             "run's file; pass trace_dir= instead).",
         ),

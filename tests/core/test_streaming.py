@@ -548,3 +548,11 @@ def test_a_cut_at_any_chunk_bills_at_least_what_the_provider_reported(
         assert step.finish_reason == "cut"
         assert all(c.status == "skipped" for c in step.tool_calls)
         assert (completion.text or "").startswith(step.text or "")
+
+
+def test_the_clock_a_live_view_shows_says_the_seconds_against_max_seconds() -> None:
+    from budgetloop.display import clock_text
+
+    assert clock_text(3.25, Budget(max_seconds=60)) == "3.2 s of max_seconds 60 s"
+    assert clock_text(0.0, Budget(max_seconds=0.5)) == "0.0 s of max_seconds 0.5 s"
+    assert clock_text(12.0, Budget()) == "12.0 s"

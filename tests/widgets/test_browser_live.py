@@ -9,7 +9,7 @@ It needs /usr/bin/chromium (Debian's package; Playwright cannot download its own
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -149,6 +149,20 @@ def test_text_arrives_while_streaming_and_stop_cuts_it_by_click_and_keyboard(
     assert browser.dialogs == []
 
 
+def contrast(element: Any) -> dict[str, Any]:
+    """CONTRAST of an element the live view may redraw between Playwright finding it and
+    reading its style (a detached element has no style): read again, up to five times."""
+    from playwright.sync_api import Error
+
+    for _ in range(4):
+        try:
+            seen: dict[str, Any] = element.evaluate(CONTRAST)
+            return seen
+        except Error:
+            continue
+    return element.evaluate(CONTRAST)
+
+
 @pytest.mark.timeout(240)
 def test_the_live_reply_reads_in_the_dark_theme(tmp_path: Path) -> None:
     root = tmp_path / "root"
@@ -164,12 +178,12 @@ def test_the_live_reply_reads_in_the_dark_theme(tmp_path: Path) -> None:
         )
         live.streaming()
         read = {"streaming head": live.head, "streaming text": live.reply}
-        seen = {name: element.evaluate(CONTRAST) for name, element in read.items()}
+        seen = {name: contrast(element) for name, element in read.items()}
         live.panel.screenshot(path=str(ARTIFACTS / "live-streaming-dark.png"))
         live.stop.click()
         live.stopped("click-dark")
         read = {"ended head": live.head, "ended text": live.reply, "stop": live.status}
-        seen |= {name: element.evaluate(CONTRAST) for name, element in read.items()}
+        seen |= {name: contrast(element) for name, element in read.items()}
     low = {name: s for name, s in seen.items() if s["ratio"] < 4.5}
     assert low == {}
     assert browser.errors == []

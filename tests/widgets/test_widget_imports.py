@@ -15,6 +15,7 @@ PUBLIC = {
     "budgetloop": budgetloop.__all__,
     "budgetloop.breakpoints": budgetloop.breakpoints.__all__,
     "budgetloop.display": budgetloop.display.__all__,
+    "budgetloop.events": budgetloop.events.__all__,
 }
 
 PACKAGE = Path(__file__).resolve().parents[2] / "budgetloop_widgets"
