@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import os
 import platform
@@ -34,10 +35,13 @@ from budgetloop import (
     ScriptedModel,
     ToolCall,
     Usage,
+    format_usd,
     run,
     start,
     tool,
+    worst_case_cost,
 )
+from budgetloop.context import DropToolResults, KeepLast, Summarize
 
 TURNS = 50  # tool turns in the overhead workload, each with CALLS calls, then one answer
 CALLS = 2
@@ -778,6 +782,115 @@ def streaming(pieces: int, rounds: int) -> dict[str, float]:
     }
 
 
+# -- 10. the seed's shape, with each context policy ---------------------------------------------
+
+SEED_PRICE = Price(input_per_mtok=3.0, output_per_mtok=15.0)
+SEED = {"start_tokens": 8_000, "tokens_per_turn": 2_000, "max_output_tokens": 500,
+        "price": SEED_PRICE}  # fmt: skip
+RESULTS = " ".join(["found"] * 2_000)  # a tool result of 2,000 tokens, counted one a word
+
+
+def words(messages: list[Any], tools: Any = ()) -> int:
+    """One token a word of the messages' text (tool schemas count nothing): the seed's shape,
+    exactly, for the loop's projections and for the usage the scripted models report."""
+    return sum(len((m.content or "").split()) for m in messages)
+
+
+def seed_search(q: str) -> str:
+    """Search: 2,000 tokens of results."""
+    return RESULTS
+
+
+def seed_agent(turns: int) -> ScriptedModel:
+    """Calls ``seed_search`` every turn, and reports the request's words in, 500 out."""
+
+    calls = itertools.count(1)
+
+    def reply(messages: list[Any], tools: list[dict[str, Any]]) -> Completion:
+        n = next(calls)
+        call = ToolCall("seed_search", {"q": f"lead {n}"}, f"c{n}")
+        return Completion(tool_calls=(call,), usage=Usage(words(messages), 500))
+
+    return ScriptedModel([reply] * turns, price=SEED_PRICE, max_output_tokens=500)
+
+
+def seed_summarizer() -> ScriptedModel:
+    """A cheaper model ($1 / $5 per million) writing a 300-word summary of what it is sent."""
+
+    def reply(messages: list[Any], tools: list[dict[str, Any]]) -> Completion:
+        return Completion(text=" ".join(["gist"] * 300), usage=Usage(words(messages), 300))
+
+    return ScriptedModel([reply], price=Price(1.0, 5.0), max_output_tokens=500, repeat_last=True)
+
+
+def seed_policies() -> dict[str, Any]:
+    return {
+        "no policy": None,
+        "KeepLast(4)": KeepLast(turns=4),
+        "DropToolResults(2)": DropToolResults(older_than=2),
+        "Summarize(16k, 2)": Summarize(
+            seed_summarizer(), when_input_tokens_over=16_000, keep_last=2
+        ),
+    }
+
+
+def seed_shape(turns: int, policy: Any) -> dict[str, float]:
+    """A run of the seed's shape for ``turns`` turns (``max_steps``) with ``policy``: what it
+    cost, what ``worst_case_cost`` computes for it, and its last request's input over its
+    first (from the steps' projections)."""
+    result = run(seed_agent(turns), " ".join(["question"] * 8_000), tools=[seed_search],
+                 count_tokens=words, budget=Budget(max_steps=turns), context=policy)  # fmt: skip
+    expect(len(result.steps) == turns, result.detail)
+    inputs = [s.projection.input_tokens for s in result.steps if s.projection is not None]
+    computed = worst_case_cost(turns, **SEED, context=policy)
+    if policy is None or isinstance(policy, KeepLast):  # the arithmetic is exact for these
+        expect(result.cost_usd == computed, f"{policy}: {result.cost_usd} != {computed}")
+    return {
+        "turns": turns,
+        "cost_usd": result.cost_usd or 0.0,
+        "summaries_usd": result.summaries_usd,
+        "computed_usd": computed,
+        "first_input": inputs[0],
+        "last_input": inputs[-1],
+        "ratio": inputs[-1] / inputs[0],
+    }
+
+
+def seed_rows(lengths: tuple[int, ...]) -> list[Row]:
+    """Each built-in policy (and none) over ``lengths`` turns of the seed's shape, and whether
+    ``KeepLast`` held the last request's input over the first constant across them."""
+    rows = []
+    held: list[float] = []
+    for name in seed_policies():
+        for turns in lengths:
+            policy = seed_policies()[name]  # a fresh summarizer for each run
+            f = seed_shape(turns, policy)
+            if isinstance(policy, KeepLast):
+                held.append(f["ratio"])
+            rows.append(
+                Row(
+                    f"context: the seed's shape, {turns} turns, {name}",
+                    f"{format_usd(f['cost_usd'])} (computed {format_usd(f['computed_usd'])}), "
+                    f"last/first input {f['last_input']:,}/{f['first_input']:,} = "
+                    f"{f['ratio']:.2f}x",
+                    extra=f,
+                )
+            )
+    constant = len(set(held)) == 1
+    rows.append(
+        Row(
+            f"context: KeepLast(4) holds last/first input over {', '.join(map(str, lengths))} "
+            "turns",
+            f"{'constant' if constant else 'NOT constant'}: "
+            + ", ".join(f"{r:.2f}x" for r in held),
+            "constant",
+            constant,
+            {"ratios": held},
+        )
+    )
+    return rows
+
+
 @dataclass
 class Row:
     name: str
@@ -1020,6 +1133,10 @@ def main(argv: list[str] | None = None) -> int:
                 st,
             )
         )
+
+    # 10. the seed's shape with each context policy: what a run costs, and how its input grows
+    say("context policies on the seed's shape...")
+    rows.extend(seed_rows((10, 20) if quick else (10, 20, 50, 100)))
 
     # 6. peers, each interleaved with budgetloop (cost guard on)
     peers = (("pydantic-ai", prepare_pydantic_ai), ("openai-agents", prepare_openai_agents))
