@@ -49,7 +49,9 @@ def trace_document(
     ``later`` it asks for the calls' texts once it has drawn the rows (``_data.later_data``)."""
     strings = Strings()
     run = run_data(result, strings, messages=messages, later=later)
-    run["charts"] = unstyled(chart_svgs(result.steps, result.budget, carried=run["carried"]))
+    run["charts"] = unstyled(
+        chart_svgs(result.steps, result.budget, carried=run["carried"], price=result.price)
+    )
     return document("trace", title, [run], strings, origin=origin), strings
 
 
