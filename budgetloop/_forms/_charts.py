@@ -56,12 +56,13 @@ class Tally:
     dollars (a step's cost and its context policy's summary), and ``calls`` the tool calls run
     so far after each step. ``whole`` is the cost so far after each step had every step been
     sent its whole context (``whole_context_pico`` at ``price``, the run's), and ``edited``
-    whether any step's context policy edited its request: the cost chart draws ``whole`` then.
+    whether any step's context policy edited its request: the cost chart draws ``whole`` then
+    (``summarized``: a summary was billed).
     ``whole`` stops at the first step whose figure is not known."""
 
     __slots__ = (
-        "_carried", "_own", "_price", "_whole", "calls", "carried", "edited", "spent", "tokens",
-        "whole",
+        "_carried", "_own", "_price", "_whole", "calls", "carried", "edited", "spent",
+        "summarized", "tokens", "whole",
     )  # fmt: skip
 
     def __init__(self, carried: float = 0.0, price: Price | None = None) -> None:
@@ -75,6 +76,7 @@ class Tally:
         self.calls: list[int] = []
         self.whole: list[float] = []
         self.edited = False
+        self.summarized = False
 
     @property
     def price(self) -> Price | None:
@@ -95,6 +97,7 @@ class Tally:
         if self._whole is not None:
             self.whole.append(from_pico(self._carried + self._whole))
         self.edited = self.edited or step.context is not None
+        self.summarized = self.summarized or summary > 0
         self.tokens.append(step.usage.input_tokens if step.usage is not None else 0)
         self.spent.append(from_pico(self._carried + self._own))
         self.calls.append((self.calls[-1] if self.calls else 0) + calls_run((step,)))
@@ -109,6 +112,7 @@ class Tally:
         out = Tally.__new__(Tally)
         out.carried, out._carried, out._own = self.carried, self._carried, self._own
         out._price, out._whole, out.edited = self._price, self._whole, self.edited
+        out.summarized = self.summarized
         out.tokens, out.spent, out.calls = self.tokens[:], self.spent[:], self.calls[:]
         out.whole = self.whole[:]
         return out
@@ -206,11 +210,9 @@ def charts(
     said = ""
     if figures.edited and figures.whole:
         baseline = ((0, carried), *enumerate(figures.whole, 1))
-        said = (
-            f"dashed: without the context policy, {format_usd(figures.whole[-1])} after "
-            f"{count(len(figures.whole))} steps (each sent its whole context)"
-        )
-        title += ", with the context policy and its summaries"
+        said = f"dashed: the same steps without the policy, {format_usd(figures.whole[-1])}"
+        title += ", with the context policy"
+        title += " and its summaries" if figures.summarized else ""
     if projected is not None:  # the hollow point is said only where one is drawn
         which = "the step that did not fit" if refused else "next step"
         title += f" (○ = + {which}, projected)" if not carried else f" (○ = + {which})"

@@ -153,10 +153,10 @@ def test_the_cost_chart_draws_the_run_against_the_same_steps_without_the_policy(
         whole += figure
         baseline.append((i, from_pico(whole)))
     assert cost.baseline == tuple(baseline)
-    assert cost.baseline_label == (
-        f"dashed: without the context policy, ${baseline[-1][1]:.6f} after "
-        f"{len(result.steps)} steps (each sent its whole context)"
+    assert (
+        cost.baseline_label == f"dashed: the same steps without the policy, ${baseline[-1][1]:.6f}"
     )
+    assert cost.title == "cost so far, with the context policy and its summaries"
     # the same script run without the policy: its steps cost what the dashed line says
     plain = run(model(5), "find it", tools=[search], price=PRICE, budget=Budget(max_steps=20))
     assert [s.cost_usd for s in plain.steps] == [
