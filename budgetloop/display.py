@@ -33,7 +33,15 @@ from ._engine._types import Budget, Stop, format_usd
 from ._engine._valid import type_name
 from ._features._resume import open_held as _open_held
 from ._features._resume import take_held as _take_held
-from ._forms._charts import Chart, Tally, ceiling_lines, charts, spent_text, tally
+from ._forms._charts import (
+    Chart,
+    Tally,
+    ceiling_lines,
+    charts,
+    spent_text,
+    tally,
+    whole_context_pico,
+)
 from ._forms._printable import first_chunk
 from ._forms._redact import WITHHOLD, Redactor
 from ._rules._budget import Projection
@@ -83,6 +91,7 @@ __all__ = [
     "under_projected_text",
     "used_after",
     "used_by",
+    "whole_context_pico",
     "why_text",
     "worst_case_text",
 ]

@@ -36,7 +36,7 @@ def cost_points(result: Result) -> list[tuple[float, float]]:
 
 
 def _charts(result: Result) -> dict[str, Chart]:
-    made = charts(tally(result.steps, result.carried_usd), result.budget)
+    made = charts(tally(result.steps, result.carried_usd, result.price), result.budget)
     return {chart.key: chart for chart in made}
 
 

@@ -23,7 +23,16 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from budgetloop import Budget, CallRecord, Message, Result, Step, format_usd, printable
+from budgetloop import (
+    Budget,
+    CallRecord,
+    ContextEdit,
+    Message,
+    Result,
+    Step,
+    format_usd,
+    printable,
+)
 from budgetloop.display import (
     BAR_TITLE,
     NO_PROJECTION,
@@ -40,7 +49,7 @@ from budgetloop.display import (
 
 from ._log import BITS, FINAL, JUMPS, STATUSES, Jumps, column_flags, sent_counts
 from ._status import stop_lines
-from ._views import edited_text
+from ._views import context_marks, edited_text
 
 CUT = 20_000  # characters of one text sent to the page; the rest is fetched on demand
 ROLES = ("system", "user", "assistant", "tool")
@@ -227,6 +236,24 @@ def step_columns(
         "text": [-1 if (t := s.text) is None else sid(t) for s in steps],
         "err": [-1 if (e := s.error) is None else sid(e) for s in steps],
         "tb": [-1 if (b := s.traceback) is None else sid(b) for s in steps],
+        "cx": [marks_data(s.context, sid) for s in steps],
+    }
+
+
+def marks_data(
+    edit: ContextEdit | None, sid: Callable[[str | None], int], whose: str = "this step's request"
+) -> dict[str, Any] | None:
+    """What the page marks of a context policy's request (``_views.context_marks``), its texts
+    as string ids: the line saying what the policy did (``h``), each context message not sent as
+    it was with its label (``d``: [index, label]), and each message the policy wrote (``w``:
+    [the context message it stands after, label, role, text]); None where no policy edited it."""
+    if edit is None:
+        return None
+    line, marks, written = context_marks(edit, whose)
+    return {
+        "h": sid(line),
+        "d": [[i, sid(label)] for i, label in marks],
+        "w": [[after, sid(label), sid(role), sid(body)] for after, label, role, body in written],
     }
 
 
@@ -357,7 +384,7 @@ def detail_and_strings(
     start, items = strings.take()
     detail = {
         "index": step.index,
-        "step": {name: values[0] for name, values in one.items() if name != "c0"},
+        "step": {name: values[0] for name, values in one.items() if name not in ("c0", "cx")},
         "calls": calls,
         "strings": items,
         "cut": strings.cut_lengths(start),

@@ -58,7 +58,9 @@ def trace_document(
     step's detail when it opens it (``_data.run_data``)."""
     strings = Strings()
     run = run_data(result, strings, messages=messages, later=later, rows=rows)
-    run["charts"] = unstyled(chart_svgs(result.steps, result.budget, carried=run["carried"]))
+    run["charts"] = unstyled(
+        chart_svgs(result.steps, result.budget, carried=run["carried"], price=result.price)
+    )
     return document("trace", title, [run], strings, origin=origin), strings
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from budgetloop import NextTurn, Projection, Session
+from budgetloop import ContextEdit, NextTurn, Projection, Session
 from budgetloop.display import HeldBatch, held_batch
 
 from ._approvals import PendingCalls
@@ -30,7 +30,7 @@ from ._status import (
     stop_lines,
     waiting_html,
 )
-from ._steplist import StepList
+from ._steplist import StepList, next_context
 from ._text import count, plural, text
 from ._until import UntilControl
 from ._views import charts_html, meter_html, stopped_by_projection
@@ -117,12 +117,16 @@ class PanelView(widgets.VBox):  # type: ignore[misc]
         with self._lock:
             self._redraw()
 
-    def _context_head(self, projection: Projection | None = None) -> str:
-        """The line above the context now: its messages, and the next request's tokens."""
+    def _context_head(
+        self, projection: Projection | None = None, ahead: ContextEdit | None = None
+    ) -> str:
+        """The line above the context now: its messages, and the next request's tokens (after
+        the context policy, where it edits the request: ``ahead``)."""
         head = plural(len(self.session.result.messages), "message")
         if projection is not None:
+            after = "" if ahead is None else " after the context policy"
             head += (
-                f"; next request: {count(projection.input_tokens)} input tokens projected "
+                f"; next request: {count(projection.input_tokens)} input tokens projected{after} "
                 "(messages, tool schemas and request overhead)"
             )
         return head
@@ -169,9 +173,11 @@ class PanelView(widgets.VBox):  # type: ignore[misc]
             self.status.value = idle_html(len(result.steps))
         else:
             self.status.value = stop_html(result)
+        ahead = next_context(session) if projection is not None else None
         meter = meter_html(
             projection, session.used, session.budget, done=session.done, label=label,
             missing=missing, next_turn=nxt, carried=result.carried_usd, price=result.price,
+            context=ahead,
         )  # fmt: skip
         ledger = session.options.values["ledger"]
         self.meter.value = meter + ("" if ledger is None else ledger_html(ledger))
@@ -184,8 +190,8 @@ class PanelView(widgets.VBox):  # type: ignore[misc]
         self.charts.value = charts_html(
             steps, session.budget, drawn, max_points=self.chart_points,
             carried=result.carried_usd, refused=session.done and drawn is not None,
-            ledger_limit=None if ledger is None else ledger.limit_usd,
+            ledger_limit=None if ledger is None else ledger.limit_usd, price=result.price,
         )  # fmt: skip
-        self.steps.update(session, self._context_head(projection), self._held_note(batch))
+        self.steps.update(session, self._context_head(projection, ahead), self._held_note(batch))
         self.pending.update(session, batch, self._running or self._busy)
         self._set_busy()

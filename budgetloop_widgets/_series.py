@@ -10,16 +10,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from budgetloop import Step
+from budgetloop import Price, Step
 from budgetloop.display import Tally
 
 
 class _Growing:
     """The figures of one run's steps, extended as the run grows."""
 
-    def __init__(self, carried: float) -> None:
+    def __init__(self, carried: float, price: Price | None) -> None:
         self.steps: tuple[Step, ...] = ()
-        self.figures = Tally(carried)
+        self.figures = Tally(carried, price)
 
     def extend(self, steps: tuple[Step, ...]) -> None:
         self.figures.extend(steps[len(self.steps) :])
@@ -31,9 +31,10 @@ _KEPT = 4
 _LOCK = threading.Lock()
 
 
-def series_of(steps: Sequence[Step], carried: float = 0.0) -> Tally:
+def series_of(steps: Sequence[Step], carried: float = 0.0, price: Price | None = None) -> Tally:
     """The figures of ``steps``, the cost starting from ``carried`` (``Result.carried_usd``:
-    what a forked run's source spent that none of its steps accounts for). A refresh after a
+    what a forked run's source spent that none of its steps accounts for), the steps without
+    their context policy priced at ``price`` (the run's). A refresh after a
     step passes over the new steps only: the figures of the last few runs drawn are kept, and
     reused for any steps that begin with the same steps (equal ones: the comparison is by
     identity first, so it costs little)."""
@@ -43,13 +44,14 @@ def series_of(steps: Sequence[Step], carried: float = 0.0) -> Tally:
             n = len(growing.steps)
             if (
                 growing.figures.carried == carried
+                and growing.figures.price == price
                 and n <= len(steps)
                 and steps[:n] == growing.steps
             ):
                 del _GROWING[i]
                 break
         else:
-            growing = _Growing(carried)
+            growing = _Growing(carried, price)
         growing.extend(steps)
         _GROWING.insert(0, growing)
         del _GROWING[_KEPT:]

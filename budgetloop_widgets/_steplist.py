@@ -13,7 +13,7 @@ from typing import Any
 
 import traitlets
 
-from budgetloop import Result, Session
+from budgetloop import ContextEdit, Result, Session
 from budgetloop.display import Tally, Used, used_after
 
 from ._data import (
@@ -22,6 +22,7 @@ from ._data import (
     calls_of,
     document,
     encode,
+    marks_data,
     message_columns,
     run_data,
     step_columns,
@@ -74,9 +75,10 @@ class StepList(Viewer):
         self._next_sent = _next_sent(result, run["sent"])
         self._head = head
         self._held = held
+        self._ahead = next_context(session)
         data = document(
             "panel", "", [run], strings, context_head=head, context_shown=self.context_shown,
-            held=held,
+            held=held, next_context=marks_data(self._ahead, strings.id, NEXT_REQUEST),
         )  # fmt: skip
         return data, strings
 
@@ -100,15 +102,22 @@ class StepList(Viewer):
         """Send the page what the session has that it does not: one message per refresh.
         ``held`` is what the list says beside its count while the session holds a turn whose
         step is not recorded yet ("": it holds none)."""
-        delta = self.delta(session.result, session.message_tokens, head, held)
+        ahead = next_context(session)
+        delta = self.delta(session.result, session.message_tokens, head, held, ahead)
         if delta is not None:
             self.send(delta)
 
     def delta(
-        self, result: Result, tokens: Sequence[int], head: str = "", held: str = ""
+        self,
+        result: Result,
+        tokens: Sequence[int],
+        head: str = "",
+        held: str = "",
+        ahead: ContextEdit | None = None,
     ) -> dict[str, Any] | None:
         """What is new since the last draw or delta, as the page appends it; None when nothing
-        is (the same steps, messages, head and held turn)."""
+        is (the same steps, messages, head, held turn and next request's context edit
+        ``ahead``)."""
         steps = result.steps[self._steps :]
         messages = result.messages[self._messages :]
         stopped = result.stop is not None
@@ -118,9 +127,11 @@ class StepList(Viewer):
             and head == self._head
             and stopped == self._stopped
             and held == self._held
+            and ahead == self._ahead
         ):
             return None
         self._stopped = stopped
+        self._ahead = ahead
         self._held = held
         sid = self._strings.id
         columns = step_columns(steps, sid, first_call=self._calls)
@@ -137,6 +148,7 @@ class StepList(Viewer):
         self._head = head
         calls = call_columns(calls_of(steps), sid)
         added = message_columns(messages, sid)
+        marks = marks_data(ahead, sid, NEXT_REQUEST)
         start, strings = self._strings.take()
         return {
             "type": "append",
@@ -152,6 +164,7 @@ class StepList(Viewer):
             "jumps": self._jumps.extend(columns["cost"], columns["fl"], stopped=stopped),
             "context_head": head,
             "held": held,
+            "next_context": marks,
         }
 
     def answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
@@ -165,6 +178,21 @@ class StepList(Viewer):
             self.on_hello()
             return None
         return super().answer(content)
+
+
+NEXT_REQUEST = "the next request"
+
+
+def next_context(session: Session) -> ContextEdit | None:
+    """What the context policy makes of the next request (``Session.next_context``), for the
+    context now to mark; None when the run has ended, or the policy raised (the panel shows the
+    error where it projects the next turn, on the same request)."""
+    if session.done:
+        return None
+    try:
+        return session.next_context
+    except Exception:
+        return None
 
 
 def _next_sent(result: Result, sent: Sequence[int]) -> int:

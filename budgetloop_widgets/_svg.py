@@ -43,6 +43,8 @@ STYLE = {
     "dot": f'style="fill:{LINE}"',
     "projected-line": f'stroke-dasharray="3 3" style="stroke:{NEXT}"',
     "projected": f'fill="none" stroke-width="2" style="stroke:{NEXT}"',
+    "baseline": f'fill="none" stroke-width="1.5" stroke-dasharray="6 3" style="stroke:{MUTED}"',
+    "baseline-label": f'font-size="11" style="fill:{MUTED}"',
 }
 
 
@@ -189,10 +191,13 @@ def line_chart(
     max_points: int = MAX_POINTS,
     ceiling: float | None = None,
     ceiling_label: str = "ceiling",
+    baseline: Sequence[tuple[float, float]] = (),
+    baseline_label: str = "",
 ) -> str:
     """A line through ``points`` (x ascending; every n-th past ``max_points``, and the last),
     dashed ``ceilings`` (a value and its label each; ``ceiling`` and ``ceiling_label`` add one
-    more) and a hollow marker for a projected next point."""
+    more) and a hollow marker for a projected next point. ``baseline`` is a second line, thin
+    and dashed, under the first (thinned as it is), said by ``baseline_label`` under the axis."""
     if ceiling is not None:
         ceilings = [*ceilings, (ceiling, ceiling_label)]
     if not points and projected is None:
@@ -201,14 +206,30 @@ def line_chart(
     size = max(-(-len(points) // max_points), 1)
     if size > 1:
         points = [*points[::size], *([points[-1]] if (len(points) - 1) % size else [])]
-    every = [*points, *([projected] if projected else [])]
+    base_size = max(-(-len(baseline) // max_points), 1)
+    if base_size > 1:
+        baseline = [
+            *baseline[::base_size],
+            *([baseline[-1]] if (len(baseline) - 1) % base_size else []),
+        ]
+    every = [*points, *baseline, *([projected] if projected else [])]
     xs = [x for x, _ in every]
     y_max = max([y for _, y in every] + [value for value, _ in ceilings])
     top = nice_top(y_max)
     x0, x1 = min(xs), max(xs)
     span = (x1 - x0) or 1.0
-    parts, left = _frame(title, top, y_format, _num(x0), _num(x1), x_label)
+    below = 16 if baseline_label else 0
+    parts, left = _frame(title, top, y_format, _num(x0), _num(x1), x_label, below)
     plot_w, plot_h = WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM
+    if len(baseline) > 1:
+        drawn = " ".join(f"{left + plot_w * (x - x0) / span:.1f},"
+                         f"{TOP + plot_h * (1 - y / top):.1f}" for x, y in baseline)  # fmt: skip
+        parts.append(f'<polyline points="{_nums(drawn)}" {_look("baseline")}/>')
+    if baseline_label:
+        parts.append(
+            f'<text x="4" y="{HEIGHT + below - 4}" {_look("baseline-label")}>'
+            f"{escape(baseline_label)}</text>"
+        )
 
     def at(x: float, y: float) -> tuple[str, str]:
         return _num(left + plot_w * (x - x0) / span), _num(TOP + plot_h * (1 - y / top))

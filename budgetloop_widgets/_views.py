@@ -18,12 +18,14 @@ from typing import Any
 
 from budgetloop import (
     Budget,
+    ContextEdit,
     Message,
     NextTurn,
     Price,
     Projection,
     Result,
     Step,
+    format_usd,
 )
 from budgetloop import as_result as core_as_result
 from budgetloop.display import (
@@ -42,7 +44,7 @@ from budgetloop.display import (
 
 from ._series import series_of
 from ._svg import MAX_POINTS, bar_chart, line_chart
-from ._text import text
+from ._text import count, plural, text
 
 __all__ = [  # the core's, shown here: each view takes its words and figures from it
     "Used",
@@ -81,6 +83,7 @@ def meter_html(
     next_turn: NextTurn | None = None,
     carried: float = 0.0,
     price: Price | None = None,
+    context: ContextEdit | None = None,
 ) -> str:
     """The budget meter (``budgetloop.display.meter``: the cost bar, the projection in words,
     a row for each ceiling) as HTML.
@@ -91,6 +94,8 @@ def meter_html(
     ``carried`` (``Result.carried_usd``) is the part of the spend a fork carried from the run
     it came from, which none of its steps accounts for: said under the projection. ``price``
     is the run's: where it came from is said when it records a source (a catalog's price).
+    ``context`` is what the run's context policy makes of the next request
+    (``Session.next_context``): the projection is made on that request, and says so.
     """
     figures = meter(projection, used, budget)
     parts = ['<div class="bl-meter">']
@@ -101,6 +106,11 @@ def meter_html(
     else:
         parts.append(_cost_bar(figures.bar))
         parts.append(f'<div class="bl-projection">{escape(figures.projection)}</div>')
+        if context is not None:
+            said = context_marks(context, "the next request")[0]
+            parts.append(
+                f'<div class="bl-policy">projected after the context policy, {text(said)}</div>'
+            )
         parts.append(f'<div class="bl-why">{escape(figures.why or "")}</div>')
         if figures.tier is not None:
             parts.append(f'<div class="bl-tier">{escape(figures.tier)}</div>')
@@ -132,6 +142,83 @@ def edited_text(result: Result) -> str:
         "shows it: the steps it kept show their calls as they ran, and the contexts sent after "
         "the fork hold the changed text."
     )
+
+
+def policy_name(edit: ContextEdit) -> str:
+    """The policy as its marks name it: as the trace records it, or, where that is long (a
+    ``Summarize`` names its model), its name only."""
+    said = edit.policy
+    return said if len(said) <= 40 else said.split("(", 1)[0]
+
+
+def _which(indexes: Sequence[int]) -> str:
+    if len(indexes) == 1:
+        return f"message {indexes[0]}"
+    run = list(range(indexes[0], indexes[-1] + 1)) == list(indexes)
+    listed = f"{indexes[0]}–{indexes[-1]}" if run else ", ".join(map(str, indexes))
+    return f"messages {listed}"
+
+
+def context_marks(
+    edit: ContextEdit, whose: str = "this step's request"
+) -> tuple[str, list[tuple[int, str]], list[tuple[int, str, str, str]]]:
+    """What a context view marks of a context policy's request (``Step.context``, or
+    ``Session.next_context`` for the next turn's, ``whose`` saying which): a line saying what
+    the policy did; each context message not sent as it was, with why (index, label: dropped,
+    summarized, or replaced by a message the policy wrote); and each message the policy wrote
+    (after which context message it stands, its label, role and text: a summary with what it
+    replaced, a cut tool result). Plain text, for the page to show as text."""
+    name = policy_name(edit)
+    summary = edit.summary
+    replaced = set(summary.replaced) if summary is not None else set()
+    dropped = set(edit.dropped)
+    written: list[tuple[int, str, str, str]] = []
+    marks: dict[int, str] = {}
+    before = -1  # the last context message sent as it was
+    gaps: list[tuple[int, list[Message]]] = []  # the messages written after ``before``
+    for x in edit.sent:
+        if isinstance(x, int):
+            before = x
+        elif gaps and gaps[-1][0] == before:
+            gaps[-1][1].append(x)
+        else:
+            gaps.append((before, [x]))
+    ints = sorted(x for x in edit.sent if isinstance(x, int))
+    for after, messages in gaps:
+        later = [i for i in ints if i > after]
+        upto = later[0] if later else max(dropped, default=after) + 1
+        stood = sorted(i for i in dropped if after < i < upto)
+        for message in messages:
+            if summary is not None and stood and set(stood) <= replaced:
+                label = f"written by {name}: the summary of {_which(stood)}"
+            elif stood:
+                label = f"written by {name}: sent instead of {_which(stood)}"
+            else:
+                label = f"written by {name}"
+            written.append((stood[-1] if stood else after, label, message.role,
+                            message_content(message)))  # fmt: skip
+        for i in stood:
+            marks[i] = (
+                f"summarized by {name}" if i in replaced
+                else f"replaced by {name} (its message is below)"
+            )  # fmt: skip
+    for i in sorted(dropped - marks.keys()):
+        marks[i] = f"dropped by {name}"
+    n = len(edit.dropped)
+    tokens = edit.dropped_tokens
+    saved = (
+        f"{count(tokens)} input tokens fewer" if tokens >= 0
+        else f"{count(-tokens)} input tokens more"
+    )  # fmt: skip
+    line = (
+        f"{edit.policy}: {plural(n, 'message')} of the context not sent as "
+        f"{'they were' if n != 1 else 'it was'} in {whose} ({saved} than the whole context)"
+    )
+    if summary is not None:
+        line += f"; its summary cost {format_usd(summary.cost_usd)}"
+    if edit.fallback is not None:
+        line += f"; {edit.fallback}"
+    return line + ".", sorted(marks.items()), written
 
 
 def next_turn_html(nxt: NextTurn) -> str:
@@ -172,11 +259,12 @@ def charts_html(
     carried: float = 0.0,
     refused: bool = False,
     ledger_limit: float | None = None,
+    price: Price | None = None,
 ) -> str:
     """The charts of ``chart_svgs`` side by side."""
     svgs = chart_svgs(
         steps, budget, next_projection, max_points=max_points, carried=carried,
-        refused=refused, ledger_limit=ledger_limit,
+        refused=refused, ledger_limit=ledger_limit, price=price,
     )  # fmt: skip
     return f'<div class="bl-charts">{"".join(svgs)}</div>'
 
@@ -190,6 +278,7 @@ def chart_svgs(
     carried: float = 0.0,
     refused: bool = False,
     ledger_limit: float | None = None,
+    price: Price | None = None,
 ) -> list[str]:
     """The run's charts (``budgetloop.display.charts``: reported input tokens per step, the
     cost so far, the tool calls run where a ceiling is drawn on that, each with its ceilings)
@@ -198,10 +287,12 @@ def chart_svgs(
     The cost starts at ``carried`` (``Result.carried_usd``: a fork's spend inherited from its
     source); ``next_projection`` (the next step's, or with ``refused`` the one that stopped the
     run) is drawn as a hollow point at spent + projected, and the chart's title says which.
-    ``ledger_limit`` is a shared ledger's limit, drawn on the cost chart.
+    ``ledger_limit`` is a shared ledger's limit, drawn on the cost chart. Where a context
+    policy edited a request, the cost chart draws the same steps without it too, dashed, at
+    ``price`` (the run's: ``budgetloop.display.Tally.whole``).
     """
     made = charts(
-        series_of(steps, carried), budget, next_projection, refused=refused,
+        series_of(steps, carried, price), budget, next_projection, refused=refused,
         ledger_limit=ledger_limit,
     )  # fmt: skip
     return [drawn(chart, max_points) for chart in made]
@@ -218,7 +309,7 @@ def drawn(chart: Chart, max_points: int = MAX_POINTS) -> str:
     return line_chart(
         chart.points, title=chart.title, x_label=chart.x_label, y_format=chart.y_text,
         ceilings=chart.ceilings, projected=chart.projected, empty=chart.empty,
-        max_points=max_points,
+        max_points=max_points, baseline=chart.baseline, baseline_label=chart.baseline_label,
     )  # fmt: skip
 
 

@@ -794,18 +794,41 @@ export function contextRows(run, upto, shown = CONTEXT_SHOWN) {
 }
 
 // ``edited``: the indexes of the messages a fork changed (Result.edited), marked where shown.
-export function contextTable(ctx, head, edited = []) {
+// ``marks``: what a context policy made of the request (_data.marks_data, texts as string ids of
+// ``run``): its line, each message it did not send as it was (struck, with why) and each message
+// it wrote (a summary, a cut result), shown after the message it stands after. All as text.
+export function contextTable(ctx, head, edited = [], marks = null, run = null) {
   let line = head || plural(ctx.upto, "message");
   if (ctx.first) { line += `; showing the latest ${count(ctx.upto - ctx.first)}`; }
   const changed = new Set(edited);
-  const rows = ctx.rows.map(([m, role, text, tokens]) => h("tr", { class: `blv-role-${ROLES.includes(role) ? role : "other"}${changed.has(m) ? " blv-edited" : ""}` },
-    h("td", { class: "blv-num", text: String(m) }),
-    h("td", { text: changed.has(m) ? `${role} · edited by the fork` : role }),
-    ctx.tokens ? h("td", { class: "blv-num", text: count(tokens) }) : null,
+  const said = new Map(marks && run ? marks.d.map(([m, label]) => [m, run.s(label)]) : []);
+  const written = new Map();
+  for (const [after, label, role, text] of marks && run ? marks.w : []) {
+    if (!written.has(after)) { written.set(after, []); }
+    written.get(after).push([run.s(label), run.s(role), run.s(text)]);
+  }
+  const wrote = (after) => (written.get(after) || []).map(([label, role, text]) => h("tr", { class: "blv-written" },
+    h("td", { class: "blv-num", text: "+" }),
+    h("td", {}, h("span", { class: "blv-policy-mark", text: `${role} · ${label}` })),
+    ctx.tokens ? h("td", { class: "blv-num" }) : null,
     h("td", {}, h("pre", { text }))));
+  const rows = [];
+  if (ctx.first === 0) { rows.push(...wrote(-1)); }
+  for (const [m, role, text, tokens] of ctx.rows) {
+    const dropped = said.get(m);
+    const cls = `blv-role-${ROLES.includes(role) ? role : "other"}${changed.has(m) ? " blv-edited" : ""}${dropped ? " blv-dropped" : ""}`;
+    rows.push(h("tr", { class: cls },
+      h("td", { class: "blv-num", text: String(m) }),
+      h("td", { text: changed.has(m) ? `${role} · edited by the fork` : role },
+        dropped ? h("span", { class: "blv-policy-mark", text: ` · ${dropped}` }) : null),
+      ctx.tokens ? h("td", { class: "blv-num", text: count(tokens) }) : null,
+      h("td", {}, h(dropped ? "del" : "pre", { class: dropped ? "blv-struck" : null, text }))));
+    rows.push(...wrote(m));
+  }
   const heads = ["#", "role", ...(ctx.tokens ? ["tokens, estimated"] : []), "content"];
   return h("div", { class: "blv-context" },
     h("div", { class: "blv-context-head", text: line }),
+    marks && run ? h("div", { class: "blv-policy-note", text: run.s(marks.h) }) : null,
     h("div", { class: "blv-context-box" },
       h("table", { class: "blv-table" },
         h("thead", {}, h("tr", {}, heads.map((t) => h("th", { text: t })))),
@@ -864,8 +887,9 @@ function detailOf(view, run, i, withMeter) {
   if (run.d.edited_text >= 0) { box.append(h("div", { class: "blv-edited-note", text: run.s(run.d.edited_text) })); }
   const local = Boolean(run.d.messages);
   const edited = run.d.edited || [];
-  later(box, () => (local ? contextTable(contextRows(run, run.d.sent[i]), head, edited)
-    : view.host.ask({ type: "context", step: i }).then((ctx) => contextTable(ctx, head, edited))));
+  const marks = st.cx ? st.cx[i] : null;
+  later(box, () => (local ? contextTable(contextRows(run, run.d.sent[i]), head, edited, marks, run)
+    : view.host.ask({ type: "context", step: i }).then((ctx) => contextTable(ctx, head, edited, marks, run))));
   const request = h("pre", { class: "blv-request", hidden: true });
   const toggle = h("button", {
     type: "button", class: "blv-button", "aria-expanded": "false", text: "request as sent",
@@ -1185,7 +1209,7 @@ function traceView(host, doc, el) {
 
 function panelView(host, doc, el) {
   const run = new Run(doc, doc.runs[0]);
-  const now = () => contextTable(contextRows(run, run.d.messages.c.length, doc.context_shown || CONTEXT_SHOWN), doc.context_head || "", run.d.edited || []);
+  const now = () => contextTable(contextRows(run, run.d.messages.c.length, doc.context_shown || CONTEXT_SHOWN), doc.context_head || "", run.d.edited || [], doc.next_context || null, run);
   const view = new StepsView(host, doc, run, {
     label: "steps of the run", follow: true, meter: true,
     context: () => h("div", {}, h("div", { class: "blv-section", text: "Context now" }), now()),
@@ -1206,6 +1230,7 @@ function panelView(host, doc, el) {
     d.jumps = delta.jumps;
     doc.context_head = delta.context_head;
     doc.held = delta.held || "";
+    doc.next_context = delta.next_context || null;
     run.grow();
     view.search.reset();
     view.fillTools();

@@ -660,3 +660,48 @@ def test_the_list_keeps_its_text_column_beside_the_detail_or_the_detail_goes_und
         assert laid["text"] >= 14  # the text column at least its 14em
         assert laid["beside"] == (width == 1400)  # beside where both fit, else under
         assert errors == []
+
+
+@tool
+def search_for(q: str) -> str:
+    """Search for something: a long result each time."""
+    return f"{q}: " + "found " * 50
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_context_policys_marks_read_in_light_and_dark(tmp_path: Path, scheme: str) -> None:
+    from playwright.sync_api import expect
+
+    from budgetloop import Budget, Completion, Price, ScriptedModel, ToolCall, run
+    from budgetloop.context import KeepLast
+
+    hostile = "<img src=x onerror=alert(1)>"
+    calls = [Completion(tool_calls=(ToolCall("search_for", {"q": f"{hostile}{i}"}, f"c{i}"),))
+             for i in range(5)]  # fmt: skip
+    result = run(ScriptedModel([*calls, "done"], price=Price(3.0, 15.0), max_output_tokens=50),
+                 "find it", tools=[search_for], context=KeepLast(turns=2),
+                 budget=Budget(max_steps=20))  # fmt: skip
+    path = tmp_path / "trace.html"
+    to_html(result, path)
+    with static_page(tmp_path, scheme) as (page, _requests, errors):
+        page.goto(path.as_uri())
+        view = page.locator(".blv")
+        view.locator(".blv-row").nth(4).click()
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 4 ·")
+        dropped = view.locator("tr.blv-dropped")
+        expect(dropped).to_have_count(4)  # step 4 was sent the head and the last two turns
+        expect(dropped.locator(".blv-policy-mark")).to_have_text(
+            [" · dropped by KeepLast(turns=2)"] * 4
+        )
+        expect(dropped.locator("del").nth(1)).to_contain_text(f"[search_for] {hostile}0: found")
+        expect(view.locator(".blv-policy-note")).to_contain_text(
+            "KeepLast(turns=2): 4 messages of the context not sent as they were in this "
+            "step's request"
+        )
+        assert page.locator("img").count() == 0  # the hostile text is text
+        for el in [dropped.locator(".blv-policy-mark").first, dropped.locator("del").first,
+                   view.locator(".blv-policy-note")]:  # fmt: skip
+            measured = el.evaluate(CONTRAST)
+            assert measured["ratio"] >= 4.5, (scheme, measured)
+        page.screenshot(path=str(ARTIFACTS / f"context-marks-{scheme}.png"), full_page=False)
+    assert errors == []
