@@ -127,6 +127,7 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
     result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
     seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
     approval = get("approval")
+    # _number(seconds) and the rest written out: this runs once for each call of a trace
     if not (
         (name is None or type(name) is str)
         and type(id_) is str
@@ -136,7 +137,11 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
         and (server is None or type(server) is str)
-        and _number(seconds)
+        and (
+            (0.0 <= seconds < _INF)
+            if type(seconds) is float
+            else (type(seconds) is int and 0 <= seconds < _BIG)
+        )
         and (truncated is None or (type(truncated) is int and truncated >= 0))
         and raw is not _NO
         and _json(raw)
@@ -144,8 +149,10 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
             arguments is None
             or (type(arguments) is dict and (arguments is raw or _json(arguments)))
         )
-        and type(coerced) in (list, tuple)
-        and all(type(c) is str for c in coerced)
+        and (
+            coerced == ()
+            or (type(coerced) in (list, tuple) and all(type(c) is str for c in coerced))
+        )
         and (approval is None or (type(approval) is str and approval in APPROVALS))
         and (status == "denied") == (approval == "denied")
     ):
@@ -160,7 +167,7 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
         result,
         error,
         seconds,
-        tuple(coerced),
+        coerced if type(coerced) is tuple else tuple(coerced),
         truncated,
         traceback,
         approval,
@@ -239,7 +246,10 @@ def _projection_values(data: Any) -> tuple[Any, ...] | None:
 
 def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
     """``read_step``'s Step (numbered ``index`` when given), or None: leave it to ``read_step``.
-    ``compact``: version 2's data (``call``)."""
+    ``compact``: version 2's data (``call``).
+
+    Runs once a step of a trace: ``_number``, ``_usage`` and ``_projection`` are written out
+    here, making the same checks."""
     if type(data) is not dict:
         return None
     get = data.get
@@ -247,14 +257,22 @@ def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
     seconds, error, traceback = get("seconds", 0.0), get("error"), get("traceback")
     final, raw_calls = get("final_answer", False), get("tool_calls", ())
     model, response_id, finish = get("model"), get("response_id"), get("finish_reason")
-    first = get("first_chunk_seconds")
+    first, usage, projection = get("first_chunk_seconds"), get("usage"), get("projection", _NO)
     if not (
         type(number) is int
         and number >= 0
         and (index is None or number == index)
         and (text is None or type(text) is str)
-        and (cost is None or _number(cost))
-        and _number(seconds)
+        and (
+            (0.0 <= cost < _INF)
+            if type(cost) is float
+            else (cost is None or (type(cost) is int and 0 <= cost < _BIG))
+        )
+        and (
+            (0.0 <= seconds < _INF)
+            if type(seconds) is float
+            else (type(seconds) is int and 0 <= seconds < _BIG)
+        )
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
         and type(final) is bool
@@ -265,21 +283,46 @@ def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
         and (first is None or _number(first))
     ):
         return None
-    usage = _usage(get("usage"))
-    raw_projection = get("projection", _NO)
-    projection = None if raw_projection is None else _projection(raw_projection)
-    if usage is _NO or (projection is None and raw_projection is not None):
-        return None
-    calls = []
-    for raw in raw_calls:
-        record = call(raw, compact)
-        if record is None:
+    if usage is not None:
+        if type(usage) is not dict:
             return None
-        calls.append(record)
+        counted = usage.get
+        inp, out = counted("input_tokens", _NO), counted("output_tokens", _NO)
+        read, write = counted("cache_read_tokens", 0), counted("cache_write_tokens", 0)
+        reasoning = counted("reasoning_tokens", 0)
+        if not (  # as usage_figures checks them
+            type(inp) is int
+            and type(out) is int
+            and type(read) is int
+            and type(write) is int
+            and type(reasoning) is int
+            and inp >= 0
+            and out >= 0
+            and read >= 0
+            and write >= 0
+            and read + write <= inp
+            and 0 <= reasoning <= out
+        ):
+            return None
+        usage = _USAGE(inp, out, read, write, reasoning)  # checked as Usage checks them
+    if projection is not None:
+        values = _projection_values(projection)
+        if values is None:
+            return None
+        projection = _PROJECTION(*values)
+    calls: tuple[CallRecord, ...] = ()
+    if raw_calls:
+        made = []
+        for raw in raw_calls:
+            record = call(raw, compact)
+            if record is None:
+                return None
+            made.append(record)
+        calls = tuple(made)
     return _STEP(
         number,
         text,
-        tuple(calls),
+        calls,
         usage,
         cost,
         projection,
