@@ -48,6 +48,7 @@ from ._read import (
 )
 from ._read_fast import NOT_READ, json_loads
 from ._read_fast import step as fast_step
+from ._read_fast import step_line as fast_step_line
 from ._result import Result, Step, check_header
 
 __all__ = [
@@ -340,17 +341,8 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
         last = line[-1:] != b"\n"  # a file cut mid-write does not end in a newline
         if line.isspace() or not line:
             continue
-        # msgspec reads the line with its newline (no copy); json, and its errors, without
-        entry = json_loads(line, fast)
-        if entry is NOT_READ:
-            entry = _parse_line(line if last else line[:-1], where, number, last)
-            if entry is NOT_READ:
-                break  # the step in flight when the writer died
-        kind = entry.get("kind") if type(entry) is dict else None
-        # the common line first: a step of a version-2 trace that appended what the loop does
-        if kind == "step" and compact and not end and "messages" not in entry:
-            data = entry.get("step")
-            step = fast_step(data, len(steps), True)  # numbered as expected: not seen before
+        if fast and compact and not end:  # the common line first: a version-2 step
+            step = fast_step_line(line, len(steps))  # msgspec reads it with its newline
             if step is not None:
                 lines.append(number)
                 steps.append(step)
@@ -358,6 +350,13 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
                     held_pico, held_index = 0, -1
                 messages += appended(step, read=True)  # its reply, its calls' results
                 continue
+        # msgspec reads the line with its newline (no copy); json, and its errors, without
+        entry = json_loads(line, fast)
+        if entry is NOT_READ:
+            entry = _parse_line(line if last else line[:-1], where, number, last)
+            if entry is NOT_READ:
+                break  # the step in flight when the writer died
+        kind = entry.get("kind") if type(entry) is dict else None
         try:
             if kind == "header":
                 if header:
