@@ -149,8 +149,8 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
 
 def _call(values: tuple[Any, ...], compact: bool) -> CallRecord | None:
     """``call`` of a call's values (``_CALL_KEYS``)."""
-    name, id_, raw, arguments, status, result, error, seconds = values[:8]
-    coerced, truncated, traceback, approval, server = values[8:]
+    (name, id_, raw, arguments, status, result, error, seconds, coerced, truncated, traceback,
+     approval, server) = values  # fmt: skip
     if arguments is _NO and compact and type(raw) is dict:
         arguments = raw
     if not (
@@ -162,7 +162,11 @@ def _call(values: tuple[Any, ...], compact: bool) -> CallRecord | None:
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
         and (server is None or type(server) is str)
-        and _number(seconds)
+        and (  # _number(seconds), written out: this runs once a call of a trace
+            (0.0 <= seconds < _INF)
+            if type(seconds) is float
+            else (type(seconds) is int and 0 <= seconds < _BIG)
+        )
         and (truncated is None or (type(truncated) is int and truncated >= 0))
         and raw is not _NO
         and _json(raw)
@@ -255,15 +259,23 @@ def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
 def _step(values: tuple[Any, ...], index: int | None, compact: bool, of: Values) -> Step | None:
     """``step`` of a step's values (``_STEP_KEYS``), its usage, projection and calls read by
     ``of``."""
-    number, text, raw_calls, usage, cost, projection, seconds, error, final = values[:9]
-    traceback, model, response_id, finish, first = values[9:]
+    (number, text, raw_calls, usage, cost, projection, seconds, error, final, traceback, model,
+     response_id, finish, first) = values  # fmt: skip
     if not (
         type(number) is int
         and number >= 0
         and (index is None or number == index)
         and (text is None or type(text) is str)
-        and (cost is None or _number(cost))
-        and _number(seconds)
+        and (  # _number(cost) and _number(seconds), written out: this runs once a step
+            (0.0 <= cost < _INF)
+            if type(cost) is float
+            else (cost is None or (type(cost) is int and 0 <= cost < _BIG))
+        )
+        and (
+            (0.0 <= seconds < _INF)
+            if type(seconds) is float
+            else (type(seconds) is int and 0 <= seconds < _BIG)
+        )
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
         and type(final) is bool
