@@ -375,12 +375,12 @@ import sys, time
 from budgetloop import load_trace
 from budgetloop.display import read_columns
 how, path = sys.argv[1], sys.argv[2]
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 if how == "columns":
     count = len(read_columns(path).index)
 else:
     count = len(load_trace(path, _stdlib=how == "stdlib").steps)
-print(time.perf_counter() - started, count)
+print(time.perf_counter() - started, count, time.process_time() - cpu)
 """
 
 PARSE = """
@@ -427,6 +427,7 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
         trees = {"now": ROOT}
         if against is not None:
             trees[against] = tree_at(against, Path(folder) / "rev")
+        cpus: dict[str, list[float]] = {}  # the last timed's CPU seconds, by tree (load aside)
         for name, make in (("the same texts each step", journal_file),
                            ("its own texts each step", varied_file)):  # fmt: skip
             path = str(Path(folder) / "trace.jsonl")
@@ -439,6 +440,7 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
             ) -> dict[str, list[float] | None]:
                 which = ["now"] if alone else list(trees)
                 times: dict[str, list[float] | None] = {tree: [] for tree in which}
+                cpus.clear()
                 for k in range(repeats):
                     order = which if k % 2 == 0 else which[::-1]
                     for tree in order:
@@ -449,7 +451,10 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
                         if out.returncode or got is None:
                             times[tree] = None  # not installed, or this code cannot
                         else:
-                            got.append(float(out.stdout.split()[0]))
+                            said = out.stdout.split()
+                            got.append(float(said[0]))
+                            if len(said) > 2:
+                                cpus.setdefault(tree, []).append(float(said[2]))
                 return times
 
             for how in ("json", "msgspec", "orjson"):
@@ -465,6 +470,8 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
                     rows.append((f"  {what}" + ("" if tree == "now" else f", at {against}"),
                                  "failed" if times is None else spread(times),
                                  target, met))  # fmt: skip
+                    if how != "columns" and tree in cpus:  # the machine's load aside
+                        rows.append(("    its CPU seconds", spread(cpus[tree]), "", None))
     return rows
 
 
