@@ -445,8 +445,11 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
                     order = which if k % 2 == 0 else which[::-1]
                     for tree in order:
                         env = {**os.environ, "PYTHONPATH": str(trees[tree])}
+                        # run in the scratch folder: ``python -c`` puts its working directory
+                        # before PYTHONPATH, so from a checkout's root it imports that checkout
                         out = subprocess.run([sys.executable, "-c", script, how, path],
-                                             capture_output=True, text=True, env=env)  # fmt: skip
+                                             capture_output=True, text=True, env=env,
+                                             cwd=folder)  # fmt: skip
                         got = times[tree]
                         if out.returncode or got is None:
                             times[tree] = None  # not installed, or this code cannot
@@ -507,8 +510,12 @@ def static_rows(big: int, repeats: int = 5, against: str | None = "main") -> lis
         pages: dict[str, Path] = {}
         for tree, where in trees.items():
             pages[tree] = Path(folder) / f"{tree}.html"
-            subprocess.run([sys.executable, "-c", STATIC, trace, str(pages[tree])], check=True,
-                           env={**os.environ, "PYTHONPATH": str(where)})  # fmt: skip
+            subprocess.run(
+                [sys.executable, "-c", STATIC, trace, str(pages[tree])],
+                check=True,
+                env={**os.environ, "PYTHONPATH": str(where)},
+                cwd=folder,  # so that it imports the tree on PYTHONPATH (read_rows)
+            )
         times: dict[str, list[float]] = {tree: [] for tree in trees}
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM)
