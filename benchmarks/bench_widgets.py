@@ -390,12 +390,12 @@ import sys, time
 from budgetloop import load_trace
 from budgetloop.display import read_columns
 how, path = sys.argv[1], sys.argv[2]
-started = time.perf_counter()
+started, cpu = time.perf_counter(), time.process_time()
 if how == "columns":
     count = len(read_columns(path).index)
 else:
     count = len(load_trace(path, _stdlib=how == "stdlib").steps)
-print(time.perf_counter() - started, count)
+print(time.perf_counter() - started, count, time.process_time() - cpu)
 """
 
 PARSE = """
@@ -442,6 +442,7 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
         trees = {"now": ROOT}
         if against is not None:
             trees[against] = tree_at(against, Path(folder) / "rev")
+        cpus: dict[str, list[float]] = {}  # the last timed's CPU seconds, by tree (load aside)
         for name, make in (("the same texts each step", journal_file),
                            ("its own texts each step", varied_file)):  # fmt: skip
             path = str(Path(folder) / "trace.jsonl")
@@ -454,17 +455,24 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
             ) -> dict[str, list[float] | None]:
                 which = ["now"] if alone else list(trees)
                 times: dict[str, list[float] | None] = {tree: [] for tree in which}
+                cpus.clear()
                 for k in range(repeats):
                     order = which if k % 2 == 0 else which[::-1]
                     for tree in order:
                         env = {**os.environ, "PYTHONPATH": str(trees[tree])}
+                        # run in the scratch folder: ``python -c`` puts its working directory
+                        # before PYTHONPATH, so from a checkout's root it imports that checkout
                         out = subprocess.run([sys.executable, "-c", script, how, path],
-                                             capture_output=True, text=True, env=env)  # fmt: skip
+                                             capture_output=True, text=True, env=env,
+                                             cwd=folder)  # fmt: skip
                         got = times[tree]
                         if out.returncode or got is None:
                             times[tree] = None  # not installed, or this code cannot
                         else:
-                            got.append(float(out.stdout.split()[0]))
+                            said = out.stdout.split()
+                            got.append(float(said[0]))
+                            if len(said) > 2:
+                                cpus.setdefault(tree, []).append(float(said[2]))
                 return times
 
             for how in ("json", "msgspec", "orjson"):
@@ -480,6 +488,8 @@ def read_rows(big: int, repeats: int = 5, against: str | None = "main") -> list[
                     rows.append((f"  {what}" + ("" if tree == "now" else f", at {against}"),
                                  "failed" if times is None else spread(times),
                                  target, met))  # fmt: skip
+                    if how != "columns" and tree in cpus:  # the machine's load aside
+                        rows.append(("    its CPU seconds", spread(cpus[tree]), "", None))
     return rows
 
 
@@ -515,8 +525,12 @@ def static_rows(big: int, repeats: int = 5, against: str | None = "main") -> lis
         pages: dict[str, Path] = {}
         for tree, where in trees.items():
             pages[tree] = Path(folder) / f"{tree}.html"
-            subprocess.run([sys.executable, "-c", STATIC, trace, str(pages[tree])], check=True,
-                           env={**os.environ, "PYTHONPATH": str(where)})  # fmt: skip
+            subprocess.run(
+                [sys.executable, "-c", STATIC, trace, str(pages[tree])],
+                check=True,
+                env={**os.environ, "PYTHONPATH": str(where)},
+                cwd=folder,  # so that it imports the tree on PYTHONPATH (read_rows)
+            )
         times: dict[str, list[float]] = {tree: [] for tree in trees}
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM)

@@ -48,6 +48,7 @@ from ._read import (
 )
 from ._read_fast import NOT_READ, json_loads
 from ._read_fast import step as fast_step
+from ._read_fast import step_line as fast_step_line
 from ._result import Result, Step, check_header, summaries_pico
 
 __all__ = [
@@ -330,44 +331,33 @@ def _decode(raw: bytes, where: str, line: int | None = None) -> str:
 
 def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
     header: dict[str, Any] = {}
+    compact = False  # version 2 (the header says)
     steps: list[Step] = []
-    seen: dict[int, int] = {}  # step index -> its line
+    lines: list[int] = []  # the line of each step, by its index
     messages: list[Any] = []
     end: dict[str, Any] = {}
     end_line = 0
     held_pico, held_index = 0, -1  # a taken held turn's cost, until its step is written
     for number, line in enumerate(io.BytesIO(raw), start=1):  # one line at a time, no list
-        if line[-1:] == b"\n":
-            line = line[:-1]
-            last = False
-        else:
-            last = True  # a file cut mid-write does not end in a newline
-        if not line.strip():
+        last = line[-1:] != b"\n"  # a file cut mid-write does not end in a newline
+        if line.isspace() or not line:
             continue
-        at = f"{where}:{number}"
+        if fast and compact and not end:  # the common line first: a version-2 step
+            step = fast_step_line(line, len(steps))  # msgspec reads it with its newline
+            if step is not None:
+                lines.append(number)
+                steps.append(step)
+                if step.index == held_index:
+                    held_pico, held_index = 0, -1
+                messages += appended(step, read=True)  # its reply, its calls' results
+                continue
+        # msgspec reads the line with its newline (no copy); json, and its errors, without
         entry = json_loads(line, fast)
-        try:
-            decoded = "" if entry is not NOT_READ else _decode(line, where, number)
-        except ValueError:
-            if last:
-                break  # cut inside a character
-            raise
-        try:
+        if entry is NOT_READ:
+            entry = _parse_line(line if last else line[:-1], where, number, last)
             if entry is NOT_READ:
-                entry = json.loads(decoded)
-        except RecursionError:
-            if last:
-                break
-            raise ValueError(
-                f"{at}: the line must be a trace line, got JSON nested too deeply to read."
-            ) from None
-        except ValueError as exc:
-            if last:
                 break  # the step in flight when the writer died
-            raise ValueError(
-                f"{at}: the line must be JSON, got text that is not ({exc})."
-            ) from None
-        kind = entry.get("kind") if isinstance(entry, dict) else None
+        kind = entry.get("kind") if type(entry) is dict else None
         try:
             if kind == "header":
                 if header:
@@ -377,6 +367,7 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
                     )
                 check_header(entry)
                 header = _header(entry)
+                compact = header["compact"]
                 messages.extend(header["messages"])
             elif kind == "taken":  # a held run's batch, taken by the resume that runs it
                 if not end or end["stop"] is not Stop.HELD:
@@ -396,44 +387,48 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
                     f"what follows the end line (line {end_line}) must be nothing, got a step."
                 )
             elif kind == "step":
-                step = _step(entry, len(steps), seen, header["compact"])
-                seen[step.index] = number
+                step = _step(entry, lines, compact)
+                lines.append(number)
                 steps.append(step)
                 if step.index == held_index:
                     held_pico, held_index = 0, -1
-                if header["compact"] and "messages" not in entry:
+                if compact and "messages" not in entry:
                     messages.extend(appended(step, read=True))  # its reply, its calls' results
                 else:
                     messages.extend(
                         read_messages(
                             get_key(entry, "", "messages"),
                             "messages",
-                            steps if header["compact"] else None,
+                            steps if compact else None,
                         )
                     )
             else:
                 end, end_line = _end(entry), number
         except ValueError as exc:
-            raise ValueError(f"{at}: {exc}") from None
+            raise ValueError(f"{where}:{number}: {exc}") from None
     if end and end["cost_usd"] is not None:
         try:
             check_spend(end["cost_usd"], steps, "cost_usd")
         except ValueError as exc:
             raise ValueError(f"{where}:{end_line}: {exc}") from None
-    held_pico = to_pico(end["held_usd"]) if end else held_pico
-    spent = from_pico(
-        header["carried"]
-        + held_pico
-        + sum(to_pico(s.cost_usd or 0.0) for s in steps)
-        + summaries_pico(steps)
-    )
+    if end:  # it says what the run cost and took
+        held_pico = to_pico(end["held_usd"])
+        cost, seconds = end["cost_usd"], end["seconds"]
+    else:  # what was spent and taken up to the last step written, summaries included
+        cost = from_pico(
+            header["carried"]
+            + held_pico
+            + sum(to_pico(s.cost_usd or 0.0) for s in steps)
+            + summaries_pico(steps)
+        )
+        seconds = sum(s.seconds for s in steps)
     return Result(
         stop=end.get("stop"),
         answer=end.get("answer"),
         steps=tuple(steps),
         messages=tuple(messages),
-        cost_usd=end.get("cost_usd", spent),
-        seconds=end.get("seconds", sum(s.seconds for s in steps)),
+        cost_usd=cost,
+        seconds=seconds,
         budget=header["budget"],
         error=end.get("error"),
         detail=end.get("detail", None if end else "the run did not finish (no end line)"),
@@ -448,6 +443,31 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
         held_usd=from_pico(held_pico),
         **{k: end[k] for k in ("held", "pending", "rules", "event_errors") if k in end},
     )
+
+
+def _parse_line(line: bytes, where: str, number: int, last: bool) -> Any:
+    """A line's JSON, read by the standard library; ``NOT_READ`` for a ``last`` line (no
+    newline after it: the writer died writing it) that is not whole."""
+    try:
+        text = _decode(line, where, number)
+    except ValueError:
+        if last:
+            return NOT_READ  # cut inside a character
+        raise
+    try:
+        return json.loads(text)
+    except RecursionError:
+        if last:
+            return NOT_READ
+        raise ValueError(
+            f"{where}:{number}: the line must be a trace line, got JSON nested too deeply to read."
+        ) from None
+    except ValueError as exc:
+        if last:
+            return NOT_READ
+        raise ValueError(
+            f"{where}:{number}: the line must be JSON, got text that is not ({exc})."
+        ) from None
 
 
 def _header(entry: dict[str, Any]) -> dict[str, Any]:
@@ -470,7 +490,10 @@ def _header(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _step(entry: dict[str, Any], expected: int, seen: dict[int, int], compact: bool) -> Step:
+def _step(entry: dict[str, Any], lines: list[int], compact: bool) -> Step:
+    """The step of a step line; ``lines`` are those of the steps read before it (step 0's
+    first), so it must be numbered ``len(lines)``."""
+    expected = len(lines)
     data = as_object(get_key(entry, "", "step"), "step")
     fast = fast_step(data, expected, compact)  # numbered as expected, so not seen before
     if fast is not None:
@@ -478,9 +501,9 @@ def _step(entry: dict[str, Any], expected: int, seen: dict[int, int], compact: b
     if compact:
         data = filled(data)
     index = as_int(get_key(data, "step", "index"), "step.index")
-    if index in seen:
+    if 0 <= index < expected:
         raise ValueError(
-            f"step.index must be {expected}, got {index} again (line {seen[index]} has it)."
+            f"step.index must be {expected}, got {index} again (line {lines[index]} has it)."
         )
     if index != expected:
         raise ValueError(

@@ -12,7 +12,9 @@ The JSON itself is parsed first by msgspec's decoder when it is installed (the `
 benchmarks/README.md has the figures): ``json_loads`` returns what ``json.loads`` would, or
 ``NOT_READ`` where msgspec refuses the bytes (not JSON, not UTF-8, NaN, a number past a float,
 a lone surrogate, nesting deeper than it reads), and then the standard library parses them and
-says what is wrong. The result is the same either way.
+says what is wrong. The result is the same either way. A version-2 journal's usual step line
+(``step_line``) is decoded by msgspec into structs of the record's fields, no dict made, and
+checked by the same tests; a line it cannot decode so is parsed again as any line is.
 """
 
 from __future__ import annotations
@@ -112,21 +114,45 @@ def _json(value: Any) -> bool:
     return True
 
 
+# Each record's keys in the order of its class's fields, and what a key left out reads as
+# (``_NO``: it is required, and the full reader says so).
+_CALL_KEYS = ("name", "id", "raw_arguments", "arguments", "status", "result", "error", "seconds",
+              "coerced", "truncated", "traceback", "approval", "server")  # fmt: skip
+_CALL_DEFAULTS = (_NO, _NO, _NO, _NO, _NO, None, None, 0.0, (), None, None, None, None)
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+               "reasoning_tokens")  # fmt: skip
+_USAGE_DEFAULTS = (_NO, _NO, 0, 0, 0)
+_PROJECTION_KEYS = ("input_tokens", "output_tokens", "cost_usd", "spent_usd", "limit_usd", "fits",
+                    "tier", "fitted_from")  # fmt: skip
+_PROJECTION_DEFAULTS = (_NO, _NO, _NO, _NO, _NO, _NO, None, None)
+_STEP_KEYS = ("index", "text", "tool_calls", "usage", "cost_usd", "projection", "seconds", "error",
+              "final_answer", "traceback", "model", "response_id", "finish_reason",
+              "first_chunk_seconds")  # fmt: skip
+_STEP_DEFAULTS = (_NO, None, (), None, _NO, _NO, 0.0, None, False, None, None, None, None, None)
+
+# A record's values in the order of its keys: from a dict (None for anything else), or from
+# the typed line ``step_line`` decodes (its structs are fields in that order, ``astuple``).
+Values = Callable[[Any, tuple[str, ...], tuple[Any, ...]], tuple[Any, ...] | None]
+
+
+def _from_dict(data: Any, keys: tuple[str, ...], defaults: tuple[Any, ...]) -> Any:
+    return tuple(map(data.get, keys, defaults)) if type(data) is dict else None
+
+
 def call(data: Any, compact: bool = False) -> CallRecord | None:
     """``read_call``'s CallRecord, or None: leave it to ``read_call``. ``compact``: version 2's
     data, whose ``arguments`` left out are its ``raw_arguments`` (an object), as ``filled``
     puts them back."""
-    if type(data) is not dict:
-        return None
-    get = data.get
-    name: Any = get("name", _NO)
-    id_, status = get("id", _NO), cast(Status, get("status", _NO))
-    raw, arguments = get("raw_arguments", _NO), get("arguments", _NO)
+    values = _from_dict(data, _CALL_KEYS, _CALL_DEFAULTS)
+    return None if values is None else _call(values, compact)
+
+
+def _call(values: tuple[Any, ...], compact: bool) -> CallRecord | None:
+    """``call`` of a call's values (``_CALL_KEYS``)."""
+    (name, id_, raw, arguments, status, result, error, seconds, coerced, truncated, traceback,
+     approval, server) = values  # fmt: skip
     if arguments is _NO and compact and type(raw) is dict:
         arguments = raw
-    result, error, traceback, server = get("result"), get("error"), get("traceback"), get("server")
-    seconds, coerced, truncated = get("seconds", 0.0), get("coerced", ()), get("truncated")
-    approval = get("approval")
     if not (
         (name is None or type(name) is str)
         and type(id_) is str
@@ -136,7 +162,11 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
         and (server is None or type(server) is str)
-        and _number(seconds)
+        and (  # _number(seconds), written out: this runs once a call of a trace
+            (0.0 <= seconds < _INF)
+            if type(seconds) is float
+            else (type(seconds) is int and 0 <= seconds < _BIG)
+        )
         and (truncated is None or (type(truncated) is int and truncated >= 0))
         and raw is not _NO
         and _json(raw)
@@ -144,8 +174,10 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
             arguments is None
             or (type(arguments) is dict and (arguments is raw or _json(arguments)))
         )
-        and type(coerced) in (list, tuple)
-        and all(type(c) is str for c in coerced)
+        and (
+            coerced == ()
+            or (type(coerced) in (list, tuple) and all(type(c) is str for c in coerced))
+        )
         and (approval is None or (type(approval) is str and approval in APPROVALS))
         and (status == "denied") == (approval == "denied")
     ):
@@ -156,11 +188,11 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
         id_,
         raw,
         arguments,
-        status,
+        cast(Status, status),
         result,
         error,
         seconds,
-        tuple(coerced),
+        coerced if type(coerced) is tuple else tuple(coerced),
         truncated,
         traceback,
         approval,
@@ -168,26 +200,19 @@ def call(data: Any, compact: bool = False) -> CallRecord | None:
     )
 
 
-def _usage(data: Any) -> Any:
-    """``read_usage``'s Usage or None, or ``_NO``: leave it to ``read_usage``."""
-    figures = usage_figures(data)
-    if figures is None or figures is _NO:
-        return figures
-    return _USAGE(*figures)  # checked as Usage.__post_init__ checks them
-
-
 def usage_figures(data: Any) -> Any:
     """A usage's counts as ``read_usage`` accepts them (input, output, cache read, cache write,
     reasoning), None for none, or ``_NO``: leave it to ``read_usage``."""
     if data is None:
         return None
-    if type(data) is not dict:
-        return _NO
-    get = data.get
-    inp, out = get("input_tokens", _NO), get("output_tokens", _NO)
-    read, write = get("cache_read_tokens", 0), get("cache_write_tokens", 0)
-    reasoning = get("reasoning_tokens", 0)
-    if not (
+    figures = _from_dict(data, _USAGE_KEYS, _USAGE_DEFAULTS)
+    return _NO if figures is None or not _counts(figures) else figures
+
+
+def _counts(figures: tuple[Any, ...]) -> bool:
+    """A usage's counts (``_USAGE_KEYS``) are what ``read_usage`` accepts."""
+    inp, out, read, write, reasoning = figures
+    return (
         type(inp) is int
         and type(out) is int
         and type(read) is int
@@ -199,30 +224,19 @@ def usage_figures(data: Any) -> Any:
         and write >= 0
         and read + write <= inp
         and 0 <= reasoning <= out
-    ):
-        return _NO
-    return inp, out, read, write, reasoning
-
-
-def _projection(data: Any) -> Projection | None:
-    values = _projection_values(data)
-    return None if values is None else _PROJECTION(*values)
+    )
 
 
 def projection_fits(data: Any) -> bool:
     """The data is a projection ``read_projection`` reads as it is (an object, not None)."""
-    return _projection_values(data) is not None
+    values = _from_dict(data, _PROJECTION_KEYS, _PROJECTION_DEFAULTS)
+    return values is not None and _fits(values)
 
 
-def _projection_values(data: Any) -> tuple[Any, ...] | None:
-    """A projection's fields in order, as ``read_projection`` accepts them, or None."""
-    if type(data) is not dict:
-        return None
-    get = data.get
-    inp, out, cost = get("input_tokens", _NO), get("output_tokens", _NO), get("cost_usd", _NO)
-    spent, limit, fits = get("spent_usd", _NO), get("limit_usd", _NO), get("fits", _NO)
-    tier, fitted = get("tier"), get("fitted_from")
-    if (
+def _fits(values: tuple[Any, ...]) -> bool:
+    """A projection's fields (``_PROJECTION_KEYS``) are what ``read_projection`` accepts."""
+    inp, out, cost, spent, limit, fits, tier, fitted = values
+    return (
         (tier is None or (type(tier) is int and tier >= 0))
         and (fitted is None or (type(fitted) is int and fitted >= 0))
         and type(inp) is int
@@ -232,29 +246,38 @@ def _projection_values(data: Any) -> tuple[Any, ...] | None:
         and _number(spent)
         and (limit is None or _number(limit))
         and type(fits) is bool
-    ):
-        return inp, out, cost, spent, limit, fits, tier, fitted
-    return None
+    )
 
 
 def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
     """``read_step``'s Step (numbered ``index`` when given), or None: leave it to ``read_step``.
     ``compact``: version 2's data (``call``)."""
-    if type(data) is not dict or "context" in data:  # a policy's edit: read field by field
+    if type(data) is dict and "context" in data:  # a policy's edit: read field by field
         return None
-    get = data.get
-    number, text, cost = get("index", _NO), get("text"), get("cost_usd", _NO)
-    seconds, error, traceback = get("seconds", 0.0), get("error"), get("traceback")
-    final, raw_calls = get("final_answer", False), get("tool_calls", ())
-    model, response_id, finish = get("model"), get("response_id"), get("finish_reason")
-    first = get("first_chunk_seconds")
+    values = _from_dict(data, _STEP_KEYS, _STEP_DEFAULTS)
+    return None if values is None else _step(values, index, compact, _from_dict)
+
+
+def _step(values: tuple[Any, ...], index: int | None, compact: bool, of: Values) -> Step | None:
+    """``step`` of a step's values (``_STEP_KEYS``), its usage, projection and calls read by
+    ``of``."""
+    (number, text, raw_calls, usage, cost, projection, seconds, error, final, traceback, model,
+     response_id, finish, first) = values  # fmt: skip
     if not (
         type(number) is int
         and number >= 0
         and (index is None or number == index)
         and (text is None or type(text) is str)
-        and (cost is None or _number(cost))
-        and _number(seconds)
+        and (  # _number(cost) and _number(seconds), written out: this runs once a step
+            (0.0 <= cost < _INF)
+            if type(cost) is float
+            else (cost is None or (type(cost) is int and 0 <= cost < _BIG))
+        )
+        and (
+            (0.0 <= seconds < _INF)
+            if type(seconds) is float
+            else (type(seconds) is int and 0 <= seconds < _BIG)
+        )
         and (error is None or type(error) is str)
         and (traceback is None or type(traceback) is str)
         and type(final) is bool
@@ -265,21 +288,30 @@ def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
         and (first is None or _number(first))
     ):
         return None
-    usage = _usage(get("usage"))
-    raw_projection = get("projection", _NO)
-    projection = None if raw_projection is None else _projection(raw_projection)
-    if usage is _NO or (projection is None and raw_projection is not None):
-        return None
-    calls = []
-    for raw in raw_calls:
-        record = call(raw, compact)
-        if record is None:
+    if usage is not None:
+        figures = of(usage, _USAGE_KEYS, _USAGE_DEFAULTS)
+        if figures is None or not _counts(figures):
             return None
-        calls.append(record)
+        usage = _USAGE(*figures)  # checked as Usage.__post_init__ checks them
+    if projection is not None:
+        figures = of(projection, _PROJECTION_KEYS, _PROJECTION_DEFAULTS)
+        if figures is None or not _fits(figures):
+            return None
+        projection = _PROJECTION(*figures)
+    calls: tuple[CallRecord, ...] = ()
+    if raw_calls:
+        made = []
+        for raw in raw_calls:
+            fields = of(raw, _CALL_KEYS, _CALL_DEFAULTS)
+            record = None if fields is None else _call(fields, compact)
+            if record is None:
+                return None
+            made.append(record)
+        calls = tuple(made)
     return _STEP(
         number,
         text,
-        tuple(calls),
+        calls,
         usage,
         cost,
         projection,
@@ -292,6 +324,59 @@ def step(data: Any, index: int | None, compact: bool = False) -> Step | None:
         finish,
         first,
     )
+
+
+@functools.cache
+def _line_decoder() -> tuple[Callable[[bytes], Any], Values] | None:
+    """msgspec's decoder of a journal's step line into structs of its fields (any value each,
+    ``_NO`` where left out), and the ``Values`` of its structs; None without msgspec."""
+    if _decoder() is None:
+        return None
+    msgspec = importlib.import_module("msgspec")
+
+    def struct(name: str, keys: tuple[str, ...], defaults: tuple[Any, ...], **typed: Any) -> Any:
+        fields = [(k, typed.get(k, Any), d) for k, d in zip(keys, defaults, strict=True)]
+        return msgspec.defstruct(name, fields)
+
+    usage = struct("Usage", _USAGE_KEYS, _USAGE_DEFAULTS)
+    projection = struct("Projection", _PROJECTION_KEYS, _PROJECTION_DEFAULTS)
+    record = struct("CallRecord", _CALL_KEYS, _CALL_DEFAULTS)
+    calls = list[record]  # type: ignore[valid-type]
+    typed = {"usage": usage | None, "projection": projection | None, "tool_calls": calls}
+    # a step's ``context`` (a policy's edit) is read, so a line with one is left to the full
+    # reader rather than read without it
+    step_type = struct("Step", (*_STEP_KEYS, "context"), (*_STEP_DEFAULTS, _NO), **typed)
+    line = struct("Line", ("kind", "step", "messages"), (_NO, None, _NO), step=step_type | None)
+    astuple = msgspec.structs.astuple
+
+    def of(data: Any, keys: tuple[str, ...], defaults: tuple[Any, ...]) -> Any:
+        return None if data is _NO else astuple(data)  # (a projection left out is _NO)
+
+    return msgspec.json.Decoder(line).decode, of
+
+
+def step_line(raw: bytes, index: int) -> Step | None:
+    """The step of a version-2 journal's step line ``raw`` that holds no ``messages`` (the
+    loop's usual ones, ``_compact``), numbered ``index``, as ``read_step`` reads the line's
+    ``step``; None for any other line, or without msgspec: leave it to the full reader.
+
+    msgspec decodes the line into structs, not dicts (their values as ``json_loads`` gives
+    them); a line whose records are not objects where they must be is not decoded here."""
+    decoder = _line_decoder()
+    if decoder is None:
+        return None
+    decode, of = decoder
+    try:
+        line = decode(raw)
+    except (ValueError, RecursionError):  # not JSON, or not of these shapes (ValidationError)
+        return None
+    data = line.step
+    if line.kind != "step" or line.messages is not _NO or data is None:
+        return None
+    if data.context is not _NO:  # a policy's edit: read field by field
+        return None
+    fields = of(data, _STEP_KEYS, _STEP_DEFAULTS)
+    return None if fields is None else _step(fields[: len(_STEP_KEYS)], index, True, of)
 
 
 def message(data: Any) -> Message | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -152,6 +153,50 @@ def test_values_json_never_makes_are_left_to_the_full_reader() -> None:
     assert message == {"role": "tool", "content": "x"}
     assert fast.message({"role": "robot"}) is None
     assert fast.message({"role": "assistant", "tool_calls": [{"arguments": "{}"}]}) is None
+
+
+def test_a_journal_step_line_is_read_fast_as_the_full_reader_reads_its_step(
+    tmp_path: Path,
+) -> None:
+    """``step_line`` (msgspec decoding a version-2 step line into structs): each field of each
+    step line of a real journal given a value of another type, it reads the step as the full
+    reader reads it, or leaves the line to it (None); and the file loads the same either way."""
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    steps = [i for i, line in enumerate(lines) if json.loads(line)["kind"] == "step"]
+    assert len(steps) == 2
+    read = left = 0
+    for k, at in enumerate(steps):
+        entry = json.loads(lines[at])
+        assert "messages" not in entry  # the loop's usual messages: the line holds none
+        got = fast.step_line(lines[at].encode("utf-8"), k)
+        if importlib.util.find_spec("msgspec") is not None:
+            assert got is not None  # the common line is read here
+        for _, wrong, changed in substituted(entry["step"]):
+            raw = json.dumps({**entry, "step": changed}).encode("utf-8") + b"\n"
+            full = full_or_refused(read_step_fully, filled(changed), "s", k)
+            made = fast.step_line(raw, k)
+            if made is None:
+                left += 1
+                continue
+            assert full is not REFUSED, changed
+            assert same(made, full), changed
+            read += 1
+            if type(wrong) is not str:
+                continue  # a file of each: loaded the same by either parser
+            path.write_text("".join([*lines[:at], raw.decode(), *lines[at + 1 :]]), "utf-8")
+            assert load_trace(path) == load_trace(path, _stdlib=True)
+    assert left > 100
+    if importlib.util.find_spec("msgspec") is not None:
+        assert read > 10
+    for line in lines:  # the header, the end line: not a step line
+        if json.loads(line)["kind"] != "step":
+            assert fast.step_line(line.encode("utf-8"), 0) is None
+    with_messages = {**json.loads(lines[steps[0]]), "messages": []}
+    assert fast.step_line(json.dumps(with_messages).encode("utf-8"), 0) is None
+    assert fast.step_line(lines[steps[0]].encode("utf-8")[:-9], 0) is None  # torn
+    assert fast.step_line(lines[steps[1]].encode("utf-8"), 0) is None  # out of its place
 
 
 def _fail() -> Any:
