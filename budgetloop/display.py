@@ -45,7 +45,15 @@ from ._forms._charts import (
 from ._forms._printable import first_chunk
 from ._forms._redact import WITHHOLD, Redactor
 from ._rules._budget import Projection
-from ._rules._ceilings import BY_NAME, Used, calls_run, count, meter_rows, stop_means
+from ._rules._ceilings import (
+    BY_NAME,
+    Used,
+    calls_run,
+    clock_text,
+    count,
+    meter_rows,
+    stop_means,
+)
 from ._tools._approval import Decision, PendingCall
 from ._trace._columns import Columns, columns_of, read_columns, read_step_at
 from ._trace._result import Result, Step, message_to_dict
@@ -199,13 +207,6 @@ def _bar(p: Projection) -> tuple[float, float, float, bool] | None:
         return None
     scale = max(p.limit_usd, p.spent_usd + p.cost_usd) or 1.0
     return (100 * p.spent_usd / scale, 100 * p.cost_usd / scale, 100 * p.limit_usd / scale, p.fits)
-
-
-def clock_text(seconds: float, budget: Budget) -> str:
-    """A run's seconds so far, against its ``max_seconds`` when it has one: ``"3.2 s"``, or
-    ``"3.2 s of max_seconds 60 s"`` (the live panel's clock)."""
-    limit = budget.max_seconds
-    return f"{seconds:.1f} s" + ("" if limit is None else f" of max_seconds {limit:g} s")
 
 
 def used_by(result: Result) -> Used:

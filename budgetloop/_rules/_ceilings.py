@@ -445,6 +445,13 @@ def stop_means(stop: Stop) -> str:
     return ceiling.means if ceiling is not None else _OTHER_STOPS[stop]
 
 
+def clock_text(seconds: float, budget: Budget) -> str:
+    """A run's seconds so far, against its wall-clock ceiling when it has one: ``"3.2 s"``, or
+    ``"3.2 s of max_seconds 60 s"`` (a live view's clock)."""
+    limit = getattr(budget, MaxSeconds.name)
+    return f"{seconds:.1f} s" + ("" if limit is None else f" of {MaxSeconds.name} {limit:g} s")
+
+
 def meter_rows(
     budget: Budget, used: Used, projection: Projection | None = None
 ) -> list[tuple[str, str]]:
