@@ -80,7 +80,8 @@ class Turning(Committing):
         # policy's summary is asked for only for a turn that will be taken, and the turn is
         # then planned again on the request it made
         plan = self._plan(started)
-        if plan.ending is None and self._compacts and (yield from self._compact(started)):
+        compacts = plan.ending is None and self._compacts
+        if compacts and (yield from self._compact(started, plan.projection)):
             plan = self._plan(started)
         if plan.seen is not None:
             self.state.final_tokens, self.state.growth = plan.seen
