@@ -187,8 +187,18 @@ class Compacting(Records):
         made = Summary(tuple(range(head, cut)), from_pico(cost), usage, projection)
         text = None if completion is None else completion.text
         if text:
-            self._summary = (summary_message(text), cut)
-            self._made = (made, None)
+            message = summary_message(text)
+            read = [*[context[j] for j in range(head)], message, *context[cut:]]
+            reading = self._count.count_sent(read, (*range(head), None, *range(cut, len(context))))
+            fits = worst_pico(reading, self._least or self.max_output_tokens, self.price) or 0
+            if cost_fits(self.budget, money.spent, fits):
+                self._summary = (message, cut)
+                self._made = (made, None)
+                return True
+            self._summary = (None, cut)  # a summary too long for the turn that would read it
+            self._made = (made, f"the summary written was too long for the turn after it to fit "
+                                f"max_cost_usd: the turns before the last {policy.keep_last} "
+                                "were dropped")  # fmt: skip
         else:
             self._summary = (None, cut)
             failed = reply.error or "it wrote no text"
