@@ -132,7 +132,9 @@ class Summarize:
     with the worst case of the turn that reads it, is checked against every ceiling before it
     is sent; it is billed into the run's cost and its shared ledger, and recorded in the step
     (``Step.context``). When it would not fit, it is not sent: the turns before the last
-    ``keep_last`` are dropped instead (as ``KeepLast(keep_last)``), and the step says so.
+    ``keep_last`` are dropped instead (as ``KeepLast(keep_last)``), and the step says so. A
+    summary written too long for the turn that reads it to fit ``max_cost_usd`` is billed and
+    recorded, and those turns are dropped as well.
 
     It needs the loop to make its call, so it is not itself a ``policy(messages)`` callable.
     """

@@ -10,8 +10,9 @@ and bills a recorded summary as recorded, without calling the summarizer."""
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping, Sequence
+from dataclasses import replace
 
-from .._rules._budget import cost_fits, estimate_tokens, project, worst_pico
+from .._rules._budget import Projection, cost_fits, estimate_tokens, project, worst_pico
 from .._rules._context import checked
 from .._rules._money import call_cost
 from .._trace._result import ContextEdit, Step, Summary
@@ -97,10 +98,11 @@ class Compacting(Records):
         message, upto = held
         return [*context[:head], *([] if message is None else [message]), *context[upto:]]
 
-    def _compact(self, started: float) -> Generator[ModelCall, Reply, bool]:
-        """Before a turn's call: a replay's recorded summary billed, or ``Summarize``'s summary
-        made, or the turns dropped instead. True when the request changed (the turn is
-        planned again)."""
+    def _compact(self, started: float, turn: Projection) -> Generator[ModelCall, Reply, bool]:
+        """Before a turn's call (projected ``turn``): a replay's recorded summary billed, or
+        ``Summarize``'s summary made, or the turns dropped instead. True when the request
+        changed (the turn is planned again). A summary call interrupted while in flight is
+        billed at its worst and recorded in the turn's step, its model call not sent."""
         if self._made is not None:  # (set on the session only once a policy made something)
             self._made = None
         policy = self.options.values["context"]
@@ -161,8 +163,22 @@ class Compacting(Records):
                 reply = yield ModelCall(asked, [], left, keywords, policy.model)
         except GeneratorExit:
             raise
-        except BaseException:
+        except BaseException as exc:
             money.bill(worst, reservation)  # it may be billed: at its worst
+            self._summary = (None, cut)
+            made = Summary(tuple(range(head, cut)), from_pico(worst), None, projection)
+            why = f"the summary call was interrupted ({type(exc).__name__})"
+            self._made = (
+                made,
+                f"{why}: the turns before the last {policy.keep_last} were dropped",
+            )
+            index = len(self.state.steps)
+            edit = self._context_edit(self._sent(context), self._made)
+            self._edit_for = None if edit is None else (index, edit)
+            step = self._model_step(index, None, exc, turn, started, cost=0)
+            self._record(replace(step, error=f"interrupted ({type(exc).__name__}) while the "
+                                 "context policy's summary call was in flight; the model call "
+                                 "was not sent"))  # fmt: skip
             raise
         cost = call_cost(reply, worst, price)
         money.bill(cost, reservation)
@@ -171,8 +187,18 @@ class Compacting(Records):
         made = Summary(tuple(range(head, cut)), from_pico(cost), usage, projection)
         text = None if completion is None else completion.text
         if text:
-            self._summary = (summary_message(text), cut)
-            self._made = (made, None)
+            message = summary_message(text)
+            read = [*[context[j] for j in range(head)], message, *context[cut:]]
+            reading = self._count.count_sent(read, (*range(head), None, *range(cut, len(context))))
+            fits = worst_pico(reading, self._least or self.max_output_tokens, self.price) or 0
+            if cost_fits(self.budget, money.spent, fits):
+                self._summary = (message, cut)
+                self._made = (made, None)
+                return True
+            self._summary = (None, cut)  # a summary too long for the turn that would read it
+            self._made = (made, f"the summary written was too long for the turn after it to fit "
+                                f"max_cost_usd: the turns before the last {policy.keep_last} "
+                                "were dropped")  # fmt: skip
         else:
             self._summary = (None, cut)
             failed = reply.error or "it wrote no text"

@@ -75,12 +75,12 @@ class Turning(Committing):
         if self._interrupt.is_set():  # session.interrupt(): no further call is sent
             self._end_run(Ending(Stop.INTERRUPTED, "interrupted before the next model call"))
             return None
-        # 1. plan: its worst case, a final answer or not, and a stop before it
         # 1. plan: its worst case, a final answer or not, and a stop before it; a context
         # policy's summary is asked for only for a turn that will be taken, and the turn is
         # then planned again on the request it made
         plan = self._plan(started)
-        if plan.ending is None and self._compacts and (yield from self._compact(started)):
+        compacts = plan.ending is None and self._compacts
+        if compacts and (yield from self._compact(started, plan.projection)):
             plan = self._plan(started)
         if plan.seen is not None:
             self.state.final_tokens, self.state.growth = plan.seen

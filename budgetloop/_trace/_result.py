@@ -186,8 +186,10 @@ class Result:
     @property
     def carried_usd(self) -> float:
         """Spend no step of this run accounts for: what the run it was forked from spent
-        after the fork point (0.0 for a run that was not forked). ``cost_usd`` includes it.
-        (A step accounts for its context policy's summary: ``summaries_usd``.)"""
+        after the fork point (0.0 for a run that was not forked), and a context policy's
+        summary billed for a turn that a ceiling (``max_seconds``) then stopped before its
+        call. ``cost_usd`` includes it. (A step that was taken accounts for its context
+        policy's summary: ``summaries_usd``.)"""
         costs = [s.cost_usd for s in self.steps]
         if self.cost_usd is None or None in costs:
             return 0.0  # an imported run's cost not known step by step: nothing to carry

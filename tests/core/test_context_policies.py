@@ -548,3 +548,81 @@ def test_no_request_separates_a_call_from_its_result_and_the_ceiling_holds(
             assert step.projection.input_tokens == counted
     if s.budget.max_cost_usd is not None and s.counted and result.cost_usd is not None:
         assert result.cost_usd <= s.budget.max_cost_usd + 1e-12
+
+
+# -- attacks: a broken summarizer ----------------------------------------------------------------
+
+
+class Interrupting:
+    """A summarizer a person interrupts (Ctrl-C) while its call is in flight."""
+
+    price = Price(1.0, 5.0)
+    max_output_tokens = 40
+
+    def __call__(self, messages: list[Message], tools: list[Any]) -> Completion:
+        raise KeyboardInterrupt
+
+
+def test_a_summary_call_interrupted_is_billed_and_recorded_in_the_journal(tmp_path: Any) -> None:
+    path = tmp_path / "run.jsonl"
+    ledger = MemoryLedger(limit_usd=1.0)
+    policy = Summarize(Interrupting(), when_input_tokens_over=400, keep_last=1)
+    session = start(model(4), "find it", tools=[search], context=policy, price=PRICE,
+                    trace_path=path, ledger=ledger)  # fmt: skip
+    with pytest.raises(KeyboardInterrupt):
+        session.run()
+    result = session.result
+    step = result.steps[-1]
+    assert step.index == 2
+    assert step.cost_usd == 0.0  # the turn's own call was not sent
+    assert step.error == ("interrupted (KeyboardInterrupt) while the context policy's summary "
+                          "call was in flight; the model call was not sent")  # fmt: skip
+    assert step.context is not None
+    assert step.context.summary is not None
+    worst = step.context.summary.projection.cost_usd
+    assert worst is not None
+    assert step.context.summary.cost_usd == worst  # it may be billed: at its worst
+    assert step.context.fallback == (
+        "the summary call was interrupted (KeyboardInterrupt): the turns before the last 1 "
+        "were dropped"
+    )
+    assert result.carried_usd == 0.0
+    assert result.summaries_usd == worst
+    back = load_trace(path)  # no end line: the steps hold all the run spent
+    assert to_pico(back.cost_usd or 0) == to_pico(result.cost_usd or 0)
+    assert to_pico(ledger.spent_usd()) == to_pico(result.cost_usd or 0)
+    assert first_divergence(result, replay(result)) is None
+
+
+class Verbose:
+    """A summarizer whose text is far longer than the turns it replaces (and than its usage
+    says): 20,000 characters for 40 output tokens."""
+
+    price = Price(1.0, 5.0)
+    max_output_tokens = 40
+
+    def __call__(self, messages: list[Message], tools: list[Any]) -> Completion:
+        return Completion(text="H" * 20_000, usage=Usage(10, 40))
+
+
+def test_a_summary_too_long_for_the_turn_after_it_is_billed_and_the_turns_dropped() -> None:
+    limit = 0.05
+    policy = Summarize(Verbose(), when_input_tokens_over=400, keep_last=1)
+    result = run(model(4), "find it", tools=[search], context=policy, price=PRICE,
+                 budget=Budget(max_steps=20, max_cost_usd=limit))  # fmt: skip
+    assert result.answer == "done"  # the run goes on, on the turns it kept
+    edit = result.steps[2].context
+    assert edit is not None
+    assert edit.summary is not None
+    assert to_pico(edit.summary.cost_usd) == 10 * 1_000_000 + 40 * 5_000_000  # billed
+    assert edit.dropped == (1, 2)
+    assert edit.fallback == (
+        "the summary written was too long for the turn after it to fit max_cost_usd: the "
+        "turns before the last 1 were dropped"
+    )
+    assert all(isinstance(x, int) for x in edit.sent)
+    assert result.carried_usd == 0.0  # each summary is in the step that asked it
+    assert to_pico(result.summaries_usd) == 3 * (10 * 1_000_000 + 40 * 5_000_000)
+    assert result.cost_usd is not None
+    assert result.cost_usd <= limit
+    assert first_divergence(result, replay(result)) is None
