@@ -283,11 +283,7 @@ class Session(Loop):
         if self._interrupt.is_set():  # interrupt() came before it was sent: it is not
             return unsent()
         try:
-            value = (request.model or self.complete)(
-                request.messages, request.tools, **request.keywords
-            )
-            if inspect.isawaitable(value):
-                value = asyncio.run(_awaited(value, lambda: self._opened(request)))
+            value = self._called(request)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # the model's failure ends the run, with the steps kept
@@ -323,6 +319,17 @@ class Session(Loop):
             return Reply(value)
         return self._streamed(value, request)
 
+    def _called(self, request: ModelCall) -> Any:
+        """What the model (a summarizer's for its request, else the run's) returned for
+        ``request``: an ``async def`` model's awaited on a loop of this thread's own, and a
+        stream it returns read there."""
+        value = (request.model or self.complete)(
+            request.messages, request.tools, **request.keywords
+        )
+        if inspect.isawaitable(value):
+            value = asyncio.run(_awaited(value, lambda: self._opened(request)))
+        return value
+
     def _streamed(self, value: Any, request: ModelCall) -> Reply:
         """What a model returned that is not a ``Completion``: a stream of chunks read to its
         end (or until it is cut), here; else why it is not one."""
@@ -338,11 +345,7 @@ class Session(Loop):
         """The model call on the session's own thread: (value, None) or (None, what it raised)
         into ``slots``."""
         try:
-            value = (request.model or self.complete)(
-                request.messages, request.tools, **request.keywords
-            )
-            if inspect.isawaitable(value):  # an async model, on a loop of this thread's own
-                value = asyncio.run(_awaited(value, lambda: self._opened(request)))
+            value = self._called(request)
         except BaseException as exc:  # handed to the waiting side, which decides
             slots.put(0, (None, exc))
         else:
