@@ -12,6 +12,7 @@ run's trace is a new file at the path (see ``_files``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import json
@@ -49,7 +50,7 @@ from ._read import (
 from ._read_fast import NOT_READ, json_loads
 from ._read_fast import step as fast_step
 from ._read_fast import step_line as fast_step_line
-from ._result import Result, Step, check_header, summaries_pico
+from ._result import Result, Step, check_header, messages_later, summaries_pico
 
 __all__ = [
     "Journal",
@@ -195,7 +196,9 @@ def load_trace(
     got -1.0.`` A path that is not a regular file (a directory, a FIFO, a device),
     or a file over 1 GiB (a trace is read whole), is a ``ValueError`` before anything is read,
     saying which. Python's cyclic garbage collector is paused while
-    the file is read, and restored (docs/threads.md).
+    the file is read, and restored (docs/threads.md). The messages a journal's steps appended
+    (each its reply, then its calls' results) are made from those steps when ``messages`` is
+    first read: every check is made as the file is read, so reading them cannot fail.
 
     With msgspec installed (the ``fast`` extra) its parser reads the JSON, to the same result
     (``_stdlib=True``: the standard library's alone, as without it).
@@ -334,7 +337,9 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
     compact = False  # version 2 (the header says)
     steps: list[Step] = []
     lines: list[int] = []  # the line of each step, by its index
-    messages: list[Any] = []
+    # the messages: each a Message, or a Step that appended its reply and its calls' results
+    # (made from it when first read, ``messages_later``)
+    messages: list[Message | Step] = []
     end: dict[str, Any] = {}
     end_line = 0
     held_pico, held_index = 0, -1  # a taken held turn's cost, until its step is written
@@ -349,7 +354,7 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
                 steps.append(step)
                 if step.index == held_index:
                     held_pico, held_index = 0, -1
-                messages += appended(step, read=True)  # its reply, its calls' results
+                messages.append(step)  # its reply, its calls' results
                 continue
         # msgspec reads the line with its newline (no copy); json, and its errors, without
         entry = json_loads(line, fast)
@@ -393,7 +398,7 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
                 if step.index == held_index:
                     held_pico, held_index = 0, -1
                 if compact and "messages" not in entry:
-                    messages.extend(appended(step, read=True))  # its reply, its calls' results
+                    messages.append(step)  # its reply, its calls' results
                 else:
                     messages.extend(
                         read_messages(
@@ -422,11 +427,11 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
             + summaries_pico(steps)
         )
         seconds = sum(s.seconds for s in steps)
-    return Result(
+    result = Result(
         stop=end.get("stop"),
         answer=end.get("answer"),
         steps=tuple(steps),
-        messages=tuple(messages),
+        messages=header["messages"],  # its messages (``edited`` indexes them), then the steps'
         cost_usd=cost,
         seconds=seconds,
         budget=header["budget"],
@@ -443,6 +448,19 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
         held_usd=from_pico(held_pico),
         **{k: end[k] for k in ("held", "pending", "rules", "event_errors") if k in end},
     )
+    return messages_later(result, functools.partial(_messages, messages))
+
+
+def _messages(parts: list[Message | Step]) -> tuple[Message, ...]:
+    """The run's messages, from ``_from_lines``'s parts: a message, or the step that appended
+    its reply and then each call's result."""
+    out: list[Message] = []
+    for part in parts:
+        if isinstance(part, Step):
+            out += appended(part, read=True)
+        else:
+            out.append(part)
+    return tuple(out)
 
 
 def _parse_line(line: bytes, where: str, number: int, last: bool) -> Any:

@@ -9,8 +9,9 @@ import json
 import math
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .._engine._frozen import fast_init
 from .._engine._types import Budget, Message, Price, Stop, from_pico
@@ -178,6 +179,30 @@ class Result:
         ):
             expected = f"a tuple of indexes of messages (0 to {len(self.messages) - 1})"
             raise ValueError(must("Result", "edited", expected, repr(edited)))
+
+    if not TYPE_CHECKING:  # a type checker sees ``messages`` as the field it is
+
+        def __getattr__(self, name: str) -> Any:
+            # Python asks this only for an attribute the instance and its class lack: the
+            # ``messages`` of a Result from ``messages_later`` that no one has read yet
+            state = vars(self)
+            if name == "messages":
+                make = state.get(_MAKE_MESSAGES)
+                if make is not None:
+                    made = state.setdefault("messages", make())  # a thread's first: kept
+                    state.pop(_MAKE_MESSAGES, None)
+                    return made
+                if "messages" in state:  # made by another thread since this one looked
+                    return state["messages"]
+            return object.__getattribute__(self, name)  # Python's own AttributeError
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickle and ``copy`` keep of the instance: its fields, ``messages`` among them
+        (made now when they were still to be made, ``messages_later``)."""
+        state = vars(self)
+        if _MAKE_MESSAGES in state:
+            self.messages  # noqa: B018  (made and stored in place of the function)
+        return state
 
     @property
     def answered(self) -> bool:
@@ -398,6 +423,22 @@ class Result:
         if self.detail:
             lines.append(printable(self.detail))
         return "\n".join(lines)
+
+
+_MAKE_MESSAGES = "_make_messages"  # where ``messages_later`` keeps the function
+
+
+def messages_later(result: Result, make: Callable[[], tuple[Message, ...]]) -> Result:
+    """``result`` with its ``messages`` made by ``make()`` when they are first read, not before
+    (a journal's steps append theirs: a trace of many steps loads without making each message
+    first). Nothing else about it changes: reading ``messages``, comparing, the repr, pickling,
+    ``copy``, ``dataclasses.replace`` and every method see them as made; ``make`` is called at
+    most once a thread, and every reader gets the same tuple. ``result``'s own ``messages``
+    (those ``edited`` was checked against) are dropped; ``make`` must not fail."""
+    state = vars(result)
+    del state["messages"]
+    state[_MAKE_MESSAGES] = make
+    return result
 
 
 def _decision(call: CallRecord) -> str:

@@ -4,13 +4,17 @@ which field is wrong (its path), what was expected and what arrived."""
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import importlib.util
 import json
 import math
+import pickle
 import tempfile
+import threading
 from collections.abc import Iterator
-from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 from typing import Any
 
@@ -719,3 +723,75 @@ def test_a_step_is_not_read_from_another_file_put_at_the_path(tmp_path: Path) ->
         "another at that path (a new trace is written there, the old one renamed aside)."
     )
     assert read_step_at(tmp_path / "run.1.jsonl", columns, 1) == load_trace(path).steps[1]
+
+
+# -- a journal's messages, made from its steps when first read -----------------------------------
+
+
+def live_messages() -> int:
+    gc.collect()
+    return sum(type(o) is Message for o in gc.get_objects())
+
+
+def test_a_journal_loads_without_making_the_messages_its_steps_appended(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    ran = rich_run(path)
+    before = live_messages()
+    loaded = load_trace(path)
+    assert live_messages() - before == 2  # the header's (system, user), not the steps' six
+    assert loaded.messages == ran.messages
+    assert len(loaded.messages) == 8
+    assert live_messages() - before == 8
+
+
+def test_a_journal_whose_messages_are_not_made_yet_is_the_same_run_every_way(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run.jsonl"
+    ran = rich_run(path)
+    read = load_trace(path)
+    assert read.messages == ran.messages  # made
+
+    def fresh() -> Result:
+        return load_trace(path)
+
+    assert fresh() == read
+    assert read == fresh()
+    assert fresh() == ran
+    assert repr(fresh()) == repr(read)
+    assert pickle.dumps(fresh()) == pickle.dumps(read)
+    assert fresh().to_dict() == read.to_dict()
+    assert fresh().format() == read.format()
+    assert fresh().sent_counts() == read.sent_counts()
+    assert [fresh().request(i) for i in (0, 1)] == [read.request(i) for i in (0, 1)]
+    for copied in (
+        pickle.loads(pickle.dumps(fresh())),
+        copy.copy(fresh()),
+        copy.deepcopy(fresh()),
+        replace(fresh(), answer="changed"),
+    ):
+        assert type(copied.messages) is tuple
+        assert copied.messages == read.messages
+        assert replace(copied, answer=read.answer) == read
+    loaded = fresh()
+    with pytest.raises(FrozenInstanceError, match="cannot assign to field 'messages'"):
+        loaded.messages = ()  # type: ignore[misc]
+    with pytest.raises(AttributeError, match=r"^'Result' object has no attribute 'mesages'$"):
+        loaded.mesages  # type: ignore[attr-defined]  # noqa: B018
+    assert loaded.messages is loaded.messages
+
+
+def test_threads_reading_a_journal_s_messages_at_once_get_the_same_tuple(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    for _ in range(20):
+        loaded = load_trace(path)
+        together = threading.Barrier(8, timeout=30)
+
+        def read(_: int, loaded: Result = loaded, together: threading.Barrier = together) -> Any:
+            together.wait()
+            return loaded.messages
+
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(read, range(8)))
+        assert all(m is loaded.messages for m in got)
