@@ -453,13 +453,14 @@ def _from_lines(raw: bytes, where: str, fast: bool = True) -> Result:
 
 def _messages(parts: list[Message | Step]) -> tuple[Message, ...]:
     """The run's messages, from ``_from_lines``'s parts: a message, or the step that appended
-    its reply and then each call's result."""
+    its reply and then each call's result. Made as the file was read: the collector paused."""
     out: list[Message] = []
-    for part in parts:
-        if isinstance(part, Step):
-            out += appended(part, read=True)
-        else:
-            out.append(part)
+    with _collector_paused():
+        for part in parts:
+            if isinstance(part, Step):
+                out += appended(part, read=True)
+            else:
+                out.append(part)
     return tuple(out)
 
 
