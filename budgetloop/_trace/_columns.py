@@ -25,6 +25,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Annotated, Any, Literal
@@ -357,14 +358,15 @@ def _parse(raw: bytes, fast: bool) -> Any:
     return json.loads(raw.decode("utf-8")) if data is _fast.NOT_READ else data
 
 
-_PEEK = 1 << 16  # bytes of the line after a ``first`` steps' last read to tell if it may be JSON
+_PEEK = 1 << 16  # bytes of the line after the ``first`` steps read before it is known an end line
+_END = re.compile(rb'\s*\{\s*"kind"\s*:\s*"end"')  # how budgetloop writes an end line's start
 
 
 def _from_lines(source: IO[bytes], fast: bool, first: int | None = None) -> Columns:
     """The columns of the JSON Lines trace read from ``source``, a line at a time. ``first``:
-    of its first steps only, read no further than the next line that is not blank (the rest
-    too when that is the end line; a line that does not start as JSON read no further than
-    ``_PEEK`` bytes)."""
+    of its first steps only, read no further than the next line that is not blank, and on only
+    when it is the end line; that line is read whole when it is at most ``_PEEK`` bytes or
+    starts as budgetloop writes an end line (``_END``), else it is taken for another step."""
     steps: list[Facts] = []
     offsets: list[int] = []
     version = 0
@@ -385,10 +387,10 @@ def _from_lines(source: IO[bytes], fast: bool, first: int | None = None) -> Colu
                 continue
         if not line.strip():
             continue
-        if past:
-            if not line.lstrip().startswith(b"{"):
+        if past and len(line) == _PEEK and line[-1:] != b"\n":  # a line longer than _PEEK
+            if not _END.match(line):
                 break
-            rest = b"" if line[-1:] == b"\n" else readline()  # a line longer than _PEEK
+            rest = readline()
             line, at = line + rest, at + len(rest)
         last = line[-1:] != b"\n"
         try:
