@@ -815,8 +815,13 @@ def test_a_step_line_gives_the_columns_or_the_error_load_trace_gives_with_either
     expected = loaded_columns(path)
     assert columns_outcome(path) == expected
     assert columns_outcome(path, stdlib=True) == expected
+    whole = columns_outcome(path)
     for k in (1, 2, 3):
         assert first_outcome(path, k) == first_outcome(path, k, stdlib=True)
+        if k >= 2:  # every step of the run: what the whole read says, the end line's total too
+            assert first_outcome(path, k) == first_of(
+                whole if isinstance(whole, str) else everything(whole), k
+            )
 
 
 @pytest.mark.parametrize("hostile", [b'{"key":NaN}', b'{"key":1e999}', b'{"key":-Infinity}'])
