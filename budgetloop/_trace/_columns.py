@@ -230,15 +230,19 @@ def _step(data: Any, index: int) -> Facts:
     )  # fmt: skip
 
 
+Typed = tuple[Callable[[bytes], Any], Callable[[Any], tuple[Any, ...]]]  # a decoder, astuple
+
+
 @functools.cache
-def _typed_decoder() -> Callable[[bytes], Any] | None:
+def _typed_decoder() -> Typed | None:
     """msgspec's decoder of a step line into structs of only the fields ``_step`` reads (the
     others skipped, not built), typed so that what they take ``_step`` takes: an int is an int
     (not a bool, not a float), a count one >= 0 (and below 2**63), a number such a count or a
     float >= 0 (msgspec reads no NaN and no number past a float), a text a str or null, a
     status one of ``STATUSES``, an approval one of ``APPROVALS`` or null, a record an object, a
     field ``_step`` requires required. What a type cannot say (the step's number, a usage's
-    sums, the ``denied`` rule) ``_typed_facts`` checks. None without msgspec."""
+    sums, the ``denied`` rule) ``_typed_facts`` checks; with msgspec's ``astuple`` for that.
+    None without msgspec."""
     if not _fast.fast_json():
         return None
     msgspec = importlib.import_module("msgspec")
@@ -295,16 +299,13 @@ def _typed_decoder() -> Callable[[bytes], Any] | None:
         projection=projection | None,
     )  # fmt: skip
     line = struct("Line", ("kind", "step"), (_fast.NOT_READ,) * 2, kind=Literal["step"], step=step)
-    decode: Callable[[bytes], Any] = msgspec.json.Decoder(line).decode
-    return decode
+    return msgspec.json.Decoder(line).decode, msgspec.structs.astuple
 
 
-def _typed_facts(line: bytes, index: int) -> Facts | None:
-    """The facts of step line ``line`` (step ``index``) by ``_typed_decoder``'s structs, or
-    None: ``_step`` reads the line."""
-    decode = _typed_decoder()
-    if decode is None:
-        return None
+def _typed_facts(typed: Typed, line: bytes, index: int) -> Facts | None:
+    """The facts of step line ``line`` (step ``index``) by ``typed``, ``_typed_decoder``'s
+    structs, or None: ``_step`` reads the line."""
+    decode, astuple = typed
     try:
         step = decode(line).step
     except (ValueError, RecursionError):  # not JSON, or not of these types (a ValidationError)
@@ -319,17 +320,19 @@ def _typed_facts(line: bytes, index: int) -> Facts | None:
     usage, projection, calls = step.usage, step.projection, step.tool_calls
     if usage is None:
         inp = out = None
-    else:
+    elif _fast._counts(astuple(usage)):  # what cached and what reasoned are within the counts
         inp, out = usage.input_tokens, usage.output_tokens
-        if not (
-            usage.cache_read_tokens + usage.cache_write_tokens <= inp
-            and usage.reasoning_tokens <= out
-        ):  # as ``_read_fast._counts``: what cached and what reasoned are within the counts
-            return None
+    else:
+        return None
     projected = None if projection is None else projection.input_tokens
     pairs: tuple[tuple[str, str | None], ...] = ()
     tools: tuple[str, ...] = ()
-    if calls:
+    if len(calls) == 1:  # the usual step's
+        call = calls[0]
+        if (call.status == "denied") != (call.approval == "denied"):
+            return None
+        pairs, tools = ((call.status, call.approval),), (call.name,)
+    elif calls:
         made, names = [], []
         for call in calls:
             status, approval = call.status, call.approval
@@ -367,6 +370,7 @@ def _from_lines(source: IO[bytes], fast: bool, first: int | None = None) -> Colu
     of its first steps only, read no further than the next line that is not blank, and on only
     when it is the end line; that line is read whole when it is at most ``_PEEK`` bytes or
     starts as budgetloop writes an end line (``_END``), else it is taken for another step."""
+    typed = _typed_decoder() if fast else None
     steps: list[Facts] = []
     offsets: list[int] = []
     version = 0
@@ -379,8 +383,8 @@ def _from_lines(source: IO[bytes], fast: bool, first: int | None = None) -> Colu
         if not line:
             break
         start, at = at, at + len(line)
-        if fast and version and not past and not ended:  # the common line: a step
-            facts = _typed_facts(line, len(offsets))
+        if typed and version and not past and not ended:  # the common line: a step
+            facts = _typed_facts(typed, line, len(offsets))
             if facts is not None:
                 steps.append(facts)
                 offsets.append(start)
@@ -439,6 +443,7 @@ def _from_document(raw: bytes, fast: bool) -> Columns:
 
 _UNREAD = (_NotHere, ValueError, RecursionError, UnicodeDecodeError)  # load_trace reads the file
 _CHUNK = 1 << 16  # bytes a JSON Lines trace is read in
+_HEAD = 1 << 24  # bytes of a header line read a line at a time (a longer one: the file read whole)
 
 
 def read_columns(
@@ -470,8 +475,10 @@ def _from_start(path: str | os.PathLike[str], fast: bool, first: int | None) -> 
     any other file (``_whole`` reads it)."""
     with open_regular(path, "read_columns", _CHUNK) as fh:
         found = os.fstat(fh.fileno())
-        head = fh.readline()  # (a file of one line is read whole)
-        if found.st_size > MAX_TRACE_BYTES or head[-1:] != b"\n" or not _is_header(head, fast):
+        if found.st_size > MAX_TRACE_BYTES:
+            return None
+        head = fh.readline(_HEAD)  # (a file of one line is read whole)
+        if head[-1:] != b"\n" or not _is_header(head, fast):
             return None
         fh.seek(0)
         try:
