@@ -456,11 +456,12 @@ def read_columns(
 
     ``first=K`` (an int >= 1): the columns of the run's first K steps only. A JSON Lines trace
     is read from its start, in chunks, no further than the line after step K's (and the rest
-    when that line is the end line), its offsets and ``file`` as a whole read gives them; so a
-    file of K steps or fewer gives what ``read_columns(path)`` gives, and one of more its first
-    K steps' even when a later line is torn or not JSON. Any other file (a saved JSON, another
-    framework's, a JSON Lines trace whose first K steps are not read so) is read whole, and the
-    first K of its columns returned."""
+    when that line is the end line), its offsets and ``file`` as a whole read gives them. So a
+    file of K steps or fewer, whose last step's line is followed by its end line or a torn
+    line, gives what ``read_columns(path)`` gives (the end line's total checked as it checks
+    it), and one of more steps its first K even when a later line is torn or not JSON. Any
+    other file (a saved JSON, another framework's, a JSON Lines trace whose first K steps are
+    not read so) is read whole, and the first K of its columns returned."""
     check_int("read_columns", "first", first, least=1, optional=True)
     fast = not _stdlib
     columns = _from_start(path, fast, first)
