@@ -671,13 +671,12 @@ def first_outcome(path: Path, k: int, stdlib: bool = False) -> Any:
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
 def test_the_first_columns_of_every_fixture_are_the_first_of_its_columns(path: Path) -> None:
-    whole = columns_outcome(path)
-    steps = 0 if isinstance(whole, str) else len(whole.index)
-    for k in range(1, steps + 2):
-        for stdlib in (False, True):
-            said = columns_outcome(path, stdlib)
-            expected = first_of(said if isinstance(said, str) else everything(said), k)
-            assert first_outcome(path, k, stdlib) == expected
+    for stdlib in (False, True):
+        whole = columns_outcome(path, stdlib)
+        steps = 0 if isinstance(whole, str) else len(whole.index)
+        fields = whole if isinstance(whole, str) else everything(whole)
+        for k in range(1, steps + 2):
+            assert first_outcome(path, k, stdlib) == first_of(fields, k)
 
 
 def bytes_read() -> int:
@@ -711,7 +710,8 @@ def test_the_first_columns_are_read_from_the_start_of_the_file_alone(tmp_path: P
             for i in range(k):
                 assert read_step_at(cut, columns, i) == steps[i]
         if k == 1:  # the next line a step: read no further
-            cut.write_bytes(b"".join(lines[:3]) + b"\x00" * (64 << 20))
+            cut.write_bytes(b"".join(lines[:3]))
+            os.truncate(cut, cut.stat().st_size + (64 << 20))
             before = bytes_read()
             assert everything(read_columns(cut, first=1))["offsets"] == whole["offsets"][:1]
             assert bytes_read() - before < 1 << 20
