@@ -11,10 +11,10 @@ head line (``step_head``), a fork's carried spend and what a run spent (``spent_
 chart's figures and ceilings (``Tally``, ``charts``: money summed in picodollars), money
 (``format_usd``), counts (``count``), a message as a trace writes it (``message_to_dict``) and
 a value of the wrong type as an error names it (``type_name``), and a saved run's list read from
-its file without building every step (``read_columns``, ``Columns``; a step's full record when
-it is opened, ``read_step_at``). The ceilings' words come from
-the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line of
-the views changing.
+its file without building every step (``read_columns``, ``Columns``; its first steps' alone,
+``first=``; a step's full record when it is opened, ``read_step_at``). The ceilings' words come
+from the ceilings themselves (``_ceilings``), so a new ceiling shows in every view without a line
+of the views changing.
 """
 
 from __future__ import annotations

@@ -157,24 +157,31 @@ def read_regular(path: str | os.PathLike[str], where: str = "load_trace") -> byt
     """The bytes of a regular file; anything else (a directory, a FIFO, a device such as
     ``/dev/zero``, a symlink to one), or a file over ``MAX_TRACE_BYTES``, is a ValueError
     before a byte is read. ``where`` (the function called) names an error."""
+    with open_regular(path, where) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        raw = b"" if size > MAX_TRACE_BYTES else fh.read(MAX_TRACE_BYTES + 1)
+        if size > MAX_TRACE_BYTES or len(raw) > MAX_TRACE_BYTES:  # (it may grow as it is read)
+            raise ValueError(
+                f"{where}: {fh.name}: the file must be at most the 1 GiB ({MAX_TRACE_BYTES:,} "
+                f"bytes) a trace may hold, got {max(size, len(raw)):,} bytes; it was not loaded."
+            )
+        return raw
+
+
+def open_regular(path: str | os.PathLike[str], where: str, buffering: int = -1) -> IO[bytes]:
+    """A regular file opened to read bytes from (``fh.name`` its path as a str); anything else
+    is a ValueError, as ``read_regular`` says, before a byte is read."""
     text = _fspath(path, f"{where}: path")
     mode = os.stat(text).st_mode
     if not stat.S_ISREG(mode):
         raise ValueError(_not_regular(where, text, mode))
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(text, flags)
-    with os.fdopen(fd, "rb") as fh:
-        mode = os.fstat(fh.fileno()).st_mode  # what was opened, if it changed since the stat
-        if not stat.S_ISREG(mode):
-            raise ValueError(_not_regular(where, text, mode))
-        size = os.fstat(fh.fileno()).st_size
-        raw = b"" if size > MAX_TRACE_BYTES else fh.read(MAX_TRACE_BYTES + 1)
-        if size > MAX_TRACE_BYTES or len(raw) > MAX_TRACE_BYTES:  # (it may grow as it is read)
-            raise ValueError(
-                f"{where}: {text}: the file must be at most the 1 GiB ({MAX_TRACE_BYTES:,} "
-                f"bytes) a trace may hold, got {max(size, len(raw)):,} bytes; it was not loaded."
-            )
-        return raw
+    fh = open(text, "rb", buffering, opener=lambda name, _: os.open(name, flags))  # noqa: SIM115
+    mode = os.fstat(fh.fileno()).st_mode  # what was opened, if it changed since the stat
+    if not stat.S_ISREG(mode):
+        fh.close()
+        raise ValueError(_not_regular(where, text, mode))
+    return fh
 
 
 def _not_regular(where: str, text: str, mode: int) -> str:

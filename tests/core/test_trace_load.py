@@ -4,11 +4,13 @@ which field is wrong (its path), what was expected and what arrived."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
 import hashlib
 import importlib.util
 import json
 import math
+import os
 import pickle
 import tempfile
 import threading
@@ -650,6 +652,200 @@ def test_the_columns_of_every_fixture_are_those_of_its_loaded_run(path: Path) ->
     assert columns_outcome(path, stdlib=True) == expected
 
 
+def everything(columns: Columns) -> dict[str, Any]:
+    """Every field of the columns, those their equality leaves out too (offsets, file)."""
+    return {f.name: getattr(columns, f.name) for f in dataclasses.fields(columns)}
+
+
+def first_of(fields: Any, k: int) -> Any:
+    """``everything`` of the first ``k`` steps' columns (an error as it is)."""
+    if isinstance(fields, str):
+        return fields
+    return {
+        name: value[:k] if isinstance(value, list) else value for name, value in fields.items()
+    }
+
+
+def first_outcome(path: Path, k: int, stdlib: bool = False) -> Any:
+    try:
+        return everything(read_columns(path, first=k, _stdlib=stdlib))
+    except ValueError as exc:
+        return str(exc).removeprefix("read_columns: ")
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_the_first_columns_of_every_fixture_are_the_first_of_its_columns(path: Path) -> None:
+    for stdlib in (False, True):
+        whole = columns_outcome(path, stdlib)
+        steps = 0 if isinstance(whole, str) else len(whole.index)
+        fields = whole if isinstance(whole, str) else everything(whole)
+        for k in range(1, steps + 2):
+            assert first_outcome(path, k, stdlib) == first_of(fields, k)
+
+
+def bytes_read() -> int:
+    """What this process has read from files so far (Linux's count)."""
+    with open("/proc/self/io", encoding="ascii") as fh:
+        return int(next(line for line in fh if line.startswith("rchar:")).split()[1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="reads Linux's count of reads")
+def test_the_first_columns_are_read_from_the_start_of_the_file_alone(tmp_path: Path) -> None:
+    """A viewer shows a long trace's first rows at once: ``first=K`` reads its lines up to step
+    K's and the next; what follows may be anything, and is not read."""
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    lines = path.read_bytes().splitlines(keepends=True)  # the header, steps 0 and 1, the end
+    whole, steps = everything(read_columns(path)), load_trace(path).steps
+    cut = tmp_path / "cut.jsonl"
+    for k in (1, 2):
+        for garbage in (b"\x00\xff not JSON\n{\n", b"{not JSON either", b"[1, 2]\n" * 1000):
+            cut.write_bytes(b"".join(lines[: 1 + k]) + garbage)
+            os.truncate(cut, cut.stat().st_size + (64 << 20))  # 64 MiB of zero bytes after it
+            before = bytes_read()
+            columns = read_columns(cut, first=k)
+            assert bytes_read() - before < 1 << 20
+            found = cut.stat()
+            assert everything(columns) == {
+                **first_of(whole, k),
+                "file": (found.st_dev, found.st_ino),
+            }
+            assert read_columns(cut, first=k, _stdlib=True) == columns
+            for i in range(k):
+                assert read_step_at(cut, columns, i) == steps[i]
+        if k == 1:  # the next line a step: read no further
+            cut.write_bytes(b"".join(lines[:3]))
+            os.truncate(cut, cut.stat().st_size + (64 << 20))
+            before = bytes_read()
+            assert everything(read_columns(cut, first=1))["offsets"] == whole["offsets"][:1]
+            assert bytes_read() - before < 1 << 20
+
+
+def test_first_must_be_a_count_of_steps(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    for first, error, got in (
+        (True, TypeError, "bool"),
+        (1.0, TypeError, "float"),
+        ("2", TypeError, "str"),
+        (0, ValueError, "0"),
+        (-1, ValueError, "-1"),
+    ):
+        with pytest.raises(error) as info:
+            read_columns(path, first=first)  # type: ignore[arg-type]
+        assert str(info.value) == f"read_columns: first must be an int >= 1 or None, got {got}."
+
+
+DEEP = b"[" * 3000 + b"]" * 3000
+
+
+@pytest.mark.parametrize(
+    ("written", "hostile"),
+    [
+        (b'"index":1', b'"index":true'),
+        (b'"index":1', b'"index":1.0'),
+        (b'"index":1', b'"index":-1'),
+        (b'"output_tokens":20}', b'"output_tokens":true}'),
+        (b'"output_tokens":20}', b'"output_tokens":20.0}'),
+        (b'"output_tokens":20}', b'"output_tokens":-20}'),
+        (b'"input_tokens":1200', b'"input_tokens":%d' % 2**70),
+        (b'"output_tokens":20}', b'"output_tokens":20,"reasoning_tokens":21}'),
+        (b'"output_tokens":20}', b'"output_tokens":20,"cache_read_tokens":1201}'),
+        (b'"seconds":0.0,', b'"seconds":NaN,'),
+        (b'"seconds":0.0,', b'"seconds":1e999,'),
+        (b'"seconds":0.0,', b'"seconds":-1,'),
+        (b'"seconds":0.0,', b'"seconds":true,'),
+        (b'"seconds":0.0,', b'"seconds":-0.0,'),
+        (b'"seconds":0.0,', b'"seconds":%d,' % 2**70),
+        (b'"seconds":0.0,', b'"seconds":%d,' % 2**1100),
+        (b'"cost_usd":0.0039', b'"cost_usd":NaN'),
+        (b'"cost_usd":0.0039', b'"cost_usd":Infinity'),
+        (b'"cost_usd":0.0039', b'"cost_usd":true'),
+        (b'"cost_usd":0.0039', b'"cost_usd":"0.0039"'),
+        (b'"cost_usd":0.0039', b'"cost_usd":null'),
+        (b'"cost_usd":0.0039', b'"cost_usd":0'),
+        (b'"cost_usd":0.0039,', b""),
+        (b'"cost_usd":0.0039', b'"cost_usd":%d' % 2**70),
+        (b'"status":"skipped"', b'"status":"done"'),
+        (b'"status":"skipped"', b'"status":"denied"'),
+        (b'"status":"skipped"', b'"status":"skipped","approval":"denied"'),
+        (b'"status":"skipped"', b'"status":"denied","approval":"denied"'),
+        (b'"status":"skipped"', b'"status":"skipped","approval":"maybe"'),
+        (b'"status":"skipped"', b'"status":"skipped","approval":"edited"'),
+        (b'"status":"skipped"', b'"status":"skipped","status":"done"'),
+        (b'"status":"skipped"', b'"status":"done","status":"skipped"'),
+        (b'"status":"skipped"', b'"status":null'),
+        (b'"name":"lookup","id":"c4"', b'"name":null,"id":"c4"'),
+        (b'"name":"lookup","id":"c4"', b'"id":"c4"'),
+        (b'"name":"lookup","id":"c4"', b'"name":7,"id":"c4"'),
+        (b'[{"name":"lookup","id":"c4"', b'[["lookup"],{"name":"lookup","id":"c4"'),
+        (b'"text":"Once more."', b'"text":7'),
+        (b'"text":"Once more."', b'"text":"Once \\ud800"'),
+        (b'"text":"Once more."', b'"text":"Once \xff"'),
+        (b'"text":"Once more."', b'"text":"Once\\nmore."'),
+        (b'"text":"Once more."', b'"error":"boom"'),
+        (b'"fits":true}', b'"fits":"yes"}'),
+        (b'"fits":true}', b'"fits":true,"tier":-1}'),
+        (b'"fits":true}', b'"fits":true,"tier":1.5}'),
+        (b'"limit_usd":0.5,"fits":true}', b'"fits":true}'),
+        (b'"spent_usd":0.001875', b'"spent_usd":NaN'),
+        (b'"seconds":0.0,', b'"seconds":0.0,"final_answer":1,'),
+        (b'"seconds":0.0,', b'"seconds":0.0,"final_answer":true,'),
+        (b'"usage":{"input_tokens":1200,"output_tokens":20}', b'"usage":null'),
+        (b'"usage":{"input_tokens":1200,"output_tokens":20}', b'"usage":[1200,20]'),
+        (b'"projection":{"input_tokens":1057', b'"projection":null,"x":{"input_tokens":1057'),
+        (b'{"kind":"step","step":{"index":1', b'{"kind":"step","kind":"end","step":{"index":1'),
+        (b'{"kind":"step","step":{"index":1', b'{"kind":"ste\\u0070","step":{"index":1'),
+        (b'"raw_arguments":{"key":"b"}', b'"raw_arguments":' + DEEP),
+        (b'"raw_arguments":{"key":"b"}', b'"raw_arguments":{"key":"\xff"}'),
+        (b'"raw_arguments":{"key":"b"}', b'"raw_arguments":{"key":"\xed\xa0\x80"}'),
+        (b'"raw_arguments":{"key":"b"}', b'"raw_arguments":{"key":"\\ud800"}'),
+        (b'"raw_arguments":{"key":"b"}', b'"raw_arguments":{"key":"\xc3\xa9"}'),
+        (b'"raw_arguments":{"key":"b"}', b'"raw_arguments":{"key":[1,,2]}'),
+        (b'"cost_usd":0.005775', b'"cost_usd":0.001'),
+    ],
+)
+def test_a_step_line_gives_the_columns_or_the_error_load_trace_gives_with_either_parser(
+    tmp_path: Path, written: bytes, hostile: bytes
+) -> None:
+    """msgspec decodes a step line into typed structs of the columns' fields; what they take
+    must be what the standard library's path takes, to the same columns, and anything else
+    read as load_trace reads it."""
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    raw = path.read_bytes()
+    assert written in raw
+    path.write_bytes(raw.replace(written, hostile, 1))  # in step 0's line, or else step 1's
+    expected = loaded_columns(path)
+    assert columns_outcome(path) == expected
+    assert columns_outcome(path, stdlib=True) == expected
+    whole = columns_outcome(path)
+    for k in (1, 2, 3):
+        assert first_outcome(path, k) == first_outcome(path, k, stdlib=True)
+        if k >= 2:  # every step of the run: what the whole read says, the end line's total too
+            assert first_outcome(path, k) == first_of(
+                whole if isinstance(whole, str) else everything(whole), k
+            )
+
+
+@pytest.mark.parametrize("hostile", [b'{"key":NaN}', b'{"key":1e999}', b'{"key":-Infinity}'])
+def test_a_field_the_columns_do_not_read_is_read_alike_by_either_parser(
+    tmp_path: Path, hostile: bytes
+) -> None:
+    """A call's arguments are not the columns': a value msgspec refuses in them (and the
+    standard library reads) gives the same columns either way, and its error when the step
+    is opened."""
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    path.write_bytes(
+        path.read_bytes().replace(b'"raw_arguments":{"key":"b"}', b'"raw_arguments":' + hostile)
+    )
+    columns = read_columns(path)
+    assert read_columns(path, _stdlib=True) == columns == columns_of(rich_run().steps)
+    with pytest.raises(ValueError, match=r"step\.tool_calls\[0\]\.raw_arguments must be"):
+        read_step_at(path, columns, 1)
+
+
 def test_the_columns_of_a_rich_run_say_each_step(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     rich_run(path)
@@ -689,6 +885,12 @@ def test_the_columns_of_any_run_are_those_load_trace_gives(s: Scenario, saved: b
         assert (columns.offsets is None) is saved  # read from the lines, not from a Result
         for i in range(0 if saved else len(result.steps)):
             assert read_step_at(path, columns, i).to_dict() == result.steps[i].to_dict()
+        for k in range(1, len(result.steps) + 2):
+            firsts = read_columns(path, first=k)
+            assert everything(firsts) == first_of(everything(columns), k)
+            assert everything(read_columns(path, first=k, _stdlib=True)) == everything(firsts)
+            for i in range(0 if saved else len(firsts.index)):
+                assert read_step_at(path, firsts, i).to_dict() == result.steps[i].to_dict()
 
 
 def test_a_file_the_columns_cannot_be_read_from_is_refused_as_load_trace_refuses_it(
