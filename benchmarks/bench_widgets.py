@@ -814,9 +814,9 @@ def lab_rows(
     root.mkdir()
     specs = folder / "jupyter-path"
     hows: dict[str, str] = {}
-    size = 0
-    for i, where in enumerate(trees.values()):
-        size = varied_file(str(root / f"trace-{i}.jsonl"), big, where)
+    sizes: dict[str, int] = {}
+    for i, (tree, where) in enumerate(trees.items()):
+        sizes[tree] = varied_file(str(root / f"trace-{i}.jsonl"), big, where)
         varied_file(str(root / f"tiny-{i}.jsonl"), 3, where)
         kernel_spec(specs, f"bench-{i}", where)
         nb = nbformat.v4.new_notebook()
@@ -844,10 +844,11 @@ def lab_rows(
             page.set_default_timeout(300_000)
 
             def run(k: int, wait: float = 600) -> None:
+                """Run cell k; the command's promise settles once the kernel has replied."""
                 page.evaluate(f"""() => {{
                   const notebook = window.jupyterapp.shell.currentWidget.content;
                   notebook.activeCellIndex = {k};
-                  window.jupyterapp.commands.execute('notebook:run-cell');
+                  return window.jupyterapp.commands.execute('notebook:run-cell');
                 }}""")
                 idle(wait)
 
@@ -871,6 +872,11 @@ def lab_rows(
                 page.set_default_timeout(300_000)
                 page.goto(f"{lab.base}/lab/workspaces/bench{i}/tree/bench-{i}.ipynb"
                           f"?token={TOKEN}")  # fmt: skip
+                page.wait_for_function(
+                    """() => window.jupyterapp
+                    && window.jupyterapp.shell.currentWidget""",
+                    timeout=180_000,
+                )
                 page.wait_for_function(KERNEL_IDLE, timeout=180_000)
                 run(0)
                 said = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content
@@ -934,12 +940,12 @@ def lab_rows(
             failed.setdefault(tree, reason)
     finally:
         del os.environ["JUPYTER_PATH"]
-    return lab_table(big, size, repeats, trees, hows, opened, whole, acts, heaps, failed)
+    return lab_table(big, sizes, repeats, trees, hows, opened, whole, acts, heaps, failed)
 
 
 def lab_table(
     big: int,
-    size: int,
+    sizes: dict[str, int],
     repeats: int,
     trees: dict[str, Path],
     hows: dict[str, str],
@@ -950,8 +956,9 @@ def lab_table(
     failed: dict[str, str],
 ) -> list[Row]:
     """The Lab rows: for each measure, this tree's row, and the others' under it."""
-    rows: list[Row] = [(f"JupyterLab, {big:,} steps, own texts ({size / 1e6:.0f} MB as "
-                        "this tree writes it)", "", "", None)]  # fmt: skip
+    written = ", ".join(f"{tree} {size / 1e6:.0f} MB" for tree, size in sizes.items())
+    rows: list[Row] = [(f"JupyterLab, {big:,} steps, own texts (as each side writes them: "
+                        f"{written})", "", "", None)]  # fmt: skip
 
     def said(tree: str, name: str) -> str:
         how = hows.get(tree, "TraceView(path)")
