@@ -7,6 +7,8 @@ browser (JupyterLab 4 in headless Chromium, driven by Playwright), each beside i
     python benchmarks/bench_widgets.py --read     # reading a saved run: parsers, load_trace,
                                                   # beside main's code (--against REV)
     python benchmarks/bench_widgets.py --static   # the static page opened in Chromium, too
+    python benchmarks/bench_widgets.py --viewer   # TraceView(path) in JupyterLab and marimo,
+                                                  # beside d194bae's code (--against REV)
 
 The viewer's rows (issue 19), each measured in the page with performance.now():
 - a 10,000-step trace on screen within 300 ms of its cell's output appearing;
@@ -19,6 +21,17 @@ The viewer's rows (issue 19), each measured in the page with performance.now():
 The 100,000-step rows run twice: on bench.py's journal (every step the same texts, as a loop
 that repeats itself) and on one whose every step has its own text and result.
 
+Issue 39's rows (``--viewer``, in the full run too), on the trace whose every step has its own
+texts, as minimum / median / maximum of five (or the slowest / median of every sample), this
+tree's code and an older one's alternating in one run, each side's kernel importing its own code
+and reading a trace its own code wrote: ``TraceView(path)`` of 100,000 steps in JupyterLab, from
+running the cell to the first rows painted (at most 1.0 s) and to every row, the banner and the
+charts (no ``aria-busy="true"`` left in the view); a row move, a jump and a search keystroke (at
+most 16 ms to the painted frame); a step's detail opened (at most 50 ms); the page's JavaScript
+heap after opening and closing the view ten times (flat: the 10th within 20 MB or 10% of the
+1st, whichever is larger); and 10,000 steps in ``marimo run``, from navigation to rows (at most
+1.0 s).
+
 The panel's rows (issue 12): a RunPanel refresh at step 400 against one at step 10 (at most
 1.5x), and at step 4,000 against step 400 (no target). And, live (issue 36): the messages per
 second the panel sends the browser while a reply streams 5,000 chunks as fast as they come (at
@@ -28,19 +41,22 @@ most one per 16 ms, a frame). Timing never fails the script.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import io
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest  # the browser helpers' (tests/jupyter_browser.py) failures
 from bench import journal_file  # the same long trace as bench.py's row
 
 from budgetloop import (
@@ -164,15 +180,34 @@ def refresh_profile(repeats: int = 41) -> None:
         StepList.update = update  # type: ignore[method-assign]
 
 
-def varied_file(path: str, steps: int) -> int:
+JOURNAL = """
+import sys
+sys.path.insert(0, sys.argv[1])  # bench.py, beside this file
+from bench import journal_file
+journal_file(sys.argv[2], 1)
+"""
+
+
+def varied_file(path: str, steps: int, tree: Path | None = None) -> int:
     """bench.py's journal, but every step with its own text, arguments and result (its end
-    line's cost what the repeated steps cost, as journal_file's, so the file loads)."""
-    journal_file(path, 1)
+    line's cost what the repeated steps cost, as journal_file's, so the file loads). With
+    ``tree`` (a folder whose ``budgetloop`` a fresh process imports), the step it repeats is
+    written by that code, in the trace format it writes (version 1 before format 2, where a
+    step line keeps its texts in its messages too: they are made the step's own as well)."""
+    if tree is None:
+        journal_file(path, 1)
+    else:
+        subprocess.run(
+            [sys.executable, "-c", JOURNAL, str(ROOT / "benchmarks"), path],
+            env={**os.environ, "PYTHONPATH": str(tree)}, cwd=Path(path).parent, check=True,
+        )  # fmt: skip
     with open(path, encoding="utf-8") as fh:
         header, step, end = fh.read().split("\n")[:3]
     entry, last = json.loads(step), json.loads(end)
     last["cost_usd"] = steps * entry["step"]["cost_usd"]
     call = entry["step"]["tool_calls"][0]
+    said, answer = (entry["messages"] + [{}, {}])[:2] if "messages" in entry else ({}, {})
+    asked = said.get("tool_calls", [{}])[0]
     dump = functools.partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(header + "\n")
@@ -182,6 +217,12 @@ def varied_file(path: str, steps: int) -> int:
             call["id"] = f"call_{i}_0"
             call["raw_arguments"] = {"topic": f"part {i}"}  # its arguments: the same (left out)
             call["result"] = f"notes on part {i}. " * 25
+            if "arguments" in call:  # version 1 writes them
+                call["arguments"] = call["raw_arguments"]
+            if said:  # version 1: the assistant's message and the tool's, the same texts
+                said["content"] = entry["step"]["text"]
+                asked.update(id=call["id"], arguments=call["raw_arguments"])
+                answer.update(content=call["result"], tool_call_id=call["id"])
             fh.write(dump(entry) + "\n")
         fh.write(dump(last) + "\n")
     return os.path.getsize(path)
@@ -555,6 +596,554 @@ def static_rows(big: int, repeats: int = 5, against: str | None = "main") -> lis
     return rows
 
 
+# -- issue 39's viewer goals: TraceView(path) in JupyterLab and in marimo, beside an older code --
+
+OLD = "d194bae"  # main before issue 39's work: no TraceView(path), trace format version 1
+FLAT_MB, FLAT_SHARE = 20.0, 0.10  # "flat": the 10th heap within the larger of these of the 1st
+
+# From running cell k (its output cleared before) to its first rows painted, and to every row,
+# the banner and the charts painted: rows, and no [aria-busy="true"] left in the view (a view
+# that fills in a long file after its first rows marks its list aria-busy until then; on code
+# without the attribute the two are the same moment). Milliseconds from running the cell.
+OPEN_VIEW = """async ([k, limit]) => {
+  const app = window.jupyterapp;
+  const notebook = app.shell.currentWidget.content;
+  const cell = notebook.widgets[k].node;
+  notebook.activeCellIndex = k;
+  const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  const whole = () => {
+    const view = cell.querySelector('.blv');
+    return view && view.querySelector('.blv-row') && !view.querySelector('[aria-busy="true"]');
+  };
+  let rowsSeen = null;
+  let wholeSeen = null;
+  let observer = null;
+  const seen = new Promise((resolve) => {
+    const check = () => {
+      const now = performance.now();
+      if (rowsSeen === null && cell.querySelector('.blv .blv-row')) { rowsSeen = now; }
+      if (rowsSeen !== null && wholeSeen === null && whole()) {
+        wholeSeen = now;
+        observer.disconnect();
+        resolve();
+      }
+    };
+    observer = new MutationObserver(check);
+    observer.observe(cell, { childList: true, subtree: true, attributes: true,
+                             attributeFilter: ['aria-busy'] });
+  });
+  const started = performance.now();
+  app.commands.execute('notebook:run-cell');
+  const deadline = started + limit;
+  while (rowsSeen === null && performance.now() < deadline) { await frame(); }
+  if (rowsSeen === null) { observer.disconnect(); return { error: 'no rows drawn in time' }; }
+  await frame();
+  const first = performance.now() - started;
+  await Promise.race([seen, new Promise((r) => setTimeout(r, deadline - performance.now()))]);
+  if (wholeSeen === null) {
+    observer.disconnect();
+    return { first, error: 'aria-busy="true" still in the view' };
+  }
+  if (wholeSeen - started > first) { await frame(); }
+  return { first, whole: Math.max(first, performance.now() - started) };
+}"""
+
+# In the view of cell k, each action from its input event to the page's next frame painted:
+# a step's detail opened by a click (its card drawn: asked of the kernel for a path view), the
+# jump buttons, ArrowDown on the focused list, one more character typed in the search box, and
+# a no-op timed the same way (what waiting for a frame costs alone). Milliseconds.
+ACT = """async ([k, query]) => {
+  const cell = window.jupyterapp.shell.currentWidget.content.widgets[k].node;
+  const view = cell.querySelector('.blv');
+  const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+  const timed = async (act) => {
+    const t = performance.now();
+    act();
+    await frame();
+    return performance.now() - t;
+  };
+  const out = { detail: [], jump: [], move: [], search: [], none: [], errors: [] };
+  for (let i = 0; i < 10; i += 1) { out.none.push(await timed(() => {})); await pause(20); }
+  const detail = view.querySelector('.blv-detail');
+  const clicked = new Set([...view.querySelectorAll('.blv-row.blv-selected')]
+    .map((row) => row.dataset.e));
+  for (let i = 0; i < 5; i += 1) {
+    await pause(300);  // the last answer drawn
+    const row = [...view.querySelectorAll('.blv-row:not([hidden])')]
+      .find((r) => r.dataset.e !== undefined && !clicked.has(r.dataset.e));
+    if (!row) { out.errors.push('no row left to open'); break; }
+    const step = row.dataset.e;
+    clicked.add(step);
+    const drawn = () => detail.querySelector(`.blv-card[data-step="${step}"]`)
+      || detail.querySelector('.blv-detail-error');
+    const started = performance.now();
+    row.click();
+    while (!drawn() && performance.now() - started < 30000) { await frame(); }
+    const found = drawn();
+    if (!found || found.classList.contains('blv-detail-error')) {
+      out.errors.push(found ? found.textContent : `step ${step}'s detail not drawn in 30 s`);
+      continue;
+    }
+    out.detail.push(performance.now() - started);
+  }
+  const buttons = [...view.querySelectorAll('button[data-jump]:not([disabled])')];
+  for (let round = 0; round < 4; round += 1) {
+    for (const button of buttons) {
+      await pause(50);
+      out.jump.push(await timed(() => button.click()));
+    }
+  }
+  const list = view.querySelector('.blv-scroll');
+  list.focus();
+  for (let i = 0; i < 20; i += 1) {
+    await pause(50);
+    const key = new KeyboardEvent('keydown', { key: 'ArrowDown', bubbles: true });
+    out.move.push(await timed(() => list.dispatchEvent(key)));
+  }
+  const search = view.querySelector('input.blv-search');
+  search.focus();
+  for (const ch of query) {
+    await pause(50);
+    out.search.push(await timed(() => {
+      search.value += ch;
+      search.dispatchEvent(new Event('input', { bubbles: true }));
+    }));
+  }
+  search.value = '';
+  search.dispatchEvent(new Event('input', { bubbles: true }));
+  return out;
+}"""
+
+SETUP = """import gc
+import budgetloop_widgets
+from budgetloop import load_trace
+from budgetloop_widgets import TraceView
+
+view = None
+
+
+def close(widget):
+    if widget is not None:
+        widget.close()
+    gc.collect()
+
+
+try:
+    TraceView({tiny!r})
+    how = "path"
+except Exception as exc:
+    how = f"load_trace ({{type(exc).__name__}})"
+print("FILE", budgetloop_widgets.__file__)
+print("HOW", how)"""
+
+MARIMO_APP = """import marimo
+
+app = marimo.App()
+
+
+@app.cell
+def _():
+    import marimo as mo
+
+    import budgetloop_widgets
+    from budgetloop import load_trace
+    from budgetloop_widgets import TraceView
+
+    view = mo.ui.anywidget(TraceView({source}))
+    view
+    return budgetloop_widgets, mo
+
+
+@app.cell
+def _(budgetloop_widgets, mo):
+    mo.md("FILE `" + budgetloop_widgets.__file__ + "`")
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+"""
+
+
+class Failed(Exception):
+    """A measurement that could not be made, and why."""
+
+
+def ms_row(name: str, samples: list[float], target: float | None = 16.0) -> Row:
+    """Milliseconds as the slowest / median of ``samples``, beside ``target`` (met: the
+    slowest within it)."""
+    if not samples:
+        return (name, "failed: no sample", "", None)
+    slowest, median = max(samples), statistics.median(samples)
+    shown = f"{slowest:.0f} / {median:.0f} ms ({len(samples)})"
+    if target is None:
+        return (name, shown, "", None)
+    return (name, shown, f"<= {target:.0f} ms", slowest <= target)
+
+
+def probe_how(tree: Path, tiny: str, folder: str) -> str:
+    """How a cell opens a trace file in a view with ``tree``'s code: ``TraceView(path)``, or
+    ``TraceView(load_trace(path))`` where the former raises."""
+    script = f"from budgetloop_widgets import TraceView\nTraceView({tiny!r})\n"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=folder,
+                         env={**os.environ, "PYTHONPATH": str(tree)})  # fmt: skip
+    return "TraceView(path)" if out.returncode == 0 else "TraceView(load_trace(path))"
+
+
+def kernel_spec(where: Path, name: str, tree: Path) -> None:
+    """A kernel whose PYTHONPATH is ``tree``, so that it imports that code (``JUPYTER_PATH``)."""
+    spec = where / "kernels" / name
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": name, "language": "python", "env": {"PYTHONPATH": str(tree)},
+    }), encoding="utf-8")  # fmt: skip
+
+
+def lab_rows(
+    big: int, repeats: int, cycles: int, trees: dict[str, Path], folder: Path
+) -> list[Row]:
+    """Goals 1 to 4 in JupyterLab: each tree's notebook (its own kernel) opened afresh for each
+    of ``repeats`` runs, the trees alternating; then the heap over ``cycles`` opens and closes."""
+    import nbformat
+
+    from tests.jupyter_browser import KERNEL_IDLE, TOKEN, chromium, jupyter_server
+
+    root = folder / "lab"
+    root.mkdir()
+    specs = folder / "jupyter-path"
+    hows: dict[str, str] = {}
+    sizes: dict[str, int] = {}
+    for i, (tree, where) in enumerate(trees.items()):
+        sizes[tree] = varied_file(str(root / f"trace-{i}.jsonl"), big, where)
+        varied_file(str(root / f"tiny-{i}.jsonl"), 3, where)
+        kernel_spec(specs, f"bench-{i}", where)
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(s) for s in (
+            SETUP.format(tiny=f"tiny-{i}.jsonl"),
+            "close(view)\nview = None",
+            f"view = TraceView('trace-{i}.jsonl')\ndisplay(view)",
+            f"view = TraceView(load_trace('trace-{i}.jsonl'))\ndisplay(view)",
+        )]  # fmt: skip
+        nb.metadata["kernelspec"] = {"name": f"bench-{i}", "display_name": f"bench-{i}",
+                                     "language": "python"}  # fmt: skip
+        nbformat.write(nb, root / f"bench-{i}.ipynb")
+    opened: dict[str, list[float]] = {tree: [] for tree in trees}
+    whole: dict[str, list[float]] = {tree: [] for tree in trees}
+    acts: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
+    heaps: dict[str, list[float]] = {tree: [] for tree in trees}
+    failed: dict[str, str] = {}
+    os.environ["JUPYTER_PATH"] = str(specs)  # the server's environment: it finds the kernels
+    try:
+        with (
+            jupyter_server("lab", root, folder) as lab,
+            chromium(lab, folder / "profile") as browser,
+        ):
+            page = browser.page
+            page.set_default_timeout(300_000)
+
+            def run(k: int, wait: float = 600) -> None:
+                """Run cell k; the command's promise settles once the kernel has replied."""
+                page.evaluate(f"""() => {{
+                  const notebook = window.jupyterapp.shell.currentWidget.content;
+                  notebook.activeCellIndex = {k};
+                  return window.jupyterapp.commands.execute('notebook:run-cell');
+                }}""")
+                idle(wait)
+
+            def idle(wait: float = 600) -> None:
+                page.wait_for_timeout(200)  # the kernel's busy first
+                page.wait_for_function(KERNEL_IDLE, timeout=wait * 1000)
+
+            def clear(k: int) -> None:
+                page.evaluate(f"""() => {{
+                  const notebook = window.jupyterapp.shell.currentWidget.content;
+                  notebook.activeCellIndex = {k};
+                  window.jupyterapp.commands.execute('notebook:clear-cell-output');
+                }}""")
+
+            def open_notebook(i: int, tree: str) -> int:
+                """Open tree's notebook in a fresh page and run its setup: the cell to time.
+                (The page before is closed without its "leave the page?" question.)"""
+                nonlocal page
+                page.close()
+                page = browser.page.context.new_page()
+                page.set_default_timeout(300_000)
+                page.goto(f"{lab.base}/lab/workspaces/bench{i}/tree/bench-{i}.ipynb"
+                          f"?token={TOKEN}")  # fmt: skip
+                page.wait_for_function(
+                    """() => window.jupyterapp
+                    && window.jupyterapp.shell.currentWidget""",
+                    timeout=180_000,
+                )
+                page.wait_for_function(KERNEL_IDLE, timeout=180_000)
+                run(0)
+                said = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content
+                    .widgets[0].node.querySelector('.jp-OutputArea').innerText""")
+                file = said.split("FILE", 1)[-1].split()[0] if "FILE" in said else said
+                if not Path(file).is_relative_to(trees[tree]):
+                    raise Failed(f"the kernel imported {file}, not {trees[tree]}")
+                hows[tree] = "TraceView(path)" if "HOW path" in said else (
+                    "TraceView(load_trace(path))")  # fmt: skip
+                if tree not in acts or not acts[tree]:
+                    print(
+                        f"  {tree}: the kernel imports {file}; cells run {hows[tree]}",
+                        file=sys.stderr,
+                    )
+                run(1)
+                return 2 if hows[tree] == "TraceView(path)" else 3
+
+            def open_view(k: int) -> dict[str, float]:
+                clear(k)
+                shown = page.evaluate(OPEN_VIEW, [k, 300_000])
+                idle()
+                if "error" in shown:
+                    raise Failed(shown["error"])
+                return shown
+
+            names = list(trees)
+            for rep in range(repeats):
+                for tree in names if rep % 2 == 0 else names[::-1]:
+                    if tree in failed:
+                        continue
+                    try:
+                        k = open_notebook(names.index(tree), tree)
+                        shown = open_view(k)
+                        opened[tree].append(shown["first"] / 1e3)
+                        whole[tree].append(shown["whole"] / 1e3)
+                        got = page.evaluate(ACT, [k, f"part {big - 7}"])
+                        for key, values in got.items():
+                            acts[tree].setdefault(key, []).extend(values)
+                        run(1)
+                    except (Exception, pytest.fail.Exception) as exc:
+                        failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            for tree in names:  # the heap: a fresh page, the view opened and closed
+                if tree in failed:
+                    continue
+                try:
+                    k = open_notebook(names.index(tree), tree)
+                    cdp = page.context.new_cdp_session(page)
+                    for _ in range(cycles):
+                        open_view(k)
+                        run(1)  # the view closed in the kernel: its model closes in the page
+                        clear(k)
+                        page.wait_for_timeout(500)
+                        cdp.send("HeapProfiler.collectGarbage")
+                        heaps[tree].append(cdp.send("Runtime.getHeapUsage")["usedSize"] / 1e6)
+                    cdp.detach()
+                except (Exception, pytest.fail.Exception) as exc:
+                    failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+    except (Exception, pytest.fail.Exception) as exc:
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        for tree in trees:
+            failed.setdefault(tree, reason)
+    finally:
+        del os.environ["JUPYTER_PATH"]
+    return lab_table(big, sizes, repeats, trees, hows, opened, whole, acts, heaps, failed)
+
+
+def lab_table(
+    big: int,
+    sizes: dict[str, int],
+    repeats: int,
+    trees: dict[str, Path],
+    hows: dict[str, str],
+    opened: dict[str, list[float]],
+    whole: dict[str, list[float]],
+    acts: dict[str, dict[str, list[float]]],
+    heaps: dict[str, list[float]],
+    failed: dict[str, str],
+) -> list[Row]:
+    """The Lab rows: for each measure, this tree's row, and the others' under it."""
+    written = ", ".join(f"{tree} {size / 1e6:.0f} MB" for tree, size in sizes.items())
+    rows: list[Row] = [(f"JupyterLab, {big:,} steps, own texts (as each side writes them: "
+                        f"{written})", "", "", None)]  # fmt: skip
+
+    def said(tree: str, name: str) -> str:
+        how = hows.get(tree, "TraceView(path)")
+        return name.replace("TraceView(path)", how) + ("" if tree == "now" else f", at {tree}")
+
+    def seconds(name: str, by_tree: dict[str, list[float]], target: float | None) -> None:
+        for tree, times in by_tree.items():
+            label = said(tree, name)
+            if tree in failed and len(times) < repeats:
+                rows.append((label, f"failed: {failed[tree]}", "", None))
+                continue
+            goal = target if tree == "now" else None
+            rows.append((label, spread(times), "" if goal is None else f"<= {goal} s",
+                         None if goal is None else statistics.median(times) <= goal))  # fmt: skip
+
+    seconds(f"  TraceView(path): run to first rows painted, min / median / max of {repeats}",
+            opened, 1.0)  # fmt: skip
+    seconds("  ... to every row, the banner and the charts (no aria-busy)", whole, None)
+    for key, what, target in (
+        ("move", "a row move (ArrowDown on the list)", 16.0),
+        ("jump", "a jump (each enabled jump button)", 16.0),
+        ("search", "a search keystroke (one more character)", 16.0),
+        ("detail", "a step's detail, clicked until drawn", 50.0),
+        ("none", "no action, timed the same (a frame's own wait)", None),
+    ):
+        for tree in trees:
+            label = said(tree, f"  {what}, slowest / median ms (samples)")
+            if tree in failed and not acts[tree].get(key):
+                rows.append((label, f"failed: {failed[tree]}", "", None))
+            else:
+                rows.append(ms_row(label, acts[tree].get(key, []),
+                                   target if tree == "now" else None))  # fmt: skip
+        for tree in trees:
+            for error in sorted(set(acts[tree].get("errors", []))) if key == "detail" else ():
+                rows.append((said(tree, "    failed"), str(error)[:60], "", None))
+    for tree, heap in heaps.items():
+        label = said(tree, "  JS heap after opening and closing the view, 1st / last (of n)")
+        if len(heap) < 2:
+            rows.append((label, f"failed: {failed.get(tree, 'no heap read')}", "", None))
+            continue
+        bound = max(FLAT_MB, FLAT_SHARE * heap[0])
+        rows.append((label.replace("of n", f"of {len(heap)}"),
+                     f"{heap[0]:.0f} / {heap[-1]:.0f} MB",
+                     f"flat: +{bound:.0f} MB at most" if tree == "now" else "",
+                     heap[-1] - heap[0] <= bound if tree == "now" else None))  # fmt: skip
+    return rows
+
+
+@contextlib.contextmanager
+def marimo_server(folder: Path, tree: Path) -> Iterator[str]:
+    """``marimo run`` serving ``folder/app.py`` on loopback, importing ``tree``'s code; its URL.
+    Stopped (its process group only) afterwards."""
+    from tests.jupyter_browser import free_port, wait_until_up
+
+    home = folder / "home"
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+           "XDG_CACHE_HOME": str(home / "cache"), "PYTHONPATH": str(tree)}  # fmt: skip
+    port = free_port()
+    log_path = folder / "marimo.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "marimo", "run", "app.py", "--headless", "--host",
+             "127.0.0.1", "--port", str(port)],
+            cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        try:
+            wait_until_up(f"http://127.0.0.1:{port}/health", server, log, log_path, "marimo")
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            if server.poll() is None:
+                os.killpg(server.pid, signal.SIGTERM)
+                try:
+                    server.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(server.pid, signal.SIGKILL)
+                    server.wait()
+
+
+def marimo_rows(steps: int, repeats: int, trees: dict[str, Path], folder: Path) -> list[Row]:
+    """Goal 5: TraceView in a ``marimo run`` app of each tree, from the page's navigation start
+    to its rows painted, ``repeats`` times alternating (after one page each, not timed, that
+    also shows which code the app imported)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.jupyter_browser import ARGS, CHROMIUM
+
+    times: dict[str, list[float]] = {tree: [] for tree in trees}
+    hows: dict[str, str] = {}
+    failed: dict[str, str] = {}
+    try:
+        with contextlib.ExitStack() as stack:
+            urls = {}
+            for i, (tree, where) in enumerate(trees.items()):
+                app = folder / f"marimo-{i}"
+                app.mkdir()
+                varied_file(str(app / "trace.jsonl"), steps, where)
+                hows[tree] = probe_how(where, "trace.jsonl", str(app))
+                source = "'trace.jsonl'" if hows[tree] == "TraceView(path)" else (
+                    "load_trace('trace.jsonl')")  # fmt: skip
+                (app / "app.py").write_text(MARIMO_APP.format(source=source), encoding="utf-8")
+                urls[tree] = stack.enter_context(marimo_server(app, where))
+            p = stack.enter_context(sync_playwright())
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            stack.callback(browser.close)
+
+            def timed(tree: str, check: bool = False) -> float:
+                page = browser.new_page()
+                try:
+                    page.set_default_timeout(300_000)
+                    page.goto(urls[tree], wait_until="commit")
+                    page.wait_for_selector(".blv-row")
+                    painted: float = page.evaluate(PAINTED) / 1e3
+                    if check:
+                        said = page.get_by_text("FILE ").first.inner_text(timeout=120_000)
+                        file = said.split("FILE", 1)[-1].split()[0]
+                        if not Path(file).is_relative_to(trees[tree]):
+                            raise Failed(f"the app imported {file}, not {trees[tree]}")
+                        print(
+                            f"  marimo {tree}: imports {file}; runs {hows[tree]}", file=sys.stderr
+                        )
+                    return painted
+                finally:
+                    page.close()
+
+            names = list(trees)
+            for tree in names:
+                try:
+                    timed(tree, check=True)
+                except (Exception, pytest.fail.Exception) as exc:
+                    failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            for rep in range(repeats):
+                for tree in names if rep % 2 == 0 else names[::-1]:
+                    if tree in failed:
+                        continue
+                    try:
+                        times[tree].append(timed(tree))
+                    except (Exception, pytest.fail.Exception) as exc:
+                        failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+    except (Exception, pytest.fail.Exception) as exc:
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        for tree in trees:
+            failed.setdefault(tree, reason)
+    rows: list[Row] = []
+    for tree in trees:
+        how = hows.get(tree, "TraceView(path)")
+        label = (
+            f"marimo run, {steps:,} steps, own texts, {how}: navigation to rows painted, "
+            f"min / median / max of {repeats}"
+        ) + ("" if tree == "now" else f", at {tree}")
+        if tree in failed and len(times[tree]) < repeats:
+            rows.append((label, f"failed: {failed[tree]}", "", None))
+        elif tree == "now":
+            median = statistics.median(times[tree])
+            rows.append((label, spread(times[tree]), "<= 1.0 s", median <= 1.0))
+        else:
+            rows.append((label, spread(times[tree]), "", None))
+    return rows
+
+
+def viewer_rows(
+    big: int, marimo_steps: int, repeats: int = 5, cycles: int = 10, against: str | None = OLD
+) -> list[Row]:
+    """Issue 39's browser goals for ``TraceView`` of a trace file, this tree's code beside the
+    code at ``against`` (each side's kernel and app import its own code, which writes its own
+    trace format), in headless Chromium: JupyterLab at ``big`` steps, marimo at
+    ``marimo_steps``."""
+    sys.path.insert(0, str(ROOT))
+    from tests.jupyter_browser import CHROMIUM
+
+    if not Path(CHROMIUM).exists():
+        return [("the viewer in the browser", f"not measured: {CHROMIUM} is missing", "", None)]
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        trees = {"now": ROOT}
+        if against is not None:
+            try:
+                trees[against] = tree_at(against, folder / "rev")
+            except subprocess.CalledProcessError as exc:
+                print(
+                    f"  {against}: {exc.stderr.decode(errors='replace').strip()}", file=sys.stderr
+                )
+        rows = lab_rows(big, repeats, cycles, trees, folder)
+        return rows + marimo_rows(marimo_steps, repeats, trees, folder)
+
+
 def python_rows(repeats: int, big: int) -> list[Row]:
     rows: list[Row] = []
     small, large = panel_ratio(repeats)
@@ -597,25 +1186,37 @@ def main() -> None:
     parser.add_argument("--browser-only", action="store_true", help="the browser rows only")
     parser.add_argument("--read", action="store_true", help="reading a saved run only")
     parser.add_argument("--static", action="store_true", help="the static page only")
-    parser.add_argument("--against", default="main", metavar="REV",
-                        help="git revision whose code is timed beside this tree's (--read, "
-                             "--static); "
+    parser.add_argument(
+        "--viewer",
+        action="store_true",
+        help="TraceView of a trace file only, in JupyterLab and marimo",
+    )
+    parser.add_argument("--against", metavar="REV",
+                        help="git revision whose code is timed beside this tree's: for --read "
+                             f"and --static main, for --viewer {OLD}; "
                              "'none' for this tree alone")  # fmt: skip
     args = parser.parse_args()
     if args.profile:
         refresh_profile()
         return
     big = 10_000 if args.quick else 100_000
-    against = None if args.against == "none" else args.against
+    against = None if args.against == "none" else args.against or "main"
+    older = OLD if args.against is None else against
+    viewer = functools.partial(viewer_rows, big, 1_000 if args.quick else 10_000,
+                               1 if args.quick else 5, 3 if args.quick else 10, older)  # fmt: skip
     if args.read:
         print_rows(read_rows(big, 1 if args.quick else 5, against))
         return
     if args.static:
         print_rows(static_rows(big, 1 if args.quick else 5, against))
         return
+    if args.viewer:
+        print_rows(viewer())
+        return
     rows = [] if args.browser_only else python_rows(3 if args.quick else 15, big)
     if not args.no_browser:
         rows += browser_rows(big, 1_000 if args.quick else 10_000, 1 if args.quick else 3)
+        rows += viewer()
     print_rows(rows)
 
 
