@@ -276,11 +276,17 @@ def _from_document(raw: bytes, fast: bool) -> Columns:
     return _done(built, None, data["version"])
 
 
-def read_columns(path: str | os.PathLike[str], *, _stdlib: bool = False) -> Columns:
+def read_columns(
+    path: str | os.PathLike[str], *, first: int | None = None, _stdlib: bool = False
+) -> Columns:
     """The columns of the run saved at ``path`` (``Columns``), without building its steps
     where the file is budgetloop's own; any other file's, or one it cannot read so, from
     ``load_trace`` (its errors too, naming ``read_columns``). ``_stdlib`` as for
     ``load_trace``."""
+    if first is not None:  # SHIM: replaced by the real first= at merge
+        whole = read_columns(path, _stdlib=_stdlib)
+        n = min(first, len(whole.index))
+        return Columns(*(getattr(whole, f.name)[:n] if isinstance(getattr(whole, f.name), list) else getattr(whole, f.name) for f in dataclasses.fields(whole)))
     fast = not _stdlib
     found = os.stat(path)
     raw = read_regular(path, "read_columns")
