@@ -21,9 +21,9 @@ from typing import Any
 from budgetloop import Result
 from budgetloop.display import Columns
 
-from ._data import Strings, document, escaped, run_data, unstyled
+from ._data import Strings, document, escaped, reading_data, run_data, unstyled
 from ._log import jump_targets, request_of, sent_counts
-from ._status import stop_lines
+from ._status import reading_lines, saved_words, stop_lines
 from ._text import plural, text
 from ._views import chart_svgs, message_content
 
@@ -62,6 +62,20 @@ def trace_document(
         chart_svgs(result.steps, result.budget, carried=run["carried"], price=result.price)
     )
     return document("trace", title, [run], strings, origin=origin), strings
+
+
+def reading_document(
+    columns: Columns, title: str, error: str | None = None
+) -> tuple[dict[str, Any], Strings]:
+    """What the component draws of a long saved run before it is read whole: the rows of its
+    first steps (``columns``), under a banner saying the rest is being read (``reading_lines``;
+    with ``error``, why it could not be)."""
+    strings = Strings()
+    shown = len(columns.index)
+    run = reading_data(columns, strings, reading_lines(shown, error))
+    if error is not None:
+        run["partial"] = False  # nothing more will come
+    return document("trace", title, [run], strings), strings
 
 
 REQUEST_CHARS = 2_000_000  # of a request's JSON sent to the page; the rest is said, not sent
@@ -127,6 +141,12 @@ def policy() -> str:
     )
 
 
+NOT_RUN = (
+    "<div><i>The interactive viewer did not run here: it needs scripts (in Jupyter, a "
+    "trusted notebook; or write the run with budgetloop_widgets.to_html).</i></div>"
+)
+
+
 def fallback(result: Result, title: str) -> str:
     """The run in a few lines of plain HTML, for where the viewer's script does not run."""
     lines = [f"<div><b>{text(title)}</b></div>"]
@@ -140,11 +160,19 @@ def fallback(result: Result, title: str) -> str:
     ]
     if places:
         lines.append(f"<div>{escape(' · '.join(places))}</div>")
-    lines.append(
-        "<div><i>The interactive viewer did not run here: it needs scripts (in Jupyter, a "
-        "trusted notebook; or write the run with budgetloop_widgets.to_html).</i></div>"
-    )
+    lines.append(NOT_RUN)
     return f'<div class="blv-fallback">{"".join(lines)}</div>'
+
+
+def reading_fallback(title: str, shown: int, path: str) -> str:
+    """A long saved run in plain HTML before it is read whole: its title, where it is, and
+    that it has more than ``shown`` steps (``saved_words``)."""
+    said = saved_words(shown, path)
+    said = said[:1].upper() + said[1:] + "."
+    return (
+        f'<div class="blv-fallback"><div><b>{text(title)}</b></div><div>{text(said)}</div>'
+        f"{NOT_RUN}</div>"
+    )
 
 
 def viewer_html(data: dict[str, Any], summary: str, *, packed: bool = False) -> str:

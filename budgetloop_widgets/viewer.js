@@ -979,6 +979,7 @@ class StepsView {
       onOpen: () => this.open(),
     });
     this.list.rowClass = (i) => `blv-row-${this.run.status(i).replace(" ", "-")}`;
+    if (run.d.partial) { this.list.el.setAttribute("aria-busy", "true"); } // the rest on its way
     this.detail = h("div", { class: "blv-detail", tabindex: "-1", "aria-label": "the chosen step", "data-lm-suppress-shortcuts": "true" });
     this.el.append(
       h("div", { class: "blv-bar" },
@@ -1132,6 +1133,8 @@ class StepsView {
     const i = this.selected;
     if (i < 0) {
       this.detail.replaceChildren(h("div", { class: "blv-muted", text: this.run.n ? "no step matches: the detail shows nothing" : this.noSteps() }));
+    } else if (this.run.d.partial) {
+      this.detail.replaceChildren(h("div", { class: "blv-muted blv-asking", text: `step ${i}: its detail comes once the rest of the run is read` }));
     } else if (this.run.d.rows && !this.run.details.has(i)) {
       this.detail.replaceChildren(h("div", { class: "blv-muted blv-asking", text: `step ${i}: its detail is on its way from the kernel` }));
       this.askDetail(i);
@@ -1357,6 +1360,7 @@ function render({ model, el }) {
     view = null;
   };
   const draw = () => {
+    const kept = view && view.query ? [view.query.value, view.tool.value, view.status.value] : null;
     release();
     el.replaceChildren();
     if (doc.kind === "compare") { view = compareView(host, doc, el); }
@@ -1364,6 +1368,10 @@ function render({ model, el }) {
     else { view = traceView(host, doc, el); }
     if (doc.kind !== "compare") { view.opts.onSelect = (i) => host.select(i); }
     const wanted = model.get("selected");
+    if (kept && view.query && kept.some(Boolean)) { // what was typed or chosen before the data grew
+      [view.query.value, view.tool.value, view.status.value] = kept;
+      view.apply();
+    }
     if (doc.kind !== "panel" && Number.isInteger(wanted) && wanted >= 0) { view.jumpTo ? view.jumpTo(wanted) : view.select(wanted); }
   };
   draw();
@@ -1373,7 +1381,9 @@ function render({ model, el }) {
     if (view.jumpTo) { if (view.selected !== i) { view.jumpTo(i); } } else if (view.list.selected !== i) { view.select(i); }
   };
   const askLater = () => {
-    if (doc.kind === "trace" && doc.runs[0].later && !model.page) { model.send({ type: "later" }); }
+    if (doc.kind !== "trace" || model.page) { return; }
+    if (doc.runs[0].later) { model.send({ type: "later" }); }
+    if (doc.runs[0].partial) { model.send({ type: "rest" }); } // the first steps drawn: the rest
   };
   const onData = () => { doc = decode(model.get("data")); draw(); askLater(); };
   const onMessage = (msg, buffers) => {
