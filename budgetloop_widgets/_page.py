@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from budgetloop import Result
-from budgetloop.display import Columns
+from budgetloop.display import Columns, columns_of
 
 from ._data import Strings, document, escaped, reading_data, run_data, unstyled
 from ._log import jump_targets, request_of, sent_counts
@@ -77,6 +77,8 @@ def reading_document(
         run["partial"] = False  # nothing more will come
     return document("trace", title, [run], strings), strings
 
+
+FIRST_STEPS = 2_000  # of a longer run: drawn at once, while the rest is read
 
 REQUEST_CHARS = 2_000_000  # of a request's JSON sent to the page; the rest is said, not sent
 
@@ -175,15 +177,27 @@ def reading_fallback(title: str, shown: int, path: str) -> str:
     )
 
 
-def viewer_html(data: dict[str, Any], summary: str, *, packed: bool = False) -> str:
+def viewer_html(
+    data: dict[str, Any],
+    summary: str,
+    *,
+    packed: bool = False,
+    first: dict[str, Any] | None = None,
+) -> str:
     """The viewer as one ``<div>``: ``summary`` (plain HTML, shown until the script runs, and
     where it does not), the data (``packed``: as ``packed_json`` writes it), the stylesheet and
-    the script."""
+    the script; ``first``, a long run's first steps (``reading_document``), drawn while the
+    data is read."""
     element = (
         f'<script type="application/json" data-encoding="{PACKED}">{packed_json(data)}</script>'
         if packed
         else f'<script type="application/json">{script_json(data)}</script>'
     )
+    if first is not None:
+        element = (
+            f'<script type="application/json" data-first="">{script_json(first)}</script>'
+            + element
+        )
     return (
         f'<div class="blv-page" data-blv="">{summary}{element}'
         f"<style>{asset('viewer.css')}</style>"
@@ -203,15 +217,17 @@ def packed_json(data: dict[str, Any]) -> str:
     return base64.b64encode(gzip.compress(raw, 6, mtime=0)).decode("ascii")
 
 
-def page_html(data: dict[str, Any], summary: str, title: str) -> str:
+def page_html(
+    data: dict[str, Any], summary: str, title: str, first: dict[str, Any] | None = None
+) -> str:
     """A whole HTML document of the viewer, with its Content-Security-Policy, the data packed
-    (``packed_json``)."""
+    (``packed_json``) and a long run's ``first`` steps apart (``viewer_html``)."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{policy()}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{PAGE_CSS}</style></head>"
-        f"<body>{viewer_html(data, summary, packed=True)}</body></html>\n"
+        f"<body>{viewer_html(data, summary, packed=True, first=first)}</body></html>\n"
     )
 
 
@@ -221,5 +237,9 @@ def result_html(result: Result, title: str = "budgetloop run") -> str:
 
 
 def result_page(result: Result, title: str) -> str:
-    """A run in the viewer, as a file (``to_html``)."""
-    return page_html(trace_document(result, title)[0], fallback(result, title), title)
+    """A run in the viewer, as a file (``to_html``); a run of more than ``FIRST_STEPS`` steps
+    with its first steps apart, drawn while the browser inflates the rest."""
+    first = None
+    if len(result.steps) > FIRST_STEPS:
+        first = reading_document(columns_of(result.steps[:FIRST_STEPS]), title)[0]
+    return page_html(trace_document(result, title)[0], fallback(result, title), title, first)

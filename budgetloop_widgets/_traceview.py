@@ -24,6 +24,7 @@ from budgetloop.display import (
 from ._data import Strings, detail_and_strings, encode, encode_binary, later_data
 from ._log import jump_target, request_of
 from ._page import (
+    FIRST_STEPS,
     asset,
     context_answer,
     fallback,
@@ -36,7 +37,6 @@ from ._status import saved_words, stop_lines
 from ._views import as_result
 
 Source = Result | Mapping[str, Any] | str | os.PathLike[str]
-FIRST_STEPS = 2_000  # of a saved trace with more: drawn at once, the rest read when drawn
 
 
 class Viewer(anywidget.AnyWidget):

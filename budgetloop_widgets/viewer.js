@@ -319,7 +319,7 @@ class Search {
     this.ix = null; // the index, when the search runs here
     this.state = {};
     this.pending = null; // [seq, query, done] while the worker answers
-    this.worker = this.start();
+    this.worker = run.d.partial ? null : this.start(); // a long run's first steps: here
   }
 
   start() {
@@ -1206,7 +1206,7 @@ function traceView(host, doc, el) {
     charts(run.d.charts),
     view.el);
   view.apply();
-  view.search.warm();
+  if (!run.d.partial) { view.search.warm(); }
   return view;
 }
 
@@ -1430,16 +1430,22 @@ function render({ model, el }) {
   };
 }
 
-// A stand-in for anywidget's model in a page with no kernel: the data, and a selection.
+// A stand-in for anywidget's model in a page with no kernel: the data, and a selection; a new
+// value tells the view, as a widget's model does (the page's whole run after its first steps).
 export function pageModel(data) {
   const state = { data, selected: -1 };
+  const listeners = new Map();
   return {
     page: true,
     get: (key) => state[key],
-    set: (key, value) => { state[key] = value; },
+    set: (key, value) => {
+      if (state[key] === value) { return; }
+      state[key] = value;
+      for (const fn of listeners.get(`change:${key}`) || []) { fn(); }
+    },
     save_changes: () => {},
-    on: () => {},
-    off: () => {},
+    on: (name, fn) => { listeners.set(name, [...(listeners.get(name) || []), fn]); },
+    off: (name, fn) => { listeners.set(name, (listeners.get(name) || []).filter((f) => f !== fn)); },
     send: () => {},
   };
 }
@@ -1465,21 +1471,30 @@ export async function pageData(script) {
 }
 
 // Render every viewer in the page that is not drawn yet, from the data beside it (a promise
-// that settles once each is drawn, or has said in its summary why it could not be).
+// that settles once each is drawn whole, or has said in its summary why it could not be). A
+// long run's page holds its first steps apart (data-first): drawn at once, while the whole run
+// is inflated and read.
 export function boot(root = document) {
   const drawn = [];
   for (const el of root.querySelectorAll("[data-blv]:not([data-blv-drawn])")) {
-    const data = el.querySelector("script[type='application/json']");
+    const data = el.querySelector("script[type='application/json']:not([data-first])");
+    const first = el.querySelector("script[type='application/json'][data-first]");
     const fallback = el.querySelector(".blv-fallback");
     if (!data) { continue; }
     el.setAttribute("data-blv-drawn", "");
-    drawn.push(pageData(data).then((doc) => {
+    let model = null;
+    const show = (doc) => {
+      if (model) { model.set("data", doc); return; }
+      model = pageModel(doc);
       const host = h("div", { class: "blv-host" });
       el.append(host);
-      render({ model: pageModel(doc), el: host });
+      render({ model, el: host });
       if (fallback) { fallback.hidden = true; }
-    }, (err) => {
-      if (fallback) { fallback.append(h("div", { class: "blv-warn", text: `The viewer could not read its data: ${err.message}` })); }
+    };
+    if (first) { show(JSON.parse(first.textContent)); }
+    drawn.push(pageData(data).then(show, (err) => {
+      const said = `The viewer could not read its data: ${err.message}`;
+      if (fallback) { fallback.hidden = false; fallback.append(h("div", { class: "blv-warn", text: said })); }
     }));
   }
   return Promise.all(drawn);
