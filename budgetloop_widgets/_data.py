@@ -174,6 +174,7 @@ def arguments_json(
 
 RULES_START = "// -- the core's rules, as _data.py's viewer_rules writes them --"
 RULES_END = "// -- end of the core's rules --"
+AHEAD = 64  # steps whose details the page asks for ahead in one question, at most
 
 
 def viewer_rules() -> str:
@@ -189,6 +190,7 @@ def viewer_rules() -> str:
         "CALL_STATUS": sorted(CALL_STATUSES, key=CALL_STATUSES.__getitem__),
         "APPROVAL": [a or "" for a in sorted(APPROVALS, key=APPROVALS.__getitem__)],
         "DETAIL_IDS": DETAIL_IDS,
+        "AHEAD": AHEAD,
     }
     lines = [
         f"const {name} = {json.dumps(value, ensure_ascii=False)};"

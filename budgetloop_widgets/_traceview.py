@@ -21,7 +21,7 @@ from budgetloop.display import (
     used_after,
 )
 
-from ._data import Strings, detail_and_strings, encode, encode_binary, later_data
+from ._data import AHEAD, Strings, detail_and_strings, encode, encode_binary, later_data
 from ._log import jump_target, request_of
 from ._page import (
     FIRST_STEPS,
@@ -165,6 +165,8 @@ class TraceView(Viewer):
         kind = content.get("type")
         if kind == "step":
             return self.detail_answer(step)
+        if kind == "steps":  # the rows in view, asked for ahead
+            return self.details_answer(content.get("steps"))
         if kind == "full" and step is not None:  # a text a step's detail cut
             return self.detail_text(step, content.get("id"))
         if kind == "rest":  # the first steps are drawn: the whole run, as the new data
@@ -190,6 +192,17 @@ class TraceView(Viewer):
         names no step of the run, ``error`` saying so (the page shows it as text)."""
         found = self._detail(index)
         return found if isinstance(found, dict) else found[0]
+
+    def details_answer(self, indexes: object) -> dict[str, Any]:
+        """What the page is sent for ``{"type": "steps", "steps": [i, ...]}``, the rows in view
+        asked for ahead (at most ``AHEAD`` of them): ``details``, each step's ``detail_answer``
+        in the order asked; ``error`` for a question that is not such a list."""
+        if not isinstance(indexes, list) or len(indexes) > AHEAD:
+            got = f"{len(indexes)} items" if isinstance(indexes, list) else type(indexes).__name__
+            return {
+                "error": f"TraceView: steps must be a list of at most {AHEAD} steps, got {got}."
+            }
+        return {"details": [self.detail_answer(i) for i in indexes]}
 
     def detail_text(self, index: object, text: object) -> dict[str, Any]:
         """A text of step ``index``'s detail whole (``text``: its id in the detail's own string

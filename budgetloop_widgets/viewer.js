@@ -22,6 +22,7 @@ const ROLES = ["system", "user", "assistant", "tool"];
 const CALL_STATUS = ["ok", "error", "skipped", "denied"];
 const APPROVAL = ["", "approved", "edited", "denied"];
 const DETAIL_IDS = {"step": ["usd", "ptier", "text", "err", "tb", "head", "under", "proj", "worst", "mr"], "calls": ["name", "srv", "raw", "args", "co", "out", "tb"]};
+const AHEAD = 64;
 // -- end of the core's rules --
 const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
@@ -310,6 +311,8 @@ onmessage = (event) => {
 // The search: an index of the run's texts built once (again when the run grows), in a Web
 // Worker made from this module's text where the page allows one, else here. A query's answer
 // is the steps that match; only the latest query asked is answered.
+const AHEAD_WAIT = 150; // ms the list rests before they are
+
 class Search {
   constructor(doc, run) {
     this.doc = doc;
@@ -580,6 +583,7 @@ class List {
       if (active) { this.scroll.setAttribute("aria-activedescendant", active); }
       else { this.scroll.removeAttribute("aria-activedescendant"); }
     }
+    if (this.onDraw) { this.onDraw(this.entries.subarray(first, first + shown)); }
   }
 
 
@@ -979,6 +983,7 @@ class StepsView {
       onOpen: () => this.open(),
     });
     this.list.rowClass = (i) => `blv-row-${this.run.status(i).replace(" ", "-")}`;
+    if (run.d.rows && !run.d.partial) { this.list.onDraw = (shown) => this.ahead(shown); }
     if (run.d.partial) { this.list.el.setAttribute("aria-busy", "true"); } // the rest on its way
     this.detail = h("div", { class: "blv-detail", tabindex: "-1", "aria-label": "the chosen step", "data-lm-suppress-shortcuts": "true" });
     this.el.append(
@@ -1125,6 +1130,8 @@ class StepsView {
 
   destroy() {
     clearTimeout(this.waiting);
+    clearTimeout(this.aheadWait);
+    this.stopped = true;
     this.list.destroy();
     this.search.stop();
   }
@@ -1145,6 +1152,29 @@ class StepsView {
         : detailOf(this, run, i, this.opts.meter !== false));
     }
     if (this.opts.context) { this.detail.append(this.opts.context()); }
+  }
+
+  // The details of the rows in view, asked for ahead in one question once the list has come to
+  // rest (a run sent with its rows only): a click on a row there draws it at once.
+  ahead(shown) {
+    clearTimeout(this.aheadWait);
+    this.aheadWait = setTimeout(() => {
+      const run = this.run;
+      const wanted = [...shown].filter((i) => !run.details.has(i) && !this.asking.has(i)).slice(0, AHEAD);
+      if (!wanted.length || this.stopped) { return; }
+      for (const i of wanted) { this.asking.add(i); }
+      const done = (answers) => {
+        wanted.forEach((i, k) => {
+          this.asking.delete(i);
+          const answer = answers[k];
+          if (!answer || answer.error !== undefined) { return; } // asked again when opened
+          run.details.set(i, withDetail(run, i, answer));
+          if (this.run === run && this.selected === i) { this.drawDetail(); }
+        });
+      };
+      this.host.ask({ type: "steps", steps: wanted }).then(
+        (reply) => done(Array.isArray(reply.details) ? reply.details : []), () => done([]));
+    }, AHEAD_WAIT);
   }
 
   // Ask the kernel for step i's whole detail (a run sent with its rows only); drawn when it

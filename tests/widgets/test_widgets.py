@@ -1026,6 +1026,29 @@ def test_a_saved_traces_view_is_sent_its_rows_and_asked_for_the_rest(tmp_path: P
     assert run["jumps"] == jump_targets(load_trace(path).steps, stopped=True)
 
 
+def test_the_rows_in_view_are_sent_their_details_in_one_answer(tmp_path: Path) -> None:
+    path = tmp_path / "varied.jsonl"
+    long_varied_file(path, 40)
+    view = TraceView(path)
+    answer = view.answer({"type": "steps", "steps": [7, 3, 40, "x"]})
+    assert answer == {
+        "details": [
+            view.detail_answer(7),
+            view.detail_answer(3),
+            {"error": "TraceView: step must be a step of the run (0 to 39), got 40."},
+            {"error": "TraceView: step must be an int, got str."},
+        ]
+    }
+    own = answer["details"][0]["strings"]
+    assert own[answer["details"][0]["step"]["text"]].startswith("reading part 7\n")
+    assert view.answer({"type": "steps", "steps": list(range(65))}) == {
+        "error": "TraceView: steps must be a list of at most 64 steps, got 65 items."
+    }
+    assert view.answer({"type": "steps", "steps": 3}) == {
+        "error": "TraceView: steps must be a list of at most 64 steps, got int."
+    }
+
+
 def test_a_long_saved_trace_is_drawn_from_its_first_steps_and_sent_whole_when_asked(
     tmp_path: Path,
 ) -> None:
