@@ -174,6 +174,7 @@ def arguments_json(
 
 RULES_START = "// -- the core's rules, as _data.py's viewer_rules writes them --"
 RULES_END = "// -- end of the core's rules --"
+AHEAD = 64  # steps whose details the page asks for ahead in one question, at most
 
 
 def viewer_rules() -> str:
@@ -189,6 +190,7 @@ def viewer_rules() -> str:
         "CALL_STATUS": sorted(CALL_STATUSES, key=CALL_STATUSES.__getitem__),
         "APPROVAL": [a or "" for a in sorted(APPROVALS, key=APPROVALS.__getitem__)],
         "DETAIL_IDS": DETAIL_IDS,
+        "AHEAD": AHEAD,
     }
     lines = [
         f"const {name} = {json.dumps(value, ensure_ascii=False)};"
@@ -467,29 +469,80 @@ def run_data(
         columns = step_columns(steps, sid)
         columns.update(step_texts(steps, b, sid, Used(0, 0.0, 0)))  # steps before: none
         calls = (call_rows if later else call_columns)(calls_of(steps), sid)
-    return {
-        "name": sid(name),
+    head = {
         "banner": [[kind, sid(line)] for kind, line in stop_lines(result, carried)],
         "answered": result.answered,
         "ended": result.stop is not None,
         "meter_labels": meter_labels(b, sid),
-        "bar_title": sid(BAR_TITLE),
-        "cost": result.cost_usd,
         "carried": carried,
         "carried_text": sid(carried_text(carried)) if carried else -1,
         "edited": list(result.edited),
         "edited_text": sid(edited_text(result)) if result.edited else -1,
         "schemas": sid(json.dumps(list(result.tools), ensure_ascii=False, indent=1)),
         "ntools": len(result.tools),
-        "steps": columns,
         "sent": sent_counts(result),
-        "calls": calls,
+    }
+    return {
+        **_run(sid, name, head, columns, calls, stopped=result.stop is not None),
         "later": later and rows is None,
         "rows": rows is not None,
         "messages": message_columns(result.messages, sid) if messages else None,
         "tokens": None if tokens is None else list(tokens),
-        "jumps": Jumps().extend(columns["cost"], columns["fl"], stopped=result.stop is not None),
         "charts": unstyled(charts),
+    }
+
+
+def reading_data(
+    columns: Columns, strings: Strings, banner: Sequence[tuple[str, str]]
+) -> dict[str, Any]:
+    """The first steps of a long saved run, drawn while the rest is read (``partial``: the page
+    asks the kernel for the whole run once they are drawn, and asks for no step's detail
+    before): their rows (``rows_data``) under ``banner``'s lines; what only the whole run
+    says (its stop, spend, tools, the messages each step was sent) is not here yet."""
+    sid = strings.id
+    steps, calls = rows_data(columns, sid)
+    head = {
+        "banner": [[kind, sid(line)] for kind, line in banner],
+        "answered": False,
+        "ended": False,
+        "meter_labels": [],
+        "carried": 0.0,
+        "carried_text": -1,
+        "edited": [],
+        "edited_text": -1,
+        "schemas": sid("[]"),
+        "ntools": 0,
+        "sent": [],
+    }
+    return {
+        **_run(sid, "", head, steps, calls, stopped=False),
+        "later": False,
+        "rows": True,
+        "partial": True,
+        "messages": None,
+        "tokens": None,
+        "charts": [],
+    }
+
+
+def _run(
+    sid: Callable[[str | None], int],
+    name: str,
+    head: dict[str, Any],
+    steps: dict[str, list[Any]],
+    calls: dict[str, list[Any]],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """What every run's data holds: its name, its ``head`` (what the banner, the meter and a
+    step's request say of the run), its steps and calls, and its jumps over them."""
+    return {
+        "name": sid(name),
+        **head,
+        "bar_title": sid(BAR_TITLE),
+        "steps": steps,
+        "calls": calls,
+        "jumps": Jumps().extend(steps["cost"], steps["fl"], stopped=stopped),
     }
 
 

@@ -19,11 +19,11 @@ from importlib import resources
 from typing import Any
 
 from budgetloop import Result
-from budgetloop.display import Columns
+from budgetloop.display import Columns, columns_of
 
-from ._data import Strings, document, escaped, run_data, unstyled
+from ._data import Strings, document, escaped, reading_data, run_data, unstyled
 from ._log import jump_targets, request_of, sent_counts
-from ._status import stop_lines
+from ._status import reading_lines, saved_words, stop_lines
 from ._text import plural, text
 from ._views import chart_svgs, message_content
 
@@ -63,6 +63,22 @@ def trace_document(
     )
     return document("trace", title, [run], strings, origin=origin), strings
 
+
+def reading_document(
+    columns: Columns, title: str, error: str | None = None
+) -> tuple[dict[str, Any], Strings]:
+    """What the component draws of a long saved run before it is read whole: the rows of its
+    first steps (``columns``), under a banner saying the rest is being read (``reading_lines``;
+    with ``error``, why it could not be)."""
+    strings = Strings()
+    shown = len(columns.index)
+    run = reading_data(columns, strings, reading_lines(shown, error))
+    if error is not None:
+        run["partial"] = False  # nothing more will come
+    return document("trace", title, [run], strings), strings
+
+
+FIRST_STEPS = 2_000  # of a longer run: drawn at once, while the rest is read
 
 REQUEST_CHARS = 2_000_000  # of a request's JSON sent to the page; the rest is said, not sent
 
@@ -127,6 +143,12 @@ def policy() -> str:
     )
 
 
+NOT_RUN = (
+    "<div><i>The interactive viewer did not run here: it needs scripts (in Jupyter, a "
+    "trusted notebook; or write the run with budgetloop_widgets.to_html).</i></div>"
+)
+
+
 def fallback(result: Result, title: str) -> str:
     """The run in a few lines of plain HTML, for where the viewer's script does not run."""
     lines = [f"<div><b>{text(title)}</b></div>"]
@@ -140,22 +162,42 @@ def fallback(result: Result, title: str) -> str:
     ]
     if places:
         lines.append(f"<div>{escape(' · '.join(places))}</div>")
-    lines.append(
-        "<div><i>The interactive viewer did not run here: it needs scripts (in Jupyter, a "
-        "trusted notebook; or write the run with budgetloop_widgets.to_html).</i></div>"
-    )
+    lines.append(NOT_RUN)
     return f'<div class="blv-fallback">{"".join(lines)}</div>'
 
 
-def viewer_html(data: dict[str, Any], summary: str, *, packed: bool = False) -> str:
+def reading_fallback(title: str, shown: int, path: str) -> str:
+    """A long saved run in plain HTML before it is read whole: its title, where it is, and
+    that it has more than ``shown`` steps (``saved_words``)."""
+    said = saved_words(shown, path)
+    said = said[:1].upper() + said[1:] + "."
+    return (
+        f'<div class="blv-fallback"><div><b>{text(title)}</b></div><div>{text(said)}</div>'
+        f"{NOT_RUN}</div>"
+    )
+
+
+def viewer_html(
+    data: dict[str, Any],
+    summary: str,
+    *,
+    packed: bool = False,
+    first: dict[str, Any] | None = None,
+) -> str:
     """The viewer as one ``<div>``: ``summary`` (plain HTML, shown until the script runs, and
     where it does not), the data (``packed``: as ``packed_json`` writes it), the stylesheet and
-    the script."""
+    the script; ``first``, a long run's first steps (``reading_document``), drawn while the
+    data is read."""
     element = (
         f'<script type="application/json" data-encoding="{PACKED}">{packed_json(data)}</script>'
         if packed
         else f'<script type="application/json">{script_json(data)}</script>'
     )
+    if first is not None:
+        element = (
+            f'<script type="application/json" data-first="">{script_json(first)}</script>'
+            + element
+        )
     return (
         f'<div class="blv-page" data-blv="">{summary}{element}'
         f"<style>{asset('viewer.css')}</style>"
@@ -175,15 +217,17 @@ def packed_json(data: dict[str, Any]) -> str:
     return base64.b64encode(gzip.compress(raw, 6, mtime=0)).decode("ascii")
 
 
-def page_html(data: dict[str, Any], summary: str, title: str) -> str:
+def page_html(
+    data: dict[str, Any], summary: str, title: str, first: dict[str, Any] | None = None
+) -> str:
     """A whole HTML document of the viewer, with its Content-Security-Policy, the data packed
-    (``packed_json``)."""
+    (``packed_json``) and a long run's ``first`` steps apart (``viewer_html``)."""
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{policy()}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{PAGE_CSS}</style></head>"
-        f"<body>{viewer_html(data, summary, packed=True)}</body></html>\n"
+        f"<body>{viewer_html(data, summary, packed=True, first=first)}</body></html>\n"
     )
 
 
@@ -193,5 +237,9 @@ def result_html(result: Result, title: str = "budgetloop run") -> str:
 
 
 def result_page(result: Result, title: str) -> str:
-    """A run in the viewer, as a file (``to_html``)."""
-    return page_html(trace_document(result, title)[0], fallback(result, title), title)
+    """A run in the viewer, as a file (``to_html``); a run of more than ``FIRST_STEPS`` steps
+    with its first steps apart, drawn while the browser inflates the rest."""
+    first = None
+    if len(result.steps) > FIRST_STEPS:
+        first = reading_document(columns_of(result.steps[:FIRST_STEPS]), title)[0]
+    return page_html(trace_document(result, title)[0], fallback(result, title), title, first)

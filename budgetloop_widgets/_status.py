@@ -71,6 +71,23 @@ def stop_lines(result: Result, carried: float | None = None) -> list[tuple[str, 
     return lines
 
 
+def reading_lines(shown: int, error: str | None = None) -> list[tuple[str, str]]:
+    """The banner of a long saved run whose first ``shown`` steps are drawn while the rest is
+    read; with ``error``, why the rest could not be read."""
+    first = f"its first {plural(shown, 'step')} are shown"
+    if error is None:
+        return [
+            ("head", f"Reading the rest of the run: {first}"),
+            ("why", "how it ended, what it spent and its charts follow once every step is read"),
+        ]
+    return [("head", f"The run could not be read whole: {first}"), ("error", f"error: {error}")]
+
+
+def saved_words(shown: int, path: str) -> str:
+    """A long saved run not read whole yet, in words: more than ``shown`` steps, at ``path``."""
+    return f"a saved run of more than {plural(shown, 'step')}, at {path}"
+
+
 def stop_html(result: Result) -> str:
     """How the run ended, impossible to miss (``stop_lines`` as HTML)."""
     kind = "bl-answered" if result.answered else "bl-unanswered"

@@ -21,10 +21,19 @@ from budgetloop.display import (
     used_after,
 )
 
-from ._data import Strings, detail_and_strings, encode, encode_binary, later_data
+from ._data import AHEAD, Strings, detail_and_strings, encode, encode_binary, later_data
 from ._log import jump_target, request_of
-from ._page import asset, context_answer, fallback, request_text, trace_document
-from ._status import stop_lines
+from ._page import (
+    FIRST_STEPS,
+    asset,
+    context_answer,
+    fallback,
+    reading_document,
+    reading_fallback,
+    request_text,
+    trace_document,
+)
+from ._status import saved_words, stop_lines
 from ._views import as_result
 
 Source = Result | Mapping[str, Any] | str | os.PathLike[str]
@@ -83,17 +92,70 @@ class TraceView(Viewer):
     def __init__(self, source: Source, *, title: str = "budgetloop trace") -> None:
         if not isinstance(title, str):
             raise TypeError(f"TraceView: title must be a str, got {type(title).__name__}.")
-        self.result = as_result(source)
         self.path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
-        self._columns: Columns | None = None  # read when first asked for
         self.title = title
-        rows = None if self.path is None else self.columns  # a file's: only the list is sent
-        data, strings = trace_document(
-            self.result, title, messages=False, later=rows is None, rows=rows
-        )
+        self._source = source
+        self._broken: str | None = None  # why a long file could not be read whole
+        self._result: Result | None = None  # a long file's: read when first asked for
+        self._columns: Columns | None = None  # read when first asked for
+        self._first: Columns | None = None  # a long file's first steps, while they are all
         self._later: bytes | None = None  # the calls' texts, once built: sent when asked
         self._before: tuple[list[Used], list[bool]] | None = None  # counted when first asked
-        super().__init__(data, strings, selected=0 if self.result.steps else -1)
+        if self.path is not None:
+            with contextlib.suppress(OSError, ValueError):  # said by as_result, naming us
+                self._first = read_columns(self.path, first=FIRST_STEPS)
+            if self._first is not None and len(self._first.index) < FIRST_STEPS:
+                self._columns, self._first = self._first, None  # the whole run: no more
+        if self._first is not None:
+            data, strings = reading_document(self._first, title)
+            shown = len(self._first.index)
+        else:
+            result = self._result = as_result(source)
+            rows = None if self.path is None else self.columns  # a file's: only the list
+            data, strings = trace_document(
+                result, title, messages=False, later=rows is None, rows=rows
+            )
+            shown = len(result.steps)
+        super().__init__(data, strings, selected=0 if shown else -1)
+
+    @property
+    def result(self) -> Result:
+        """The run. A saved trace of more than ``FIRST_STEPS`` steps is read whole when this
+        is first asked for (the page asks for it once it has drawn the first steps)."""
+        if self._result is None:
+            self._result = as_result(self._source)
+        return self._result
+
+    @property
+    def reading(self) -> bool:
+        """Whether the page has only a long saved trace's first steps so far (``rest`` sends
+        it the whole run)."""
+        return self._first is not None
+
+    def _unread(self) -> tuple[int, str] | None:
+        """A long saved trace not read whole yet: the steps the page has, and its path."""
+        if self._result is None and self._first is not None and self.path is not None:
+            return len(self._first.index), self.path
+        return None
+
+    def rest(self) -> None:
+        """Give the page the whole run of a long saved trace whose first steps it has drawn
+        (``reading``): the run read (``result``, ``columns``) and sent as ``data``, so a view
+        shown after has it too; when the file cannot be read whole now, the first steps stay,
+        under a banner that says why. Nothing when the page has the whole run already."""
+        first = self._first
+        if first is None:
+            return
+        self._first = None
+        try:
+            data, strings = trace_document(
+                self.result, self.title, messages=False, rows=self.columns
+            )
+        except (OSError, ValueError) as exc:
+            self._broken = str(exc)
+            data, strings = reading_document(first, self.title, error=self._broken)
+        self._strings = strings
+        self.data = encode_binary(data)
 
     def answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
         """The context a step was sent and its request, which the page asks for when the step
@@ -103,8 +165,13 @@ class TraceView(Viewer):
         kind = content.get("type")
         if kind == "step":
             return self.detail_answer(step)
+        if kind == "steps":  # the rows in view, asked for ahead
+            return self.details_answer(content.get("steps"))
         if kind == "full" and step is not None:  # a text a step's detail cut
             return self.detail_text(step, content.get("id"))
+        if kind == "rest":  # the first steps are drawn: the whole run, as the new data
+            self.rest()
+            return None
         if kind == "later":  # the rows are drawn: the calls' texts, as one binary buffer
             self.send({"type": "later"}, buffers=[self.later()])
             return None
@@ -126,6 +193,17 @@ class TraceView(Viewer):
         found = self._detail(index)
         return found if isinstance(found, dict) else found[0]
 
+    def details_answer(self, indexes: object) -> dict[str, Any]:
+        """What the page is sent for ``{"type": "steps", "steps": [i, ...]}``, the rows in view
+        asked for ahead (at most ``AHEAD`` of them): ``details``, each step's ``detail_answer``
+        in the order asked; ``error`` for a question that is not such a list."""
+        if not isinstance(indexes, list) or len(indexes) > AHEAD:
+            got = f"{len(indexes)} items" if isinstance(indexes, list) else type(indexes).__name__
+            return {
+                "error": f"TraceView: steps must be a list of at most {AHEAD} steps, got {got}."
+            }
+        return {"details": [self.detail_answer(i) for i in indexes]}
+
     def detail_text(self, index: object, text: object) -> dict[str, Any]:
         """A text of step ``index``'s detail whole (``text``: its id in the detail's own string
         table), as the page asks for one the detail cut; ``error`` for a question that names
@@ -145,6 +223,8 @@ class TraceView(Viewer):
 
     def _detail(self, index: object) -> dict[str, Any] | tuple[dict[str, Any], Strings]:
         """Step ``index``'s detail and its string table, or an answer saying why not."""
+        if self._broken is not None:
+            return {"error": f"the run could not be read whole: {self._broken}"}
         steps = self.result.steps
         if isinstance(index, bool) or not isinstance(index, int):
             return {"error": f"TraceView: step must be an int, got {type(index).__name__}."}
@@ -240,7 +320,11 @@ class TraceView(Viewer):
         return request_of(self.result, index)
 
     def summary(self) -> str:
-        """The run in one line of plain text (what a notebook shows without the widget)."""
+        """The run in one line of plain text (what a notebook shows without the widget): how it
+        ended, or, for a long saved trace not read whole yet, where it is."""
+        unread = self._unread()
+        if unread is not None:
+            return f"TraceView of {self.title!r}: {saved_words(*unread)}"
         head = stop_lines(self.result)[0][1]
         return f"TraceView of {self.title!r}: {head}"
 
@@ -248,5 +332,9 @@ class TraceView(Viewer):
         bundle = super()._repr_mimebundle_(**kwargs)
         data, meta = bundle if bundle is not None else ({}, {})
         data["text/plain"] = self.summary()
-        data["text/html"] = fallback(self.result, self.title)
+        unread = self._unread()  # a long file not read whole: not read for this
+        if unread is not None:
+            data["text/html"] = reading_fallback(self.title, *unread)
+        else:
+            data["text/html"] = fallback(self.result, self.title)
         return data, meta

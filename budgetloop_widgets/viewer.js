@@ -22,6 +22,7 @@ const ROLES = ["system", "user", "assistant", "tool"];
 const CALL_STATUS = ["ok", "error", "skipped", "denied"];
 const APPROVAL = ["", "approved", "edited", "denied"];
 const DETAIL_IDS = {"step": ["usd", "ptier", "text", "err", "tb", "head", "under", "proj", "worst", "mr"], "calls": ["name", "srv", "raw", "args", "co", "out", "tb"]};
+const AHEAD = 64;
 // -- end of the core's rules --
 const MARK = { ok: "✓", error: "✗", skipped: "↷", denied: "⊘", "model error": "⚠", answer: "■" };
 
@@ -310,6 +311,8 @@ onmessage = (event) => {
 // The search: an index of the run's texts built once (again when the run grows), in a Web
 // Worker made from this module's text where the page allows one, else here. A query's answer
 // is the steps that match; only the latest query asked is answered.
+const AHEAD_WAIT = 150; // ms the list rests before they are
+
 class Search {
   constructor(doc, run) {
     this.doc = doc;
@@ -319,7 +322,7 @@ class Search {
     this.ix = null; // the index, when the search runs here
     this.state = {};
     this.pending = null; // [seq, query, done] while the worker answers
-    this.worker = this.start();
+    this.worker = run.d.partial ? null : this.start(); // a long run's first steps: here
   }
 
   start() {
@@ -580,6 +583,7 @@ class List {
       if (active) { this.scroll.setAttribute("aria-activedescendant", active); }
       else { this.scroll.removeAttribute("aria-activedescendant"); }
     }
+    if (this.onDraw) { this.onDraw(this.entries.subarray(first, first + shown)); }
   }
 
 
@@ -979,6 +983,8 @@ class StepsView {
       onOpen: () => this.open(),
     });
     this.list.rowClass = (i) => `blv-row-${this.run.status(i).replace(" ", "-")}`;
+    if (run.d.rows && !run.d.partial) { this.list.onDraw = (shown) => this.ahead(shown); }
+    if (run.d.partial) { this.list.el.setAttribute("aria-busy", "true"); } // the rest on its way
     this.detail = h("div", { class: "blv-detail", tabindex: "-1", "aria-label": "the chosen step", "data-lm-suppress-shortcuts": "true" });
     this.el.append(
       h("div", { class: "blv-bar" },
@@ -1124,6 +1130,8 @@ class StepsView {
 
   destroy() {
     clearTimeout(this.waiting);
+    clearTimeout(this.aheadWait);
+    this.stopped = true;
     this.list.destroy();
     this.search.stop();
   }
@@ -1132,6 +1140,8 @@ class StepsView {
     const i = this.selected;
     if (i < 0) {
       this.detail.replaceChildren(h("div", { class: "blv-muted", text: this.run.n ? "no step matches: the detail shows nothing" : this.noSteps() }));
+    } else if (this.run.d.partial) {
+      this.detail.replaceChildren(h("div", { class: "blv-muted blv-asking", text: `step ${i}: its detail comes once the rest of the run is read` }));
     } else if (this.run.d.rows && !this.run.details.has(i)) {
       this.detail.replaceChildren(h("div", { class: "blv-muted blv-asking", text: `step ${i}: its detail is on its way from the kernel` }));
       this.askDetail(i);
@@ -1142,6 +1152,29 @@ class StepsView {
         : detailOf(this, run, i, this.opts.meter !== false));
     }
     if (this.opts.context) { this.detail.append(this.opts.context()); }
+  }
+
+  // The details of the rows in view, asked for ahead in one question once the list has come to
+  // rest (a run sent with its rows only): a click on a row there draws it at once.
+  ahead(shown) {
+    clearTimeout(this.aheadWait);
+    this.aheadWait = setTimeout(() => {
+      const run = this.run;
+      const wanted = [...shown].filter((i) => !run.details.has(i) && !this.asking.has(i)).slice(0, AHEAD);
+      if (!wanted.length || this.stopped) { return; }
+      for (const i of wanted) { this.asking.add(i); }
+      const done = (answers) => {
+        wanted.forEach((i, k) => {
+          this.asking.delete(i);
+          const answer = answers[k];
+          if (!answer || answer.error !== undefined) { return; } // asked again when opened
+          run.details.set(i, withDetail(run, i, answer));
+          if (this.run === run && this.selected === i) { this.drawDetail(); }
+        });
+      };
+      this.host.ask({ type: "steps", steps: wanted }).then(
+        (reply) => done(Array.isArray(reply.details) ? reply.details : []), () => done([]));
+    }, AHEAD_WAIT);
   }
 
   // Ask the kernel for step i's whole detail (a run sent with its rows only); drawn when it
@@ -1203,7 +1236,7 @@ function traceView(host, doc, el) {
     charts(run.d.charts),
     view.el);
   view.apply();
-  view.search.warm();
+  if (!run.d.partial) { view.search.warm(); }
   return view;
 }
 
@@ -1357,6 +1390,7 @@ function render({ model, el }) {
     view = null;
   };
   const draw = () => {
+    const kept = view && view.query ? [view.query.value, view.tool.value, view.status.value] : null;
     release();
     el.replaceChildren();
     if (doc.kind === "compare") { view = compareView(host, doc, el); }
@@ -1364,6 +1398,10 @@ function render({ model, el }) {
     else { view = traceView(host, doc, el); }
     if (doc.kind !== "compare") { view.opts.onSelect = (i) => host.select(i); }
     const wanted = model.get("selected");
+    if (kept && view.query && kept.some(Boolean)) { // what was typed or chosen before the data grew
+      [view.query.value, view.tool.value, view.status.value] = kept;
+      view.apply();
+    }
     if (doc.kind !== "panel" && Number.isInteger(wanted) && wanted >= 0) { view.jumpTo ? view.jumpTo(wanted) : view.select(wanted); }
   };
   draw();
@@ -1373,7 +1411,9 @@ function render({ model, el }) {
     if (view.jumpTo) { if (view.selected !== i) { view.jumpTo(i); } } else if (view.list.selected !== i) { view.select(i); }
   };
   const askLater = () => {
-    if (doc.kind === "trace" && doc.runs[0].later && !model.page) { model.send({ type: "later" }); }
+    if (doc.kind !== "trace" || model.page) { return; }
+    if (doc.runs[0].later) { model.send({ type: "later" }); }
+    if (doc.runs[0].partial) { model.send({ type: "rest" }); } // the first steps drawn: the rest
   };
   const onData = () => { doc = decode(model.get("data")); draw(); askLater(); };
   const onMessage = (msg, buffers) => {
@@ -1420,16 +1460,22 @@ function render({ model, el }) {
   };
 }
 
-// A stand-in for anywidget's model in a page with no kernel: the data, and a selection.
+// A stand-in for anywidget's model in a page with no kernel: the data, and a selection; a new
+// value tells the view, as a widget's model does (the page's whole run after its first steps).
 export function pageModel(data) {
   const state = { data, selected: -1 };
+  const listeners = new Map();
   return {
     page: true,
     get: (key) => state[key],
-    set: (key, value) => { state[key] = value; },
+    set: (key, value) => {
+      if (state[key] === value) { return; }
+      state[key] = value;
+      for (const fn of listeners.get(`change:${key}`) || []) { fn(); }
+    },
     save_changes: () => {},
-    on: () => {},
-    off: () => {},
+    on: (name, fn) => { listeners.set(name, [...(listeners.get(name) || []), fn]); },
+    off: (name, fn) => { listeners.set(name, (listeners.get(name) || []).filter((f) => f !== fn)); },
     send: () => {},
   };
 }
@@ -1455,21 +1501,30 @@ export async function pageData(script) {
 }
 
 // Render every viewer in the page that is not drawn yet, from the data beside it (a promise
-// that settles once each is drawn, or has said in its summary why it could not be).
+// that settles once each is drawn whole, or has said in its summary why it could not be). A
+// long run's page holds its first steps apart (data-first): drawn at once, while the whole run
+// is inflated and read.
 export function boot(root = document) {
   const drawn = [];
   for (const el of root.querySelectorAll("[data-blv]:not([data-blv-drawn])")) {
-    const data = el.querySelector("script[type='application/json']");
+    const data = el.querySelector("script[type='application/json']:not([data-first])");
+    const first = el.querySelector("script[type='application/json'][data-first]");
     const fallback = el.querySelector(".blv-fallback");
     if (!data) { continue; }
     el.setAttribute("data-blv-drawn", "");
-    drawn.push(pageData(data).then((doc) => {
+    let model = null;
+    const show = (doc) => {
+      if (model) { model.set("data", doc); return; }
+      model = pageModel(doc);
       const host = h("div", { class: "blv-host" });
       el.append(host);
-      render({ model: pageModel(doc), el: host });
+      render({ model, el: host });
       if (fallback) { fallback.hidden = true; }
-    }, (err) => {
-      if (fallback) { fallback.append(h("div", { class: "blv-warn", text: `The viewer could not read its data: ${err.message}` })); }
+    };
+    if (first) { show(JSON.parse(first.textContent)); }
+    drawn.push(pageData(data).then(show, (err) => {
+      const said = `The viewer could not read its data: ${err.message}`;
+      if (fallback) { fallback.hidden = false; fallback.append(h("div", { class: "blv-warn", text: said })); }
     }));
   }
   return Promise.all(drawn);

@@ -137,3 +137,38 @@ def test_traceview_in_marimo_opens_searches_and_jumps(tmp_path: Path) -> None:
         finally:
             context.close()
     assert errors == []
+
+
+def test_a_long_trace_in_marimo_fills_in_after_its_first_steps(tmp_path: Path) -> None:
+    """A saved trace of more than FIRST_STEPS: marimo draws its first steps, the page asks the
+    kernel for the rest, and the whole run's new data reaches the page."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests.widgets.test_widgets import long_varied_file
+
+    folder = tmp_path / "app"
+    folder.mkdir()
+    app = APP.replace('TraceView("trace.json", title="in marimo")', 'TraceView("long.jsonl")')
+    (folder / "app.py").write_text(app, encoding="utf-8")
+    long_varied_file(folder / "long.jsonl", 2_500)
+    errors: list[str] = []
+    with marimo_app(folder, tmp_path) as url, sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=ARGS,
+            viewport={"width": 1280, "height": 1400},
+        )  # fmt: skip
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(url)
+            view = page.locator(".blv")
+            expect(view.locator(".blv-row").first).to_be_visible(timeout=60_000)
+            expect(view.locator(".blv-count")).to_have_text("2,500 steps", timeout=60_000)
+            expect(view.locator(".blv-banner")).to_contain_text("2,500 steps taken")
+            expect(view.locator('[aria-busy="true"]')).to_have_count(0)
+            view.locator(".blv-row[data-e='3']").click()
+            expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 3 ·")
+            expect(view.locator(".blv-detail .blv-outcome")).to_contain_text("notes on part 3.")
+        finally:
+            context.close()
+    assert errors == []

@@ -302,7 +302,7 @@ ASKED_CELLS = (
     "        asked.append(index)\n"
     "        return super().detail_answer(index)\n"
     'view = Asked("varied.jsonl")\nview.add_class("bl-asked")\nview',
-    'print("ASKED", asked)',
+    'print("ASKED", sorted(asked), len(asked))',
 )
 
 
@@ -349,5 +349,64 @@ def test_a_saved_traces_step_detail_comes_when_the_step_is_opened(tmp_path: Path
         expect(outcome).to_contain_text("THE END. notes on part 3.")
         run_cell(browser, 1)
         outputs = page.locator(".jp-OutputArea-output")
-        expect(outputs.filter(has_text="ASKED")).to_have_text("ASKED [0, 7, 3]")
+        # each step's detail asked for once: the one chosen, and the rows in view ahead of
+        # a click (in one question), whichever came first
+        expect(outputs.filter(has_text="ASKED")).to_have_text(f"ASKED {list(range(12))} 12")
+    assert browser.errors == []
+
+
+SLOW_REST_CELLS = (
+    "import time\n"
+    "from budgetloop_widgets import TraceView\n"
+    "class Slow(TraceView):  # a view whose rest takes a while to read\n"
+    "    def rest(self):\n"
+    "        time.sleep(8)\n"
+    "        super().rest()\n"
+    'view = Slow("long.jsonl", title="a long run")\nview.add_class("bl-long")\nview',
+)
+
+
+def test_a_long_saved_trace_shows_its_first_steps_then_fills_in(tmp_path: Path) -> None:
+    """A saved trace longer than FIRST_STEPS: its first steps are drawn at once, the page asks
+    for the rest, and what the user typed while it came is kept when the whole run is drawn."""
+    from playwright.sync_api import expect
+
+    from budgetloop_widgets._traceview import FIRST_STEPS
+    from tests.widgets.test_widgets import long_varied_file
+
+    root = tmp_path / "root"
+    root.mkdir()
+    long_varied_file(root / "long.jsonl", FIRST_STEPS + 500)
+    write_notebook(root / "long.ipynb", *SLOW_REST_CELLS)
+    with (
+        jupyter_server("lab", root, tmp_path) as server,
+        chromium(server, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, server.url("lab/tree/long.ipynb"))
+        view = page.locator(".bl-long").first
+        expect(view.locator(".blv-row").first).to_be_visible(timeout=30_000)
+        busy = view.locator('[aria-busy="true"]')
+        expect(busy).to_have_count(1)  # the list: its rest is on its way
+        expect(view.locator(".blv-banner")).to_contain_text(
+            "Reading the rest of the run: its first 2,000 steps are shown"
+        )
+        count = view.locator(".blv-count")
+        expect(count).to_have_text("2,000 steps")
+        expect(view.locator(".blv-detail")).to_have_text(
+            "step 0: its detail comes once the rest of the run is read"
+        )
+        view.locator("input.blv-search").fill("part 1999")
+        expect(count).to_have_text("1 of 2,000 steps match")
+        # the whole run: the search typed before it came is kept, and runs over every step
+        expect(busy).to_have_count(0, timeout=40_000)
+        expect(view.locator(".blv-banner")).to_contain_text(
+            "Run ended: answered · 2,500 steps taken"
+        )
+        expect(view.locator("input.blv-search")).to_have_value("part 1999")
+        expect(count).to_have_text("1 of 2,500 steps match")
+        view.locator(".blv-row", has_text="reading part 1999").click()
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 1999 ·")
+        expect(view.locator(".blv-detail .blv-outcome")).to_contain_text("notes on part 1999.")
+        expect(view.locator(".blv-charts svg").first).to_be_visible()
     assert browser.errors == []

@@ -705,3 +705,41 @@ def test_a_context_policys_marks_read_in_light_and_dark(tmp_path: Path, scheme: 
             assert measured["ratio"] >= 4.5, (scheme, measured)
         page.screenshot(path=str(ARTIFACTS / f"context-marks-{scheme}.png"), full_page=False)
     assert errors == []
+
+
+def test_a_long_static_page_draws_its_first_steps_before_the_rest_is_read(
+    tmp_path: Path,
+) -> None:
+    """A run longer than FIRST_STEPS: the page holds its first steps apart, drawn at once; the
+    whole run replaces them once inflated. Were the whole run's data unreadable (here: cut),
+    the first steps stay, and the page says why."""
+    from playwright.sync_api import expect
+
+    from budgetloop_widgets._page import FIRST_STEPS
+    from tests.widgets.test_widgets import big_trace
+
+    whole, cut = tmp_path / "long.html", tmp_path / "cut.html"
+    to_html(big_trace(FIRST_STEPS + 500), whole)
+    text = whole.read_text(encoding="utf-8")
+    start = text.index('data-encoding="gzip-base64">') + len('data-encoding="gzip-base64">')
+    cut.write_text(text[: start + 1000] + text[text.index("</script>", start) :], "utf-8")
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto(whole.as_uri())
+        view = page.locator(".blv")
+        expect(view.locator(".blv-count")).to_have_text("2,500 steps")
+        expect(view.locator(".blv-banner")).to_contain_text("2,500 steps taken")
+        expect(view.locator('[aria-busy="true"]')).to_have_count(0)
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 0 ·")
+        assert page.locator(".blv-host").count() == 1
+        page.goto(cut.as_uri())
+        expect(view.locator(".blv-count")).to_have_text("2,000 steps")
+        expect(view.locator(".blv-banner")).to_contain_text(
+            "Reading the rest of the run: its first 2,000 steps are shown"
+        )
+        expect(page.locator(".blv-fallback .blv-warn")).to_contain_text(
+            "The viewer could not read its data:"
+        )
+        expect(view.locator(".blv-detail")).to_have_text(
+            "step 0: its detail comes once the rest of the run is read"
+        )
+    assert [e for e in errors if "could not read" not in e] == []

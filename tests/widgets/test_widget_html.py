@@ -16,8 +16,16 @@ from typing import Any
 import pytest
 
 from budgetloop import Completion, Result, ScriptedModel, ToolCall, run, tool
+from budgetloop.display import columns_of
 from budgetloop_widgets import to_html
-from budgetloop_widgets._page import PACKED, PAGE_CSS, asset, script_json
+from budgetloop_widgets._page import (
+    FIRST_STEPS,
+    PACKED,
+    PAGE_CSS,
+    asset,
+    reading_document,
+    script_json,
+)
 
 XSS = "<img src=x onerror=alert(1)>"
 BREAKOUT = "</script><script>window.__pwned=1</script>"
@@ -168,3 +176,24 @@ def test_the_page_of_a_long_run_of_distinct_steps_stays_small(tmp_path: Path) ->
     assert "reading part 99999" in strings
     assert "notes on part 99999. " * 25 in strings
     assert len(strings) == len(set(strings))  # each text once
+    [first] = inline(page, "script", ' type="application/json" data-first=""')
+    assert len(first) < 400_000  # the first 2,000 steps' rows: drawn before the rest is read
+    assert len(json.loads(first)["runs"][0]["steps"]["text"]) == FIRST_STEPS
+
+
+def test_a_long_runs_page_holds_its_first_steps_apart(tmp_path: Path) -> None:
+    from tests.widgets.test_widgets import big_trace
+
+    for steps, apart in ((FIRST_STEPS, 0), (FIRST_STEPS + 1, 1)):
+        path = tmp_path / f"{steps}.html"
+        result = big_trace(steps)
+        to_html(result, path)
+        page = path.read_text(encoding="utf-8")
+        found = inline(page, "script", ' type="application/json" data-first=""')
+        assert len(found) == apart
+    first = json.loads(found[0])
+    expected, _ = reading_document(columns_of(result.steps[:FIRST_STEPS]), "budgetloop trace")
+    assert first == json.loads(script_json(expected))
+    assert first["runs"][0]["partial"] is True
+    _, whole = packed(page)
+    assert len(whole["runs"][0]["steps"]["text"]) == FIRST_STEPS + 1

@@ -33,9 +33,12 @@ from budgetloop import (
     start,
     tool,
 )
+from budgetloop.display import read_columns
 from budgetloop_widgets import RunPanel, TraceView, projection_text, usd
 from budgetloop_widgets._data import CUT, DETAIL_IDS
 from budgetloop_widgets._log import jump_targets
+from budgetloop_widgets._page import trace_document
+from budgetloop_widgets._traceview import FIRST_STEPS
 from tests.viewer_support import decode
 
 XSS = "<img src=x onerror=alert(1)>"
@@ -1001,6 +1004,7 @@ def test_a_saved_traces_view_is_sent_its_rows_and_asked_for_the_rest(tmp_path: P
     path = tmp_path / "varied.jsonl"
     long_varied_file(path, 10_000)
     view = TraceView(path)
+    view.answer({"type": "rest"})  # asked by the page once the first steps are drawn
     assert len(view.data) < 1_000_000  # 0.9 MB; with every step's detail, 7.2 MB
     data = decode(view.data)
     assert set(data) == {"v", "kind", "title", "strings", "cut", "runs", "origin"}
@@ -1020,6 +1024,101 @@ def test_a_saved_traces_view_is_sent_its_rows_and_asked_for_the_rest(tmp_path: P
     assert own[detail["step"]["text"]] == "reading part 9999\n" + "the notes say more. " * 20
     assert own[detail["calls"]["out"][0]] == "notes on part 9999. " * 25
     assert run["jumps"] == jump_targets(load_trace(path).steps, stopped=True)
+
+
+def test_the_rows_in_view_are_sent_their_details_in_one_answer(tmp_path: Path) -> None:
+    path = tmp_path / "varied.jsonl"
+    long_varied_file(path, 40)
+    view = TraceView(path)
+    answer = view.answer({"type": "steps", "steps": [7, 3, 40, "x"]})
+    assert answer == {
+        "details": [
+            view.detail_answer(7),
+            view.detail_answer(3),
+            {"error": "TraceView: step must be a step of the run (0 to 39), got 40."},
+            {"error": "TraceView: step must be an int, got str."},
+        ]
+    }
+    own = answer["details"][0]["strings"]
+    assert own[answer["details"][0]["step"]["text"]].startswith("reading part 7\n")
+    assert view.answer({"type": "steps", "steps": list(range(65))}) == {
+        "error": "TraceView: steps must be a list of at most 64 steps, got 65 items."
+    }
+    assert view.answer({"type": "steps", "steps": 3}) == {
+        "error": "TraceView: steps must be a list of at most 64 steps, got int."
+    }
+
+
+def test_a_long_saved_trace_is_drawn_from_its_first_steps_and_sent_whole_when_asked(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "varied.jsonl"
+    steps = FIRST_STEPS + 500
+    long_varied_file(path, steps)
+    view = TraceView(path, title="long")
+    assert view.reading
+    first = decode(view.data)
+    run = first["runs"][0]
+    table = first["strings"]
+    assert (run["partial"], run["rows"], len(run["steps"]["cost"])) == (True, True, FIRST_STEPS)
+    assert [[kind, table[i]] for kind, i in run["banner"]] == [
+        ["head", "Reading the rest of the run: its first 2,000 steps are shown"],
+        ["why", "how it ended, what it spent and its charts follow once every step is read"],
+    ]
+    assert table[run["steps"]["text"][FIRST_STEPS - 1]] == "reading part 1999 …"
+    assert (run["ended"], run["sent"], run["charts"]) == (False, [], [])
+    bundle, _ = view._repr_mimebundle_()
+    said = f"a saved run of more than 2,000 steps, at {path}"
+    assert bundle["text/plain"] == f"TraceView of 'long': {said}"
+    assert f"<div>A{said[1:]}.</div>" in bundle["text/html"]
+    assert view.answer({"type": "rest"}) is None  # the page has drawn the first steps
+    assert not view.reading
+    whole = decode(view.data)
+    columns = read_columns(path)
+    expected, _ = trace_document(load_trace(path), "long", messages=False, rows=columns)
+    assert whole == json.loads(json.dumps(expected))
+    assert len(whole["runs"][0]["steps"]["cost"]) == steps
+    assert "partial" not in whole["runs"][0]
+    sent = view.data
+    view.answer({"type": "rest"})  # a second view of it asks again: it has the run already
+    assert view.data is sent
+    assert (
+        view.summary()
+        == "TraceView of 'long': Run ended: answered · 2,500 steps taken · $0.728125 spent"
+    )
+
+
+def test_a_trace_shorter_than_its_first_steps_is_read_whole_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "varied.jsonl"
+    long_varied_file(path, FIRST_STEPS - 1)
+    view = TraceView(path)
+    assert not view.reading
+    run = decode(view.data)["runs"][0]
+    assert (run.get("partial"), len(run["steps"]["cost"])) == (None, FIRST_STEPS - 1)
+
+
+def test_a_long_trace_broken_after_its_first_steps_says_why_on_the_page(tmp_path: Path) -> None:
+    path = tmp_path / "varied.jsonl"
+    long_varied_file(path, FIRST_STEPS + 10)
+    view = TraceView(path)  # its first steps read; the file is broken after them, later
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[FIRST_STEPS + 5] = '{"kind": "step", "step": {"index": "five"}}'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    why = f"TraceView: {path}:{FIRST_STEPS + 6}: step.index must be an int >= 0, got str."
+    view.answer({"type": "rest"})
+    assert not view.reading
+    data = decode(view.data)
+    run, table = data["runs"][0], data["strings"]
+    assert [[kind, table[i]] for kind, i in run["banner"]] == [
+        ["head", "The run could not be read whole: its first 2,000 steps are shown"],
+        ["error", f"error: {why}"],
+    ]
+    assert (run["partial"], len(run["steps"]["cost"])) == (False, FIRST_STEPS)
+    assert view.answer({"type": "step", "step": 3}) == {
+        "error": f"the run could not be read whole: {why}"
+    }
+    with pytest.raises(ValueError, match=re.escape(why)):
+        view.result  # noqa: B018  (asked here, it is read again, and says why)
 
 
 def test_a_text_a_steps_detail_cut_is_sent_whole_when_asked_for(tmp_path: Path) -> None:
