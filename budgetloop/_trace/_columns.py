@@ -310,11 +310,8 @@ def _typed_facts(typed: Typed, line: bytes, index: int) -> Facts | None:
         step = decode(line).step
     except (ValueError, RecursionError):  # not JSON, or not of these types (a ValidationError)
         return None
-    if not line.isascii():  # msgspec skips a field it does not read without decoding its text
-        try:
-            line.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
+    if not _fast.utf8(line):
+        return None
     if step.index != index:
         return None
     usage, projection, calls = step.usage, step.projection, step.tool_calls

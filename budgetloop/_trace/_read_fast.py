@@ -355,6 +355,18 @@ def _line_decoder() -> tuple[Callable[[bytes], Any], Values] | None:
     return msgspec.json.Decoder(line).decode, of
 
 
+def utf8(raw: bytes) -> bool:
+    """Whether ``raw`` is UTF-8 throughout: msgspec decodes only the fields it reads, and skips
+    the text of any other unchecked."""
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def step_line(raw: bytes, index: int) -> Step | None:
     """The step of a version-2 journal's step line ``raw`` that holds no ``messages`` (the
     loop's usual ones, ``_compact``), numbered ``index``, as ``read_step`` reads the line's
@@ -371,7 +383,7 @@ def step_line(raw: bytes, index: int) -> Step | None:
     except (ValueError, RecursionError):  # not JSON, or not of these shapes (ValidationError)
         return None
     data = line.step
-    if line.kind != "step" or line.messages is not _NO or data is None:
+    if line.kind != "step" or line.messages is not _NO or data is None or not utf8(raw):
         return None
     if data.context is not _NO:  # a policy's edit: read field by field
         return None

@@ -199,6 +199,27 @@ def test_a_journal_step_line_is_read_fast_as_the_full_reader_reads_its_step(
     assert fast.step_line(lines[steps[1]].encode("utf-8"), 0) is None  # out of its place
 
 
+def test_a_step_line_with_text_that_is_not_utf8_where_it_is_not_read_loads_either_way_alike(
+    tmp_path: Path,
+) -> None:
+    """msgspec skips a field it does not read without decoding its text: a step line with
+    bytes that are not UTF-8 in an unknown field is refused by both parsers alike."""
+    path = tmp_path / "run.jsonl"
+    rich_run(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if json.loads(line)["kind"] == "step")
+    lines[at] = lines[at].replace(b'{"kind":"step",', b'{"kind":"step","zz":"\xff",', 1)
+    assert b'"zz":"\xff"' in lines[at]
+    assert fast.step_line(lines[at], 0) is None  # left to the full reader
+    path.write_bytes(b"".join(lines))
+    errors = []
+    for stdlib in (False, True):
+        with pytest.raises(ValueError, match="UTF-8") as raised:
+            load_trace(path, _stdlib=stdlib)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1]
+
+
 def _fail() -> Any:
     raise AssertionError("the fast reader refused a plain message")
 
