@@ -1088,6 +1088,20 @@ def test_a_long_saved_trace_is_drawn_from_its_first_steps_and_sent_whole_when_as
     )
 
 
+def test_a_long_saved_trace_is_drawn_before_its_rest_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "varied.jsonl"
+    long_varied_file(path, FIRST_STEPS + 10)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[FIRST_STEPS + 2 :] = ["not JSON at all"] * 50  # after its first steps: never read yet
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    view = TraceView(path)
+    assert view.reading
+    assert len(decode(view.data)["runs"][0]["steps"]["cost"]) == FIRST_STEPS
+    view.answer({"type": "rest"})  # now read whole: the page is told why it cannot be
+    run = decode(view.data)["runs"][0]
+    assert (run["partial"], len(run["steps"]["cost"])) == (False, FIRST_STEPS)
+
+
 def test_a_trace_shorter_than_its_first_steps_is_read_whole_at_once(tmp_path: Path) -> None:
     path = tmp_path / "varied.jsonl"
     long_varied_file(path, FIRST_STEPS - 1)
