@@ -21,7 +21,6 @@ from ._data import (
     call_columns,
     calls_of,
     document,
-    encode,
     marks_data,
     message_columns,
     run_data,
@@ -30,6 +29,7 @@ from ._data import (
 )
 from ._log import Jumps
 from ._traceview import Viewer
+from ._wire import encode
 
 
 class StepList(Viewer):

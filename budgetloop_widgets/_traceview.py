@@ -21,7 +21,7 @@ from budgetloop.display import (
     used_after,
 )
 
-from ._data import AHEAD, Strings, detail_and_strings, encode, encode_binary, later_data
+from ._data import AHEAD, Strings, detail_and_strings, later_data
 from ._log import jump_target, request_of
 from ._page import (
     FIRST_STEPS,
@@ -35,6 +35,7 @@ from ._page import (
 )
 from ._status import saved_words, stop_lines
 from ._views import as_result
+from ._wire import encode, encode_binary
 
 Source = Result | Mapping[str, Any] | str | os.PathLike[str]
 
@@ -51,7 +52,7 @@ class Viewer(anywidget.AnyWidget):
     def __init__(
         self, data: dict[str, Any], strings: Strings, *, binary: bool = True, **kwargs: Any
     ) -> None:
-        """``binary``: the columns of numbers as raw arrays (``_data.encode_binary``); a view
+        """``binary``: the columns of numbers as raw arrays (``_wire.encode_binary``); a view
         that appends to its columns (the panel's) keeps them JSON."""
         self._strings = strings
         super().__init__(data=encode_binary(data) if binary else encode(data), **kwargs)

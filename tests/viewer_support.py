@@ -7,7 +7,7 @@ import json
 from array import array
 from typing import Any
 
-from budgetloop_widgets._data import MAGIC
+from budgetloop_widgets._wire import MAGIC
 
 
 def decode(raw: bytes) -> dict[str, Any]:

@@ -725,8 +725,8 @@ def test_a_long_trace_sends_each_text_once_and_a_short_context() -> None:
 
 
 def test_the_numbers_go_as_raw_arrays_and_read_back_as_sent() -> None:
-    from budgetloop_widgets._data import MAGIC, encode, encode_binary
     from budgetloop_widgets._page import trace_document
+    from budgetloop_widgets._wire import MAGIC, encode, encode_binary
 
     data, _strings = trace_document(big_trace(300), "t", messages=False, later=True)
     raw = encode_binary(data)
