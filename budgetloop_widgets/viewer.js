@@ -1113,8 +1113,8 @@ class StepsView {
     this.list.select(i);
   }
 
-  // The chosen step: the row is marked at once, its detail drawn right after (a click, a jump,
-  // a search); a step chosen by a key is drawn in detail once the keys have rested for KEY_WAIT
+  // The chosen step: the row is marked at once, its detail drawn right after the list's frame is
+  // painted (a click, a jump, a search); a step chosen by a key is drawn in detail once the keys have rested for KEY_WAIT
   // ms, so keys held down move the rows at the frame rate and only the step they stop on is
   // drawn.
   show(i) {
@@ -1124,12 +1124,17 @@ class StepsView {
     this.list.selected = i;
     if (this.opts.onSelect && i >= 0) { this.opts.onSelect(i); }
     clearTimeout(this.waiting);
-    const wait = this.byKey && this.detail.firstChild ? KEY_WAIT : 0;
-    this.waiting = setTimeout(() => this.drawDetail(), wait);
+    cancelAnimationFrame(this.waitingFrame);
+    if (this.byKey && this.detail.firstChild) {
+      this.waiting = setTimeout(() => this.drawDetail(), KEY_WAIT);
+    } else { // the list's new frame is painted first, then the detail
+      this.waitingFrame = requestAnimationFrame(() => { this.waiting = setTimeout(() => this.drawDetail(), 0); });
+    }
   }
 
   destroy() {
     clearTimeout(this.waiting);
+    cancelAnimationFrame(this.waitingFrame);
     clearTimeout(this.aheadWait);
     this.stopped = true;
     this.list.destroy();
