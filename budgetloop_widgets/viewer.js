@@ -1526,8 +1526,10 @@ export function boot(root = document) {
       render({ model, el: host });
       if (fallback) { fallback.hidden = true; }
     };
+    // the first steps painted before the whole run is inflated and parsed (a long task)
+    const painted = first ? new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))) : null;
     if (first) { show(JSON.parse(first.textContent)); }
-    drawn.push(pageData(data).then(show, (err) => {
+    drawn.push(Promise.resolve(painted).then(() => pageData(data)).then(show, (err) => {
       const said = `The viewer could not read its data: ${err.message}`;
       if (fallback) { fallback.hidden = false; fallback.append(h("div", { class: "blv-warn", text: said })); }
     }));
