@@ -815,8 +815,15 @@ def test_a_step_line_gives_the_columns_or_the_error_load_trace_gives_with_either
     rich_run(path)
     raw = path.read_bytes()
     assert written in raw
+    shallow = loaded_columns(path)
     path.write_bytes(raw.replace(written, hostile, 1))  # in step 0's line, or else step 1's
     expected = loaded_columns(path)
+    if hostile.endswith(DEEP):
+        # arguments nested deeper than load_trace takes, in a field the columns do not read:
+        # their columns where the JSON parser reads that deep (Python 3.13's), else its error
+        assert columns_outcome(path) in (expected, shallow)
+        assert columns_outcome(path, stdlib=True) in (expected, shallow)
+        return
     assert columns_outcome(path) == expected
     assert columns_outcome(path, stdlib=True) == expected
     whole = columns_outcome(path)
