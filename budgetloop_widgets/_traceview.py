@@ -88,7 +88,10 @@ class TraceView(Viewer):
     trace; for a path, ``columns`` (the list) are read from the file without building a step,
     the page is sent only them (the search covers the first line of each step's text and its
     tools' names), and it asks for a step's whole detail when the step is opened
-    (``detail_answer``: ``record(i)`` reads the step's full record from its line)."""
+    (``detail_answer``: ``record(i)`` reads the step's full record from its line), and for
+    those of the rows in view ahead (``details_answer``). A file of more than ``FIRST_STEPS``
+    steps is drawn from its first steps, read from the start of the file alone (``reading``),
+    and the page asks for the rest once they are drawn (``rest``)."""
 
     def __init__(self, source: Source, *, title: str = "budgetloop trace") -> None:
         if not isinstance(title, str):
