@@ -1113,8 +1113,8 @@ class StepsView {
     this.list.select(i);
   }
 
-  // The chosen step: the row is marked at once, its detail drawn in the frame after the list's
-  // (a click, a jump, a search); a step chosen by a key is drawn in detail once the keys have rested for KEY_WAIT
+  // The chosen step: the row is marked at once, its detail drawn right after the list's frame is
+  // painted (a click, a jump, a search); a step chosen by a key is drawn in detail once the keys have rested for KEY_WAIT
   // ms, so keys held down move the rows at the frame rate and only the step they stop on is
   // drawn.
   show(i) {
@@ -1127,9 +1127,8 @@ class StepsView {
     cancelAnimationFrame(this.waitingFrame);
     if (this.byKey && this.detail.firstChild) {
       this.waiting = setTimeout(() => this.drawDetail(), KEY_WAIT);
-    } else { // the list's new frame is painted first, then the detail in the frame after
-      const later = () => { this.waiting = setTimeout(() => this.drawDetail(), 0); };
-      this.waitingFrame = requestAnimationFrame(() => { this.waitingFrame = requestAnimationFrame(later); });
+    } else { // the list's new frame is painted first, then the detail
+      this.waitingFrame = requestAnimationFrame(() => { this.waiting = setTimeout(() => this.drawDetail(), 0); });
     }
   }
 
