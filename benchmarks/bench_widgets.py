@@ -46,14 +46,13 @@ import functools
 import io
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest  # the browser helpers' (tests/jupyter_browser.py) failures
@@ -1027,43 +1026,13 @@ def lab_table(
     return rows
 
 
-@contextlib.contextmanager
-def marimo_server(folder: Path, tree: Path) -> Iterator[str]:
-    """``marimo run`` serving ``folder/app.py`` on loopback, importing ``tree``'s code; its URL.
-    Stopped (its process group only) afterwards."""
-    from tests.jupyter_browser import free_port, wait_until_up
-
-    home = folder / "home"
-    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
-           "XDG_CACHE_HOME": str(home / "cache"), "PYTHONPATH": str(tree)}  # fmt: skip
-    port = free_port()
-    log_path = folder / "marimo.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "marimo", "run", "app.py", "--headless", "--host",
-             "127.0.0.1", "--port", str(port)],
-            cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        try:
-            wait_until_up(f"http://127.0.0.1:{port}/health", server, log, log_path, "marimo")
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            if server.poll() is None:
-                os.killpg(server.pid, signal.SIGTERM)
-                try:
-                    server.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    os.killpg(server.pid, signal.SIGKILL)
-                    server.wait()
-
-
 def marimo_rows(steps: int, repeats: int, trees: dict[str, Path], folder: Path) -> list[Row]:
     """Goal 5: TraceView in a ``marimo run`` app of each tree, from the page's navigation start
     to its rows painted, ``repeats`` times alternating (after one page each, not timed, that
     also shows which code the app imported)."""
     from playwright.sync_api import sync_playwright
 
-    from tests.jupyter_browser import ARGS, CHROMIUM
+    from tests.jupyter_browser import ARGS, CHROMIUM, marimo_app
 
     times: dict[str, list[float]] = {tree: [] for tree in trees}
     hows: dict[str, str] = {}
@@ -1079,7 +1048,7 @@ def marimo_rows(steps: int, repeats: int, trees: dict[str, Path], folder: Path) 
                 source = "'trace.jsonl'" if hows[tree] == "TraceView(path)" else (
                     "load_trace('trace.jsonl')")  # fmt: skip
                 (app / "app.py").write_text(MARIMO_APP.format(source=source), encoding="utf-8")
-                urls[tree] = stack.enter_context(marimo_server(app, where))
+                urls[tree] = stack.enter_context(marimo_app(app, app, where))
             p = stack.enter_context(sync_playwright())
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             stack.callback(browser.close)

@@ -171,15 +171,53 @@ def jupyter_server(
         )
         yield Server(base, env, log_path)
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait()
+        stop(server)
         log.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@contextmanager
+def marimo_app(folder: Path, workdir: Path, code: Path = ROOT) -> Iterator[str]:
+    """``marimo run`` serving ``folder/app.py`` on a free port, in its own process group, with
+    ``code`` (a checkout: this one unless said) first on the path; its URL. Stopped (and only
+    it) afterwards."""
+    need_chromium()
+    home = Path(tempfile.mkdtemp(prefix="blm-"))
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")])),
+    }
+    port = free_port()
+    log_path = workdir / "marimo.log"
+    log = log_path.open("wb")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "marimo", "run", "app.py", "--headless", "--host", "127.0.0.1",
+         "--port", str(port)],
+        cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(f"{base}/health", server, log, log_path, "marimo")
+        yield base
+    finally:
+        stop(server)
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    """End a server started in its own process group (and only that group): SIGTERM, then
+    SIGKILL after 20 s."""
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
 
 
 @dataclass
