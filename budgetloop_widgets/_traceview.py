@@ -146,11 +146,11 @@ class TraceView(Viewer):
         """Give the page the whole run of a long saved trace whose first steps it has drawn
         (``reading``): the run read (``result``, ``columns``) and sent as ``data``, so a view
         shown after has it too; when the file cannot be read whole now, the first steps stay,
-        under a banner that says why. Nothing when the page has the whole run already."""
+        under a banner that says why. Nothing when the page has the whole run already; a read
+        cut short (an interrupted kernel) leaves the first steps to be asked for again."""
         first = self._first
         if first is None:
             return
-        self._first = None
         try:
             data, strings = trace_document(
                 self.result, self.title, messages=False, rows=self.columns
@@ -158,6 +158,7 @@ class TraceView(Viewer):
         except (OSError, ValueError) as exc:
             self._broken = str(exc)
             data, strings = reading_document(first, self.title, error=self._broken)
+        self._first = None
         self._strings = strings
         self.data = encode_binary(data)
 

@@ -1102,6 +1102,29 @@ def test_a_long_saved_trace_is_drawn_before_its_rest_is_read(tmp_path: Path) -> 
     assert (run["partial"], len(run["steps"]["cost"])) == (False, FIRST_STEPS)
 
 
+def test_a_rest_cut_short_by_an_interrupt_is_sent_when_asked_again(tmp_path: Path) -> None:
+    class Interrupted(TraceView):  # the kernel interrupted while it reads the rest, once
+        cut = True
+
+        @property
+        def columns(self) -> Any:
+            if self.cut:
+                self.cut = False
+                raise KeyboardInterrupt
+            return super().columns
+
+    path = tmp_path / "varied.jsonl"
+    long_varied_file(path, FIRST_STEPS + 10)
+    view = Interrupted(path)
+    first = view.data
+    with pytest.raises(KeyboardInterrupt):
+        view.answer({"type": "rest"})
+    assert (view.reading, view.data) == (True, first)  # the page still has its first steps
+    view.answer({"type": "rest"})  # asked again (a redraw, a view shown again)
+    assert not view.reading
+    assert len(decode(view.data)["runs"][0]["steps"]["cost"]) == FIRST_STEPS + 10
+
+
 def test_a_trace_shorter_than_its_first_steps_is_read_whole_at_once(tmp_path: Path) -> None:
     path = tmp_path / "varied.jsonl"
     long_varied_file(path, FIRST_STEPS - 1)
