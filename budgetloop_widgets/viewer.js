@@ -1528,7 +1528,9 @@ export function boot(root = document) {
     };
     // the first steps painted before the whole run is inflated and parsed (a long task)
     const painted = first ? new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))) : null;
-    if (first) { show(JSON.parse(first.textContent)); }
+    if (first) {
+      try { show(JSON.parse(first.textContent)); } catch (_err) { /* the whole run still comes */ }
+    }
     drawn.push(Promise.resolve(painted).then(() => pageData(data)).then(show, (err) => {
       const said = `The viewer could not read its data: ${err.message}`;
       if (fallback) { fallback.hidden = false; fallback.append(h("div", { class: "blv-warn", text: said })); }

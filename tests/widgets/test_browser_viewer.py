@@ -723,6 +723,9 @@ def test_a_long_static_page_draws_its_first_steps_before_the_rest_is_read(
     text = whole.read_text(encoding="utf-8")
     start = text.index('data-encoding="gzip-base64">') + len('data-encoding="gzip-base64">')
     cut.write_text(text[: start + 1000] + text[text.index("</script>", start) :], "utf-8")
+    bad = tmp_path / "bad-first.html"  # its first steps' JSON broken: the whole run still comes
+    at = text.index('data-first="">') + len('data-first="">')
+    bad.write_text(text[:at] + "{not JSON" + text[text.index("</script>", at) :], "utf-8")
     with static_page(tmp_path) as (page, _requests, errors):
         page.goto(whole.as_uri())
         view = page.locator(".blv")
@@ -731,6 +734,9 @@ def test_a_long_static_page_draws_its_first_steps_before_the_rest_is_read(
         expect(view.locator('[aria-busy="true"]')).to_have_count(0)
         expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 0 ·")
         assert page.locator(".blv-host").count() == 1
+        page.goto(bad.as_uri())
+        expect(view.locator(".blv-count")).to_have_text("2,500 steps")
+        expect(view.locator(".blv-banner")).to_contain_text("2,500 steps taken")
         page.goto(cut.as_uri())
         expect(view.locator(".blv-count")).to_have_text("2,000 steps")
         expect(view.locator(".blv-banner")).to_contain_text(
