@@ -248,7 +248,9 @@ def test_every_model_the_catalog_lists_is_priced_with_its_provider_given_or_not(
             anywhere = price_of(model.id, at=when)  # the provider the catalog finds, or the first
             named = anywhere.source.removeprefix(f"genai-prices {VERSION}: ")
             where, found = named.removesuffix(f" {on}").split(" ", 1)
-            assert found.lower() == model.id.lower() or anywhere == price_of(model.id, where)
+            assert found.lower() == model.id.lower() or anywhere == price_of(
+                model.id, where, at=when
+            )
     assert checked > 1_000
 
 
