@@ -551,12 +551,24 @@ class List {
         const cells = row.children;
         this.columns.forEach((c, j) => {
           const [text, extra, title] = c.cell(entry);
-          cells[j].textContent = text;
-          cells[j].className = `blv-c ${c.cls || ""} ${extra || ""}`;
-          if (title) { cells[j].title = title; } else { cells[j].removeAttribute("title"); }
+          const cell = cells[j];
+          // only what changed is written, a text in place: a jump rewrites every row, and each
+          // new node or class is styled and laid out again
+          const node = cell.firstChild;
+          if (node && node.nodeType === 3 && !node.nextSibling) { if (node.data !== text) { node.data = text; } }
+          else { cell.textContent = text; }
+          const cls = extra || "";
+          if (cell.extra !== cls) { cell.extra = cls; cell.className = `blv-c ${c.cls || ""} ${cls}`; }
+          if (cell.tip !== (title || null)) {
+            cell.tip = title || null;
+            if (title) { cell.title = title; } else { cell.removeAttribute("title"); }
+          }
         });
         const rowCls = this.rowClass ? this.rowClass(entry) : "";
-        row.className = `blv-row blv-grid ${rowCls}${row.chosen ? " blv-selected" : ""}`;
+        if (row.cls !== rowCls) {
+          row.cls = rowCls;
+          row.className = `blv-row blv-grid ${rowCls}${row.chosen ? " blv-selected" : ""}`;
+        }
       }
       const chosen = entry === this.selected;
       if (row.chosen !== chosen) { // only what changed is written: no restyle of every row
@@ -1377,9 +1389,20 @@ function render({ model, el }) {
     waiting.set(asked, resolve);
     model.send({ ...content, ask: asked });
   });
+  // The chosen step is the model's at once (another view of it follows); the kernel is told once
+  // the choice has rested for KEY_WAIT ms, so a jump's frame is not also a message to the kernel
+  // and the kernel's busy and idle after it, and keys held down send one message, not one a row.
+  let telling = 0;
+  const tell = () => {
+    telling = 0;
+    try { model.save_changes(); } catch (err) { /* the model closed with its view: no kernel to tell */ }
+  };
   const host = {
     select: (i) => {
-      if (model.get("selected") !== i) { model.set("selected", i); model.save_changes(); }
+      if (model.get("selected") === i) { return; }
+      model.set("selected", i);
+      clearTimeout(telling);
+      telling = setTimeout(tell, KEY_WAIT);
     },
     ask,
     fetch: model.page ? null : (id) => {
@@ -1454,6 +1477,7 @@ function render({ model, el }) {
   // anywidget calls this when the view is removed (a re-run cell, Clear Outputs): the view lets
   // go of the run's data, its observers and its listeners, so the page can free them
   return () => {
+    if (telling) { clearTimeout(telling); tell(); } // the last choice told before the view goes
     model.off("change:selected", onSelected);
     model.off("change:data", onData);
     model.off("change:busy", onBusy);

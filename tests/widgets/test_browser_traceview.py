@@ -46,7 +46,20 @@ CELLS = (
     'view = TraceView("trace.json", title="the saved run")\nview',
     "view.show(9)  # run with the others: the page opens at step 9",
     'print("SELECTED", view.selected)',
+    'told = []\nview.observe(lambda change: told.append(change["new"]), names="selected")',
+    "told.clear()",
+    'print("TOLD", told)',
 )
+
+# Five key presses in one task, as keys held down give them: the rows move at each, and the
+# kernel is told of the step they stop on once they rest.
+FIVE_KEYS = """() => {
+  const list = document.querySelector('.blv .blv-scroll');
+  list.focus();
+  for (let i = 0; i < 5; i += 1) {
+    list.dispatchEvent(new KeyboardEvent('keydown', { key: 'j', bubbles: true }));
+  }
+}"""
 
 
 def serve(app: str, tmp_path: Path) -> Iterator[Server]:
@@ -146,6 +159,16 @@ def test_traceview_in_jupyterlab_by_mouse_and_keyboard(lab: Server, tmp_path: Pa
         expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 9")
         run_cell(browser, 2)
         expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 1")
+        # keys held down: one message to the kernel, of the step they stopped on
+        run_cell(browser, 4)
+        page.evaluate(FIVE_KEYS)
+        view = page.locator(".blv").first
+        expect(view.locator(".blv-row.blv-selected .blv-c").first).to_have_text("6")
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 6 ·")
+        run_cell(browser, 2)
+        expect(outputs.filter(has_text="SELECTED")).to_have_text("SELECTED 6")
+        run_cell(browser, 5)
+        expect(outputs.filter(has_text="TOLD")).to_have_text("TOLD [6]")
     assert browser.errors == []
     assert browser.dialogs == []
 
