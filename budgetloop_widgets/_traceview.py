@@ -83,8 +83,9 @@ class TraceView(Viewer):
     person denied, the first under-projected step, the most expensive step and the stop (the
     status filter takes a person's decisions too: denied, edited, approved), and beside it
     the chosen step's meter, card, the context it was sent and the request as sent. All of it
-    runs in the browser; ``selected`` is the chosen step's number, set by a click there or by
-    ``show()`` here. ``source`` is a Result, ``Result.to_dict()`` data or the path of a saved
+    runs in the browser; ``selected`` is the chosen step's number, set by a click or a key
+    there (the kernel is told once the choice has rested for 0.15 s) or by ``show()`` here.
+    ``source`` is a Result, ``Result.to_dict()`` data or the path of a saved
     trace; for a path, ``columns`` (the list) are read from the file without building a step,
     the page is sent only them (the search covers the first line of each step's text and its
     tools' names), and it asks for a step's whole detail when the step is opened
