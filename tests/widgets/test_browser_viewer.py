@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -251,6 +251,86 @@ def test_the_counts_are_written_as_the_python_side_writes_them(tmp_path: Path) -
         page.wait_for_function("() => window.__blv !== undefined")
         counted = page.evaluate("(vs) => vs.map((v) => window.__blv.count(v))", counts)
     assert counted == [count(v) for v in counts]
+    assert errors == []
+
+
+def finding(ix: dict[str, Any], q: str) -> list[int]:
+    """The steps a search for q finds, as the page's search must find them."""
+    lower, c0, name, raw, out = ix["lower"], ix["c0"], ix["name"], ix["raw"], ix["out"]
+
+    def has(sid: int) -> bool:
+        return sid >= 0 and q in lower[sid]
+
+    steps = []
+    for i in range(len(c0)):
+        calls = range(c0[i], c0[i + 1] if i + 1 < len(c0) else len(name))
+        if (
+            has(ix["text"][i])
+            or has(ix["err"][i])
+            or any(
+                has(name[c]) or (raw is not None and (has(raw[c]) or has(out[c]))) for c in calls
+            )
+        ):
+            steps.append(i)
+    return steps
+
+
+def test_a_search_typed_letter_by_letter_finds_what_a_search_from_scratch_finds(
+    tmp_path: Path,
+) -> None:
+    # each letter typed narrows the last answer (only the strings it hit are looked at again);
+    # a letter taken back, or a new word, is searched from scratch
+    from budgetloop_widgets._page import asset
+
+    rng = random.Random(41)
+    words = ["ab", "abc", "b", "ca", "a b", "ÄbC", "x\ny", ""]
+    strings = [rng.choice(words) + rng.choice(words) for _ in range(60)]
+    cases = []
+    for _ in range(40):
+        n = rng.randint(0, 30)
+        c0, calls = [], 0
+        for _ in range(n):
+            c0.append(calls)
+            calls += rng.randint(0, 3)
+        ids = lambda k: [rng.randint(-1, len(strings) - 1) for _ in range(k)]  # noqa: E731
+        with_raw = rng.random() < 0.5
+        ix = {
+            "lower": [t.lower() for t in strings],
+            "text": ids(n),
+            "err": ids(n),
+            "c0": c0,
+            "name": [rng.randint(0, len(strings) - 1) for _ in range(calls)],
+            "raw": ids(calls) if with_raw else None,
+            "out": ids(calls) if with_raw else None,
+        }
+        typed, queries = "", []
+        for _ in range(12):  # letters typed, taken back, and new words
+            move = rng.random()
+            if move < 0.6:
+                typed += rng.choice("abcxy \n")
+            elif move < 0.85:
+                typed = typed[:-1]
+            else:
+                typed = rng.choice("abcxy")
+            if typed:
+                queries.append(typed)
+        cases.append((ix, queries))
+    with static_page(tmp_path) as (page, _requests, errors):
+        page.goto("about:blank")
+        page.add_script_tag(
+            content=asset("viewer.js") + "\nwindow.__blv = { stepsFinding };", type="module"
+        )
+        page.wait_for_function("() => window.__blv !== undefined")
+        answers = page.evaluate(
+            """(cases) => cases.map(([ix, queries]) => {
+                const state = {};
+                return queries.map((q) => Array.from(window.__blv.stepsFinding(ix, q, state)));
+            })""",
+            cases,
+        )
+    expected = [[finding(ix, q) for q in queries] for ix, queries in cases]
+    assert answers == expected
+    assert sum(len(found) for answer in expected for found in answer) > 500  # not all empty
     assert errors == []
 
 
