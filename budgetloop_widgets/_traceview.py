@@ -85,14 +85,14 @@ class TraceView(Viewer):
     the chosen step's meter, card, the context it was sent and the request as sent. All of it
     runs in the browser; ``selected`` is the chosen step's number, set by a click or a key
     there (the kernel is told once the choice has rested for 0.15 s) or by ``show()`` here.
-    ``source`` is a Result, ``Result.to_dict()`` data or the path of a saved
-    trace; for a path, ``columns`` (the list) are read from the file without building a step,
-    the page is sent only them (the search covers the first line of each step's text and its
-    tools' names), and it asks for a step's whole detail when the step is opened
-    (``detail_answer``: ``record(i)`` reads the step's full record from its line), and for
-    those of the rows in view ahead (``details_answer``). A file of more than ``FIRST_STEPS``
-    steps is drawn from its first steps, read from the start of the file alone (``reading``),
-    and the page asks for the rest once they are drawn (``rest``)."""
+    ``source`` is a Result, ``Result.to_dict()`` data or the path of a saved trace; for a
+    path, ``columns`` (the list) are read from the file without building a step, the page is
+    sent only them (the search covers the first line of each step's text and its tools'
+    names), and it asks for a step's whole detail when the step is opened (``detail_answer``:
+    ``record(i)`` reads the step's full record from its line), and for those of the rows in
+    view and the jumps' steps ahead (``details_answer``). A file of more than
+    ``FIRST_STEPS`` steps is drawn from its first steps, read from the start of the file alone
+    (``reading``), and the page asks for the rest once they are drawn (``rest``)."""
 
     def __init__(self, source: Source, *, title: str = "budgetloop trace") -> None:
         if not isinstance(title, str):
@@ -171,7 +171,7 @@ class TraceView(Viewer):
         kind = content.get("type")
         if kind == "step":
             return self.detail_answer(step)
-        if kind == "steps":  # the rows in view, asked for ahead
+        if kind == "steps":  # the rows in view and the jumps' steps, asked for ahead
             return self.details_answer(content.get("steps"))
         if kind == "full" and step is not None:  # a text a step's detail cut
             return self.detail_text(step, content.get("id"))
@@ -201,7 +201,7 @@ class TraceView(Viewer):
 
     def details_answer(self, indexes: object) -> dict[str, Any]:
         """What the page is sent for ``{"type": "steps", "steps": [i, ...]}``, the rows in view
-        asked for ahead (at most ``AHEAD`` of them): ``details``, each step's ``detail_answer``
+        and the jumps' steps asked for ahead (at most ``AHEAD`` of them): ``details``, each step's ``detail_answer``
         in the order asked; ``error`` for a question that is not such a list."""
         if not isinstance(indexes, list) or len(indexes) > AHEAD:
             got = f"{len(indexes)} items" if isinstance(indexes, list) else type(indexes).__name__

@@ -1171,13 +1171,16 @@ class StepsView {
     if (this.opts.context) { this.detail.append(this.opts.context()); }
   }
 
-  // The details of the rows in view, asked for ahead in one question once the list has come to
-  // rest (a run sent with its rows only): a click on a row there draws it at once.
+  // The details of the rows in view and of the jumps' steps, asked for ahead in one question
+  // once the list has come to rest (a run sent with its rows only): a click on a row there, or
+  // a jump, draws its step at once.
   ahead(shown) {
     clearTimeout(this.aheadWait);
     this.aheadWait = setTimeout(() => {
       const run = this.run;
-      const wanted = [...shown].filter((i) => !run.details.has(i) && !this.asking.has(i)).slice(0, AHEAD);
+      const jumps = JUMPS.map((name) => run.d.jumps[name]).filter(Number.isInteger);
+      const wanted = [...new Set([...shown, ...jumps])]
+        .filter((i) => !run.details.has(i) && !this.asking.has(i)).slice(0, AHEAD);
       if (!wanted.length || this.stopped) { return; }
       for (const i of wanted) { this.asking.add(i); }
       const done = (answers) => {

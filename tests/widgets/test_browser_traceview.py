@@ -7,6 +7,7 @@ It needs /usr/bin/chromium (Debian's package; Playwright cannot download its own
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -375,6 +376,54 @@ def test_a_saved_traces_step_detail_comes_when_the_step_is_opened(tmp_path: Path
         # each step's detail asked for once: the one chosen, and the rows in view ahead of
         # a click (in one question), whichever came first
         expect(outputs.filter(has_text="ASKED")).to_have_text(f"ASKED {list(range(12))} 12")
+    assert browser.errors == []
+
+
+# Notes whether the detail ever said its step was on its way from the kernel.
+WATCH_DETAIL = """() => {
+  const detail = document.querySelector('.bl-asked .blv-detail');
+  window.__waited = false;
+  new MutationObserver(() => {
+    if (detail.querySelector('.blv-asking')) { window.__waited = true; }
+  }).observe(detail, { childList: true, subtree: true });
+}"""
+
+
+def test_a_jumps_step_is_drawn_at_once_its_detail_asked_for_ahead(tmp_path: Path) -> None:
+    """Once the list rests, the page asks for the details of the rows in view and of the
+    jumps' steps in one question: a jump to a step far from the rows in view draws it without
+    waiting for the kernel."""
+    from playwright.sync_api import expect
+
+    from tests.widgets.test_widgets import long_varied_file
+
+    root = tmp_path / "root"
+    root.mkdir()
+    long_varied_file(root / "varied.jsonl", 300)
+    write_notebook(root / "asked.ipynb", *ASKED_CELLS)
+    with (
+        jupyter_server("lab", root, tmp_path) as server,
+        chromium(server, tmp_path / "profile") as browser,
+    ):
+        page = browser.page
+        open_and_run_all(page, server.url("lab/tree/asked.ipynb"))
+        wait_until_idle(page)
+        view = page.locator(".bl-asked").first
+        expect(view.locator(".blv-row").first).to_be_visible(timeout=30_000)
+        said = page.locator(".jp-OutputArea-output").filter(has_text="ASKED")
+        asked: list[int] = []
+        for _ in range(60):  # the list rests, the page asks, the kernel answers
+            run_cell(browser, 1)
+            asked = json.loads(said.inner_text().split("ASKED ", 1)[1].rsplit(" ", 1)[0])
+            if 299 in asked:
+                break
+        assert 299 in asked  # the stop, with the rows in view: not step 150, say
+        assert 150 not in asked
+        assert len(asked) <= 64
+        page.evaluate(WATCH_DETAIL)
+        view.locator("button[data-jump='the stop']").click()
+        expect(view.locator(".blv-detail .blv-card-head")).to_contain_text("Step 299 ·")
+        assert page.evaluate("window.__waited") is False
     assert browser.errors == []
 
 
