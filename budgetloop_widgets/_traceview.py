@@ -201,8 +201,9 @@ class TraceView(Viewer):
 
     def details_answer(self, indexes: object) -> dict[str, Any]:
         """What the page is sent for ``{"type": "steps", "steps": [i, ...]}``, the rows in view
-        and the jumps' steps asked for ahead (at most ``AHEAD`` of them): ``details``, each step's ``detail_answer``
-        in the order asked; ``error`` for a question that is not such a list."""
+        and the jumps' steps asked for ahead (at most ``AHEAD`` of them): ``details``, each
+        step's ``detail_answer`` in the order asked; ``error`` for a question that is not such
+        a list."""
         if not isinstance(indexes, list) or len(indexes) > AHEAD:
             got = f"{len(indexes)} items" if isinstance(indexes, list) else type(indexes).__name__
             return {
