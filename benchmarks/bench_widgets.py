@@ -802,6 +802,12 @@ class Failed(Exception):
     """A measurement that could not be made, and why."""
 
 
+def why(exc: BaseException) -> str:
+    """Why a measurement failed, in a line: the exception's type and its message's first line."""
+    said = str(exc).splitlines()
+    return f"{type(exc).__name__}: {said[0] if said else ''}"
+
+
 def ms_row(name: str, samples: list[float], target: float | None = 16.0) -> Row:
     """Milliseconds as the slowest / median of ``samples``, beside ``target`` (met: the
     slowest within it)."""
@@ -949,7 +955,7 @@ def lab_rows(
                             acts[tree].setdefault(key, []).extend(values)
                         run(1)
                     except (Exception, pytest.fail.Exception) as exc:
-                        failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                        failed[tree] = why(exc)
             for tree in names:  # the heap: a fresh page, the view opened and closed
                 if tree in failed:
                     continue
@@ -965,9 +971,9 @@ def lab_rows(
                         heaps[tree].append(cdp.send("Runtime.getHeapUsage")["usedSize"] / 1e6)
                     cdp.detach()
                 except (Exception, pytest.fail.Exception) as exc:
-                    failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                    failed[tree] = why(exc)
     except (Exception, pytest.fail.Exception) as exc:
-        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        reason = why(exc)
         for tree in trees:
             failed.setdefault(tree, reason)
     finally:
@@ -1102,7 +1108,7 @@ def marimo_rows(steps: int, repeats: int, trees: dict[str, Path], folder: Path) 
                 try:
                     timed(tree, check=True)
                 except (Exception, pytest.fail.Exception) as exc:
-                    failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                    failed[tree] = why(exc)
             for rep in range(repeats):
                 for tree in names if rep % 2 == 0 else names[::-1]:
                     if tree in failed:
@@ -1110,9 +1116,9 @@ def marimo_rows(steps: int, repeats: int, trees: dict[str, Path], folder: Path) 
                     try:
                         times[tree].append(timed(tree))
                     except (Exception, pytest.fail.Exception) as exc:
-                        failed[tree] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                        failed[tree] = why(exc)
     except (Exception, pytest.fail.Exception) as exc:
-        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        reason = why(exc)
         for tree in trees:
             failed.setdefault(tree, reason)
     rows: list[Row] = []
