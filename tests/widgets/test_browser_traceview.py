@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,6 +28,9 @@ from tests.jupyter_browser import (
     wait_until_idle,
     write_notebook,
 )
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator
 
 pytestmark = pytest.mark.browser
 
@@ -330,9 +335,12 @@ ASKED_CELLS = (
 )
 
 
-def test_a_saved_traces_step_detail_comes_when_the_step_is_opened(tmp_path: Path) -> None:
-    """A saved trace's page is sent its rows; opening a step asks the kernel for its detail
-    (read from its line), and a text the detail cut is fetched whole from that detail."""
+@contextmanager
+def asked_view(
+    tmp_path: Path, steps: int, edit: Callable[[list[str]], None] | None = None
+) -> Iterator[tuple[Browser, Locator]]:
+    """A saved trace of ``steps`` distinct steps (its lines changed by ``edit``) in an
+    ``Asked`` view (ASKED_CELLS) in JupyterLab, its rows on screen: the browser and the view."""
     from playwright.sync_api import expect
 
     from tests.widgets.test_widgets import long_varied_file
@@ -340,22 +348,37 @@ def test_a_saved_traces_step_detail_comes_when_the_step_is_opened(tmp_path: Path
     root = tmp_path / "root"
     root.mkdir()
     path = root / "varied.jsonl"
-    long_varied_file(path, 12)
-    lines = path.read_text(encoding="utf-8").splitlines()
-    lines[4] = lines[4].replace(
-        '"result":"notes on part 3.', '"result":"' + "x" * 25_000 + " THE END. notes on part 3.", 1
-    )
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    long_varied_file(path, steps)
+    if edit is not None:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        edit(lines)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     write_notebook(root / "asked.ipynb", *ASKED_CELLS)
     with (
         jupyter_server("lab", root, tmp_path) as server,
         chromium(server, tmp_path / "profile") as browser,
     ):
-        page = browser.page
-        open_and_run_all(page, server.url("lab/tree/asked.ipynb"))
-        wait_until_idle(page)
-        view = page.locator(".bl-asked").first
+        open_and_run_all(browser.page, server.url("lab/tree/asked.ipynb"))
+        wait_until_idle(browser.page)
+        view = browser.page.locator(".bl-asked").first
         expect(view.locator(".blv-row").first).to_be_visible(timeout=30_000)
+        yield browser, view
+
+
+def a_long_result(lines: list[str]) -> None:
+    """Step 3's result 25,000 characters longer, its end past what a detail sends."""
+    lines[4] = lines[4].replace(
+        '"result":"notes on part 3.', '"result":"' + "x" * 25_000 + " THE END. notes on part 3.", 1
+    )
+
+
+def test_a_saved_traces_step_detail_comes_when_the_step_is_opened(tmp_path: Path) -> None:
+    """A saved trace's page is sent its rows; opening a step asks the kernel for its detail
+    (read from its line), and a text the detail cut is fetched whole from that detail."""
+    from playwright.sync_api import expect
+
+    with asked_view(tmp_path, 12, a_long_result) as (browser, view):
+        page = browser.page
         detail = view.locator(".blv-detail")
         expect(detail.locator(".blv-card-head")).to_contain_text("Step 0 ·")
         view.locator(".blv-row", has_text="reading part 7").click()
@@ -395,21 +418,8 @@ def test_a_jumps_step_is_drawn_at_once_its_detail_asked_for_ahead(tmp_path: Path
     waiting for the kernel."""
     from playwright.sync_api import expect
 
-    from tests.widgets.test_widgets import long_varied_file
-
-    root = tmp_path / "root"
-    root.mkdir()
-    long_varied_file(root / "varied.jsonl", 300)
-    write_notebook(root / "asked.ipynb", *ASKED_CELLS)
-    with (
-        jupyter_server("lab", root, tmp_path) as server,
-        chromium(server, tmp_path / "profile") as browser,
-    ):
+    with asked_view(tmp_path, 300) as (browser, view):
         page = browser.page
-        open_and_run_all(page, server.url("lab/tree/asked.ipynb"))
-        wait_until_idle(page)
-        view = page.locator(".bl-asked").first
-        expect(view.locator(".blv-row").first).to_be_visible(timeout=30_000)
         said = page.locator(".jp-OutputArea-output").filter(has_text="ASKED")
         asked: list[int] = []
         for _ in range(60):  # the list rests, the page asks, the kernel answers
