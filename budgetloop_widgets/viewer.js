@@ -311,7 +311,7 @@ onmessage = (event) => {
 // The search: an index of the run's texts built once (again when the run grows), in a Web
 // Worker made from this module's text where the page allows one, else here. A query's answer
 // is the steps that match; only the latest query asked is answered.
-const AHEAD_WAIT = 150; // ms the list rests before they are
+const AHEAD_WAIT = 150; // ms the list rests before the details of its rows are asked for ahead
 
 class Search {
   constructor(doc, run) {
@@ -1126,9 +1126,9 @@ class StepsView {
   }
 
   // The chosen step: the row is marked at once, its detail drawn right after the list's frame is
-  // painted (a click, a jump, a search); a step chosen by a key is drawn in detail once the keys have rested for KEY_WAIT
-  // ms, so keys held down move the rows at the frame rate and only the step they stop on is
-  // drawn.
+  // painted (a click, a jump, a search); a step chosen by a key is drawn in detail once the keys
+  // have rested for KEY_WAIT ms, so keys held down move the rows at the frame rate and only the
+  // step they stop on is drawn.
   show(i) {
     if (i === this.selected && this.detail.firstChild && i >= 0 && !this.stale) { return; }
     this.stale = false;
